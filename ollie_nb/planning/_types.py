@@ -1,0 +1,44 @@
+"""Plan value types and the PlanBackend protocol (the Python form of tools.PlanBackend)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, Union, runtime_checkable
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    """One step of a plan; `after` holds 0-based indexes of earlier steps it waits for."""
+
+    title: str
+    body: str = ""
+    after: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """What a PlanBackend made of a plan: one id per step, and what the model should be told."""
+
+    ids: list[str] = field(default_factory=list)
+    message: str = ""
+    goal_id: str = ""
+
+
+PlanReturn = Union[PlanResult, Sequence[str]]
+
+
+@runtime_checkable
+class PlanBackend(Protocol):
+    """Persists (or queues) a plan's steps; sync or async, returning ids or a PlanResult."""
+
+    def create_plan(
+        self, goal: str, steps: Sequence[PlanStep]
+    ) -> PlanReturn | Awaitable[PlanReturn]: ...
+
+
+@runtime_checkable
+class PlanBackendSetter(Protocol):
+    """Implemented by the reasoning server so the agent can wire a backend without importing it."""
+
+    def set_plan_backend(self, backend: PlanBackend | None) -> None: ...
