@@ -1,0 +1,41 @@
+"""Chat backends: one streaming interface over OpenAI-compatible, Anthropic, Ollama and offline."""
+
+from __future__ import annotations
+
+from ollie_nb.llm._backend import Backend
+from ollie_nb.llm._errors import (
+    LLMConfigError,
+    LLMConnectionError,
+    LLMError,
+    LLMHTTPError,
+    LLMStreamError,
+    MissingExtraError,
+)
+from ollie_nb.llm._openai import OpenAIBackend
+from ollie_nb.llm._retry import RetryPolicy
+from ollie_nb.llm._types import (
+    GenerationParams,
+    Message,
+    StreamEvent,
+    ToolCall,
+    ToolDef,
+    Usage,
+)
+
+__all__ = [
+    "Backend",
+    "GenerationParams",
+    "LLMConfigError",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMHTTPError",
+    "LLMStreamError",
+    "Message",
+    "MissingExtraError",
+    "OpenAIBackend",
+    "RetryPolicy",
+    "StreamEvent",
+    "ToolCall",
+    "ToolDef",
+    "Usage",
+]

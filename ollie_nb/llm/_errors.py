@@ -1,0 +1,102 @@
+"""The chat-backend error hierarchy, rooted in LLMError, and secret redaction for its messages."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+REDACTED = "***"
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """Replace each non-empty secret in `text`, so keys never reach a message."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+class LLMError(Exception):
+    """Base of every error a chat backend raises; the message is one readable line."""
+
+    def __init__(self, message: str, *, secrets: Iterable[str | None] = ()) -> None:
+        super().__init__(redact(message, secrets))
+
+    @property
+    def message(self) -> str:
+        """The one-line message (already redacted)."""
+        return str(self.args[0]) if self.args else ""
+
+
+class LLMConfigError(LLMError, ValueError):
+    """The backend was asked for something it cannot be: unknown name, missing key or setting."""
+
+
+class MissingExtraError(LLMError, ImportError):
+    """The provider SDK for a backend is not installed; the message names the pip extra."""
+
+    def __init__(self, backend: str, module: str, extra: str) -> None:
+        super().__init__(
+            f"the {backend} backend needs the '{module}' package: pip install 'ollie-nb[{extra}]'"
+        )
+        self.backend = backend
+        self.module = module
+        self.extra = extra
+
+
+class LLMHTTPError(LLMError):
+    """The provider answered with an HTTP error status (after any retries)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        retry_after: float | None = None,
+        secrets: Iterable[str | None] = (),
+    ) -> None:
+        super().__init__(message, secrets=secrets)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class LLMConnectionError(LLMError):
+    """The provider could not be reached, or the connection broke while streaming."""
+
+
+class LLMStreamError(LLMError):
+    """The provider reported an error inside an otherwise successful stream."""
+
+
+def error_detail(body: object) -> str:
+    """The provider's own error message out of a decoded error body, on one short line."""
+    detail: object = body
+    for _ in range(3):  # {"error": {"message": ...}}, {"error": "..."}, {"message": ...}
+        if isinstance(detail, dict):
+            inner = detail.get("error", detail.get("message", detail.get("detail")))
+            if inner is None:
+                break
+            detail = inner
+        else:
+            break
+    if detail is None:
+        return ""
+    if isinstance(detail, (bytes, bytearray)):
+        detail = detail.decode("utf-8", "replace")
+    text = " ".join(str(detail).split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def http_error_message(provider: str, status: int, detail: str) -> str:
+    """The one line an LLMHTTPError carries: provider, status and the provider's message."""
+    return f"{provider}: HTTP {status}: {detail}" if detail else f"{provider}: HTTP {status}"
+
+
+def connection_detail(err: BaseException) -> str:
+    """What broke a connection, in a few words: the underlying error's text or its type."""
+    cause = err.__cause__ or err.__context__ or err
+    text = " ".join(str(cause).split())
+    if not text or text.endswith("Connection error."):
+        text = type(cause).__name__
+    if cause is not err and "timed out" in str(err).lower():
+        text = f"timed out ({text})"
+    return text
