@@ -1,0 +1,864 @@
+"""TaskStore: tasks, blocking edges and an append-only event log in one SQLite file."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
+
+from ollie_nb.tasks._errors import (
+    CycleError,
+    InvalidTaskError,
+    StoreError,
+    UnknownTaskError,
+)
+from ollie_nb.tasks._schema import CLOSED_STATUSES, STATUSES, migrate
+
+MAX_TITLE_CHARS = 500
+MAX_BODY_BYTES = 64 * 1024
+MAX_NOTE_BYTES = 16 * 1024
+MAX_ASSIGNEE_CHARS = 200
+MAX_LABEL_CHARS = 100
+MAX_LABELS = 50
+MAX_BLOCKERS = 200
+MAX_EVENTS_PAGE = 1000
+
+LIST_FILTERS: tuple[str, ...] = (*STATUSES, "ready", "all")
+"""What `TaskStore.list(status=...)` accepts: a status, `ready` or `all`."""
+
+DETACH_PARENT = "-"
+"""`edit(parent=DETACH_PARENT)` moves a task to the top level."""
+
+ID_PREFIX = "t-"
+# Crockford's base32 alphabet in lower case: no i, l, o, u, so ids read aloud cleanly.
+_ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+_ID_LENGTH = 5
+
+_T = TypeVar("_T")
+
+
+def _now() -> str:
+    """Current UTC time as ISO 8601 with milliseconds, e.g. 2025-01-31T12:00:00.123Z."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _new_id(length: int) -> str:
+    """A fresh random task id such as `t-7kq2m`."""
+    return ID_PREFIX + "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    """True when SQLite gave up waiting for another connection's lock."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    """A neighbour of a task (blocker, dependent, child): enough to name it."""
+
+    id: str
+    status: str
+    title: str
+
+
+class TaskSummary(NamedTuple):
+    """One task as a list shows it; `waiting_on` holds its blockers that are not done yet.
+
+    A named tuple rather than a dataclass: lists build thousands of these, and tuples are
+    several times cheaper to create.
+    """
+
+    id: str
+    title: str
+    status: str
+    parent: str
+    assignee: str
+    labels: tuple[str, ...]
+    waiting_on: tuple[str, ...]
+    created_at: str
+    updated_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form."""
+        return {**self._asdict(), "labels": list(self.labels), "waiting_on": list(self.waiting_on)}
+
+
+@dataclass(frozen=True)
+class Note:
+    """A timestamped note appended by `TaskStore.update(note=...)`."""
+
+    time: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task with everything around it: notes, blockers, dependents, children."""
+
+    id: str
+    title: str
+    body: str
+    status: str
+    ready: bool
+    parent: TaskRef | None
+    assignee: str
+    labels: tuple[str, ...]
+    notes: tuple[Note, ...]
+    blockers: tuple[TaskRef, ...]
+    dependents: tuple[TaskRef, ...]
+    children: tuple[TaskRef, ...]
+    created_at: str
+    updated_at: str
+    closed_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class TaskNode:
+    """A task and its subtree of children, for `TaskStore.tree`."""
+
+    task: TaskSummary
+    children: tuple[TaskNode, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Nested JSON-ready form: the summary's fields plus `children`."""
+        return {**self.task.to_dict(), "children": [c.to_dict() for c in self.children]}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One entry of the event log; `seq` only grows, so it doubles as a cursor."""
+
+    seq: int
+    time: str
+    type: str
+    task: str
+    payload: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form."""
+        return dataclasses.asdict(self)
+
+
+# --- argument checks (run before any lock is taken) -------------------------------------------
+
+
+def _task_id(raw: str, what: str = "id") -> str:
+    """Normalise an id given by a caller; ids are case-insensitive."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise InvalidTaskError(f"{what} is empty: give a task id such as t-7kq2m")
+    return raw.strip().lower()
+
+
+def _title(raw: str) -> str:
+    title = raw.strip() if isinstance(raw, str) else ""
+    if not title:
+        raise InvalidTaskError("title is empty: give the task a short one-line title")
+    if "\n" in title or "\r" in title:
+        raise InvalidTaskError("title must be one line: put the details in body")
+    if len(title) > MAX_TITLE_CHARS:
+        raise InvalidTaskError(
+            f"title is {len(title)} characters, the limit is {MAX_TITLE_CHARS}: "
+            "shorten it and put the details in body"
+        )
+    return title
+
+
+def _limited_text(text: str, what: str, limit: int) -> str:
+    size = len(text.encode("utf-8"))
+    if size > limit:
+        raise InvalidTaskError(
+            f"{what} is {size} bytes, the limit is {limit} ({limit // 1024} KiB): "
+            "shorten it or split the work into several tasks"
+        )
+    return text
+
+
+def _assignee(raw: str) -> str:
+    assignee = raw.strip()
+    if len(assignee) > MAX_ASSIGNEE_CHARS or "\n" in assignee:
+        raise InvalidTaskError(
+            f"assignee must be one line of at most {MAX_ASSIGNEE_CHARS} characters"
+        )
+    return assignee
+
+
+def _labels(raw: Iterable[str]) -> list[str]:
+    labels: list[str] = []
+    for item in raw:
+        label = item.strip() if isinstance(item, str) else ""
+        if not label or len(label) > MAX_LABEL_CHARS or "," in label or label.split() != [label]:
+            raise InvalidTaskError(
+                f"bad label {item!r}: a label is 1-{MAX_LABEL_CHARS} characters "
+                "without spaces or commas"
+            )
+        if label not in labels:
+            labels.append(label)
+    if len(labels) > MAX_LABELS:
+        raise InvalidTaskError(f"{len(labels)} labels given, the limit is {MAX_LABELS}")
+    return labels
+
+
+def _status(raw: str, allowed: Sequence[str] = STATUSES) -> str:
+    status = raw.strip().lower()
+    if status not in allowed:
+        raise InvalidTaskError(f"bad status {raw!r}: use one of {', '.join(allowed)}")
+    return status
+
+
+def _unique_ids(raw: Iterable[str], what: str) -> list[str]:
+    ids: list[str] = []
+    for item in raw:
+        task_id = _task_id(item, what)
+        if task_id not in ids:
+            ids.append(task_id)
+    return ids
+
+
+# --- SQL shared by several operations ----------------------------------------------------------
+
+_SUMMARY_SELECT = """
+SELECT t.id, t.title, t.status, coalesce(t.parent, ''), t.assignee,
+       (SELECT group_concat(l.label, ',') FROM labels l WHERE l.task = t.id),
+       {waiting},
+       t.created_at, t.updated_at
+FROM tasks t
+"""
+
+_WAITING = """(SELECT group_concat(d.blocker, ',') FROM deps d
+         JOIN tasks b INDEXED BY tasks_id_status ON b.id = d.blocker
+         WHERE d.task = t.id AND b.status <> 'done')"""
+
+_SUMMARIES = _SUMMARY_SELECT.format(waiting=_WAITING)
+# For `ready` the blockers not done are empty by definition: skip that subquery.
+_READY_SUMMARIES = _SUMMARY_SELECT.format(waiting="NULL")
+
+# A task is blocked while any of its blockers is not done. INDEXED BY: the planner would
+# otherwise take the primary-key index and read every blocker's row just for its status.
+_BLOCKED = (
+    "EXISTS (SELECT 1 FROM deps d JOIN tasks b INDEXED BY tasks_id_status ON b.id = d.blocker "
+    "WHERE d.task = t.id AND b.status <> 'done')"
+)
+
+_CLOSED_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(CLOSED_STATUSES)) + ")"
+
+
+def _summary(row: Sequence[Any]) -> TaskSummary:
+    # group_concat walks the (task, label) and (task, blocker) primary keys, so both
+    # lists come out sorted already.
+    task_id, title, status, parent, assignee, labels, waiting, created_at, updated_at = row
+    return TaskSummary(
+        task_id,
+        title,
+        status,
+        parent,
+        assignee,
+        tuple(labels.split(",")) if labels else (),
+        tuple(waiting.split(",")) if waiting else (),
+        created_at,
+        updated_at,
+    )
+
+
+def _refs(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> tuple[TaskRef, ...]:
+    return tuple(TaskRef(*row) for row in conn.execute(sql, params))
+
+
+class TaskStore:
+    """Tasks with parents, blockers, labels, notes and an event log, kept in one SQLite file.
+
+    Every change is one `BEGIN IMMEDIATE` transaction that also appends its events, so
+    several processes can share the file and a crash never leaves half a change. One
+    connection per store, guarded by a lock, so a store may be used from worker threads.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, create: bool = True, busy_timeout: float = 10.0
+    ) -> None:
+        self.path = Path(path).expanduser()
+        self._busy_timeout = busy_timeout
+        self._lock = threading.RLock()
+        if not create and not self.path.exists():
+            raise StoreError(f"no task database at {self.path}")
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(
+                str(self.path),
+                timeout=busy_timeout,
+                isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE ... COMMIT
+                check_same_thread=False,  # guarded by self._lock instead
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open task database {self.path}: {exc}") from exc
+        self._conn = conn
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            # In WAL mode NORMAL never corrupts and never loses a commit when a process
+            # dies; only a power cut can drop the last commits. FULL would fsync each one.
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            migrate(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StoreError(f"cannot use task database {self.path}: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection; the store is unusable afterwards."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> TaskStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- transactions ------------------------------------------------------------------------
+
+    def _run(self, work: Callable[[sqlite3.Connection], _T], *, write: bool) -> _T:
+        """Run `work` in one transaction, retrying while other processes hold the lock."""
+        deadline = time.monotonic() + self._busy_timeout
+        conn = self._conn
+        with self._lock:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                    try:
+                        result = work(conn)
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
+                        raise
+                    return result
+                except sqlite3.OperationalError as exc:
+                    if not _is_busy(exc):
+                        raise StoreError(f"task database error: {exc}") from exc
+                    if time.monotonic() >= deadline:
+                        raise StoreError(
+                            f"the task database stayed locked for {self._busy_timeout:g} s "
+                            "by another process; try again"
+                        ) from exc
+                    time.sleep(random.uniform(0.005, 0.05))
+
+    @staticmethod
+    def _event(
+        conn: sqlite3.Connection, now: str, type_: str, task_id: str, payload: dict[str, Any]
+    ) -> None:
+        conn.execute(
+            "INSERT INTO events (time, type, task, payload) VALUES (?, ?, ?, ?)",
+            (now, type_, task_id, json.dumps(payload, ensure_ascii=False, separators=(",", ":"))),
+        )
+
+    @staticmethod
+    def _require(conn: sqlite3.Connection, task_id: str) -> tuple[str, str, str | None]:
+        """Return (status, title, parent) of a task, or raise UnknownTaskError."""
+        row = conn.execute(
+            "SELECT status, title, parent FROM tasks WHERE id = ?", (task_id,)
+        ).fetchone()
+        if row is None:
+            raise UnknownTaskError(f"no task with id {task_id!r} (list the tasks to see valid ids)")
+        return row
+
+    def _emit_unblocked(
+        self,
+        conn: sqlite3.Connection,
+        now: str,
+        candidates: Iterable[str],
+        by: str,
+        reason: str,
+    ) -> tuple[TaskRef, ...]:
+        """Log `unblocked` for each candidate that is still live and now waits on nothing."""
+        unblocked: list[TaskRef] = []
+        for task_id in candidates:
+            row = conn.execute(
+                f"SELECT t.id, t.status, t.title FROM tasks t WHERE t.id = ? "
+                f"AND t.status NOT IN {_CLOSED_SQL} AND NOT {_BLOCKED}",
+                (task_id,),
+            ).fetchone()
+            if row is not None:
+                unblocked.append(TaskRef(*row))
+                self._event(conn, now, "unblocked", task_id, {"by": by, "reason": reason})
+        return tuple(unblocked)
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def create(
+        self,
+        title: str,
+        body: str = "",
+        parent: str = "",
+        blockers: Iterable[str] = (),
+        labels: Iterable[str] = (),
+    ) -> str:
+        """Create an open task and return its new id."""
+        title = _title(title)
+        body = _limited_text(body, "body", MAX_BODY_BYTES)
+        parent_id = _task_id(parent, "parent") if parent.strip() else None
+        blocker_ids = _unique_ids(blockers, "blocker")
+        if len(blocker_ids) > MAX_BLOCKERS:
+            raise InvalidTaskError(
+                f"{len(blocker_ids)} blockers given, the limit is {MAX_BLOCKERS}"
+            )
+        label_list = _labels(labels)
+
+        def work(conn: sqlite3.Connection) -> str:
+            if parent_id is not None:
+                self._require(conn, parent_id)
+            for blocker in blocker_ids:
+                self._require(conn, blocker)
+            now = _now()
+            task_id = self._insert_task(conn, title, body, parent_id, now)
+            conn.executemany(
+                "INSERT INTO deps (task, blocker) VALUES (?, ?)",
+                [(task_id, b) for b in blocker_ids],
+            )
+            conn.executemany(
+                "INSERT INTO labels (task, label) VALUES (?, ?)",
+                [(task_id, label) for label in label_list],
+            )
+            payload = {
+                "title": title,
+                "parent": parent_id or "",
+                "blockers": blocker_ids,
+                "labels": label_list,
+            }
+            self._event(conn, now, "created", task_id, payload)
+            return task_id
+
+        return self._run(work, write=True)
+
+    @staticmethod
+    def _insert_task(
+        conn: sqlite3.Connection, title: str, body: str, parent: str | None, now: str
+    ) -> str:
+        """Insert the task row under a fresh random id, drawing again on a collision."""
+        for attempt in range(20):
+            task_id = _new_id(_ID_LENGTH + attempt // 5)
+            try:
+                conn.execute(
+                    "INSERT INTO tasks (id, title, body, parent, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (task_id, title, body, parent, now, now),
+                )
+            except sqlite3.IntegrityError as exc:
+                if "UNIQUE" in str(exc):
+                    continue
+                raise
+            return task_id
+        raise StoreError("could not draw an unused task id; the id space looks exhausted")
+
+    def update(
+        self, task_id: str, status: str = "", assignee: str = "", note: str = ""
+    ) -> tuple[TaskRef, ...]:
+        """Change status and/or assignee, and/or append a note; return the tasks this unblocked."""
+        task_id = _task_id(task_id)
+        new_status = _status(status) if status.strip() else ""
+        new_assignee = _assignee(assignee)
+        note = _limited_text(note.strip(), "note", MAX_NOTE_BYTES)
+        if not (new_status or new_assignee or note):
+            raise InvalidTaskError("nothing to update: give status, assignee or note")
+
+        def work(conn: sqlite3.Connection) -> tuple[TaskRef, ...]:
+            old_status = self._require(conn, task_id)[0]
+            now = _now()
+            unblocked: tuple[TaskRef, ...] = ()
+            changed = False
+            if new_status and new_status != old_status:
+                if new_status in CLOSED_STATUSES:
+                    closed_at = None if old_status in CLOSED_STATUSES else now
+                    conn.execute(
+                        "UPDATE tasks SET status = ?, closed_at = coalesce(?, closed_at) "
+                        "WHERE id = ?",
+                        (new_status, closed_at, task_id),
+                    )
+                else:
+                    conn.execute(
+                        "UPDATE tasks SET status = ?, closed_at = NULL WHERE id = ?",
+                        (new_status, task_id),
+                    )
+                self._event(
+                    conn, now, "status_changed", task_id, {"from": old_status, "to": new_status}
+                )
+                changed = True
+                if new_status == "done":
+                    dependents = [
+                        row[0]
+                        for row in conn.execute(
+                            "SELECT task FROM deps WHERE blocker = ? ORDER BY task", (task_id,)
+                        )
+                    ]
+                    unblocked = self._emit_unblocked(conn, now, dependents, task_id, "done")
+            payload: dict[str, Any] = {}
+            if new_assignee:
+                conn.execute("UPDATE tasks SET assignee = ? WHERE id = ?", (new_assignee, task_id))
+                payload["assignee"] = new_assignee
+            if note:
+                conn.execute(
+                    "INSERT INTO notes (task, time, text) VALUES (?, ?, ?)", (task_id, now, note)
+                )
+                payload["note"] = note
+            if payload:
+                self._event(conn, now, "updated", task_id, payload)
+                changed = True
+            if changed:
+                conn.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (now, task_id))
+            return unblocked
+
+        return self._run(work, write=True)
+
+    def edit(self, task_id: str, title: str = "", body: str = "", parent: str = "") -> None:
+        """Revise title, body or parent; empty means unchanged, parent `-` detaches."""
+        task_id = _task_id(task_id)
+        new_title = _title(title) if title.strip() else ""
+        new_body = _limited_text(body, "body", MAX_BODY_BYTES)
+        parent = parent.strip()
+        new_parent = "" if not parent or parent == DETACH_PARENT else _task_id(parent, "parent")
+        if not (new_title or new_body or parent):
+            raise InvalidTaskError(
+                f"nothing to edit: give title, body or parent ({DETACH_PARENT!r} detaches)"
+            )
+
+        def work(conn: sqlite3.Connection) -> None:
+            _, old_title, old_parent = self._require(conn, task_id)
+            now = _now()
+            payload: dict[str, Any] = {}
+            if new_title and new_title != old_title:
+                conn.execute("UPDATE tasks SET title = ? WHERE id = ?", (new_title, task_id))
+                payload["title"] = new_title
+            if new_body:
+                conn.execute("UPDATE tasks SET body = ? WHERE id = ?", (new_body, task_id))
+                payload["body"] = True  # the text itself stays in the task; read it there
+            if parent == DETACH_PARENT and old_parent is not None:
+                conn.execute("UPDATE tasks SET parent = NULL WHERE id = ?", (task_id,))
+                payload["parent"] = ""
+            elif new_parent and new_parent != old_parent:
+                self._require(conn, new_parent)
+                self._check_parent_cycle(conn, task_id, new_parent)
+                conn.execute("UPDATE tasks SET parent = ? WHERE id = ?", (new_parent, task_id))
+                payload["parent"] = new_parent
+            if payload:
+                conn.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (now, task_id))
+                self._event(conn, now, "edited", task_id, payload)
+
+        self._run(work, write=True)
+
+    @staticmethod
+    def _check_parent_cycle(conn: sqlite3.Connection, task_id: str, new_parent: str) -> None:
+        if new_parent == task_id:
+            raise CycleError(f"{task_id} cannot be its own parent")
+        row = conn.execute(
+            """
+            WITH RECURSIVE up(id) AS (
+                SELECT ? UNION SELECT t.parent FROM tasks t JOIN up ON t.id = up.id
+                WHERE t.parent IS NOT NULL)
+            SELECT 1 FROM up WHERE id = ?
+            """,
+            (new_parent, task_id),
+        ).fetchone()
+        if row is not None:
+            raise CycleError(
+                f"refused: {new_parent} is inside the subtree of {task_id}, "
+                "so making it the parent would create a loop"
+            )
+
+    def delete(self, task_id: str, recursive: bool = False) -> list[str]:
+        """Delete a task (with its subtree when `recursive`) and its edges; return deleted ids."""
+        task_id = _task_id(task_id)
+
+        def work(conn: sqlite3.Connection) -> list[str]:
+            self._require(conn, task_id)
+            subtree = conn.execute(
+                """
+                WITH RECURSIVE sub(id, depth) AS (
+                    SELECT ?, 0 UNION ALL
+                    SELECT t.id, sub.depth + 1 FROM tasks t JOIN sub ON t.parent = sub.id)
+                SELECT sub.id, sub.depth, t.title, coalesce(t.parent, ''), t.status
+                FROM sub JOIN tasks t ON t.id = sub.id ORDER BY sub.depth DESC, sub.id
+                """,
+                (task_id,),
+            ).fetchall()
+            doomed = {row[0] for row in subtree}
+            if len(subtree) > 1 and not recursive:
+                children = sorted(row[0] for row in subtree if row[1] == 1)
+                shown = ", ".join(children[:10]) + (", ..." if len(children) > 10 else "")
+                raise InvalidTaskError(
+                    f"{task_id} has {len(children)} child task(s) ({shown}): delete them first "
+                    "or delete with recursive=true"
+                )
+            now = _now()
+            # Outside tasks still waiting on a doomed, unfinished blocker may become ready.
+            candidates: set[str] = set()
+            for doomed_id, _, title, parent, _status_ in subtree:
+                blockers = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT blocker FROM deps WHERE task = ? ORDER BY blocker", (doomed_id,)
+                    )
+                ]
+                dependents = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT task FROM deps WHERE blocker = ? ORDER BY task", (doomed_id,)
+                    )
+                ]
+                if _status_ != "done":
+                    candidates.update(d for d in dependents if d not in doomed)
+                for table in ("deps", "labels", "notes"):
+                    conn.execute(f"DELETE FROM {table} WHERE task = ?", (doomed_id,))
+                conn.execute("DELETE FROM deps WHERE blocker = ?", (doomed_id,))
+                conn.execute("DELETE FROM tasks WHERE id = ?", (doomed_id,))
+                payload = {
+                    "title": title,
+                    "parent": parent,
+                    "blockers": blockers,
+                    "dependents": dependents,
+                }
+                self._event(conn, now, "deleted", doomed_id, payload)
+            self._emit_unblocked(conn, now, sorted(candidates), task_id, "deleted")
+            return [row[0] for row in subtree]
+
+        return self._run(work, write=True)
+
+    def add_dep(self, task_id: str, blocker: str) -> bool:
+        """Make `blocker` block `task_id`; False when that edge already existed."""
+        task_id = _task_id(task_id)
+        blocker = _task_id(blocker, "blocker")
+        if task_id == blocker:
+            raise CycleError(f"{task_id} cannot block itself")
+
+        def work(conn: sqlite3.Connection) -> bool:
+            self._require(conn, task_id)
+            self._require(conn, blocker)
+            if conn.execute(
+                "SELECT 1 FROM deps WHERE task = ? AND blocker = ?", (task_id, blocker)
+            ).fetchone():
+                return False
+            # Would `blocker` (transitively) wait on `task_id`? Then the edge closes a loop.
+            loop = conn.execute(
+                """
+                WITH RECURSIVE up(id) AS (
+                    SELECT blocker FROM deps WHERE task = ?
+                    UNION SELECT d.blocker FROM deps d JOIN up ON d.task = up.id)
+                SELECT 1 FROM up WHERE id = ? LIMIT 1
+                """,
+                (blocker, task_id),
+            ).fetchone()
+            if loop is not None:
+                raise CycleError(
+                    f"refused: {blocker} already waits on {task_id} (directly or through other "
+                    f"tasks), so {blocker} blocking {task_id} would be a cycle"
+                )
+            conn.execute("INSERT INTO deps (task, blocker) VALUES (?, ?)", (task_id, blocker))
+            now = _now()
+            conn.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (now, task_id))
+            self._event(conn, now, "dep_added", task_id, {"blocker": blocker})
+            return True
+
+        return self._run(work, write=True)
+
+    def remove_dep(self, task_id: str, blocker: str) -> tuple[TaskRef, ...]:
+        """Remove the edge `blocker` -> `task_id`; return `task_id` if that made it unblocked."""
+        task_id = _task_id(task_id)
+        blocker = _task_id(blocker, "blocker")
+
+        def work(conn: sqlite3.Connection) -> tuple[TaskRef, ...]:
+            self._require(conn, task_id)
+            blocker_status = self._require(conn, blocker)[0]
+            cursor = conn.execute(
+                "DELETE FROM deps WHERE task = ? AND blocker = ?", (task_id, blocker)
+            )
+            if cursor.rowcount == 0:
+                raise InvalidTaskError(f"{task_id} is not blocked by {blocker}; nothing to remove")
+            now = _now()
+            conn.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (now, task_id))
+            self._event(conn, now, "dep_removed", task_id, {"blocker": blocker})
+            if blocker_status == "done":
+                return ()
+            return self._emit_unblocked(conn, now, [task_id], blocker, "dep_removed")
+
+        return self._run(work, write=True)
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def get(self, task_id: str) -> Task:
+        """Return one task with its notes, blockers, dependents and children."""
+        task_id = _task_id(task_id)
+
+        def work(conn: sqlite3.Connection) -> Task:
+            row = conn.execute(
+                "SELECT id, title, body, status, parent, assignee, created_at, updated_at, "
+                "coalesce(closed_at, '') FROM tasks WHERE id = ?",
+                (task_id,),
+            ).fetchone()
+            if row is None:
+                self._require(conn, task_id)  # raises with the standard message
+            parent = None
+            if row[4] is not None:
+                parent = _refs(conn, "SELECT id, status, title FROM tasks WHERE id = ?", (row[4],))[
+                    0
+                ]
+            blockers = _refs(
+                conn,
+                "SELECT t.id, t.status, t.title FROM deps d JOIN tasks t ON t.id = d.blocker "
+                "WHERE d.task = ? ORDER BY t.rowid",
+                (task_id,),
+            )
+            dependents = _refs(
+                conn,
+                "SELECT t.id, t.status, t.title FROM deps d JOIN tasks t ON t.id = d.task "
+                "WHERE d.blocker = ? ORDER BY t.rowid",
+                (task_id,),
+            )
+            children = _refs(
+                conn,
+                "SELECT id, status, title FROM tasks WHERE parent = ? ORDER BY rowid",
+                (task_id,),
+            )
+            labels = tuple(
+                r[0]
+                for r in conn.execute(
+                    "SELECT label FROM labels WHERE task = ? ORDER BY label", (task_id,)
+                )
+            )
+            notes = tuple(
+                Note(*r)
+                for r in conn.execute(
+                    "SELECT time, text FROM notes WHERE task = ? ORDER BY id", (task_id,)
+                )
+            )
+            status = row[3]
+            return Task(
+                id=row[0],
+                title=row[1],
+                body=row[2],
+                status=status,
+                ready=status == "open" and all(b.status == "done" for b in blockers),
+                parent=parent,
+                assignee=row[5],
+                labels=labels,
+                notes=notes,
+                blockers=blockers,
+                dependents=dependents,
+                children=children,
+                created_at=row[6],
+                updated_at=row[7],
+                closed_at=row[8],
+            )
+
+        return self._run(work, write=False)
+
+    def list(self, status: str = "open", parent: str = "", label: str = "") -> list[TaskSummary]:
+        """List tasks in creation order, filtered by status (or `ready` / `all`), parent, label."""
+        status = _status(status, LIST_FILTERS) if status.strip() else "open"
+        parent_id = _task_id(parent, "parent") if parent.strip() else ""
+        label = label.strip()
+        where: list[str] = []
+        params: list[Any] = []
+        if status == "ready":
+            where.append("t.status = 'open' AND NOT " + _BLOCKED)
+        elif status != "all":
+            where.append("t.status = ?")
+            params.append(status)
+        if parent_id:
+            where.append("t.parent = ?")
+            params.append(parent_id)
+        if label:
+            where.append("EXISTS (SELECT 1 FROM labels l WHERE l.task = t.id AND l.label = ?)")
+            params.append(label)
+        select = _READY_SUMMARIES if status == "ready" else _SUMMARIES
+        sql = select + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY t.rowid"
+
+        def work(conn: sqlite3.Connection) -> list[TaskSummary]:
+            if parent_id:
+                self._require(conn, parent_id)
+            return [_summary(row) for row in conn.execute(sql, params)]
+
+        return self._run(work, write=False)
+
+    def ready(self) -> list[TaskSummary]:
+        """Open tasks whose blockers are all done: the work that can start now."""
+        return self.list(status="ready")
+
+    def tree(self, root: str = "") -> list[TaskNode]:
+        """The task forest (or the subtree under `root`), children in creation order."""
+        root_id = _task_id(root) if root.strip() else ""
+
+        def work(conn: sqlite3.Connection) -> list[TaskSummary]:
+            if not root_id:
+                return [_summary(r) for r in conn.execute(_SUMMARIES + " ORDER BY t.rowid")]
+            self._require(conn, root_id)
+            sql = (
+                _SUMMARIES
+                + """
+                WHERE t.id IN (
+                    WITH RECURSIVE sub(id) AS (
+                        SELECT ? UNION ALL SELECT c.id FROM tasks c JOIN sub ON c.parent = sub.id)
+                    SELECT id FROM sub)
+                ORDER BY t.rowid
+                """
+            )
+            return [_summary(r) for r in conn.execute(sql, (root_id,))]
+
+        summaries = self._run(work, write=False)
+        ids = {s.id for s in summaries}
+        kids: dict[str, list[TaskSummary]] = {}
+        tops: list[TaskSummary] = []
+        for s in summaries:
+            if s.id == root_id or (not root_id and s.parent not in ids):
+                tops.append(s)
+            else:
+                kids.setdefault(s.parent, []).append(s)
+
+        def build(summary: TaskSummary) -> TaskNode:
+            return TaskNode(summary, tuple(build(c) for c in kids.get(summary.id, [])))
+
+        return [build(s) for s in tops]
+
+    def events(self, since: int = 0, limit: int = 100) -> list[Event]:
+        """Events with seq greater than `since`, oldest first, at most `limit` of them."""
+        if since < 0:
+            raise InvalidTaskError("since must be 0 or a seq from an earlier event")
+        if limit < 1:
+            raise InvalidTaskError(f"limit must be between 1 and {MAX_EVENTS_PAGE}")
+        limit = min(limit, MAX_EVENTS_PAGE)
+
+        def work(conn: sqlite3.Connection) -> list[Event]:
+            rows = conn.execute(
+                "SELECT seq, time, type, task, payload FROM events WHERE seq > ? "
+                "ORDER BY seq LIMIT ?",
+                (since, limit),
+            )
+            return [Event(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
+
+        return self._run(work, write=False)
+
+    def last_seq(self) -> int:
+        """The seq of the newest event, 0 when there is none; cheap enough to poll."""
+        return self._run(
+            lambda conn: int(
+                conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
+            ),
+            write=False,
+        )
