@@ -1,0 +1,508 @@
+"""The one place that turns a plan into a graph: a graphviz Digraph and inline SVG.
+
+graphviz is imported inside the drawing functions only, so importing the planning
+package stays cheap and works where graphviz is not installed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ._types import PlanStep
+
+if TYPE_CHECKING:
+    import graphviz
+
+__all__ = [
+    "INSTALL_HINT",
+    "STATUSES",
+    "STATUS_STYLES",
+    "GraphvizUnavailable",
+    "PlanView",
+    "StatusStyle",
+    "normalise_status",
+    "plan_graph",
+    "plan_svg",
+    "plan_view",
+]
+
+# Keys of a status mapping: a 0-based step index, or a step id (or the goal id).
+StatusKey = int | str
+
+STATUSES: tuple[str, ...] = (
+    "todo",
+    "in_progress",
+    "done",
+    "failed",
+    "blocked",
+    "cancelled",
+    "deferred",
+)
+"""Every status a drawn step can have; the last two are inactive and drawn greyed."""
+
+INSTALL_HINT = "apt-get install graphviz, brew install graphviz or conda install graphviz"
+"""How to get the `dot` program, named in every GraphvizUnavailable message."""
+
+
+class GraphvizUnavailable(RuntimeError):
+    """Graphviz (the `dot` program or the Python package) is missing; the text plan still works."""
+
+
+# Task servers and people spell statuses many ways; this maps them onto STATUSES.
+_STATUS_ALIASES: dict[str, str] = {
+    "": "todo",
+    "todo": "todo",
+    "to_do": "todo",
+    "open": "todo",
+    "new": "todo",
+    "pending": "todo",
+    "ready": "todo",
+    "queued": "todo",
+    "in_progress": "in_progress",
+    "inprogress": "in_progress",
+    "started": "in_progress",
+    "doing": "in_progress",
+    "running": "in_progress",
+    "active": "in_progress",
+    "wip": "in_progress",
+    "done": "done",
+    "closed": "done",
+    "complete": "done",
+    "completed": "done",
+    "finished": "done",
+    "resolved": "done",
+    "failed": "failed",
+    "fail": "failed",
+    "failure": "failed",
+    "error": "failed",
+    "errored": "failed",
+    "blocked": "blocked",
+    "waiting": "blocked",
+    "cancelled": "cancelled",
+    "canceled": "cancelled",
+    "abandoned": "cancelled",
+    "wontfix": "cancelled",
+    "deferred": "deferred",
+    "postponed": "deferred",
+    "on_hold": "deferred",
+    "later": "deferred",
+}
+
+
+def normalise_status(raw: str | None) -> str:
+    """Map a task server's status word (e.g. `open`, `closed`) onto STATUSES; unknown -> `todo`."""
+    if raw is None:
+        return "todo"
+    key = re.sub(r"[\s-]+", "_", str(raw).strip().lower())
+    return _STATUS_ALIASES.get(key, "todo")
+
+
+@dataclass(frozen=True)
+class StatusStyle:
+    """How one status is drawn; also what a legend shows for it."""
+
+    fill: str
+    border: str
+    font: str
+    line: str
+    label: str
+    inactive: bool = False
+
+
+# Okabe-Ito hues (safe for the common colour-vision deficiencies) as borders, with
+# light tints as fills and near-black text, so nodes read the same on light and dark
+# page backgrounds; line styles repeat the distinction without colour.
+STATUS_STYLES: Mapping[str, StatusStyle] = {
+    "todo": StatusStyle("#FFFFFF", "#0072B2", "#1A1A1A", "solid", "to do"),
+    "in_progress": StatusStyle("#FBE3B0", "#E69F00", "#1A1A1A", "bold", "in progress"),
+    "done": StatusStyle("#C5E8DB", "#009E73", "#1A1A1A", "solid", "done"),
+    "failed": StatusStyle("#F6CCB8", "#D55E00", "#1A1A1A", "bold", "failed"),
+    "blocked": StatusStyle("#EBD5E4", "#CC79A7", "#1A1A1A", "dashed", "blocked"),
+    "cancelled": StatusStyle("#E3E3E3", "#9A9A9A", "#6B6B6B", "dotted", "cancelled", True),
+    "deferred": StatusStyle("#E3E3E3", "#9A9A9A", "#6B6B6B", "dotted", "deferred", True),
+}
+
+_GOAL_FILL = "#0072B2"
+_GOAL_FONT = "#FFFFFF"
+_EDGE_COLOUR = "#8A8A8A"
+_FONT = "Helvetica,Arial,sans-serif"
+
+_WRAP_WIDTH = 28
+_WRAP_LINES = 3
+# Above this many steps nodes get smaller and tooltips shorter.
+_COMPACT_FROM = 40
+# Above this many steps edges are drawn straight: spline routing dominates dot's time.
+_STRAIGHT_FROM = 150
+# A dependency layer wider than this is staggered over several columns.
+_STAGGER_FROM = 10
+# A compact node's column pitch over its row pitch: staggering a layer of w steps over
+# sqrt(w / _ASPECT) columns makes it about as wide as it is tall.
+_ASPECT = 2.5
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """A plan as it is drawn: goal, steps, one display id and one effective status per step."""
+
+    goal: str
+    steps: tuple[PlanStep, ...]
+    ids: tuple[str, ...]
+    statuses: tuple[str, ...]
+    goal_id: str = ""
+    groups: tuple[str, ...] = ()
+
+
+def plan_view(
+    goal: str,
+    steps: Sequence[PlanStep],
+    ids: Sequence[str] | None = None,
+    statuses: Mapping[StatusKey, str | None] | None = None,
+    *,
+    goal_id: str = "",
+    groups: Mapping[StatusKey, str] | None = None,
+) -> PlanView:
+    """Check a plan and resolve each step's shown id and status, computing `blocked`.
+
+    An open step with any `after` step not done is `blocked`. `statuses` and `groups`
+    are keyed by 0-based step index or by step id; keys that name no step (for
+    instance other tasks of a task list) are ignored. Without `ids` steps are shown
+    as 1..N.
+    """
+    steps = tuple(steps)
+    n = len(steps)
+    if ids is None:
+        shown = tuple(str(i + 1) for i in range(n))
+    else:
+        shown = tuple(str(x) for x in ids)
+        if len(shown) != n:
+            raise ValueError(f"plan has {n} steps but {len(shown)} ids")
+    for i, step in enumerate(steps):
+        for a in step.after:
+            if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a < i:
+                raise ValueError(f"step {i} ({step.title!r}): 'after' {a!r} is not an earlier step")
+    raw = _by_step(statuses, shown, n)
+    given = [normalise_status(raw[i]) if i in raw else "todo" for i in range(n)]
+    effective = tuple(
+        "blocked" if s == "todo" and any(given[a] != "done" for a in steps[i].after) else s
+        for i, s in enumerate(given)
+    )
+    group_of = _by_step(groups, shown, n)
+    group_names = tuple(str(group_of.get(i) or "") for i in range(n)) if group_of else ()
+    return PlanView(
+        goal=goal,
+        steps=steps,
+        ids=shown,
+        statuses=effective,
+        goal_id=str(goal_id or ""),
+        groups=group_names,
+    )
+
+
+def _by_step(
+    values: Mapping[StatusKey, object] | None, ids: tuple[str, ...], n: int
+) -> dict[int, object]:
+    """Re-key a mapping by step index; ids win over indexes when both name the same step."""
+    if not values:
+        return {}
+    index_of = {sid: i for i, sid in enumerate(ids)}
+    out: dict[int, object] = {}
+    for key, value in values.items():
+        if isinstance(key, int) and not isinstance(key, bool) and 0 <= key < n:
+            out.setdefault(key, value)
+    for key, value in values.items():
+        if isinstance(key, str) and key in index_of:
+            out[index_of[key]] = value
+    return out
+
+
+# Characters XML 1.0 cannot carry (and lone surrogates, which cannot be encoded).
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def _clean(text: str) -> str:
+    """Drop characters that cannot appear in SVG text."""
+    return _UNSAFE_CHARS.sub("", str(text))
+
+
+def _one_line(text: str) -> str:
+    """Text for a single-line label: unsafe characters dropped, whitespace runs made one space."""
+    return " ".join(_clean(text).split())
+
+
+def _wrap_title(text: str, width: int = _WRAP_WIDTH, max_lines: int = _WRAP_LINES) -> list[str]:
+    """Wrap a title into at most `max_lines` lines of `width` characters, ending in … if cut."""
+    lines = textwrap.wrap(
+        _one_line(text), width=width, break_long_words=True, break_on_hyphens=True
+    )
+    if not lines:
+        return [""]
+    if len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] = lines[-1][: width - 1].rstrip() + "…"
+    return lines
+
+
+def _escape_line(line: str) -> str:
+    """Make one line literal for a DOT escString: backslashes and entities are not interpreted."""
+    return line.replace("\\", "\\\\").replace("&", "&amp;")
+
+
+def _dot_text(lines: Sequence[str]) -> str:
+    """A DOT label/tooltip value showing `lines` literally, one per line, never as HTML."""
+    from graphviz import nohtml
+
+    return nohtml("\\n".join(_escape_line(line) for line in lines))
+
+
+def _tooltip(text: str, limit: int) -> str:
+    """Tooltip text: the original line breaks kept, cut at `limit` characters."""
+    text = _clean(text).replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ").strip()
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return _dot_text(text.split("\n"))
+
+
+def _legend_label(statuses: Sequence[str], fontsize: int) -> str:
+    """An HTML-like table showing the style of each status present in the plan."""
+    rows = []
+    for status in STATUSES:
+        if status not in statuses:
+            continue
+        st = STATUS_STYLES[status]
+        line = "" if st.line in ("solid", "bold") else f' STYLE="{st.line}"'
+        text = f'<FONT COLOR="{st.font}">{st.label}</FONT>'
+        if st.line == "bold":
+            text = f"<B>{text}</B>"
+        rows.append(f'<TR><TD BGCOLOR="{st.fill}" COLOR="{st.border}"{line}>{text}</TD></TR>')
+    return (
+        f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="3" CELLPADDING="2">'
+        f'<TR><TD BORDER="0"><FONT COLOR="{_EDGE_COLOUR}" POINT-SIZE="{fontsize}">'
+        f"status</FONT></TD></TR>{''.join(rows)}</TABLE>>"
+    )
+
+
+def _stagger(view: PlanView) -> list[int]:
+    """Extra rank length per step that spreads each wide dependency layer over several columns.
+
+    This is what graphviz's `unflatten -l` does, computed here so the result stays a
+    Digraph and no second program runs.
+    """
+    layers: list[int] = []
+    for step in view.steps:
+        layers.append(1 + max((layers[a] for a in step.after), default=-1))
+    by_layer: dict[int, list[int]] = {}
+    for i, depth in enumerate(layers):
+        by_layer.setdefault(depth, []).append(i)
+    extra = [0] * len(layers)
+    for members in by_layer.values():
+        width = len(members)
+        if width <= _STAGGER_FROM:
+            continue
+        columns = max(2, round(math.sqrt(width / _ASPECT)))
+        for k, i in enumerate(members):
+            extra[i] = k % columns
+    return extra
+
+
+def _require_graphviz():
+    """Import the graphviz package, or say how to install it."""
+    try:
+        import graphviz
+    except ImportError as exc:
+        raise GraphvizUnavailable(
+            "cannot draw the plan graph: the graphviz Python package is not installed "
+            f"(pip install graphviz; and the dot program: {INSTALL_HINT})"
+        ) from exc
+    return graphviz
+
+
+def plan_graph(
+    goal: str,
+    steps: Sequence[PlanStep],
+    ids: Sequence[str] | None = None,
+    statuses: Mapping[StatusKey, str | None] | None = None,
+    *,
+    goal_id: str = "",
+    groups: Mapping[StatusKey, str] | None = None,
+    rankdir: str = "LR",
+    legend: bool = True,
+    compact: bool | None = None,
+) -> graphviz.Digraph:
+    """Build the plan's graph: goal node, one node per step coloured by status, `after` edges.
+
+    Edges point from blocker to dependent; steps without `after` hang off the goal by
+    dashed edges. Hovering a step shows its body. `compact` (default: more than 40
+    steps) uses smaller nodes and shorter tooltips; big plans also get straight edges
+    and staggered wide layers so dot stays fast and the drawing stays readable.
+    """
+    view = plan_view(goal, steps, ids, statuses, goal_id=goal_id, groups=groups)
+    return _graph_of(view, rankdir=rankdir, legend=legend, compact=compact)
+
+
+def _graph_of(
+    view: PlanView, *, rankdir: str, legend: bool, compact: bool | None
+) -> graphviz.Digraph:
+    """Draw a resolved PlanView (see plan_graph)."""
+    graphviz = _require_graphviz()
+    n = len(view.steps)
+    if compact is None:
+        compact = n > _COMPACT_FROM
+    fontsize = 9 if compact else 11
+    tooltip_limit = 300 if compact else 2000
+
+    graph_attr = {
+        "rankdir": rankdir,
+        "bgcolor": "transparent",
+        "fontname": _FONT,
+        "nodesep": "0.12" if compact else "0.25",
+        "ranksep": "0.3" if compact else "0.45",
+        "newrank": "true",
+    }
+    if compact and not view.groups:
+        # Merges the fans of edges out of one node so staggered layers pack tightly;
+        # dot cannot combine it with clusters.
+        graph_attr["concentrate"] = "true"
+    if n >= _STRAIGHT_FROM:
+        # Long edges make thousands of virtual nodes; placing them is most of dot's time.
+        graph_attr.update(splines="line", nslimit="0.5", nslimit1="2", mclimit="0.3")
+    g = graphviz.Digraph(
+        "plan",
+        graph_attr=graph_attr,
+        node_attr={
+            "shape": "box",
+            "fontname": _FONT,
+            "fontsize": str(fontsize),
+            "margin": "0.06,0.03" if compact else "0.1,0.05",
+            "height": "0.3",
+            "penwidth": "1.2",
+        },
+        edge_attr={"color": _EDGE_COLOUR, "arrowsize": "0.6", "penwidth": "1"},
+    )
+
+    goal_lines = _wrap_title(view.goal, width=36)
+    if view.goal_id:
+        goal_lines = [_one_line(view.goal_id), *goal_lines]
+    g.node(
+        "goal",
+        label=_dot_text(goal_lines),
+        tooltip=_tooltip(view.goal, tooltip_limit) if view.goal.strip() else None,
+        style="filled,rounded,bold",
+        fillcolor=_GOAL_FILL,
+        color=_GOAL_FILL,
+        fontcolor=_GOAL_FONT,
+        fontsize=str(fontsize + 1),
+        **{"class": "plan-goal"},
+    )
+    if legend and n:
+        g.node(
+            "legend",
+            label=_legend_label(view.statuses, fontsize),
+            shape="plaintext",
+            margin="0",
+            fontsize=str(fontsize),
+            **{"class": "plan-legend"},
+        )
+
+    clusters: dict[str, graphviz.Digraph] = {}
+    if view.groups:
+        for name in dict.fromkeys(x for x in view.groups if x):
+            c = graphviz.Digraph(
+                f"cluster_{len(clusters)}",
+                graph_attr={
+                    "label": _dot_text([_one_line(name)]),
+                    "style": "dashed,rounded",
+                    "color": _EDGE_COLOUR,
+                    "fontcolor": _EDGE_COLOUR,
+                    "fontsize": str(fontsize),
+                },
+            )
+            clusters[name] = c
+
+    for i, step in enumerate(view.steps):
+        status = view.statuses[i]
+        st = STATUS_STYLES[status]
+        lines = [_one_line(view.ids[i]), *_wrap_title(step.title)]
+        if st.inactive:
+            lines[0] = f"{lines[0]} ({st.label})"
+        body = step.body if step.body.strip() else step.title
+        target = clusters.get(view.groups[i]) if view.groups and view.groups[i] else None
+        (target or g).node(
+            f"s{i}",
+            label=_dot_text(lines),
+            tooltip=_tooltip(body, tooltip_limit) if body.strip() else None,
+            style=f"filled,rounded,{st.line}",
+            fillcolor=st.fill,
+            color=st.border,
+            fontcolor=st.font,
+            **{"class": f"plan-step status-{status}"},
+        )
+    for c in clusters.values():
+        g.subgraph(c)
+
+    extra = _stagger(view)
+    for i, step in enumerate(view.steps):
+        minlen = str(1 + extra[i]) if extra[i] else None
+        if not step.after:
+            g.edge("goal", f"s{i}", style="dashed", minlen=minlen)
+        for a in dict.fromkeys(step.after):
+            g.edge(f"s{a}", f"s{i}", minlen=minlen)
+    return g
+
+
+# Everything dot writes before the <svg> element: XML prolog, doctype, and comments
+# naming the graphviz version, which would make saved outputs differ between machines.
+_SVG_START = re.compile(r"<svg\b")
+
+
+def plan_svg(
+    goal: str,
+    steps: Sequence[PlanStep],
+    ids: Sequence[str] | None = None,
+    statuses: Mapping[StatusKey, str | None] | None = None,
+    *,
+    goal_id: str = "",
+    groups: Mapping[StatusKey, str] | None = None,
+    rankdir: str = "LR",
+    legend: bool = True,
+    compact: bool | None = None,
+) -> str:
+    """Render the plan graph as SVG text ready to inline in HTML (no prolog, no version comment)."""
+    g = plan_graph(
+        goal,
+        steps,
+        ids,
+        statuses,
+        goal_id=goal_id,
+        groups=groups,
+        rankdir=rankdir,
+        legend=legend,
+        compact=compact,
+    )
+    return _svg_of(g)
+
+
+def _svg_of(graph: graphviz.Digraph) -> str:
+    """Run dot on a graph and return inline-ready SVG, raising GraphvizUnavailable without dot."""
+    graphviz = _require_graphviz()
+    try:
+        try:
+            text = graph.pipe(format="svg", encoding="utf-8")
+        except graphviz.CalledProcessError:
+            if graph.graph_attr.get("concentrate") != "true":
+                raise
+            # Some dot versions fail on rare shapes with merged edges; draw them unmerged.
+            graph = graph.copy()
+            del graph.graph_attr["concentrate"]
+            text = graph.pipe(format="svg", encoding="utf-8")
+    except graphviz.ExecutableNotFound as exc:
+        raise GraphvizUnavailable(
+            "cannot draw the plan graph: the Graphviz dot program is not installed "
+            f"({INSTALL_HINT})"
+        ) from exc
+    match = _SVG_START.search(text)
+    return text[match.start() :] if match else text
