@@ -126,6 +126,10 @@ class Task:
         """Plain JSON-ready form."""
         return dataclasses.asdict(self)
 
+    def ref(self) -> TaskRef:
+        """The one-line view of this task: id, status, title."""
+        return TaskRef(self.id, self.status, self.title)
+
 
 @dataclass(frozen=True)
 class TaskNode:

@@ -1,0 +1,191 @@
+"""`ollie-tasks`: serve the task store over MCP, or look at it from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ollie_nb.tasks import _render
+from ollie_nb.tasks._errors import StoreError, TaskError
+from ollie_nb.tasks._location import DB_ENV_VAR, resolve_db_path
+from ollie_nb.tasks._store import LIST_FILTERS, TaskStore
+
+PROG = "ollie-tasks"
+
+
+def _open(args: argparse.Namespace, *, create: bool = False) -> TaskStore:
+    """Open the database the arguments point at; reading never creates one."""
+    path = resolve_db_path(args.db)
+    try:
+        return TaskStore(path, create=create)
+    except StoreError as exc:
+        if path.exists():
+            raise
+        raise StoreError(
+            f"{exc} (pass --db PATH, set {DB_ENV_VAR}, or run from the project directory)"
+        ) from exc
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    # Imported here: the MCP SDK takes most of a second to import, and only serve needs it.
+    from ollie_nb.tasks.server import serve
+
+    with _open(args, create=True) as store:
+        serve(
+            store,
+            http_port=args.port if args.http else None,
+            watch_interval=args.watch_interval,
+        )
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        tasks = store.list(args.status, args.parent, args.label)
+    if args.json:
+        _print_json([t.to_dict() for t in tasks])
+    else:
+        what = "tasks" if args.status == "all" else f"{args.status} tasks"
+        print(_render.task_list(tasks, what))
+    return 0
+
+
+def _cmd_ready(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        tasks = store.ready()
+    if args.json:
+        _print_json([t.to_dict() for t in tasks])
+    else:
+        print(_render.task_list(tasks, "ready tasks"))
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        task = store.get(args.id)
+    if args.json:
+        _print_json(task.to_dict())
+    else:
+        print(_render.task_detail(task))
+    return 0
+
+
+def _cmd_events(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        events = store.events(args.since, args.limit)
+    if args.json:
+        _print_json([e.to_dict() for e in events])
+    else:
+        print("\n".join(_render.event_line(e) for e in events) if events else "no events")
+    return 0
+
+
+def _cmd_tree(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        nodes = store.tree(args.id or "")
+    if args.json:
+        _print_json([n.to_dict() for n in nodes])
+    else:
+        print(_render.task_tree(nodes))
+    return 0
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; `--db` is accepted before or after the subcommand."""
+    db_help = f"task database file (default: ${DB_ENV_VAR}, else $PWD/.ollie/tasks.db)"
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS, help=db_help)
+    as_json = argparse.ArgumentParser(add_help=False)
+    as_json.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Task store for planning agents: an MCP server and a CLI over one "
+        "SQLite file. Without a subcommand and with stdin not a terminal, it serves MCP "
+        "over stdio.",
+    )
+    parser.add_argument("--db", metavar="PATH", default=None, help=db_help)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(
+        name: str, handler: Callable[[argparse.Namespace], int], help_: str, json_: bool = True
+    ) -> argparse.ArgumentParser:
+        parents = [common, as_json] if json_ else [common]
+        p = sub.add_parser(name, parents=parents, help=help_, description=help_)
+        p.set_defaults(handler=handler)
+        return p
+
+    serve = add("serve", _cmd_serve, "serve the task tools over MCP (stdio by default)", False)
+    serve.add_argument("--http", action="store_true", help="serve streamable HTTP instead")
+    serve.add_argument(
+        "--port", type=int, default=8000, help="HTTP port on 127.0.0.1 (default: 8000)"
+    )
+    serve.add_argument(
+        "--watch-interval",
+        type=float,
+        default=0.5,
+        metavar="SECONDS",
+        help="how often to look for changes by other processes (0: never; default: 0.5)",
+    )
+
+    list_ = add("list", _cmd_list, "list tasks, one per line")
+    list_.add_argument("--status", choices=LIST_FILTERS, default="open", help="default: open")
+    list_.add_argument("--parent", default="", metavar="ID", help="only children of this task")
+    list_.add_argument("--label", default="", help="only tasks with this label")
+
+    add("ready", _cmd_ready, "list open tasks whose blockers are all done")
+
+    show = add("show", _cmd_show, "show one task in full")
+    show.add_argument("id", metavar="ID")
+
+    events = add("events", _cmd_events, "print the event log")
+    events.add_argument(
+        "--since", type=_non_negative_int, default=0, metavar="SEQ", help="only after this seq"
+    )
+    events.add_argument(
+        "--limit", type=_non_negative_int, default=1000, metavar="N", help="default: 1000"
+    )
+
+    tree = add("tree", _cmd_tree, "show goals with their steps as an indented tree")
+    tree.add_argument("id", metavar="ID", nargs="?", help="only this task's subtree")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit status (0 ok, 1 error, 2 usage)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        if sys.stdin.isatty():
+            parser.print_help()
+            return 2
+        # Started by an MCP client with no arguments, as in `command: ollie-tasks`.
+        args = parser.parse_args([*(argv or sys.argv[1:]), "serve"])
+    if args.command == "serve" and args.http and not 0 < args.port < 65536:
+        parser.error(f"bad --port {args.port}")
+    try:
+        return args.handler(args)
+    except TaskError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, like other Unix tools.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -1,0 +1,281 @@
+"""The MCP face of the task store: the task_* tools, a `tasks://events` resource and its signal.
+
+The layer is thin on purpose: every tool checks nothing itself, calls one `TaskStore`
+method in a worker thread (SQLite may wait for another process's lock) and turns a
+`TaskError` into a `ToolError`, whose text the model sees and can act on.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from ollie_nb.tasks import _render
+from ollie_nb.tasks._errors import TaskError
+from ollie_nb.tasks._schema import STATUSES
+from ollie_nb.tasks._store import DETACH_PARENT, TaskStore
+
+EVENTS_URI = "tasks://events"
+"""Resource whose update signal fires on every change; read the changes with task_events."""
+
+LIST_LIMIT = 500
+"""task_list shows at most this many lines, so one call cannot flood the model's context."""
+
+RECENT_EVENTS = 100
+"""How many of the newest events reading `tasks://events` returns."""
+
+_T = TypeVar("_T")
+
+_INSTRUCTIONS = (
+    "Persistent task store for plans. Task ids look like t-7kq2m. Statuses: "
+    + ", ".join(STATUSES)
+    + ". A task is ready when it is open and every blocker is done. Subscribe to "
+    f"{EVENTS_URI} for a signal on each change and fetch what changed with task_events."
+)
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+_DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+
+TaskId = Annotated[str, Field(description="Task id, e.g. t-7kq2m")]
+
+
+def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
+    """Build the MCP server over `store`.
+
+    Every change made through this server signals `tasks://events` at once. Changes
+    made by other processes sharing the database are noticed by polling the newest
+    event seq every `watch_interval` seconds (0 turns the polling off).
+    """
+    bus = InMemorySubscriptionBus()
+    # One worker thread at a time: the store serialises on one connection anyway,
+    # and a thread parked on that lock would only take a slot from the pool.
+    limiter = anyio.CapacityLimiter(1)
+    seen = {"seq": store.last_seq()}
+
+    async def run(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        try:
+            return await anyio.to_thread.run_sync(
+                functools.partial(fn, *args, **kwargs), limiter=limiter
+            )
+        except TaskError as exc:
+            raise ToolError(str(exc)) from exc
+
+    async def signal_if_changed() -> None:
+        seq = await run(store.last_seq)
+        if seq != seen["seq"]:
+            seen["seq"] = seq
+            await bus.publish(ResourceUpdated(uri=EVENTS_URI))
+
+    async def watch() -> None:
+        while True:
+            await anyio.sleep(watch_interval)
+            try:
+                await signal_if_changed()
+            except ToolError:
+                continue  # locked for long by another process: try again next round
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
+        async with anyio.create_task_group() as tg:
+            if watch_interval > 0:
+                tg.start_soon(watch)
+            try:
+                yield {}
+            finally:
+                tg.cancel_scope.cancel()
+
+    server = MCPServer(
+        "ollie-tasks",
+        instructions=_INSTRUCTIONS,
+        subscriptions=bus,
+        lifespan=lifespan,
+        log_level="WARNING",
+    )
+
+    @server.tool(
+        structured_output=False,
+        annotations=_WRITE,
+        description=(
+            "Create an open task and return its id (the only text of the result). "
+            "Use parent to make it a step of a goal task, blockers for tasks that must be "
+            "done before this one can start."
+        ),
+    )
+    async def task_create(
+        title: Annotated[str, Field(description="One line, at most 500 characters")],
+        body: Annotated[str, Field(description="Details, at most 64 KiB")] = "",
+        parent: Annotated[str, Field(description="Id of the goal task this is a step of")] = "",
+        blockers: Annotated[
+            tuple[str, ...], Field(description="Ids of tasks that must be done first")
+        ] = (),
+        labels: Annotated[tuple[str, ...], Field(description="Short tags, no spaces")] = (),
+    ) -> str:
+        task_id = await run(store.create, title, body, parent, blockers, labels)
+        await signal_if_changed()
+        return task_id
+
+    @server.tool(
+        structured_output=False,
+        annotations=_READ_ONLY,
+        description=(
+            "List tasks, one per line: id, status, title, and what each waits on. "
+            "status is one of " + ", ".join(STATUSES) + ", or 'ready' (open with every "
+            "blocker done) or 'all'."
+        ),
+    )
+    async def task_list(
+        status: Annotated[str, Field(description="A status, 'ready' or 'all'")] = "open",
+        parent: Annotated[str, Field(description="Only the direct children of this task")] = "",
+        label: Annotated[str, Field(description="Only tasks with this label")] = "",
+    ) -> str:
+        tasks = await run(store.list, status, parent, label)
+        return _render.task_list(tasks, _selection(status, parent, label), LIST_LIMIT)
+
+    @server.tool(
+        structured_output=False,
+        annotations=_READ_ONLY,
+        description="Read one task in full: body, notes, blockers, dependents and children.",
+    )
+    async def task_read(id: TaskId) -> str:
+        return _render.task_detail(await run(store.get, id))
+
+    @server.tool(
+        structured_output=False,
+        annotations=_WRITE,
+        description=(
+            "Change a task's status and/or assignee, and/or append a note. Setting status "
+            "done reports the tasks that became unblocked."
+        ),
+    )
+    async def task_update(
+        id: TaskId,
+        status: Annotated[str, Field(description="One of " + ", ".join(STATUSES))] = "",
+        assignee: Annotated[str, Field(description="Who works on it")] = "",
+        note: Annotated[str, Field(description="Text appended to the task's notes")] = "",
+    ) -> str:
+        unblocked = await run(store.update, id, status, assignee, note)
+        task = await run(store.get, id)
+        await signal_if_changed()
+        lines = [f"ok: {_render.ref_line(task.ref())}"]
+        lines += [f"unblocked: {_render.ref_line(r)}" for r in unblocked]
+        return "\n".join(lines)
+
+    @server.tool(
+        structured_output=False,
+        annotations=_WRITE,
+        description=(
+            "Revise a task's title, body or parent; empty arguments stay unchanged. "
+            f"parent '{DETACH_PARENT}' makes it a top-level task."
+        ),
+    )
+    async def task_edit(
+        id: TaskId,
+        title: Annotated[str, Field(description="New one-line title")] = "",
+        body: Annotated[str, Field(description="New body, replaces the old one")] = "",
+        parent: Annotated[str, Field(description="New parent id, or '-' for none")] = "",
+    ) -> str:
+        await run(store.edit, id, title, body, parent)
+        task = await run(store.get, id)
+        await signal_if_changed()
+        return f"ok: {_render.ref_line(task.ref())}"
+
+    @server.tool(
+        structured_output=False,
+        annotations=_DESTRUCTIVE,
+        description=(
+            "Delete a task and its dependency edges. A task with children is refused "
+            "unless recursive is true, which deletes the whole subtree."
+        ),
+    )
+    async def task_delete(id: TaskId, recursive: bool = False) -> str:
+        deleted = await run(store.delete, id, recursive)
+        await signal_if_changed()
+        rest = deleted[:-1]
+        return f"deleted {deleted[-1]}" + (
+            f" and {len(rest)} subtask(s): {', '.join(rest)}" if rest else ""
+        )
+
+    @server.tool(
+        structured_output=False,
+        annotations=_WRITE,
+        description=(
+            "Make blocker block task id (id cannot be ready until blocker is done), or "
+            "remove that edge with remove=true. Cycles are refused."
+        ),
+    )
+    async def task_dep(
+        id: TaskId,
+        blocker: Annotated[str, Field(description="Id of the task that must be done first")],
+        remove: bool = False,
+    ) -> str:
+        if remove:
+            unblocked = await run(store.remove_dep, id, blocker)
+            await signal_if_changed()
+            lines = [f"ok: {id} is no longer blocked by {blocker}"]
+            lines += [f"unblocked: {_render.ref_line(r)}" for r in unblocked]
+            return "\n".join(lines)
+        added = await run(store.add_dep, id, blocker)
+        await signal_if_changed()
+        return f"ok: {id} is {'now' if added else 'already'} blocked by {blocker}"
+
+    @server.tool(
+        structured_output=False,
+        annotations=_READ_ONLY,
+        description=(
+            "Events after seq `since` as a JSON list of {seq, time, type, task, payload}; "
+            "types: created, updated, status_changed, edited, deleted, dep_added, "
+            "dep_removed, unblocked. Pass the last seq seen to get only what is new."
+        ),
+    )
+    async def task_events(
+        since: Annotated[int, Field(description="Return events with seq greater than this")] = 0,
+        limit: Annotated[int, Field(description="At most this many events (max 1000)")] = 100,
+    ) -> str:
+        return _render.events_json(await run(store.events, since, limit))
+
+    @server.resource(
+        EVENTS_URI,
+        name="events",
+        mime_type="application/json",
+        description=(
+            f"The newest {RECENT_EVENTS} task events as JSON. Subscribe for a signal on each "
+            "change; the signal carries no data, fetch it with task_events(since=...)."
+        ),
+    )
+    async def events_resource() -> str:
+        last = await run(store.last_seq)
+        recent = await run(store.events, max(0, last - RECENT_EVENTS), RECENT_EVENTS)
+        return _render.events_json(recent)
+
+    return server
+
+
+def _selection(status: str, parent: str, label: str) -> str:
+    """Words naming what a task_list call selected, e.g. `ready tasks under t-7kq2m`."""
+    status = status.strip().lower() or "open"
+    words = "tasks" if status == "all" else f"{status} tasks"
+    if parent.strip():
+        words += f" under {parent.strip()}"
+    if label.strip():
+        words += f" labelled {label.strip()}"
+    return words
+
+
+def serve(store: TaskStore, *, http_port: int | None = None, watch_interval: float = 0.5) -> None:
+    """Serve `store` over stdio, or over streamable HTTP on 127.0.0.1:`http_port`."""
+    server = build_server(store, watch_interval=watch_interval)
+    if http_port is None:
+        server.run()
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=http_port)
