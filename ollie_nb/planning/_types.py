@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, Union, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class PlanResult:
     goal_id: str = ""
 
 
-PlanReturn = Union[PlanResult, Sequence[str]]
+PlanReturn = PlanResult | Sequence[str]
 
 
 @runtime_checkable
@@ -42,3 +42,24 @@ class PlanBackendSetter(Protocol):
     """Implemented by the reasoning server so the agent can wire a backend without importing it."""
 
     def set_plan_backend(self, backend: PlanBackend | None) -> None: ...
+
+
+@dataclass(frozen=True)
+class PlanRecord:
+    """A plan as `reasoning_plan` handled it: what was asked, what the backend did, what the model saw."""
+
+    number: int
+    goal: str
+    steps: tuple[PlanStep, ...]
+    ids: tuple[str, ...] = ()
+    goal_id: str = ""
+    status: str = ""
+    backend: str = ""
+    warning: str = ""
+    text: str = ""
+    created: float = 0.0
+
+    @property
+    def persisted(self) -> bool:
+        """True when a backend accepted the plan and gave one id per step."""
+        return bool(self.backend) and not self.warning and len(self.ids) == len(self.steps)

@@ -1,0 +1,253 @@
+"""The ollie agent config (JSON): load, validate with file/line errors, expand `$VAR`s at connect."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HOOK_EVENTS = ("agentSpawn", "userPromptSubmit", "stop")
+KNOWN_KEYS = {
+    "name",
+    "description",
+    "prompt",
+    "mcpServers",
+    "hooks",
+    "trustedTools",
+    "maxTokens",
+    "temperature",
+    "frequencyPenalty",
+    "presencePenalty",
+    "topP",
+    "maxSteps",
+    "model",
+    "backend",
+    "planTimeout",
+}
+SERVER_KEYS = {
+    "command",
+    "args",
+    "env",
+    "url",
+    "headers",
+    "disabled",
+    "timeout",
+    "connectTimeout",
+    "cwd",
+    "type",
+    "transport",
+}
+
+
+class ConfigError(ValueError):
+    """An agent config is unreadable or malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """One entry of `mcpServers`: a stdio command or a streamable HTTP url."""
+
+    name: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    cwd: str = ""
+    disabled: bool = False
+    timeout: float = 60.0
+    connect_timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """An ollie agent: system prompt additions, MCP servers, hooks, trust and generation knobs."""
+
+    name: str = "default"
+    path: str = ""
+    prompt: str = ""
+    mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
+    hooks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    trusted_tools: tuple[str, ...] | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    top_p: float | None = None
+    max_steps: int = 50
+    model: str = ""
+    backend: str = ""
+    plan_timeout: float = 120.0
+    warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "<config>", name: str = "") -> AgentConfig:
+        """Validate a parsed agent JSON object; unknown keys become warnings, bad types errors."""
+        where = source
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{where}: the top level must be a JSON object")
+        warnings = [
+            f"{where}: unknown key {key!r} ignored" for key in data if key not in KNOWN_KEYS
+        ]
+        servers_raw = data.get("mcpServers")
+        servers_raw = {} if servers_raw is None else servers_raw
+        if not isinstance(servers_raw, Mapping):
+            raise ConfigError(f"{where}: 'mcpServers' must be an object of name -> server")
+        servers = {}
+        for server_name, raw in servers_raw.items():
+            servers[server_name] = _server(where, str(server_name), raw, warnings)
+        return cls(
+            name=name or _opt(data, "name", str, where) or "default",
+            path=source if source != "<config>" else "",
+            prompt=_opt(data, "prompt", str, where) or "",
+            mcp_servers=servers,
+            hooks=_hooks(where, data.get("hooks")),
+            trusted_tools=_trusted(where, data.get("trustedTools")),
+            max_tokens=_opt(data, "maxTokens", int, where, minimum=1),
+            temperature=_opt(data, "temperature", float, where, minimum=0),
+            frequency_penalty=_opt(data, "frequencyPenalty", float, where),
+            presence_penalty=_opt(data, "presencePenalty", float, where),
+            top_p=_opt(data, "topP", float, where, minimum=0),
+            max_steps=_opt(data, "maxSteps", int, where, minimum=1) or 50,
+            model=_opt(data, "model", str, where) or "",
+            backend=_opt(data, "backend", str, where) or "",
+            plan_timeout=_opt(data, "planTimeout", float, where, minimum=0.1) or 120.0,
+            warnings=tuple(warnings),
+        )
+
+
+def load_agent_config(path: str | os.PathLike[str], name: str = "") -> AgentConfig:
+    """Read and validate an agent JSON file; errors name the file, line and column."""
+    file = Path(path).expanduser()
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{file}: no such agent config file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{file}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    return AgentConfig.from_dict(data, str(file), name=name or file.stem)
+
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def expand_vars(text: str, env: Mapping[str, str], missing: list[str] | None = None) -> str:
+    """Expand `$VAR` and `${VAR}` like Go's os.ExpandEnv: unset names become empty (and are noted)."""
+
+    def repl(match: re.Match[str]) -> str:
+        key = match.group(1) or match.group(2)
+        if key not in env and missing is not None and key not in missing:
+            missing.append(key)
+        return env.get(key, "")
+
+    return _VAR.sub(repl, text)
+
+
+def _server(where: str, name: str, raw: Any, warnings: list[str]) -> McpServerConfig:
+    at = f"{where}: mcpServers.{name}"
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{at} must be an object with 'command' or 'url'")
+    warnings.extend(f"{at}: unknown key {k!r} ignored" for k in raw if k not in SERVER_KEYS)
+    command = raw.get("command", "")
+    url = raw.get("url", "")
+    if not isinstance(command, str) or not isinstance(url, str):
+        raise ConfigError(f"{at}: 'command' and 'url' must be strings")
+    if not command.strip() and not url.strip():
+        raise ConfigError(f"{at}: needs 'command' (stdio) or 'url' (streamable HTTP)")
+    if command.strip() and url.strip():
+        raise ConfigError(f"{at}: give 'command' or 'url', not both")
+    args = raw.get("args", []) or []
+    if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) for a in args):
+        raise ConfigError(f"{at}.args must be a list of strings")
+    env = _str_map(at, "env", raw.get("env"))
+    headers = _str_map(at, "headers", raw.get("headers"))
+    disabled = raw.get("disabled", False)
+    if not isinstance(disabled, bool):
+        raise ConfigError(f"{at}.disabled must be true or false")
+    cwd = raw.get("cwd", "") or ""
+    if not isinstance(cwd, str):
+        raise ConfigError(f"{at}.cwd must be a string")
+    return McpServerConfig(
+        name=name,
+        command=command.strip(),
+        args=tuple(str(a) for a in args),
+        env=env,
+        url=url.strip(),
+        headers=headers,
+        cwd=cwd,
+        disabled=disabled,
+        timeout=_opt(raw, "timeout", float, at, minimum=0.01) or 60.0,
+        connect_timeout=_opt(raw, "connectTimeout", float, at, minimum=0.01) or 30.0,
+    )
+
+
+def _str_map(at: str, key: str, raw: Any) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in raw.items()
+    ):
+        raise ConfigError(f"{at}.{key} must be an object of string values")
+    return {k: str(v) for k, v in raw.items()}
+
+
+def _hooks(where: str, raw: Any) -> dict[str, tuple[str, ...]]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: 'hooks' must be an object of event -> commands")
+    hooks: dict[str, tuple[str, ...]] = {}
+    for event, value in raw.items():
+        if event not in HOOK_EVENTS:
+            raise ConfigError(
+                f"{where}: hooks.{event} is not a hook event (events: {', '.join(HOOK_EVENTS)})"
+            )
+        items = value if isinstance(value, list) else [value]
+        commands = []
+        for item in items:
+            if isinstance(item, Mapping):
+                item = item.get("command")
+            if not isinstance(item, str) or not item.strip():
+                raise ConfigError(
+                    f"{where}: hooks.{event} entries must be shell commands "
+                    '(a string, or {"command": "..."})'
+                )
+            commands.append(item)
+        hooks[event] = tuple(commands)
+    return hooks
+
+
+def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
+        raise ConfigError(f"{where}: 'trustedTools' must be a list of tool names")
+    return tuple(raw)
+
+
+def _opt(
+    data: Mapping[str, Any],
+    key: str,
+    kind: type,
+    where: str,
+    minimum: float | None = None,
+) -> Any:
+    value = data.get(key)
+    if value is None:
+        return None
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if isinstance(value, bool) or not isinstance(value, kind):
+        names = {int: "a whole number", float: "a number", str: "a string"}
+        raise ConfigError(f"{where}: '{key}' must be {names.get(kind, kind.__name__)}")
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{where}: '{key}' must be at least {minimum:g}")
+    return value

@@ -1,0 +1,169 @@
+"""build_agent_env: connect the config's MCP servers and wire the plan backend.
+
+Priority for plans: an MCP server exposing `task_create` > the caller's
+fallback > none (in-context plans). It runs from scratch on every agent start
+and switch, so the wiring always matches the servers that are really there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ollie_nb.agent._config import AgentConfig, McpServerConfig, expand_vars
+from ollie_nb.planning import TaskServerPlanBackend
+from ollie_nb.tools import Dispatcher, McpConnectError, McpServer, ReasoningServer, Server
+
+log = logging.getLogger("ollie_nb.agent")
+
+
+@dataclass
+class ServerStatus:
+    """How one configured server fared at connect time."""
+
+    name: str
+    state: str  # "connected", "failed", "disabled", "built-in"
+    transport: str = ""
+    detail: str = ""
+    tools: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class AgentEnv:
+    """What an agent runs with: its dispatcher, reasoning server, and how plans are wired."""
+
+    config: AgentConfig
+    dispatcher: Dispatcher
+    reasoning: ReasoningServer
+    workdir: str
+    servers: dict[str, ServerStatus] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+    plan_backend: Any = None
+    plan_backend_reason: str = ""
+    task_server: str | None = None
+
+    async def aclose(self) -> None:
+        """Close every server of this env (MCP sessions end, subprocesses exit)."""
+        await self.dispatcher.aclose()
+
+
+async def build_agent_env(
+    config: AgentConfig,
+    dispatcher: Dispatcher,
+    workdir: str | os.PathLike[str],
+    fallback_plan_backend: Any = None,
+    *,
+    builtin_servers: Mapping[str, Server] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> AgentEnv:
+    """Connect all enabled MCP servers concurrently and wire the reasoning server's PlanBackend.
+
+    A server that fails to connect becomes a message in `AgentEnv.messages`,
+    never an exception. `builtin_servers` (e.g. `execute`) are added as they are.
+    """
+    workdir = os.fspath(workdir)
+    reasoning = ReasoningServer(plan_timeout=config.plan_timeout)
+    dispatcher.add_server("reasoning", reasoning)
+    for name, server in (builtin_servers or {}).items():
+        dispatcher.add_server(name, server)
+    env = AgentEnv(config, dispatcher, reasoning, workdir, messages=list(config.warnings))
+    for name in ["reasoning", *(builtin_servers or {})]:
+        env.servers[name] = ServerStatus(name, "built-in")
+
+    base_env = dict(os.environ if environ is None else environ)
+    base_env["PWD"] = workdir  # the agent's working directory, as PLANNING.md's example expects
+    enabled = []
+    for name, server_config in config.mcp_servers.items():
+        if server_config.disabled:
+            env.servers[name] = ServerStatus(name, "disabled")
+            continue
+        if dispatcher.get_server(name) is not None:
+            env.messages.append(f"MCP server {name!r} skipped: the name is taken by a built-in")
+            continue
+        enabled.append(_make_server(server_config, base_env, workdir, env.messages))
+
+    results = await asyncio.gather(*(_connect(s) for s in enabled))
+    for server, (error, seconds) in zip(enabled, results):
+        status = ServerStatus(server.name, "connected", server.transport, seconds=seconds)
+        if error:
+            status.state, status.detail = "failed", error
+            env.messages.append(f"MCP server {error}")
+        else:
+            dispatcher.add_server(server.name, server)
+            try:
+                status.tools = [t.name for t in await server.list_tools()]
+            except Exception as exc:
+                status.state, status.detail = "failed", f"listing tools: {exc}"
+                env.messages.append(f"MCP server {server.name}: could not list tools: {exc}")
+                dispatcher.remove_server(server.name)
+                await server.aclose()
+        env.servers[server.name] = status
+
+    _wire_plan_backend(env, fallback_plan_backend)
+    return env
+
+
+def _make_server(
+    sc: McpServerConfig, base_env: Mapping[str, str], workdir: str, messages: list[str]
+) -> McpServer:
+    missing: list[str] = []
+    expand = lambda text: expand_vars(text, base_env, missing)  # noqa: E731
+    server = McpServer(
+        sc.name,
+        command=expand(sc.command) or None,
+        args=[expand(a) for a in sc.args],
+        env={k: expand(v) for k, v in sc.env.items()},
+        cwd=expand(sc.cwd) or workdir,
+        url=expand(sc.url) or None,
+        headers={k: expand(v) for k, v in sc.headers.items()},
+        call_timeout=sc.timeout,
+        connect_timeout=sc.connect_timeout,
+    )
+    if missing:
+        names = ", ".join(f"${m}" for m in missing)
+        messages.append(
+            f"MCP server {sc.name}: {names} not set in the environment (expanded empty)"
+        )
+    return server
+
+
+async def _connect(server: McpServer) -> tuple[str, float]:
+    start = time.perf_counter()
+    try:
+        await server.connect()
+    except McpConnectError as exc:
+        return str(exc), time.perf_counter() - start
+    except Exception as exc:  # a connect bug must never stop the other servers
+        log.exception("connecting %s", server.name)
+        return f"{server.name}: {exc}", time.perf_counter() - start
+    return "", time.perf_counter() - start
+
+
+def _wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
+    task_server = next((s.name for s in env.servers.values() if "task_create" in s.tools), None)
+    failed = [s for s in env.servers.values() if s.state == "failed"]
+    if task_server is not None:
+        has_delete = "task_delete" in env.servers[task_server].tools
+        backend: Any = TaskServerPlanBackend(env.dispatcher, task_server, can_delete=has_delete)
+        env.task_server = task_server
+        env.plan_backend_reason = f"MCP server '{task_server}' exposes task_create"
+    elif fallback is not None:
+        backend = fallback
+        env.plan_backend_reason = "no MCP server exposes task_create; the fallback is used"
+    else:
+        backend = None
+        env.plan_backend_reason = "no MCP server exposes task_create and no fallback is set"
+    if task_server is None and failed:
+        names = ", ".join(f"'{s.name}'" for s in failed)
+        env.plan_backend_reason += f" (failed to connect: {names})"
+        env.reasoning.unreachable_note = (
+            f"MCP server {names} failed to connect ({failed[0].detail})"
+        )
+    env.reasoning.set_plan_backend(backend)
+    env.plan_backend = env.reasoning.plan_backend

@@ -1,0 +1,56 @@
+"""Plans: value types, the PlanBackend protocol, validation, plan text, and the shipped backends.
+
+The bottom layer: imports nothing else of ollie_nb at run time (graphviz only
+when a graph is drawn).
+"""
+
+from ollie_nb.planning._adapter import AdaptedPlanBackend, PlanBackendError
+from ollie_nb.planning._backends import (
+    QUEUED_MESSAGE,
+    QueuePlanBackend,
+    TaskServerPlanBackend,
+    dependency_layers,
+    queue_prompts,
+)
+from ollie_nb.planning._text import (
+    NO_BACKEND,
+    format_plan,
+    status_failed,
+    status_saved,
+    status_wrong_ids,
+)
+from ollie_nb.planning._types import (
+    PlanBackend,
+    PlanBackendSetter,
+    PlanRecord,
+    PlanResult,
+    PlanStep,
+)
+from ollie_nb.planning._validate import (
+    MAX_STEPS,
+    PlanValidationError,
+    parse_plan,
+)
+
+__all__ = [
+    "MAX_STEPS",
+    "NO_BACKEND",
+    "QUEUED_MESSAGE",
+    "AdaptedPlanBackend",
+    "PlanBackend",
+    "PlanBackendError",
+    "PlanBackendSetter",
+    "PlanRecord",
+    "PlanResult",
+    "PlanStep",
+    "PlanValidationError",
+    "QueuePlanBackend",
+    "TaskServerPlanBackend",
+    "dependency_layers",
+    "format_plan",
+    "parse_plan",
+    "queue_prompts",
+    "status_failed",
+    "status_saved",
+    "status_wrong_ids",
+]

@@ -1,0 +1,189 @@
+"""The two shipped PlanBackends: a task MCP server, and the prompt queue fallback."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ollie_nb.planning._adapter import PlanBackendError
+from ollie_nb.planning._types import PlanResult, PlanStep
+
+if TYPE_CHECKING:  # planning imports nothing of tools at run time
+    from ollie_nb.tools import Dispatcher
+
+log = logging.getLogger("ollie_nb.planning")
+
+GOAL_TITLE_CHARS = 200
+
+
+def dependency_layers(steps: Sequence[PlanStep]) -> list[list[int]]:
+    """Group step indexes by depth: a layer's steps wait only for steps of earlier layers."""
+    depth: list[int] = []
+    for step in steps:
+        depth.append(1 + max((depth[j] for j in step.after), default=-1))
+    layers: list[list[int]] = [[] for _ in range(max(depth, default=-1) + 1)]
+    for index, d in enumerate(depth):
+        layers[d].append(index)
+    return layers
+
+
+class TaskServerPlanBackend:
+    """Persists a plan as tasks on the MCP server that exposes `task_create`.
+
+    One goal task, then one child task per step (`parent` = goal, `blockers` =
+    its `after` steps' ids). Steps of one dependency layer are created
+    concurrently; ids stay in step order. On any failure every task created so
+    far is deleted again (when the server has `task_delete`) before raising.
+    """
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        server: str,
+        *,
+        can_delete: bool = True,
+        concurrency: int = 16,
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.server = server
+        self.can_delete = can_delete
+        self.label = f"task server '{server}'"
+        self._limit = asyncio.Semaphore(concurrency)
+
+    def __repr__(self) -> str:
+        return f"TaskServerPlanBackend(server={self.server!r})"
+
+    async def create_plan(self, goal: str, steps: Sequence[PlanStep]) -> PlanResult:
+        """Create the goal and step tasks; roll back and raise PlanBackendError on failure."""
+        created: list[str] = []
+        try:
+            goal_title, goal_body = _goal_task_text(goal, len(steps))
+            goal_id = await self._create(title=goal_title, body=goal_body)
+            created.append(goal_id)
+            ids: list[str] = [""] * len(steps)
+            for layer in dependency_layers(steps):
+                outcomes = await asyncio.gather(
+                    *(self._create_step(steps[i], goal_id, ids) for i in layer),
+                    return_exceptions=True,
+                )
+                failure: BaseException | None = None
+                for index, outcome in zip(layer, outcomes):
+                    if isinstance(outcome, BaseException):
+                        failure = failure or outcome
+                    else:
+                        ids[index] = outcome
+                        created.append(outcome)
+                if failure is not None:
+                    raise failure
+        except BaseException as exc:
+            note = await asyncio.shield(self._rollback(created))
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            reason = str(exc) if isinstance(exc, PlanBackendError) else repr(exc)
+            raise PlanBackendError(reason + note) from None
+        return PlanResult(
+            ids=ids,
+            goal_id=goal_id,
+            message=(
+                f"Plan saved on {self.label}: goal {goal_id} with {len(steps)} step tasks "
+                "(parent = goal, blockers = after)."
+            ),
+        )
+
+    async def _create_step(self, step: PlanStep, goal_id: str, ids: list[str]) -> str:
+        args: dict[str, Any] = {"title": step.title, "body": step.body, "parent": goal_id}
+        if step.after:
+            args["blockers"] = [ids[j] for j in step.after]
+        return await self._create(**args)
+
+    async def _create(self, **args: Any) -> str:
+        async with self._limit:
+            result = await self.dispatcher.dispatch(self.server, "task_create", args)
+        if result.is_error:
+            raise PlanBackendError(f"task_create failed: {_first_line(result.text)}")
+        task_id = result.text.strip()
+        unknown = "; the server may hold a task whose id it did not return"
+        if not task_id:
+            raise PlanBackendError("task_create returned an empty id" + unknown)
+        if len(task_id.split()) != 1:
+            raise PlanBackendError(
+                f"task_create returned {task_id!r}; expected exactly one id as plain text" + unknown
+            )
+        return task_id
+
+    async def _rollback(self, created: list[str]) -> str:
+        """Delete what was created, newest first; return a note for the error message."""
+        if not created:
+            return ""
+        if not self.can_delete:
+            return f"; {len(created)} tasks were left behind ({self.server} has no task_delete)"
+        left: list[str] = []
+        for task_id in reversed(created):
+            result = await self.dispatcher.dispatch(self.server, "task_delete", {"id": task_id})
+            if result.is_error:
+                left.append(task_id)
+        if left:
+            log.warning("rollback left tasks on %s: %s", self.server, left)
+            return f"; rollback could not delete {len(left)} tasks: {', '.join(left)}"
+        return f"; rolled back {len(created)} created tasks"
+
+
+def _goal_task_text(goal: str, count: int) -> tuple[str, str]:
+    title = goal if len(goal) <= GOAL_TITLE_CHARS else goal[: GOAL_TITLE_CHARS - 1] + "…"
+    body = f"Plan of {count} steps." + (f"\n\n{goal}" if title != goal else "")
+    return title, body
+
+
+def _first_line(text: str) -> str:
+    text = text.strip()
+    return text.splitlines()[0] if text else "no message"
+
+
+QUEUED_MESSAGE = (
+    "Plan queued ({n} steps). Stop here; the queue re-enters you with each step in order."
+)
+
+
+class QueuePlanBackend:
+    """Queues one prompt per step, blockers first, so the agent works the plan turn by turn.
+
+    Steps may only wait for earlier steps, so step order is already a
+    topological order; ids are `q1..qN` by step position.
+    """
+
+    label = "the prompt queue"
+
+    def __init__(self, enqueue: Callable[[str], Any]) -> None:
+        self.enqueue = enqueue
+
+    def __repr__(self) -> str:
+        return "QueuePlanBackend()"
+
+    async def create_plan(self, goal: str, steps: Sequence[PlanStep]) -> PlanResult:
+        """Enqueue the step prompts and return q-ids with the stop-here message."""
+        ids = [f"q{i + 1}" for i in range(len(steps))]
+        for prompt in queue_prompts(goal, steps, ids):
+            queued = self.enqueue(prompt)
+            if inspect.isawaitable(queued):
+                await queued
+        return PlanResult(ids=ids, message=QUEUED_MESSAGE.format(n=len(steps)))
+
+
+def queue_prompts(goal: str, steps: Sequence[PlanStep], ids: Sequence[str]) -> list[str]:
+    """The step prompts: goal prepended to the first, `(after: q1, q2)` on dependents."""
+    prompts: list[str] = []
+    total = len(steps)
+    for index, step in enumerate(steps):
+        lines = [f"Step {index + 1} of {total} [{ids[index]}]: {step.title}"]
+        if step.body:
+            lines.append(step.body)
+        if step.after:
+            lines.append("(after: " + ", ".join(ids[j] for j in step.after) + ")")
+        text = "\n".join(lines)
+        if index == 0:
+            text = f"Goal: {goal}\n\n{text}"
+        prompts.append(text)
+    return prompts

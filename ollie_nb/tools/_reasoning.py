@@ -1,0 +1,186 @@
+"""ReasoningServer: the built-in `reasoning_think` and `reasoning_plan` tools."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ollie_nb.planning import (
+    NO_BACKEND,
+    AdaptedPlanBackend,
+    PlanBackend,
+    PlanRecord,
+    PlanValidationError,
+    format_plan,
+    parse_plan,
+    status_failed,
+    status_saved,
+    status_wrong_ids,
+)
+from ollie_nb.tools._types import ToolInfo, ToolResult
+
+log = logging.getLogger("ollie_nb.tools")
+
+SERVER_NAME = "reasoning"
+DEFAULT_PLAN_TIMEOUT = 120.0
+
+THINK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "thought": {"type": "string", "description": "Your reasoning, in your own words."}
+    },
+    "required": ["thought"],
+}
+
+PLAN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "goal": {"type": "string", "description": "What the plan achieves, in one sentence."},
+        "steps": {
+            "type": "array",
+            "minItems": 1,
+            "description": "The work breakdown, in the order you intend to do it.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string", "description": "Short imperative title."},
+                    "body": {"type": "string", "description": "Detail: how, and when done."},
+                    "after": {
+                        "type": "array",
+                        "items": {"type": "integer", "minimum": 0},
+                        "description": "0-based indexes of earlier steps this step waits for.",
+                    },
+                },
+                "required": ["title"],
+            },
+        },
+    },
+    "required": ["goal", "steps"],
+}
+
+TOOLS = (
+    ToolInfo(
+        SERVER_NAME,
+        "reasoning_think",
+        "Think out loud: record intermediate reasoning before acting. No side effects.",
+        THINK_SCHEMA,
+    ),
+    ToolInfo(
+        SERVER_NAME,
+        "reasoning_plan",
+        "Break a goal into ordered steps with dependencies before acting. Returns the "
+        "formatted plan; when a task backend is configured the steps are persisted and get ids.",
+        PLAN_SCHEMA,
+    ),
+)
+
+PlanListener = Callable[[PlanRecord], None]
+
+
+class ReasoningServer:
+    """Meta-cognitive tools; holds an optional PlanBackend (None: in-context plans only)."""
+
+    def __init__(self, *, plan_timeout: float = DEFAULT_PLAN_TIMEOUT) -> None:
+        self.plan_timeout = plan_timeout
+        self.plans: list[PlanRecord] = []
+        self._backend: AdaptedPlanBackend | None = None
+        self._listeners: list[PlanListener] = []
+        self.unreachable_note = ""  # set when a configured server (maybe a task server) is down
+
+    def __repr__(self) -> str:
+        return f"ReasoningServer(plan_backend={self.plan_backend_label or None})"
+
+    # PlanBackendSetter
+    def set_plan_backend(self, backend: PlanBackend | Any | None) -> None:
+        """Wire (or, with None, unwire) the backend that persists or queues plans."""
+        self._backend = None if backend is None else AdaptedPlanBackend(backend)
+
+    @property
+    def plan_backend(self) -> AdaptedPlanBackend | None:
+        return self._backend
+
+    @property
+    def plan_backend_label(self) -> str:
+        return self._backend.label if self._backend else ""
+
+    def add_plan_listener(self, listener: PlanListener) -> None:
+        """Call `listener(record)` after every plan, on the event loop's thread."""
+        self._listeners.append(listener)
+
+    async def list_tools(self) -> list[ToolInfo]:
+        return list(TOOLS)
+
+    async def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
+        if name == "reasoning_think":
+            thought = args.get("thought")
+            if not isinstance(thought, str) or not thought.strip():
+                return ToolResult.error("'thought' is required: a non-empty string")
+            return ToolResult("ok")
+        if name == "reasoning_plan":
+            try:
+                goal, steps = parse_plan(args)
+            except PlanValidationError as exc:
+                return ToolResult.error(str(exc))
+            record = await self._plan(goal, tuple(steps))
+            return ToolResult(record.text)
+        return ToolResult.error(
+            f"unknown tool {name!r}; this server has reasoning_think, reasoning_plan"
+        )
+
+    async def aclose(self) -> None:
+        self._listeners.clear()
+
+    async def _plan(self, goal: str, steps: tuple) -> PlanRecord:
+        backend = self._backend
+        ids: tuple[str, ...] = ()
+        goal_id = warning = ""
+        if backend is None and self.unreachable_note:
+            warning = status = f"warning: no plan backend: {self.unreachable_note}; " + (
+                "this plan lives in context only."
+            )
+        elif backend is None:
+            status = NO_BACKEND
+        else:
+            try:
+                result = await asyncio.wait_for(backend.create_plan(goal, steps), self.plan_timeout)
+            except asyncio.TimeoutError:
+                warning = status_failed(backend.label, f"no answer within {self.plan_timeout:g} s")
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("plan backend %s failed: %s", backend.label, exc)
+                warning = status_failed(backend.label, _reason(exc))
+            else:
+                if len(result.ids) != len(steps) or not all(result.ids):
+                    got = len([i for i in result.ids if i])
+                    warning = status_wrong_ids(backend.label, got, len(steps))
+                else:
+                    ids, goal_id = tuple(result.ids), result.goal_id
+            status = warning or (result.message or status_saved(backend.label, len(steps), goal_id))
+        record = PlanRecord(
+            number=len(self.plans) + 1,
+            goal=goal,
+            steps=steps,
+            ids=ids,
+            goal_id=goal_id,
+            status=status,
+            backend=backend.label if backend else "",
+            warning=warning,
+            text=format_plan(goal, steps, ids or None, status, goal_id),
+            created=time.time(),
+        )
+        self.plans.append(record)
+        for listener in list(self._listeners):
+            try:
+                listener(record)
+            except Exception:
+                log.exception("plan listener failed")
+        return record
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text if text else type(exc).__name__

@@ -1,0 +1,41 @@
+"""Tool value types and the Server protocol every tool server implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """A tool as the dispatcher lists it: which server has it, and its JSON schema."""
+
+    server: str
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool's answer: its text content, and whether it is an error the model should see."""
+
+    text: str
+    is_error: bool = False
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        """An error result whose text starts with `error:` so the model reads it as one."""
+        text = message if message.startswith("error:") else f"error: {message}"
+        return cls(text, is_error=True)
+
+
+@runtime_checkable
+class Server(Protocol):
+    """A tool server, built-in or MCP; the dispatcher treats them all alike."""
+
+    async def list_tools(self) -> list[ToolInfo]: ...
+
+    async def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,41 @@
+"""Shared fixtures: real stdio MCP server configs for the test task server."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def fake_task_server(tmp_path):
+    """Factory: an mcpServers entry for tests/fixtures/fake_task_server.py with a FAULT mode."""
+
+    def make(fault: str = "none", *, timeout: float = 10.0, name: str = "tasks") -> dict:
+        store = tmp_path / f"{name}-store.json"
+        return {
+            name: {
+                "command": sys.executable,
+                "args": [str(FIXTURES / "fake_task_server.py")],
+                "env": {"STORE": str(store), "FAULT": fault},
+                "timeout": timeout,
+            }
+        }
+
+    return make
+
+
+def read_store(config: dict, name: str = "tasks") -> dict:
+    """The tasks a fake task server's JSON store holds (read straight from its file)."""
+    store = Path(config[name]["env"]["STORE"])
+    return json.loads(store.read_text())["tasks"] if store.exists() else {}
+
+
+@pytest.fixture
+def stored_tasks():
+    """The reader of a fake task server's store, as a fixture."""
+    return read_store
