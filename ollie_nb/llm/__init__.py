@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ollie_nb.llm._anthropic import AnthropicBackend
 from ollie_nb.llm._backend import Backend
 from ollie_nb.llm._errors import (
     LLMConfigError,
@@ -23,6 +24,7 @@ from ollie_nb.llm._types import (
 )
 
 __all__ = [
+    "AnthropicBackend",
     "Backend",
     "GenerationParams",
     "LLMConfigError",

@@ -17,7 +17,7 @@ from ollie_nb.llm._errors import (
     error_detail,
     http_error_message,
 )
-from ollie_nb.llm._remote import RemoteBackend, import_sdk
+from ollie_nb.llm._remote import RemoteBackend, import_sdk, transport_errors
 from ollie_nb.llm._retry import RetryPolicy, parse_retry_after
 from ollie_nb.llm._types import (
     GenerationParams,
@@ -157,6 +157,7 @@ class OpenAIBackend(RemoteBackend):
             base_url=self._base_url,
             max_retries=0,
             timeout=self._timeout,
+            http_client=self._sdk.DefaultAsyncHttpxClient(),
         )
 
     def _request(
@@ -191,7 +192,7 @@ class OpenAIBackend(RemoteBackend):
                 retry_after=parse_retry_after(err.response.headers),
                 secrets=secrets,
             )
-        if isinstance(err, sdk.APIConnectionError):
+        if isinstance(err, (sdk.APIConnectionError, *transport_errors())):
             return LLMConnectionError(
                 f"{self.name}: {during} {self._base_url}: {connection_detail(err)}",
                 secrets=secrets,
@@ -229,7 +230,7 @@ class OpenAIBackend(RemoteBackend):
                             assembler.add(call_delta)
                     if choice.finish_reason:
                         finish = choice.finish_reason
-        except self._sdk.OpenAIError as err:
+        except (self._sdk.OpenAIError, *transport_errors()) as err:
             raise self._error(err, "connection lost while streaming from") from None
         finally:
             await stream.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import sys
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -57,7 +58,12 @@ class RemoteBackend:
         raise NotImplementedError
 
     def _loop_client(self) -> Any:
-        """The HTTP client for the running event loop, made on first use in that loop."""
+        """The HTTP client for the running event loop, made on first use in that loop.
+
+        A client left behind by a finished loop is simply dropped: its connections died
+        with that loop. (SDK clients get a plain `DefaultAsyncHttpxClient` for this reason:
+        the SDK's own wrapper would try to close them on the new loop when collected.)
+        """
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
             self._client = self._new_client()
@@ -101,3 +107,14 @@ def import_sdk(module: str, backend: str, extra: str) -> Any:
         return importlib.import_module(module)
     except ImportError:
         raise MissingExtraError(backend, module, extra) from None
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """httpx-family transport errors an SDK may let through unwrapped while streaming."""
+    found: list[type[BaseException]] = []
+    for name in ("httpx", "httpx2"):
+        module = sys.modules.get(name)  # only those already loaded by an SDK or by us
+        error = getattr(module, "TransportError", None)
+        if isinstance(error, type) and issubclass(error, BaseException):
+            found.append(error)
+    return tuple(found)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 import traceback
 from typing import Any
@@ -286,3 +287,15 @@ def test_models_and_context_length_from_models_listing(provider: FakeProvider):
 
     assert asyncio.run(run()) == (["gpt-4o-mini", "qwen2.5-7b"], 128000, 128000, 32768)
     assert [r.path for r in provider.requests] == ["/v1/models"] * 3
+
+
+def test_one_backend_serves_several_event_loops(provider: FakeProvider, caplog):
+    # A script may call asyncio.run once per turn; each loop gets its own HTTP client.
+    provider.queue(Reply(chunks=TEXT_REPLY), Reply(chunks=TEXT_REPLY))
+    b = backend(provider)
+    first = collect(lambda: b.chat_stream([Message.user("one")]))
+    second = collect(lambda: b.chat_stream([Message.user("two")]))
+    gc.collect()
+    assert first == second
+    assert [r.body["messages"][0]["content"] for r in provider.requests] == ["one", "two"]
+    assert not [r for r in caplog.records if r.name == "asyncio"]
