@@ -259,11 +259,17 @@ def _dot_text(lines: Sequence[str]) -> str:
     return nohtml("\\n".join(_escape_line(line) for line in lines))
 
 
+# Some dot versions expand \N, \G, \E, \T, \H, \L in tooltips even when the backslash
+# is escaped; an invisible word joiner after the backslash keeps such text literal.
+_TOOLTIP_SUBST = re.compile(r"\\(?=[GNETHL])")
+
+
 def _tooltip(text: str, limit: int) -> str:
     """Tooltip text: the original line breaks kept, cut at `limit` characters."""
     text = _clean(text).replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ").strip()
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
+    text = _TOOLTIP_SUBST.sub(lambda m: "\\\u2060", text)
     return _dot_text(text.split("\n"))
 
 
