@@ -12,6 +12,7 @@ from ollie_nb.llm._errors import (
     LLMStreamError,
     MissingExtraError,
 )
+from ollie_nb.llm._ollama import OllamaBackend
 from ollie_nb.llm._openai import OpenAIBackend
 from ollie_nb.llm._retry import RetryPolicy
 from ollie_nb.llm._types import (
@@ -34,6 +35,7 @@ __all__ = [
     "LLMStreamError",
     "Message",
     "MissingExtraError",
+    "OllamaBackend",
     "OpenAIBackend",
     "RetryPolicy",
     "StreamEvent",
