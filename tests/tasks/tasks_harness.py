@@ -1,0 +1,60 @@
+"""Helpers for the task server tests: spawn the real server and talk to it through mcp's Client."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+PYTHON_M = [sys.executable, "-m", "ollie_nb.tasks"]
+
+
+def server_params(db: Path, *extra: str) -> StdioServerParameters:
+    """How an MCP client starts `python -m ollie_nb.tasks serve --db DB`."""
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "ollie_nb.tasks", "serve", "--db", str(db), *extra]
+    )
+
+
+@asynccontextmanager
+async def connect(db: Path, *extra: str, mode: str = "auto") -> AsyncIterator[Client]:
+    """A Client connected to a fresh server process on `db`; the process ends on exit."""
+    async with Client(server_params(db, *extra), read_timeout_seconds=30, mode=mode) as client:
+        yield client
+
+
+async def ok(client: Client, tool: str, **args: Any) -> str:
+    """Call a tool that must succeed and return its only text content."""
+    result = await client.call_tool(tool, args)
+    text = "\n".join(getattr(c, "text", "") for c in result.content)
+    assert not result.is_error, f"{tool}({args}) failed: {text}"
+    assert len(result.content) == 1, result.content
+    return text
+
+
+async def fails(client: Client, tool: str, **args: Any) -> str:
+    """Call a tool that must fail and return the error text the model would see."""
+    result = await client.call_tool(tool, args)
+    text = "\n".join(getattr(c, "text", "") for c in result.content)
+    assert result.is_error, f"{tool}({args}) should have failed but returned: {text}"
+    return text
+
+
+def cli(
+    db: Path | None, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m ollie_nb.tasks [--db DB] ARGS...` and capture its output."""
+    db_args = ["--db", str(db)] if db is not None else []
+    return subprocess.run(
+        [*PYTHON_M, *db_args, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
