@@ -12,6 +12,13 @@ from ollie_nb.llm._errors import (
     LLMStreamError,
     MissingExtraError,
 )
+from ollie_nb.llm._offline import (
+    OfflineBackend,
+    Turn,
+    TurnFunction,
+    is_step_prompt,
+    step_prompt_task_id,
+)
 from ollie_nb.llm._ollama import OllamaBackend
 from ollie_nb.llm._openai import OpenAIBackend
 from ollie_nb.llm._retry import RetryPolicy
@@ -35,11 +42,16 @@ __all__ = [
     "LLMStreamError",
     "Message",
     "MissingExtraError",
+    "OfflineBackend",
     "OllamaBackend",
     "OpenAIBackend",
     "RetryPolicy",
     "StreamEvent",
     "ToolCall",
     "ToolDef",
+    "Turn",
+    "TurnFunction",
     "Usage",
+    "is_step_prompt",
+    "step_prompt_task_id",
 ]
