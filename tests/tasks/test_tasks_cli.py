@@ -1,0 +1,143 @@
+"""The `ollie-tasks` command for people, run as a real process on a real database."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tasks_harness import cli
+
+from ollie_nb.tasks import TaskStore
+
+
+@pytest.fixture
+def plan(db: Path) -> dict[str, str]:
+    """A goal with three steps (b after a, c under b), a done; written straight to the store."""
+    with TaskStore(db) as store:
+        g = store.create("Ship the release", body="All of it", labels=["goal"])
+        a = store.create("Build", parent=g)
+        b = store.create("Test", parent=g, blockers=[a])
+        c = store.create("Fix findings", parent=b, blockers=[b])
+        store.update(a, status="done")
+    return {"g": g, "a": a, "b": b, "c": c}
+
+
+def test_list_default_shows_open_tasks_one_per_line(db: Path, plan: dict[str, str]) -> None:
+    run = cli(db, "list")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        f"{plan['g']}  open         Ship the release  (#goal)",
+        f"{plan['b']}  open         Test  (parent {plan['g']})",
+        f"{plan['c']}  open         Fix findings  (waits on {plan['b']}; parent {plan['b']})",
+    ]
+
+
+def test_list_status_and_json(db: Path, plan: dict[str, str]) -> None:
+    done = cli(db, "list", "--status", "done")
+    assert [ln.split()[0] for ln in done.stdout.splitlines()] == [plan["a"]]
+    rows = json.loads(cli(db, "list", "--status", "all", "--json").stdout)
+    assert [r["id"] for r in rows] == [plan[k] for k in "gabc"]
+    assert rows[3]["waiting_on"] == [plan["b"]] and rows[0]["labels"] == ["goal"]
+    assert cli(db, "list", "--status", "bogus").returncode == 2  # argparse usage error
+
+
+def test_ready(db: Path, plan: dict[str, str]) -> None:
+    assert [ln.split()[0] for ln in cli(db, "ready").stdout.splitlines()] == [plan["g"], plan["b"]]
+    rows = json.loads(cli(db, "ready", "--json").stdout)
+    assert [r["id"] for r in rows] == [plan["g"], plan["b"]]
+
+
+def test_show(db: Path, plan: dict[str, str]) -> None:
+    text = cli(db, "show", plan["b"]).stdout
+    assert text.startswith(f"{plan['b']}  Test\nstatus: open (ready)\n")
+    assert f"blocked by:\n  {plan['a']}  [done]  Build" in text
+    task = json.loads(cli(db, "show", plan["b"], "--json").stdout)
+    assert task["ready"] is True
+    assert task["parent"] == {"id": plan["g"], "status": "open", "title": "Ship the release"}
+    assert [c["id"] for c in task["children"]] == [plan["c"]]
+    assert [d["id"] for d in task["dependents"]] == [plan["c"]]
+
+
+def test_events(db: Path, plan: dict[str, str]) -> None:
+    lines = cli(db, "events").stdout.splitlines()
+    assert [ln.split()[2] for ln in lines] == ["created"] * 4 + ["status_changed", "unblocked"]
+    events = json.loads(cli(db, "events", "--since", "4", "--json").stdout)
+    assert [(e["seq"], e["type"], e["task"]) for e in events] == [
+        (5, "status_changed", plan["a"]),
+        (6, "unblocked", plan["b"]),
+    ]
+    assert cli(db, "events", "--since", "6").stdout == "no events\n"
+
+
+def test_tree(db: Path, plan: dict[str, str]) -> None:
+    assert cli(db, "tree").stdout.splitlines() == [
+        f"{plan['g']}  [open]  Ship the release",
+        f"  {plan['a']}  [done]  Build",
+        f"  {plan['b']}  [open]  Test",
+        f"    {plan['c']}  [open]  Fix findings  (waits on {plan['b']})",
+    ]
+    (node,) = json.loads(cli(db, "tree", plan["b"], "--json").stdout)
+    assert node["id"] == plan["b"]
+    assert [c["id"] for c in node["children"]] == [plan["c"]]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("show", "t-zzzzz"), ("tree", "t-zzzzz"), ("list", "--parent", "t-zzzzz")],
+)
+def test_bad_id_is_one_line_on_stderr_and_exit_1(
+    db: Path, plan: dict[str, str], args: tuple[str, ...]
+) -> None:
+    run = cli(db, *args)
+    assert run.returncode == 1
+    assert run.stdout == ""
+    assert (
+        run.stderr
+        == "ollie-tasks: error: no task with id 't-zzzzz' (list the tasks to see valid ids)\n"
+    )
+
+
+def test_missing_database_is_an_error_and_is_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "tasks.db"
+    run = cli(missing, "list")
+    assert run.returncode == 1
+    assert len(run.stderr.splitlines()) == 1
+    assert "no task database at" in run.stderr and "Traceback" not in run.stderr
+    assert not missing.parent.exists()
+
+
+def test_db_from_option_after_subcommand_env_var_or_pwd(db: Path, plan: dict[str, str]) -> None:
+    after = cli(None, "ready", "--db", str(db))
+    assert plan["b"] in after.stdout
+    env = {"PATH": os.environ["PATH"], "OLLIE_TASKS_DB": str(db)}
+    assert plan["b"] in cli(None, "ready", env=env).stdout
+    # No option and no variable: .ollie/tasks.db under $PWD, the project directory.
+    project = db.parent.parent
+    assert db == project / ".ollie" / "tasks.db"
+    env = {"PATH": os.environ["PATH"], "PWD": str(project)}
+    assert plan["b"] in cli(None, "ready", env=env).stdout
+
+
+@pytest.mark.parametrize("args", [("serve",), ()], ids=["serve", "no-subcommand"])
+def test_serve_on_closed_stdin_creates_the_database_and_exits(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    # With stdin not a terminal, a bare `ollie-tasks` serves, as an MCP client starts it.
+    db = tmp_path / "new" / "dir" / "tasks.db"
+    run = cli(db, *args)
+    assert run.returncode == 0, run.stderr
+    with TaskStore(db, create=False) as store:
+        assert store.list("all") == []
+
+
+def test_console_script_is_installed() -> None:
+    script = shutil.which("ollie-tasks", path=str(Path(sys.executable).parent))
+    assert script is not None
+    run = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0
+    assert all(cmd in run.stdout for cmd in ("serve", "list", "ready", "show", "events", "tree"))
