@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ollie_nb.llm._anthropic import AnthropicBackend
 from ollie_nb.llm._backend import Backend
+from ollie_nb.llm._env import DEFAULT_MODELS, backend_from_env, env_file_path, make_backend
 from ollie_nb.llm._errors import (
     LLMConfigError,
     LLMConnectionError,
@@ -32,6 +33,7 @@ from ollie_nb.llm._types import (
 )
 
 __all__ = [
+    "DEFAULT_MODELS",
     "AnthropicBackend",
     "Backend",
     "GenerationParams",
@@ -52,6 +54,9 @@ __all__ = [
     "Turn",
     "TurnFunction",
     "Usage",
+    "backend_from_env",
+    "env_file_path",
     "is_step_prompt",
+    "make_backend",
     "step_prompt_task_id",
 ]
