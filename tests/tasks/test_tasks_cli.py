@@ -141,3 +141,20 @@ def test_console_script_is_installed() -> None:
     run = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0
     assert all(cmd in run.stdout for cmd in ("serve", "list", "ready", "show", "events", "tree"))
+
+
+def test_the_package_imports_nothing_else_of_ollie_nb() -> None:
+    # A standalone program: the core talks to it only over MCP. The CLI's reading
+    # commands also stay free of the MCP SDK, which only `serve` needs.
+    code = (
+        "import json, sys, ollie_nb.tasks.cli\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp')))\n"
+        "import ollie_nb.tasks.server\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('ollie_nb'))))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    mcp_modules, ours = (json.loads(line) for line in run.stdout.splitlines())
+    assert mcp_modules == []
+    assert "ollie_nb.tasks.server" in ours
+    assert [m for m in ours if m != "ollie_nb" and not m.startswith("ollie_nb.tasks")] == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from tasks_harness import connect, fails, ok
+from tasks_harness import PYTHON_M, connect, fails, ok
 
 pytestmark = pytest.mark.anyio
 
@@ -385,3 +387,28 @@ async def test_legacy_handshake_gives_the_same_create_result(db: Path) -> None:
     wire = result.model_dump(mode="json", by_alias=True, exclude_none=True)
     assert wire["content"] == [{"type": "text", "text": result.content[0].text}]
     assert re.fullmatch(ID_RE, result.content[0].text)
+
+
+async def test_streamable_http_on_localhost(db: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [*PYTHON_M, "serve", "--db", str(db), "--http", "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        with anyio.fail_after(20):
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    assert proc.poll() is None, "server exited"
+                    await anyio.sleep(0.05)
+        async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=30) as client:
+            task_id = await ok(client, "task_create", title="Over HTTP")
+            assert await ok(client, "task_list") == f"{task_id}  open         Over HTTP"
+    finally:
+        proc.terminate()
+        proc.wait(10)
