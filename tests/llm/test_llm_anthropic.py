@@ -312,3 +312,23 @@ def test_models_and_context_length(provider: FakeProvider):
         "/v1/models",
         "/v1/models/claude-sonnet-4-6",
     ]
+
+
+def test_overloaded_error_event_after_output_is_raised_not_retried(provider: FakeProvider):
+    overloaded = sse(
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        event="error",
+    )
+    provider.queue(Reply(chunks=[MESSAGE_START, *text_block(0, "Hel"), overloaded]))
+    b = backend(provider)
+    seen: list[StreamEvent] = []
+
+    async def run() -> None:
+        async for e in b.chat_stream([Message.user("hi")]):
+            seen.append(e)
+
+    with pytest.raises(LLMHTTPError) as info:
+        asyncio.run(run())
+    assert (info.value.status, str(info.value)) == (529, "anthropic: HTTP 529: Overloaded")
+    assert seen == [StreamEvent.of_text("Hel")]
+    assert len(provider.requests) == 1

@@ -15,6 +15,7 @@ from ollie_nb.llm import (
     GenerationParams,
     LLMConnectionError,
     LLMHTTPError,
+    LLMStreamError,
     Message,
     OpenAIBackend,
     RetryPolicy,
@@ -299,3 +300,13 @@ def test_one_backend_serves_several_event_loops(provider: FakeProvider, caplog):
     assert first == second
     assert [r.body["messages"][0]["content"] for r in provider.requests] == ["one", "two"]
     assert not [r for r in caplog.records if r.name == "asyncio"]
+
+
+def test_error_object_inside_the_stream_is_a_stream_error(provider: FakeProvider):
+    # OpenRouter reports upstream failures as a data line with an `error` object.
+    failure = sse({"error": {"message": "Upstream provider failed", "code": 502}})
+    provider.queue(Reply(chunks=[*TEXT_REPLY[:2], failure]))
+    b = backend(provider)
+    with pytest.raises(LLMStreamError) as info:
+        collect(lambda: b.chat_stream([Message.user("hi")]))
+    assert str(info.value) == "openai: Upstream provider failed"

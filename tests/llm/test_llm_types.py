@@ -1,0 +1,123 @@
+"""Canonical types, retry policy and redaction."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+
+import pytest
+from llm_fake_provider import FAKE_KEY
+
+from ollie_nb.llm import (
+    AnthropicBackend,
+    Backend,
+    GenerationParams,
+    LLMError,
+    LLMHTTPError,
+    Message,
+    OllamaBackend,
+    OpenAIBackend,
+    RetryPolicy,
+    StreamEvent,
+    ToolCall,
+    Usage,
+)
+from ollie_nb.llm._retry import parse_retry_after, stream_with_retries
+
+
+def test_messages_round_trip_through_plain_json():
+    messages = [
+        Message.system("sys"),
+        Message.user("hi"),
+        Message.assistant("", [ToolCall("c1", "read", '{"path": "a"}'), ToolCall("c2", "ls")]),
+        Message.tool("c1", "contents", name="read"),
+    ]
+    data = json.loads(json.dumps([m.to_dict() for m in messages]))
+    assert data[2] == {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"id": "c1", "name": "read", "arguments": '{"path": "a"}'},
+            {"id": "c2", "name": "ls", "arguments": "{}"},
+        ],
+    }
+    assert data[3] == {"role": "tool", "content": "contents", "tool_call_id": "c1", "name": "read"}
+    assert [Message.from_dict(d) for d in data] == messages
+
+
+def test_from_dict_accepts_object_arguments_and_null_content():
+    m = Message.from_dict(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c", "name": "f", "arguments": {"x": 1}}],
+        }
+    )
+    assert m == Message("assistant", "", (ToolCall("c", "f", '{"x": 1}'),))
+
+
+def test_message_rejects_unknown_roles_and_freezes_tool_calls():
+    with pytest.raises(ValueError, match="unknown message role 'bot'"):
+        Message("bot", "x")  # type: ignore[arg-type]
+    m = Message("assistant", "", [ToolCall("c", "f")])  # type: ignore[arg-type]
+    assert m.tool_calls == (ToolCall("c", "f"),)
+    hash(m)  # frozen and hashable, so messages can be set members or dict keys
+
+
+def test_generation_params_stop_is_a_tuple():
+    assert GenerationParams(stop="END").stop == ("END",)
+    assert GenerationParams(stop=["a", "b"]).stop == ("a", "b")  # type: ignore[arg-type]
+    assert Usage(3, 4).total_tokens == 7
+
+
+def test_every_backend_satisfies_the_protocol():
+    backends = [
+        OpenAIBackend(base_url="http://127.0.0.1:1/v1"),
+        AnthropicBackend(api_key=FAKE_KEY),
+        OllamaBackend(),
+    ]
+    assert all(isinstance(b, Backend) for b in backends)
+    assert [b.name for b in backends] == ["openai", "anthropic", "ollama"]
+
+
+def test_parse_retry_after_forms():
+    assert parse_retry_after({"Retry-After": "7"}) == 7.0
+    assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    date = email.utils.formatdate(1_000_030, usegmt=True)
+    assert parse_retry_after({"Retry-After": date}, now=1_000_000) == 30.0
+    assert parse_retry_after({"Retry-After": "soon"}) is None
+    assert parse_retry_after({}) is None
+
+
+def test_retry_policy_caps_and_backs_off():
+    policy = RetryPolicy(base_delay=1.0, max_delay=60.0)
+    assert [policy.delay(n, None) for n in range(3)] == [1.0, 2.0, 4.0]
+    assert policy.delay(0, 3600.0) == 60.0
+    assert policy.delay(0, 5.0) == 5.0
+
+
+def test_rate_limit_after_output_is_not_retried():
+    attempts = 0
+
+    async def attempt():
+        nonlocal attempts
+        attempts += 1
+        yield StreamEvent.of_text("partial")
+        raise LLMHTTPError("x: HTTP 429", status=429)
+
+    async def run() -> list[StreamEvent]:
+        seen = []
+        with pytest.raises(LLMHTTPError):
+            async for event in stream_with_retries(attempt, RetryPolicy(base_delay=0)):
+                seen.append(event)
+        return seen
+
+    assert asyncio.run(run()) == [StreamEvent.of_text("partial")]
+    assert attempts == 1
+
+
+def test_error_messages_are_redacted():
+    err = LLMError(f"bad key {FAKE_KEY} and again {FAKE_KEY}", secrets=[FAKE_KEY, None, ""])
+    assert str(err) == "bad key *** and again ***"
+    assert err.message == str(err)
