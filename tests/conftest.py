@@ -39,3 +39,14 @@ def read_store(config: dict, name: str = "tasks") -> dict:
 def stored_tasks():
     """The reader of a fake task server's store, as a fixture."""
     return read_store
+
+
+@pytest.fixture(autouse=True)
+def _private_dirs(tmp_path_factory, monkeypatch):
+    """Sessions, agents and backend env files of tests never touch the user's real dirs."""
+    base = tmp_path_factory.mktemp("ollie-home")
+    monkeypatch.setenv("OLLIE_DATA_DIR", str(base / "data"))
+    monkeypatch.setenv("OLLIE_CONFIG_DIR", str(base / "config"))
+    monkeypatch.setenv("OLLIE_ENV_FILE", str(base / "config" / "env"))
+    for name in ("OLLIE_BACKEND", "OLLIE_MODEL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ._backends import dependency_layers
 from ._types import PlanStep
 
 if TYPE_CHECKING:
@@ -298,14 +299,8 @@ def _stagger(view: PlanView) -> list[int]:
     This is what graphviz's `unflatten -l` does, computed here so the result stays a
     Digraph and no second program runs.
     """
-    layers: list[int] = []
-    for step in view.steps:
-        layers.append(1 + max((layers[a] for a in step.after), default=-1))
-    by_layer: dict[int, list[int]] = {}
-    for i, depth in enumerate(layers):
-        by_layer.setdefault(depth, []).append(i)
-    extra = [0] * len(layers)
-    for members in by_layer.values():
+    extra = [0] * len(view.steps)
+    for members in dependency_layers(view.steps):
         width = len(members)
         if width <= _STAGGER_FROM:
             continue

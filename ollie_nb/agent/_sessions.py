@@ -1,0 +1,123 @@
+"""Saved sessions: one JSON file each (mode 0600) under the user data dir, with sortable ids."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SESSION_FORMAT = 1
+
+
+class SessionError(ValueError):
+    """A saved session is missing, unreadable or corrupt; the message names the file."""
+
+
+def sessions_dir() -> Path:
+    """`$OLLIE_DATA_DIR/sessions`, else the platform's user data dir for ollie_nb."""
+    base = os.environ.get("OLLIE_DATA_DIR")
+    if not base:
+        import platformdirs
+
+        base = platformdirs.user_data_dir("ollie_nb", appauthor=False)
+    return Path(base) / "sessions"
+
+
+def new_session_id(now: float | None = None) -> str:
+    """A time-sortable id: `20261129-201534-k3f9` (UTC, then random base32)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now or time.time()))
+    alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
+    return f"{stamp}-{''.join(secrets.choice(alphabet) for _ in range(4))}"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A saved session as listed: id, name, when, how long, how it began."""
+
+    id: str
+    name: str
+    updated: float
+    messages: int
+    first_prompt: str
+    path: Path
+
+
+def save_session(data: dict[str, Any], directory: Path | None = None) -> Path:
+    """Write atomically with mode 0600 (the file may hold private conversation text)."""
+    directory = directory or sessions_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{data['id']}.json"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    payload = json.dumps({"format": SESSION_FORMAT, **data}, ensure_ascii=False, indent=1)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(payload)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_session(session_id: str, directory: Path | None = None) -> dict[str, Any]:
+    """Read a session by id (or unique id prefix, or name); corrupt files raise SessionError."""
+    path = _find(session_id, directory or sessions_dir())
+    return _read(path)
+
+
+def list_sessions(directory: Path | None = None) -> list[SessionInfo]:
+    """Saved sessions, newest first; unreadable files are skipped."""
+    directory = directory or sessions_dir()
+    infos = []
+    for path in sorted(directory.glob("*.json"), reverse=True):
+        try:
+            data = _read(path)
+        except SessionError:
+            continue
+        history = data.get("history", [])
+        first = next((m.get("content", "") for m in history if m.get("role") == "user"), "")
+        infos.append(
+            SessionInfo(
+                id=data["id"],
+                name=data.get("name", ""),
+                updated=float(data.get("updated", 0)),
+                messages=len(history),
+                first_prompt=" ".join(str(first).split())[:80],
+                path=path,
+            )
+        )
+    return infos
+
+
+def _find(key: str, directory: Path) -> Path:
+    exact = directory / f"{key}.json"
+    if exact.exists():
+        return exact
+    matches = [p for p in directory.glob(f"{key}*.json")] if directory.exists() else []
+    if not matches and directory.exists():
+        matches = [info.path for info in list_sessions(directory) if info.name == key]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionError(f"no saved session {key!r} in {directory}")
+    raise SessionError(f"{key!r} matches {len(matches)} sessions; give more of the id")
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise SessionError(
+            f"{path}:{exc.lineno}:{exc.colno}: corrupt session file ({exc.msg})"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SessionError(f"{path}: cannot read session: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("history"), list) or "id" not in data:
+        raise SessionError(f"{path}: not an ollie_nb session (no id or history)")
+    return data
