@@ -3,6 +3,16 @@
 It is a standalone program that ships in the package and imports nothing else of
 ollie_nb: the agent core talks to it only over MCP, as to any third-party task server.
 Importing this package is cheap; the MCP SDK is loaded only by `ollie_nb.tasks.server`.
+
+In an agent config (the database goes to $PWD/.ollie/tasks.db unless --db or
+$OLLIE_TASKS_DB says otherwise; MCP servers start with a minimal environment, hence PWD):
+
+    mcpServers:
+      task:
+        command: ollie-tasks
+        args: [serve]
+        env:
+          PWD: "$PWD"
 """
 
 from __future__ import annotations

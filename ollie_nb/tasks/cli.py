@@ -39,6 +39,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from ollie_nb.tasks.server import serve
 
     with _open(args, create=True) as store:
+        if args.http:
+            print(
+                f"{PROG}: serving MCP on http://127.0.0.1:{args.port}/mcp (database {store.path})",
+                file=sys.stderr,
+            )
         serve(
             store,
             http_port=args.port if args.http else None,
