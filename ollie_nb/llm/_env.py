@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ollie_nb.llm._anthropic import ANTHROPIC_URL, AnthropicBackend
+from ollie_nb.llm._anthropic import AnthropicBackend
 from ollie_nb.llm._backend import Backend
 from ollie_nb.llm._errors import LLMConfigError, MissingExtraError
 from ollie_nb.llm._offline import OFFLINE_MODEL, OfflineBackend
-from ollie_nb.llm._ollama import OLLAMA_URL, OllamaBackend
+from ollie_nb.llm._ollama import OllamaBackend
 from ollie_nb.llm._openai import OpenAIBackend
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
@@ -67,52 +67,88 @@ def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
     return values
 
 
-def make_backend(name: str, model: str | None = None, **kwargs: Any) -> Backend:
-    """A backend by name (offline, openai, openrouter, anthropic, ollama); kwargs go to its class."""
+def make_backend(
+    name: str, model: str | None = None, *, env: Mapping[str, str] | None = None, **kwargs: Any
+) -> Backend:
+    """A backend by name: offline, openai, openrouter, anthropic or ollama.
+
+    `kwargs` go to the backend's class; connection settings left out (key, URL) come from
+    the same OLLIE_* / provider variables and env file as in backend_from_env.
+    """
+    key = _backend_name(name)
+    settings, _, _, _ = _load_settings(env)
+    return _make(key, model, {**_connection_kwargs(key, settings), **kwargs})
+
+
+def _backend_name(name: str) -> str:
     key = name.strip().lower()
     if key not in DEFAULT_MODELS:
         raise LLMConfigError(
             f"unknown chat backend {name!r}; choose one of: {', '.join(BACKEND_NAMES)}"
         )
-    model = model or DEFAULT_MODELS[key]
-    if key == "offline":
-        return OfflineBackend(model=model, **kwargs)
-    if key == "openai":
-        return OpenAIBackend(model, **kwargs)
-    if key == "openrouter":
-        kwargs.setdefault("base_url", OPENROUTER_URL)
-        return OpenAIBackend(model, name="openrouter", **kwargs)
-    if key == "anthropic":
-        return AnthropicBackend(model, **kwargs)
-    return OllamaBackend(model, **kwargs)
+    return key
 
 
-def _backend_kwargs(name: str, settings: Mapping[str, str]) -> dict[str, Any]:
-    """Constructor arguments of backend `name` out of the settings, checking what it needs."""
+def _load_settings(env: Mapping[str, str] | None) -> tuple[dict[str, str], set[str], Path, str]:
+    """Settings (environment over env file), the names taken from the file, its path, and a
+    note when a named env file is missing."""
+    env = os.environ if env is None else env
+    path = env_file_path(env)
+    from_file: dict[str, str] = {}
+    note = ""
+    if path.is_file():
+        from_file = read_env_file(path)
+    elif env.get("OLLIE_ENV_FILE"):
+        note = f"env file {path} not found; "
+    settings = {**from_file, **{k: v for k, v in env.items() if v}}
+    return settings, {k for k in from_file if not env.get(k)}, path, note
+
+
+def _connection_kwargs(name: str, settings: Mapping[str, str]) -> dict[str, Any]:
+    """Key and URL arguments of backend `name` found in the settings."""
     get = settings.get
+    found: dict[str, Any] = {}
     if name == "openai":
-        url, key = get("OLLIE_OPENAI_URL"), get("OLLIE_OPENAI_KEY") or get("OPENAI_API_KEY")
-        if not url and not key:
-            raise LLMConfigError(
-                "the openai backend needs OLLIE_OPENAI_KEY or OPENAI_API_KEY "
-                "(or OLLIE_OPENAI_URL for a local server)"
-            )
-        return {"base_url": url or None, "api_key": key or None}
+        found = {
+            "base_url": get("OLLIE_OPENAI_URL"),
+            "api_key": get("OLLIE_OPENAI_KEY") or get("OPENAI_API_KEY"),
+        }
+    elif name == "openrouter":
+        found = {
+            "base_url": get("OLLIE_OPENAI_URL"),
+            "api_key": get("OLLIE_OPENAI_KEY") or get("OPENROUTER_API_KEY"),
+        }
+    elif name == "anthropic":
+        found = {"api_key": get("ANTHROPIC_API_KEY"), "base_url": get("ANTHROPIC_BASE_URL")}
+    elif name == "ollama":
+        found = {"host": get("OLLIE_OLLAMA_URL")}
+    return {k: v for k, v in found.items() if v}
+
+
+def _make(name: str, model: str | None, kwargs: dict[str, Any]) -> Backend:
+    """Build backend `name`, first checking it has what it needs to connect."""
+    model = model or DEFAULT_MODELS[name]
+    if name == "offline":
+        return OfflineBackend(model=model, **kwargs)
+    if name == "ollama":
+        return OllamaBackend(model, **kwargs)
+    if name == "anthropic":
+        if not kwargs.get("api_key"):
+            raise LLMConfigError("the anthropic backend needs ANTHROPIC_API_KEY")
+        return AnthropicBackend(model, **kwargs)
     if name == "openrouter":
-        key = get("OLLIE_OPENAI_KEY") or get("OPENROUTER_API_KEY")
-        if not key:
+        if not kwargs.get("api_key"):
             raise LLMConfigError(
                 "the openrouter backend needs OPENROUTER_API_KEY or OLLIE_OPENAI_KEY"
             )
-        return {"base_url": get("OLLIE_OPENAI_URL") or OPENROUTER_URL, "api_key": key}
-    if name == "anthropic":
-        key = get("ANTHROPIC_API_KEY")
-        if not key:
-            raise LLMConfigError("the anthropic backend needs ANTHROPIC_API_KEY")
-        return {"api_key": key, "base_url": get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL}
-    if name == "ollama":
-        return {"host": get("OLLIE_OLLAMA_URL") or OLLAMA_URL}
-    return {}
+        kwargs.setdefault("base_url", OPENROUTER_URL)
+        return OpenAIBackend(model, name="openrouter", **kwargs)
+    if not kwargs.get("api_key") and not kwargs.get("base_url"):
+        raise LLMConfigError(
+            "the openai backend needs OLLIE_OPENAI_KEY or OPENAI_API_KEY "
+            "(or OLLIE_OPENAI_URL for a local server)"
+        )
+    return OpenAIBackend(model, **kwargs)
 
 
 def backend_from_env(env: Mapping[str, str] | None = None) -> Backend:
@@ -124,23 +160,16 @@ def backend_from_env(env: Mapping[str, str] | None = None) -> Backend:
     OPENROUTER_API_KEY that is set decides. OLLIE_MODEL picks the model. The returned
     backend's `notice` is one line saying what was chosen and why, for the user to see.
     """
-    env = os.environ if env is None else env
-    path = env_file_path(env)
-    from_file: dict[str, str] = {}
-    file_note = ""
-    if path.is_file():
-        from_file = read_env_file(path)
-    elif env.get("OLLIE_ENV_FILE"):
-        file_note = f"env file {path} not found; "
-    settings = {**from_file, **{k: v for k, v in env.items() if v}}
+    settings, in_file, path, file_note = _load_settings(env)
 
     def where(var: str) -> str:
-        return f"{var} in {path}" if var in from_file and not env.get(var) else var
+        return f"{var} in {path}" if var in in_file else var
 
     model = settings.get("OLLIE_MODEL") or None
-    chosen = (settings.get("OLLIE_BACKEND") or "").strip().lower()
+    chosen = settings.get("OLLIE_BACKEND", "").strip()
     if chosen:
-        backend = make_backend(chosen, model, **_backend_kwargs(chosen, settings))
+        name = _backend_name(chosen)
+        backend = _make(name, model, _connection_kwargs(name, settings))
         backend.notice = (
             f"ollie_nb: {file_note}chat backend {backend.name}, model {backend.model} "
             f"(from {where('OLLIE_BACKEND')})."
@@ -149,7 +178,7 @@ def backend_from_env(env: Mapping[str, str] | None = None) -> Backend:
     for var, name in _INFERRED:
         if settings.get(var):
             try:
-                backend = make_backend(name, model, **_backend_kwargs(name, settings))
+                backend = _make(name, model, _connection_kwargs(name, settings))
             except MissingExtraError as err:
                 offline = OfflineBackend()
                 offline.notice = (

@@ -25,7 +25,10 @@ TurnFunction = Callable[[list[Message], list[ToolDef]], Turn | Awaitable[Turn]]
 # A step prompt names its task as "[task t-1a2b]" or "(id: t-1a2b)".
 _TASK_ID = re.compile(r"\[task\s+([A-Za-z0-9][\w.:-]*)\]|\(id:\s*([A-Za-z0-9][\w.:-]*)\)")
 _STEP_LINE = re.compile(r"^\s*Step\s+\d+", re.MULTILINE)
-_STEP_PREFIX = re.compile(r"^\s*Step\s+\d+(?:\s*/\s*\d+)?\s*[:.)-]?\s*")
+# "Step 2:", "Step 2/5.", "Step 2 of 5 [q2]:" ... up to the title.
+_STEP_PREFIX = re.compile(
+    r"^\s*Step\s+\d+(?:\s*(?:/|of)\s*\d+)?\s*(?:\[[^\]]*\])?\s*[:.)-]?\s*", re.IGNORECASE
+)
 _ANNOTATION = re.compile(r"\[task\s+[^\]]*\]|\(id:[^)]*\)|\(after:?[^)]*\)", re.IGNORECASE)
 
 _ITEM = re.compile(r"^(\s*)(?:[-*•]|\d+[.)])\s+(.*?)\s*$")

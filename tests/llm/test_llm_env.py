@@ -233,20 +233,25 @@ def test_missing_sdk_names_the_pip_extra(env_file, monkeypatch, module, backend,
     assert b.notice.endswith("using the offline demo model.")
 
 
-def test_make_backend_by_name(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    assert isinstance(make_backend("offline"), OfflineBackend)
-    router = make_backend("openrouter", api_key=FAKE_KEY)
+def test_make_backend_by_name(env_file: Path):
+    bare = settings(env_file)
+    assert isinstance(make_backend("offline", env=bare), OfflineBackend)
+    router = make_backend("openrouter", env=settings(env_file, OPENROUTER_API_KEY=FAKE_KEY))
     assert repr(router) == (
-        "OpenAIBackend(model='openai/gpt-4o-mini', base_url='https://openrouter.ai/api/v1', key=set)"
+        "OpenAIBackend(model='openai/gpt-4o-mini', base_url='https://openrouter.ai/api/v1', "
+        "key=set)"
     )
     assert router.name == "openrouter"
-    local = make_backend("openai", "qwen", base_url="http://127.0.0.1:8000/v1")
+    local = make_backend("openai", "qwen", env=bare, base_url="http://127.0.0.1:8000/v1")
     assert repr(local) == (
         "OpenAIBackend(model='qwen', base_url='http://127.0.0.1:8000/v1', key=unset)"
     )
-    assert make_backend("ollama", "phi4").model == "phi4"
-    with pytest.raises(LLMConfigError, match="needs an API key"):
-        make_backend("openai")
+    # Explicit arguments win over settings.
+    ollama = make_backend(
+        "Ollama", "phi4", env=settings(env_file, OLLIE_OLLAMA_URL="http://a:1"), host="http://b:2"
+    )
+    assert (ollama.model, ollama.host) == ("phi4", "http://b:2")
+    with pytest.raises(LLMConfigError, match="the openai backend needs OLLIE_OPENAI_KEY"):
+        make_backend("openai", env=bare)
     with pytest.raises(LLMConfigError, match="unknown chat backend"):
-        make_backend("nope")
+        make_backend("nope", env=bare)

@@ -224,6 +224,17 @@ def test_step_prompt_without_task_tool_or_id_answers_directly():
     assert text_of(run(b, [with_id], [PLAN])).startswith("Completed step: sort the books.")
 
 
+def test_queue_plan_step_prompts_are_acknowledged_by_title():
+    first = "Goal: tidy up\n\nStep 1 of 2 [q1]: sort the books\nby colour"
+    second = "Step 2 of 2 [q2]: shelve them\n(after: q1)"
+    b = OfflineBackend()
+    answers = [text_of(run(b, [Message.user(p)], [PLAN])) for p in (first, second)]
+    assert [a.split(". (")[0] for a in answers] == [
+        "Completed step: sort the books",
+        "Completed step: shelve them",
+    ]
+
+
 def test_same_input_gives_the_same_output():
     messages = [Message.user("Goal\n- one\n- two (independent)")]
     first = run(OfflineBackend(), messages, [PLAN])
