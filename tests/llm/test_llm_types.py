@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import subprocess
+import sys
 
 import pytest
 from llm_fake_provider import FAKE_KEY
@@ -121,3 +123,12 @@ def test_error_messages_are_redacted():
     err = LLMError(f"bad key {FAKE_KEY} and again {FAKE_KEY}", secrets=[FAKE_KEY, None, ""])
     assert str(err) == "bad key *** and again ***"
     assert err.message == str(err)
+
+
+def test_importing_the_package_loads_no_provider_sdk():
+    code = (
+        "import sys, ollie_nb.llm; "
+        "print(sorted(m for m in ('openai', 'anthropic', 'httpx', 'httpx2') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
