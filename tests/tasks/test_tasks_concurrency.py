@@ -20,6 +20,9 @@ WRITER = Path(__file__).with_name("tasks_writer.py")
 @pytest.mark.anyio
 async def test_four_servers_create_1000_distinct_tasks(db: Path) -> None:
     ids: list[list[str]] = [[] for _ in range(4)]
+    finished: list[int] = []
+    all_finished = anyio.Event()
+    listing: list[str] = []
 
     async def one_server(n: int) -> None:
         async with connect(db) as client:
@@ -30,6 +33,12 @@ async def test_four_servers_create_1000_distinct_tasks(db: Path) -> None:
             async with anyio.create_task_group() as tg:
                 for i in range(250):
                     tg.start_soon(create, i)
+            finished.append(n)
+            if len(finished) == 4:
+                all_finished.set()
+            await all_finished.wait()
+            if n == 0:  # every server sees every task; a long list is cut for the model
+                listing.append(await ok(client, "task_list"))
 
     started = time.perf_counter()
     async with anyio.create_task_group() as tg:
@@ -44,6 +53,10 @@ async def test_four_servers_create_1000_distinct_tasks(db: Path) -> None:
         assert conn.execute("SELECT count(*) FROM tasks").fetchone() == (1000,)
         created = conn.execute("SELECT task FROM events WHERE type = 'created'").fetchall()
         assert sorted(t for (t,) in created) == sorted(all_ids)
+    conn.close()
+    lines = listing[0].splitlines()
+    assert len(lines) == 501
+    assert lines[-1] == "... 500 more open tasks not shown; narrow the list with parent or label"
     print(f"4 servers x 250 task_create: {elapsed:.2f} s including spawning")
 
 
