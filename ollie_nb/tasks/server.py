@@ -23,7 +23,7 @@ from pydantic import Field
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._errors import TaskError
 from ollie_nb.tasks._schema import STATUSES
-from ollie_nb.tasks._store import DETACH_PARENT, TaskStore
+from ollie_nb.tasks._store import DETACH_PARENT, Task, TaskRef, TaskStore
 
 EVENTS_URI = "tasks://events"
 """Resource whose update signal fires on every change; read the changes with task_events."""
@@ -71,17 +71,27 @@ def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
         except TaskError as exc:
             raise ToolError(str(exc)) from exc
 
-    async def signal_if_changed() -> None:
-        seq = await run(store.last_seq)
+    async def signal(seq: int) -> None:
+        """Publish the update signal if the event log has moved past what was signalled."""
         if seq != seen["seq"]:
             seen["seq"] = seq
             await bus.publish(ResourceUpdated(uri=EVENTS_URI))
+
+    async def change(work: Callable[[], _T]) -> _T:
+        """Run a change (and any read of its result) in one worker call, then signal it."""
+
+        def work_then_seq() -> tuple[_T, int]:
+            return work(), store.last_seq()
+
+        result, seq = await run(work_then_seq)
+        await signal(seq)
+        return result
 
     async def watch() -> None:
         while True:
             await anyio.sleep(watch_interval)
             try:
-                await signal_if_changed()
+                await signal(await run(store.last_seq))
             except ToolError:
                 continue  # locked for long by another process: try again next round
 
@@ -121,9 +131,7 @@ def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
         ] = (),
         labels: Annotated[tuple[str, ...], Field(description="Short tags, no spaces")] = (),
     ) -> str:
-        task_id = await run(store.create, title, body, parent, blockers, labels)
-        await signal_if_changed()
-        return task_id
+        return await change(lambda: store.create(title, body, parent, blockers, labels))
 
     @server.tool(
         structured_output=False,
@@ -164,9 +172,10 @@ def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
         assignee: Annotated[str, Field(description="Who works on it")] = "",
         note: Annotated[str, Field(description="Text appended to the task's notes")] = "",
     ) -> str:
-        unblocked = await run(store.update, id, status, assignee, note)
-        task = await run(store.get, id)
-        await signal_if_changed()
+        def update_then_read() -> tuple[tuple[TaskRef, ...], Task]:
+            return store.update(id, status, assignee, note), store.get(id)
+
+        unblocked, task = await change(update_then_read)
         lines = [f"ok: {_render.ref_line(task.ref())}"]
         lines += [f"unblocked: {_render.ref_line(r)}" for r in unblocked]
         return "\n".join(lines)
@@ -185,9 +194,11 @@ def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
         body: Annotated[str, Field(description="New body, replaces the old one")] = "",
         parent: Annotated[str, Field(description="New parent id, or '-' for none")] = "",
     ) -> str:
-        await run(store.edit, id, title, body, parent)
-        task = await run(store.get, id)
-        await signal_if_changed()
+        def edit_then_read() -> Task:
+            store.edit(id, title, body, parent)
+            return store.get(id)
+
+        task = await change(edit_then_read)
         return f"ok: {_render.ref_line(task.ref())}"
 
     @server.tool(
@@ -199,8 +210,7 @@ def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
         ),
     )
     async def task_delete(id: TaskId, recursive: bool = False) -> str:
-        deleted = await run(store.delete, id, recursive)
-        await signal_if_changed()
+        deleted = await change(lambda: store.delete(id, recursive))
         rest = deleted[:-1]
         return f"deleted {deleted[-1]}" + (
             f" and {len(rest)} subtask(s): {', '.join(rest)}" if rest else ""
@@ -220,13 +230,11 @@ def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
         remove: bool = False,
     ) -> str:
         if remove:
-            unblocked = await run(store.remove_dep, id, blocker)
-            await signal_if_changed()
+            unblocked = await change(lambda: store.remove_dep(id, blocker))
             lines = [f"ok: {id} is no longer blocked by {blocker}"]
             lines += [f"unblocked: {_render.ref_line(r)}" for r in unblocked]
             return "\n".join(lines)
-        added = await run(store.add_dep, id, blocker)
-        await signal_if_changed()
+        added = await change(lambda: store.add_dep(id, blocker))
         return f"ok: {id} is {'now' if added else 'already'} blocked by {blocker}"
 
     @server.tool(
