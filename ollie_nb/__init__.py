@@ -1,5 +1,48 @@
-"""ollie_nb: a planning LLM agent in the Jupyter kernel (`%load_ext ollie_nb`)."""
+"""ollie_nb: a planning LLM agent in the Jupyter kernel (`%load_ext ollie_nb`).
+
+Importing the package is cheap: the notebook frontend, the agent core and the
+MCP SDK load on first use.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """`%load_ext ollie_nb`: register the `%ollie` and `%%ollie` magics."""
+    from ollie_nb.notebook import load_ipython_extension as load
+
+    load(ip)
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    """`%unload_ext ollie_nb`: close MCP sessions and stop the runtime thread."""
+    from ollie_nb.notebook import unload_ipython_extension as unload
+
+    unload(ip)
+
+
+def set_fallback(obj: Any) -> None:
+    """Plug a notebook-defined PlanBackend (object with create_plan, or a function) as the fallback."""
+    from ollie_nb.notebook import set_fallback as set_
+
+    set_(obj)
+
+
+def use_backend(name_or_backend: Any, model: str | None = None) -> Any:
+    """Switch the kernel agent's chat backend (offline, openai, openrouter, anthropic, ollama)."""
+    from ollie_nb.notebook import use_backend as use
+
+    return use(name_or_backend, model)
+
+
+def __getattr__(name: str) -> Any:
+    # `ollie_nb.agent()` before anything imported the subpackage: import it on demand.
+    if name == "agent":
+        import importlib
+
+        return importlib.import_module("ollie_nb.agent")
+    raise AttributeError(f"module 'ollie_nb' has no attribute {name!r}")

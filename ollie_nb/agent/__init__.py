@@ -1,4 +1,12 @@
-"""The agent core: config, environment wiring, turn loop, sessions, hooks."""
+"""The agent core: config, environment wiring, turn loop, sessions, hooks.
+
+Frontend-agnostic: a script drives AgentCore with asyncio. `ollie_nb.agent()` (calling
+this module) returns the notebook kernel's agent handle.
+"""
+
+import sys
+import types
+from typing import Any
 
 from ollie_nb.agent._config import (
     AgentConfig,
@@ -34,3 +42,15 @@ __all__ = [
     "load_agent_config",
     "sessions_dir",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """`ollie_nb.agent` is the core package; calling it gives the kernel's agent handle."""
+
+    def __call__(self) -> Any:
+        from ollie_nb.notebook import agent
+
+        return agent()
+
+
+sys.modules[__name__].__class__ = _CallableModule

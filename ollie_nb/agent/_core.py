@@ -116,6 +116,7 @@ class AgentCore:
         self._tool_routes: dict[str, tuple[str, str]] = {}
         self._tool_defs: list[ToolDef] = []
         self._restored_plans: list[PlanRecord] = []
+        self.queue_status: dict[str, str] = {}  # q-id -> status of the queued plan being worked
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -347,9 +348,16 @@ class AgentCore:
         while not result.interrupted and self._queue:
             done += 1
             nxt = self._queue.popleft()
+            qid = _queue_id(nxt)
+            if qid:
+                self.queue_status[qid] = "in_progress"
             result = await self._turn(
-                nxt, {"queued": True, "step": done, "total": done + len(self._queue)}
+                nxt, {"queued": True, "step": done, "total": done + len(self._queue), "qid": qid}
             )
+            if qid:
+                self.queue_status[qid] = (
+                    "todo" if result.interrupted else "failed" if result.error else "done"
+                )
         if self.autosave:
             self.save()
         return result
@@ -585,7 +593,32 @@ class AgentCore:
         )
 
     def _on_plan(self, record: PlanRecord) -> None:
+        if record.ids and record.ids[0] == "q1":
+            self.queue_status = dict.fromkeys(record.ids, "todo")
         self._emit("plan", record.status, record=record)
+
+    def find_plan(self, key: str | int | None = None) -> PlanRecord | None:
+        """The latest plan, or the one with this number, goal id or step id."""
+        plans = self.plans
+        if key in (None, ""):
+            return plans[-1] if plans else None
+        text = str(key).lstrip("#")
+        for record in reversed(plans):
+            if text == str(record.number) or text == record.goal_id or text in record.ids:
+                return record
+        return None
+
+    async def plan_statuses(self, record: PlanRecord) -> dict[str, str]:
+        """Each step's live status: from the task server when one holds the plan, else the queue."""
+        if not record.ids:
+            return {}
+        if record.ids[0] == "q1":
+            return {i: s for i, s in self.queue_status.items() if i in record.ids}
+        backend = self.env.reasoning.plan_backend if self.env else None
+        target = getattr(backend, "target", None)
+        if record.goal_id and hasattr(target, "read_statuses"):
+            return await target.read_statuses(record.goal_id, record.ids)
+        return {}
 
     def system_prompt(self) -> str:
         """Who the agent is, where it works (dir, platform, date), its agent prompt and context."""
@@ -839,6 +872,11 @@ def _plan_from_dict(data: Mapping[str, Any]) -> PlanRecord:
         warning=data.get("warning", ""),
         created=float(data.get("created", 0)),
     )
+
+
+def _queue_id(prompt: str) -> str:
+    match = re.search(r"^Step \d+ of \d+ \[(q\d+)\]", prompt, re.MULTILINE)
+    return match.group(1) if match else ""
 
 
 def _parse_arguments(raw: str) -> tuple[Any, str]:

@@ -155,7 +155,7 @@ class OfflineBackend:
         self._turns = list(turns) if turns is not None else None
         self._next_turn = 0
         self._model = model
-        self._chunk_delay = chunk_delay
+        self.chunk_delay = chunk_delay
 
     @property
     def model(self) -> str:
@@ -189,7 +189,7 @@ class OfflineBackend:
         reply = _as_message(await self._reply(messages, tools), messages)
         for piece in re.findall(r"\S*\s*", reply.content):
             if piece:
-                await asyncio.sleep(self._chunk_delay)  # also a cancellation point
+                await asyncio.sleep(self.chunk_delay)  # also a cancellation point
                 yield StreamEvent.of_text(piece)
         if reply.tool_calls:
             yield StreamEvent.of_tool_calls(reply.tool_calls)

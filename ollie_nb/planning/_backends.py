@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:  # planning imports nothing of tools at run time
 log = logging.getLogger("ollie_nb.planning")
 
 GOAL_TITLE_CHARS = 200
+_STATUS_FIELD = re.compile(r"""["']?status["']?\s*[:=]\s*["']?([A-Za-z_-]+)""")
 
 
 def dependency_layers(steps: Sequence[PlanStep]) -> list[list[int]]:
@@ -92,6 +94,34 @@ class TaskServerPlanBackend:
                 "(parent = goal, blockers = after)."
             ),
         )
+
+    async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
+        """Each step task's current status as the server reports it (unknown ids left out).
+
+        One `task_list(status="all", parent=goal)` when the server's lines start with
+        `id status`; else `task_read` per id, looking for a `status` field.
+        """
+        wanted = set(ids)
+        found: dict[str, str] = {}
+        if goal_id:
+            listing = await self.dispatcher.dispatch(
+                self.server, "task_list", {"status": "all", "parent": goal_id}
+            )
+            if not listing.is_error:
+                for line in listing.text.splitlines():
+                    parts = line.split()
+                    if len(parts) >= 2 and parts[0] in wanted:
+                        found[parts[0]] = parts[1]
+        missing = [i for i in ids if i not in found]
+        if missing:
+            reads = await asyncio.gather(
+                *(self.dispatcher.dispatch(self.server, "task_read", {"id": i}) for i in missing)
+            )
+            for task_id, result in zip(missing, reads):
+                match = None if result.is_error else _STATUS_FIELD.search(result.text)
+                if match:
+                    found[task_id] = match.group(1)
+        return found
 
     async def _create_step(self, step: PlanStep, goal_id: str, ids: list[str]) -> str:
         args: dict[str, Any] = {"title": step.title, "body": step.body, "parent": goal_id}

@@ -1,0 +1,208 @@
+"""The notebook frontend: the IPython extension, the kernel's runtime, the Python handle.
+
+`%load_ext ollie_nb` only registers the magics; the runtime (loop thread,
+AgentCore, MCP sessions) starts on first use.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ollie_nb.agent import TurnResult
+    from ollie_nb.notebook._magics import OllieMagics
+    from ollie_nb.notebook._runtime import NotebookRuntime
+
+_lock = threading.Lock()
+_active: NotebookRuntime | None = None
+_magics: OllieMagics | None = None
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """Register `%ollie` / `%%ollie` (and the OllieMagics config class)."""
+    global _magics
+    from ollie_nb.notebook._magics import OllieMagics
+
+    _magics = OllieMagics(shell=ip)  # Magics joins ip.configurables and reads ip.config
+    ip.register_magics(_magics)
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    """Close MCP sessions, stop the runtime thread and remove the magics."""
+    global _magics
+    close_runtime()
+    if _magics is not None:
+        ip.magics_manager.magics["line"].pop("ollie", None)
+        ip.magics_manager.magics["cell"].pop("ollie", None)
+        if _magics in ip.configurables:
+            ip.configurables.remove(_magics)
+        _magics = None
+
+
+def close_runtime() -> None:
+    """Stop the kernel's runtime, if one started."""
+    global _active
+    with _lock:
+        runtime, _active = _active, None
+    if runtime is not None:
+        runtime.close()
+
+
+def runtime_for(magics: OllieMagics | None = None) -> NotebookRuntime:
+    """The kernel's one runtime, started on first use with the magics' traits."""
+    global _active
+    with _lock:
+        if _active is not None and not _active.closed:
+            return _active
+        _active = _start_runtime(magics or _magics)
+        return _active
+
+
+def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
+    from IPython.display import display
+
+    from ollie_nb.agent import AgentCore
+    from ollie_nb.llm import OfflineBackend, backend_from_env, make_backend
+    from ollie_nb.notebook._display import Notice
+    from ollie_nb.notebook._runtime import NotebookRuntime
+
+    backend_name = magics.backend if magics else ""
+    model = (magics.model if magics else "") or None
+    backend = make_backend(backend_name, model=model) if backend_name else backend_from_env()
+    if model and not backend_name:
+        backend.set_model(model)
+    if isinstance(backend, OfflineBackend) and magics and magics.offline_chunk_delay:
+        backend.chunk_delay = magics.offline_chunk_delay
+    holder: dict[str, NotebookRuntime] = {}
+
+    def approve(name: str, args: dict[str, Any]) -> Any:
+        return holder["runtime"].run_on_main(lambda: _ask_approval(magics, name, args))
+
+    def factory() -> AgentCore:
+        return AgentCore(
+            backend,
+            agent=(magics.agent if magics else "") or None,
+            workdir=(magics.workdir if magics else "") or os.getcwd(),
+            queue_fallback=bool(magics and magics.fallback == "queue"),
+            approve=approve,
+        )
+
+    runtime = NotebookRuntime(factory)
+    holder["runtime"] = runtime
+    notice = getattr(backend, "notice", "")
+    try:
+        runtime.call(runtime.core.start)
+    except Exception as exc:
+        runtime.close()
+        from IPython.core.error import UsageError
+
+        raise UsageError(f"%ollie: the agent could not start: {exc}") from None
+    if notice:
+        display(Notice(notice))
+    for message in runtime.core.env.messages if runtime.core.env else []:
+        display(Notice(message, "warning"))
+    return runtime
+
+
+def _ask_approval(magics: OllieMagics | None, name: str, args: dict[str, Any]) -> bool:
+    mode = magics.approval if magics else "ask"
+    if mode != "ask":
+        return mode == "allow"
+    import json
+
+    shown = json.dumps(args, ensure_ascii=False)[:300]
+    try:
+        answer = input(f"ollie wants to run {name}({shown}). Allow? [y/N] ")
+    except (EOFError, RuntimeError, OSError):  # no stdin (e.g. a background turn)
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def notebook_plan_backend(target: Any, runtime: NotebookRuntime | None = None) -> Any:
+    """Adapt a notebook-defined PlanBackend so its sync code runs on the kernel thread."""
+    from ollie_nb.planning import AdaptedPlanBackend
+
+    runtime = runtime or runtime_for()
+
+    async def run_sync(fn: Any) -> Any:
+        return await runtime.run_on_main(fn)
+
+    return AdaptedPlanBackend(target, run_sync=run_sync)
+
+
+class AgentHandle:
+    """The kernel's agent for people who prefer code to magics."""
+
+    def __init__(self, runtime: NotebookRuntime) -> None:
+        self._runtime = runtime
+
+    def __repr__(self) -> str:
+        core = self._runtime.core
+        return f"<ollie agent {core.config.name!r}: {core.backend.name}/{core.backend.model}, {len(core.history)} messages>"
+
+    @property
+    def core(self) -> Any:
+        """The AgentCore (its coroutines must run on the runtime loop: use `call`)."""
+        return self._runtime.core
+
+    def ask(self, prompt: str, *, show: bool = True) -> str:
+        """Run a prompt as a turn (streamed into the cell when `show`); returns the reply."""
+        from ollie_nb.notebook._magics import _live_display, _show
+        from ollie_nb.notebook._render import Settings, TurnView
+
+        view = TurnView(Settings(), _show, _live_display) if show else (lambda event: None)
+        result = self._runtime.run_turn(prompt, view)
+        if show:
+            view.finish()
+        return result.reply
+
+    async def aask(self, prompt: str) -> str:
+        """`await agent.aask(prompt)`: run a turn without blocking the kernel's event loop."""
+        import asyncio
+
+        future = self._runtime.start_turn(prompt, None)
+        result: TurnResult = await asyncio.wrap_future(future)
+        return result.reply
+
+    def call(self, fn: Any) -> Any:
+        """Run `await fn(core)` on the runtime loop and return the result."""
+        return self._runtime.call(lambda: fn(self._runtime.core))
+
+    def stop(self) -> None:
+        """Interrupt the running turn."""
+        self._runtime.interrupt()
+
+    @property
+    def history(self) -> list[Any]:
+        return list(self._runtime.core.history)
+
+    @property
+    def plans(self) -> list[Any]:
+        return self._runtime.core.plans
+
+
+def agent() -> AgentHandle:
+    """The kernel's agent handle (the runtime starts if needed)."""
+    return AgentHandle(runtime_for())
+
+
+def set_fallback(obj: Any) -> None:
+    """Plug a notebook-defined PlanBackend as the fallback (None to remove it)."""
+    runtime = runtime_for()
+    backend = None if obj is None else notebook_plan_backend(obj, runtime)
+    runtime.call(lambda: runtime.core.set_fallback_plan_backend(backend))
+
+
+def use_backend(name_or_backend: Any, model: str | None = None) -> Any:
+    """Switch the chat backend: a name (offline, openai, ...) or a Backend object."""
+    from ollie_nb.llm import make_backend
+
+    backend = (
+        make_backend(name_or_backend, model=model)
+        if isinstance(name_or_backend, str)
+        else name_or_backend
+    )
+    runtime_for().core.set_backend(backend)
+    return backend

@@ -1,0 +1,229 @@
+"""Displayable results: every object has an HTML view and a deterministic text/plain view.
+
+Commands return these instead of printing, so `;` silences them and `Out[n]`
+keeps them; text/plain is what terminals and notebook tests compare.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_MUTED = "color: var(--jp-ui-font-color2, #666)"
+_ERROR = "color: var(--jp-error-color1, #c62828)"
+_WARN = "color: var(--jp-warn-color1, #b26a00)"
+_MARKS = {"info": "ℹ", "warning": "⚠", "error": "✖"}
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def shorten(text: str, limit: int) -> str:
+    """Keep the head of a long text and say how much was cut."""
+    if limit <= 0 or len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit} more characters]"
+
+
+class Displayable:
+    """Base: subclasses give `text()` and `html()`."""
+
+    def text(self) -> str:
+        raise NotImplementedError
+
+    def html(self) -> str:
+        return f"<pre>{esc(self.text())}</pre>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+class Reply(Displayable):
+    """A finished piece of the assistant's reply, rendered as Markdown."""
+
+    def __init__(self, markdown: str) -> None:
+        self.markdown = markdown
+
+    def text(self) -> str:
+        return self.markdown
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.markdown, "text/markdown": self.markdown}
+
+
+class Live(Displayable):
+    """The in-place area of a turn: streaming text, the running tool, a retry countdown."""
+
+    def __init__(self, markdown: str = "") -> None:
+        self.markdown = markdown
+
+    def text(self) -> str:
+        return self.markdown
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        if not self.markdown:  # the resting state: shows nothing, compares equal everywhere
+            return {"text/plain": "", "text/html": ""}
+        return {"text/plain": self.markdown, "text/markdown": self.markdown}
+
+
+class Notice(Displayable):
+    """One visible line: info, warning or error."""
+
+    def __init__(self, message: str, level: str = "info") -> None:
+        self.message = message
+        self.level = level
+
+    def text(self) -> str:
+        return f"{_MARKS.get(self.level, '')} {self.message}".strip()
+
+    def html(self) -> str:
+        style = {"error": _ERROR, "warning": _WARN}.get(self.level, _MUTED)
+        return f'<div style="{style}">{esc(self.text())}</div>'
+
+
+class ToolBlock(Displayable):
+    """A tool call and its result, collapsible; long results are cut."""
+
+    def __init__(
+        self,
+        tool: str,
+        args: Any,
+        result: str,
+        *,
+        is_error: bool = False,
+        seconds: float = 0.0,
+        limit: int = 2000,
+    ) -> None:
+        self.tool = tool
+        self.args = args
+        self.result = result
+        self.is_error = is_error
+        self.seconds = seconds
+        self.limit = limit
+
+    def _args_text(self) -> str:
+        if isinstance(self.args, Mapping):
+            return json.dumps(self.args, ensure_ascii=False)
+        return str(self.args)
+
+    def text(self) -> str:
+        mark = "✖" if self.is_error else "→"
+        head = f"{mark} {self.tool}({shorten(self._args_text(), 120).splitlines()[0]})"
+        body = shorten(self.result, min(self.limit, 400))
+        return head + ("\n" + "\n".join(f"  {line}" for line in body.splitlines()) if body else "")
+
+    def html(self) -> str:
+        style = _ERROR if self.is_error else ""
+        args = esc(
+            shorten(
+                json.dumps(self.args, indent=1, ensure_ascii=False)
+                if isinstance(self.args, Mapping)
+                else str(self.args),
+                self.limit,
+            )
+        )
+        summary = esc(self.result.strip().splitlines()[0][:100]) if self.result.strip() else ""
+        return (
+            f'<details style="margin:2px 0"><summary style="cursor:pointer;{style}">'
+            f"<code>{esc(self.tool)}</code> "
+            f'<span style="{_MUTED}">{summary} · {self.seconds:.2f} s</span></summary>'
+            f'<div style="{_MUTED}">arguments</div><pre>{args}</pre>'
+            f'<div style="{_MUTED}">result</div><pre style="{style}">'
+            f"{esc(shorten(self.result, self.limit))}</pre></details>"
+        )
+
+
+class Footer(Displayable):
+    """The usage line under a turn."""
+
+    def __init__(self, text: str) -> None:
+        self.line = text
+
+    def text(self) -> str:
+        return self.line
+
+    def html(self) -> str:
+        return f'<div style="{_MUTED};font-size:smaller">{esc(self.line)}</div>'
+
+
+class Table(Displayable):
+    """A titled table (servers, sessions, queue, models...)."""
+
+    def __init__(
+        self,
+        title: str,
+        headers: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        footer: str = "",
+        empty: str = "(none)",
+    ) -> None:
+        self.title = title
+        self.headers = list(headers)
+        self.rows = [[("" if c is None else str(c)) for c in row] for row in rows]
+        self.footer = footer
+        self.empty = empty
+
+    def text(self) -> str:
+        lines = [self.title] if self.title else []
+        if not self.rows:
+            lines.append(self.empty)
+        else:
+            widths = [
+                max(len(h), *(len(r[i]) for r in self.rows)) for i, h in enumerate(self.headers)
+            ]
+            fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+            if any(self.headers):
+                lines.append(fmt(self.headers))
+            lines.extend(fmt(r) for r in self.rows)
+        if self.footer:
+            lines.append(self.footer)
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        head = f"<b>{esc(self.title)}</b>" if self.title else ""
+        if not self.rows:
+            body = f'<div style="{_MUTED}">{esc(self.empty)}</div>'
+        else:
+            th = "".join(f'<th style="text-align:left">{esc(h)}</th>' for h in self.headers)
+            th = th if any(self.headers) else ""
+            trs = "".join(
+                "<tr>" + "".join(f'<td style="text-align:left">{esc(c)}</td>' for c in r) + "</tr>"
+                for r in self.rows
+            )
+            body = f"<table><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>"
+        foot = f'<div style="{_MUTED}">{esc(self.footer)}</div>' if self.footer else ""
+        return head + body + foot
+
+
+class TextBlock(Displayable):
+    """Preformatted text (help, history, task listings)."""
+
+    def __init__(self, body: str, title: str = "") -> None:
+        self.body = body
+        self.title = title
+
+    def text(self) -> str:
+        return f"{self.title}\n{self.body}" if self.title else self.body
+
+    def html(self) -> str:
+        head = f"<b>{esc(self.title)}</b>" if self.title else ""
+        return f"{head}<pre>{esc(self.body)}</pre>"
+
+
+class Group(Displayable):
+    """Several displayables shown as one result."""
+
+    def __init__(self, *parts: Displayable) -> None:
+        self.parts = [p for p in parts if p is not None]
+
+    def text(self) -> str:
+        return "\n".join(p.text() for p in self.parts)
+
+    def html(self) -> str:
+        return "".join(p.html() for p in self.parts)

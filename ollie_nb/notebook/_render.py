@@ -1,0 +1,202 @@
+"""Render a turn's events on the kernel thread: foreground displays or a background widget.
+
+Streaming text goes to a "live" display that is updated in place and returns to
+empty when the piece of text is complete; the finished piece is then shown as
+its own output. So the saved notebook and a re-run produce the same outputs,
+whatever the timing of the stream.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ollie_nb.notebook._display import Footer, Live, Notice, Reply, ToolBlock
+from ollie_nb.notebook._plans import PlanGraphView
+
+if TYPE_CHECKING:
+    from ollie_nb.agent import Event
+
+
+class Settings:
+    """The magics' traits a renderer needs (read at turn start)."""
+
+    def __init__(
+        self,
+        *,
+        show_tools: bool = True,
+        result_chars: int = 2000,
+        stream_interval: float = 0.1,
+        rankdir: str = "LR",
+        usage_footer: bool = True,
+        show_plans: bool = True,
+    ) -> None:
+        self.show_tools = show_tools
+        self.result_chars = result_chars
+        self.stream_interval = stream_interval
+        self.rankdir = rankdir
+        self.usage_footer = usage_footer
+        self.show_plans = show_plans
+
+
+class TurnView:
+    """Turns events into outputs; `show(obj)` appends an output, `live()` makes an updatable one."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        show: Callable[[Any], None],
+        live: Callable[[Any], Callable[[Any], None]],
+        plan_statuses: Callable[[Any], dict[str, str]] | None = None,
+    ) -> None:
+        self.settings = settings
+        self._show = show
+        self._make_live = live
+        self._plan_statuses = plan_statuses
+        self._update: Callable[[Any], None] | None = None
+        self._text: list[str] = []
+        self._last_update = 0.0
+        self._calls: dict[str, dict[str, Any]] = {}
+        self._started = time.perf_counter()
+        self._usage: dict[str, Any] = {}
+        self.plans: list[PlanGraphView] = []
+        self._plan_updates: list[Callable[[Any], None]] = []
+        self._pending_plans: list[PlanGraphView] = []
+        self.progress: tuple[int, int] | None = None
+        self.result_reply = ""
+        self.interrupted = False
+
+    # live area -----------------------------------------------------------
+
+    def _live(self, markdown: str) -> None:
+        if self._update is None:
+            self._update = self._make_live(Live(""))
+        self._update(Live(markdown))
+
+    def _settle(self) -> None:
+        """Return the live area to empty and show the finished text as its own output."""
+        self._show_pending_plans()
+        text = "".join(self._text)
+        self._text = []
+        if self._update is not None:
+            self._update(Live(""))
+            self._update = None
+        if text.strip():
+            self._show(Reply(text.strip()))
+
+    # events --------------------------------------------------------------
+
+    def __call__(self, event: Event) -> None:
+        handler = getattr(self, f"_on_{event.kind}", None)
+        if handler is not None:
+            handler(event)
+
+    def _on_turn_start(self, event: Event) -> None:
+        step, total = event.data.get("step"), event.data.get("total")
+        if step:
+            self._settle()
+            self.progress = (step, total)
+            title = event.text.split("]: ", 1)[-1].splitlines()[0] if "]: " in event.text else ""
+            label = f"Step {step} of {total}" + (f": {title}" if title else "")
+            self._show(Notice(label, "info"))
+            self._refresh_plans()
+
+    def _on_assistant(self, event: Event) -> None:
+        self._text.append(event.text)
+        now = time.perf_counter()
+        if now - self._last_update >= self.settings.stream_interval:
+            self._last_update = now
+            self._live("".join(self._text))
+
+    def _on_call(self, event: Event) -> None:
+        self._settle()
+        self._calls[event.data.get("id", "")] = event.data
+        if self.settings.show_tools:
+            self._live(f"*running `{event.data.get('tool', '?')}` …*")
+
+    def _on_tool(self, event: Event) -> None:
+        call = self._calls.pop(event.data.get("id", ""), {})
+        if self._update is not None:
+            self._update(Live(""))
+            self._update = None
+        if self.settings.show_tools:
+            self._show(
+                ToolBlock(
+                    event.data.get("tool", "?"),
+                    call.get("args", {}),
+                    event.text,
+                    is_error=bool(event.data.get("is_error")),
+                    seconds=float(event.data.get("seconds", 0.0)),
+                    limit=self.settings.result_chars,
+                )
+            )
+        self._show_pending_plans()
+
+    def _on_plan(self, event: Event) -> None:
+        record = event.data["record"]
+        if record.warning:
+            self._show(Notice(record.warning.removeprefix("warning: "), "warning"))
+        if not self.settings.show_plans:
+            return
+        self._pending_plans.append(PlanGraphView(record, {}, rankdir=self.settings.rankdir))
+
+    def _show_pending_plans(self) -> None:
+        """Draw plans under the reasoning_plan call that made them."""
+        for view in self._pending_plans:
+            self.plans.append(view)
+            self._plan_updates.append(self._make_live(view))
+        self._pending_plans = []
+
+    def _refresh_plans(self) -> None:
+        if self._plan_statuses is None:
+            return
+        for view, update in zip(self.plans, self._plan_updates):
+            statuses = self._plan_statuses(view.record)
+            if statuses != view.statuses:
+                view.statuses = statuses
+                update(view)
+
+    def _on_usage(self, event: Event) -> None:
+        self._usage = dict(event.data)
+
+    def _on_retry(self, event: Event) -> None:
+        delay = float(event.data.get("delay", 0))
+        attempt = event.data.get("attempt", 1)
+        self._live(f"*{event.text or 'rate limited'}: retry {attempt} in {delay:.0f} s …*")
+
+    def _on_info(self, event: Event) -> None:
+        if event.text == "interrupted":
+            self.interrupted = True
+            self._settle()
+            self._show(Notice("interrupted; the session is still usable", "warning"))
+            return
+        self._settle()
+        self._show(Notice(event.text, "info"))
+
+    def _on_error(self, event: Event) -> None:
+        self._settle()
+        self._show(Notice(event.text, "error"))
+
+    def _on_turn_end(self, event: Event) -> None:
+        self._settle()
+        self.result_reply = event.text
+        self._refresh_plans()
+
+    def finish(self) -> None:
+        """After the last turn: settle, refresh plan statuses, show the usage footer."""
+        self._settle()
+        self._refresh_plans()
+        if self.settings.usage_footer and self._usage:
+            u = self._usage
+            seconds = time.perf_counter() - self._started
+            self._show(
+                Footer(
+                    f"{u.get('total_input', 0)} tokens in · {u.get('total_output', 0)} out · "
+                    f"{_count(u.get('requests', 0), 'request')} · {seconds:.1f} s"
+                )
+            )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")

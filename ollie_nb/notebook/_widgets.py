@@ -1,0 +1,202 @@
+"""ipywidgets views: background turns with a Stop button, and a plan graph that refreshes itself.
+
+Both are driven by a periodic callback on the kernel's own event loop, which
+runs between cells, so the kernel stays free while the agent works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from ollie_nb.notebook._display import Live, Notice
+
+if TYPE_CHECKING:
+    from ollie_nb.notebook._magics import OllieMagics
+    from ollie_nb.notebook._plans import PlanGraphView
+    from ollie_nb.notebook._runtime import NotebookRuntime
+
+TICK = 0.1
+
+
+def _bundle(obj: Any) -> dict[str, Any]:
+    data = obj._repr_mimebundle_()
+    return {"output_type": "display_data", "data": data, "metadata": {}}
+
+
+class OutputSink:
+    """Appends displayables to an ipywidgets Output, and updates one of them in place."""
+
+    def __init__(self, output: Any) -> None:
+        self.output = output
+
+    def show(self, obj: Any) -> None:
+        self.output.outputs = (*self.output.outputs, _bundle(obj))
+
+    def live(self, obj: Any) -> Any:
+        index = len(self.output.outputs)
+        self.show(obj)
+
+        def update(new: Any) -> None:
+            outputs = list(self.output.outputs)
+            if index < len(outputs):
+                outputs[index] = _bundle(new)
+                self.output.outputs = tuple(outputs)
+
+        return update
+
+
+class BackgroundTurn:
+    """A turn running while the kernel is free: status line, progress, Stop button, output."""
+
+    def __init__(self, magics: OllieMagics, runtime: NotebookRuntime, prompt: str) -> None:
+        import ipywidgets as widgets
+
+        from ollie_nb.notebook._render import TurnView
+
+        self.runtime = runtime
+        self.status = widgets.HTML("<b>ollie</b> starting …")
+        self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="warning")
+        self.stop_button.on_click(lambda _: self.stop())
+        self.progress = widgets.IntProgress(value=0, min=0, max=1, layout={"width": "160px"})
+        self.progress.layout.visibility = "hidden"
+        self.output = widgets.Output()
+        self.widget = widgets.VBox(
+            [widgets.HBox([self.status, self.progress, self.stop_button]), self.output]
+        )
+        sink = OutputSink(self.output)
+        self.view = TurnView(
+            magics.settings(), sink.show, sink.live, _plan_statuses_off_thread(runtime)
+        )
+        self.started = time.perf_counter()
+        self.future = runtime.start_turn(prompt, self._on_event)
+        self._loop = asyncio.get_event_loop()
+        self._loop.call_later(TICK, self._tick)
+
+    def _on_event(self, event: Any) -> None:
+        self.view(event)
+        if self.view.progress:
+            step, total = self.view.progress
+            self.progress.max, self.progress.value = total, step - 1
+            self.progress.layout.visibility = "visible"
+        if event.kind == "call":
+            self.status.value = f"<b>ollie</b> running <code>{event.data.get('tool', '')}</code> …"
+        elif event.kind == "assistant":
+            self.status.value = "<b>ollie</b> writing …"
+
+    def _tick(self) -> None:
+        self.runtime.drain()
+        if self.future.done():
+            self.runtime.drain()
+            self.view.finish()
+            seconds = time.perf_counter() - self.started
+            state = "interrupted" if self.view.interrupted else "done"
+            if self.future.cancelled() or self.future.exception() is not None:
+                state = "failed"
+                error = "cancelled" if self.future.cancelled() else str(self.future.exception())
+                OutputSink(self.output).show(Notice(error, "error"))
+            self.status.value = f"<b>ollie</b> {state} ({seconds:.1f} s)"
+            if self.view.progress:
+                self.progress.value = self.progress.max
+            self.stop_button.disabled = True
+            return
+        self._loop.call_later(TICK, self._tick)
+
+    def stop(self) -> None:
+        """Interrupt the turn (the Stop button)."""
+        self.runtime.interrupt()
+        self.status.value = "<b>ollie</b> stopping …"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        if isinstance(bundle, dict):
+            bundle["text/plain"] = "ollie: background turn (output in the widget)"
+        return bundle
+
+
+def start_background_turn(magics: OllieMagics, runtime: NotebookRuntime, prompt: str) -> Any:
+    """Start the turn and return its widget at once (the cell finishes immediately)."""
+    return BackgroundTurn(magics, runtime, prompt)
+
+
+def _plan_statuses_off_thread(runtime: NotebookRuntime) -> Any:
+    """Plan statuses for a background view: read on the loop, never blocking the kernel."""
+    cache: dict[int, dict[str, str]] = {}
+
+    def statuses(record: Any) -> dict[str, str]:
+        future = runtime.submit(lambda: runtime.core.plan_statuses(record))
+        future.add_done_callback(
+            lambda f: cache.__setitem__(record.number, f.result()) if not f.exception() else None
+        )
+        return cache.get(record.number, {})
+
+    return statuses
+
+
+class PlanWatch:
+    """A plan graph that re-reads its step statuses every `interval` seconds until all are done."""
+
+    def __init__(self, runtime: NotebookRuntime, view: PlanGraphView, interval: float) -> None:
+        import ipywidgets as widgets
+
+        self.runtime = runtime
+        self.view = view
+        self.interval = max(0.5, interval)
+        self.html = widgets.HTML(view.html())
+        self.label = widgets.HTML("")
+        self.stop_button = widgets.Button(description="Stop watching", icon="eye-slash")
+        self.stop_button.on_click(lambda _: self.stop())
+        self.widget = widgets.VBox([self.html, widgets.HBox([self.label, self.stop_button])])
+        self.watching = True
+        self._pending: Any = None
+        self._loop = asyncio.get_event_loop()
+        self._loop.call_later(self.interval, self._tick)
+        self._show_progress()
+
+    def _show_progress(self) -> None:
+        done, total = self.view.progress()
+        self.label.value = f"watching: {done} of {total} steps done"
+
+    def _tick(self) -> None:
+        if not self.watching:
+            return
+        if self._pending is not None and self._pending.done():
+            if self._pending.exception() is None:
+                statuses = self._pending.result()
+                if statuses != self.view.statuses:
+                    self.view.statuses = statuses
+                    self.html.value = self.view.html()
+                self._show_progress()
+            self._pending = None
+            done, total = self.view.progress()
+            if done == total:
+                self.watching = False
+                self.stop_button.disabled = True
+                self.label.value = f"all {total} steps done"
+                return
+        if self._pending is None:
+            record = self.view.record
+            self._pending = self.runtime.submit(lambda: self.runtime.core.plan_statuses(record))
+        self._loop.call_later(self.interval, self._tick)
+
+    def stop(self) -> None:
+        self.watching = False
+        self.stop_button.disabled = True
+        self.label.value = "stopped watching"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        if isinstance(bundle, dict):
+            bundle["text/plain"] = self.view.text()
+        return bundle
+
+
+def watch_plan(
+    magics: OllieMagics, runtime: NotebookRuntime, view: PlanGraphView, interval: float
+) -> Any:
+    """`%ollie plan --watch S`: a self-refreshing plan graph widget."""
+    return PlanWatch(runtime, view, interval)
+
+
+__all__ = ["BackgroundTurn", "Live", "PlanWatch", "start_background_turn", "watch_plan"]
