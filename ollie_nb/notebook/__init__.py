@@ -23,9 +23,18 @@ _magics: OllieMagics | None = None
 def load_ipython_extension(ip: Any) -> None:
     """Register `%ollie` / `%%ollie` (and the OllieMagics config class)."""
     global _magics
+    from traitlets import TraitError
+
     from ollie_nb.notebook._magics import OllieMagics
 
-    _magics = OllieMagics(shell=ip)  # Magics joins ip.configurables and reads ip.config
+    try:
+        _magics = OllieMagics(shell=ip)  # Magics joins ip.configurables and reads ip.config
+    except TraitError as exc:  # a bad %config / ipython_config value must not stop the load
+        import sys
+
+        print(f"ollie_nb: ignoring OllieMagics config: {exc}", file=sys.stderr)
+        ip.config.pop("OllieMagics", None)
+        _magics = OllieMagics(shell=ip)
     ip.register_magics(_magics)
 
 

@@ -132,6 +132,9 @@ class OllieMagics(Magics):
         """Run the agent: `%%ollie` for a cell prompt, `%ollie COMMAND` for everything else."""
         if cell is not None:
             return self._prompt(_prompt_parser("%%ollie"), line, cell)
+        line = line.strip()
+        quiet = line.endswith(";")  # IPython's displayhook cannot see a ; inside a magic line
+        line = line.removesuffix(";").rstrip()
         try:
             words = shlex.split(line)
         except ValueError as exc:
@@ -144,7 +147,8 @@ class OllieMagics(Magics):
             close = difflib.get_close_matches(command, COMMANDS, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else "; see %ollie help"
             raise UsageError(f"%ollie: unknown command '{command}'{hint}")
-        return handler(rest)
+        result = handler(rest)
+        return None if quiet else result
 
     # -- runtime -------------------------------------------------------------
 

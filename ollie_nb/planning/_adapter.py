@@ -26,6 +26,7 @@ class AdaptedPlanBackend:
 
     def __init__(self, target: Any, *, run_sync: SyncRunner | None = None) -> None:
         if isinstance(target, AdaptedPlanBackend):
+            run_sync = run_sync or target._run_sync
             target = target.target
         fn = getattr(target, "create_plan", None)
         if fn is None and callable(target) and not isinstance(target, type):

@@ -96,7 +96,10 @@ class ReasoningServer:
     # PlanBackendSetter
     def set_plan_backend(self, backend: PlanBackend | Any | None) -> None:
         """Wire (or, with None, unwire) the backend that persists or queues plans."""
-        self._backend = None if backend is None else AdaptedPlanBackend(backend)
+        if backend is None or isinstance(backend, AdaptedPlanBackend):
+            self._backend = backend  # already adapted: keep its sync runner
+        else:
+            self._backend = AdaptedPlanBackend(backend)
 
     @property
     def plan_backend(self) -> AdaptedPlanBackend | None:

@@ -1,0 +1,103 @@
+"""A real IPython kernel for tests: run cells, collect outputs as a notebook would keep them."""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+
+@dataclass
+class CellRun:
+    """What one cell produced: outputs (display updates applied), error, and how long it took."""
+
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    seconds: float = 0.0
+    updates: int = 0
+
+    def texts(self) -> list[str]:
+        """text/plain of every display/result output, and stream text."""
+        out = []
+        for o in self.outputs:
+            if o["type"] == "stream":
+                out.append(o["text"])
+            elif "text/plain" in o.get("data", {}):
+                out.append(o["data"]["text/plain"])
+        return [t for t in out if t]
+
+    def text(self) -> str:
+        return "\n".join(self.texts())
+
+    def html(self) -> str:
+        return "\n".join(o.get("data", {}).get("text/html", "") for o in self.outputs)
+
+    def stderr(self) -> str:
+        return "".join(o["text"] for o in self.outputs if o.get("name") == "stderr")
+
+
+class Kernel:
+    """Start a python3 kernel (this interpreter) in `cwd` with `env`; run cells on it."""
+
+    def __init__(self, cwd: str, env: dict[str, str] | None = None) -> None:
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        full_env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+        self.km = KernelManager(kernel_name="python3")
+        self.km.kernel_spec.argv[0] = sys.executable  # this venv's Python, whatever PATH says
+        self.km.start_kernel(cwd=cwd, env=full_env)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+
+    def run(self, code: str, timeout: float = 60.0, on_message: Any = None) -> CellRun:
+        """Execute `code`; collect iopub output until the kernel is idle again."""
+        msg_id = self.kc.execute(code, allow_stdin=False)
+        run = CellRun()
+        by_display: dict[str, int] = {}
+        started = time.monotonic()
+        while True:
+            remaining = timeout - (time.monotonic() - started)
+            if remaining <= 0:
+                raise TimeoutError(f"cell did not finish in {timeout} s: {code[:60]!r}")
+            try:
+                msg = self.kc.get_iopub_msg(timeout=remaining)
+            except queue.Empty:
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if on_message is not None:
+                on_message(kind, content)
+            if kind == "status" and content["execution_state"] == "idle":
+                break
+            if kind == "stream":
+                run.outputs.append(
+                    {"type": "stream", "name": content["name"], "text": content["text"]}
+                )
+            elif kind in ("display_data", "execute_result"):
+                run.outputs.append({"type": kind, "data": content["data"]})
+                display_id = content.get("transient", {}).get("display_id")
+                if display_id:
+                    by_display[display_id] = len(run.outputs) - 1
+            elif kind == "update_display_data":
+                run.updates += 1
+                display_id = content.get("transient", {}).get("display_id")
+                if display_id in by_display:
+                    run.outputs[by_display[display_id]]["data"] = content["data"]
+            elif kind == "error":
+                run.error = content
+        run.seconds = time.monotonic() - started
+        return run
+
+    def interrupt(self) -> None:
+        self.km.interrupt_kernel()
+
+    def shutdown(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
