@@ -219,9 +219,12 @@ class OllieMagics(Magics):
 
     def _statuses_on_main(self, runtime: Any) -> Callable[[Any], dict[str, str]]:
         def statuses(record: Any) -> dict[str, str]:
+            # Wait without pumping: this runs inside the pump, which must not re-enter the view.
+            future = runtime.submit(lambda: runtime.core.plan_statuses(record))
             try:
-                return runtime.call(lambda: runtime.core.plan_statuses(record), timeout=10)
+                return future.result(timeout=10)
             except Exception:
+                future.cancel()
                 return {}
 
         return statuses

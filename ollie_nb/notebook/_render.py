@@ -105,7 +105,9 @@ class TurnView:
     def _on_assistant(self, event: Event) -> None:
         self._text.append(event.text)
         now = time.perf_counter()
-        if now - self._last_update >= self.settings.stream_interval:
+        # The first piece always opens the live area (so every reply leaves the same
+        # outputs, however fast it streamed); later pieces update it at most every interval.
+        if self._update is None or now - self._last_update >= self.settings.stream_interval:
             self._last_update = now
             self._live("".join(self._text))
 
