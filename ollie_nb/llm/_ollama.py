@@ -14,6 +14,7 @@ from ollie_nb.llm._errors import (
     error_detail,
     http_error_message,
 )
+from ollie_nb.llm._openai import openai_tools
 from ollie_nb.llm._remote import RemoteBackend
 from ollie_nb.llm._retry import RetryPolicy, parse_retry_after
 from ollie_nb.llm._types import GenerationParams, Message, StreamEvent, ToolCall, ToolDef, Usage
@@ -55,21 +56,6 @@ def ollama_messages(messages: list[Message]) -> list[dict[str, Any]]:
                 entry["tool_name"] = tool_name
         out.append(entry)
     return out
-
-
-def ollama_tools(tools: list[ToolDef]) -> list[dict[str, Any]]:
-    """Tool definitions in the /api/chat form (the same shape as OpenAI's)."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.input_schema,
-            },
-        }
-        for t in tools
-    ]
 
 
 class OllamaBackend(RemoteBackend):
@@ -125,7 +111,7 @@ class OllamaBackend(RemoteBackend):
             "stream": True,
         }
         if tools:
-            body["tools"] = ollama_tools(tools)
+            body["tools"] = openai_tools(tools)  # /api/chat takes the same shape
         if options:
             body["options"] = options
         return body
