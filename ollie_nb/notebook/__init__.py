@@ -36,6 +36,7 @@ def load_ipython_extension(ip: Any) -> None:
         ip.config.pop("OllieMagics", None)
         _magics = OllieMagics(shell=ip)
     ip.register_magics(_magics)
+    ip.set_hook("complete_command", _complete, str_key="%ollie")
 
 
 def unload_ipython_extension(ip: Any) -> None:
@@ -48,6 +49,15 @@ def unload_ipython_extension(ip: Any) -> None:
         if _magics in ip.configurables:
             ip.configurables.remove(_magics)
         _magics = None
+    dispatcher = getattr(ip, "strdispatchers", {}).get("complete_command")
+    if dispatcher is not None:
+        dispatcher.strs.pop("%ollie", None)
+
+
+def _complete(shell: Any, event: Any) -> list[str]:
+    from ollie_nb.notebook._magics import complete
+
+    return complete(shell, event)
 
 
 def close_runtime() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import inspect
 import os
 import shlex
 import time
@@ -521,6 +522,42 @@ class OllieMagics(Magics):
         if name not in self.shell.user_ns:
             raise UsageError(f"%ollie {command}: no variable named {name!r} in the notebook")
         return self.shell.user_ns[name]
+
+
+_ARGUMENT_WORDS = {
+    "backend": ["offline", "openai", "openrouter", "anthropic", "ollama"],
+    "fallback": ["queue", "off"],
+    "queue": ["clear"],
+    "tasks": ["open", "ready", "all", "in_progress", "done", "failed"],
+}
+
+
+def complete(shell: Any, event: Any) -> list[str]:
+    """Tab completion after `%ollie`: commands, then each command's likely arguments."""
+    words = event.line.split()
+    typing_first = len(words) < 2 or (len(words) == 2 and not event.line.endswith(" "))
+    if typing_first:
+        return COMMANDS
+    command = words[1]
+    options = list(_ARGUMENT_WORDS.get(command, []))
+    if command in ("backend", "fallback"):
+        wanted = "create_plan" if command == "fallback" else "chat_stream"
+        options += [
+            name
+            for name, value in shell.user_ns.items()
+            if not name.startswith("_")
+            and not isinstance(value, type)
+            and (hasattr(value, wanted) or (command == "fallback" and inspect.isfunction(value)))
+        ]
+    elif command == "agent":
+        from ollie_nb.agent import list_agents
+
+        options += list_agents(os.getcwd())
+    elif command == "resume":
+        from ollie_nb.agent import list_sessions
+
+        options += [s.id for s in list_sessions()[:20]]
+    return options
 
 
 async def _list_servers(core: Any) -> dict[str, Any]:
