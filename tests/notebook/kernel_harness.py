@@ -77,9 +77,13 @@ class Kernel:
             if kind == "status" and content["execution_state"] == "idle":
                 break
             if kind == "stream":
-                run.outputs.append(
-                    {"type": "stream", "name": content["name"], "text": content["text"]}
-                )
+                last = run.outputs[-1] if run.outputs else {}
+                if last.get("type") == "stream" and last.get("name") == content["name"]:
+                    last["text"] += content["text"]  # coalesce, as a notebook does
+                else:
+                    run.outputs.append(
+                        {"type": "stream", "name": content["name"], "text": content["text"]}
+                    )
             elif kind in ("display_data", "execute_result"):
                 run.outputs.append({"type": kind, "data": content["data"]})
                 display_id = content.get("transient", {}).get("display_id")
