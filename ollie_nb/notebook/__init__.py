@@ -113,11 +113,12 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
     notice = getattr(backend, "notice", "")
     try:
         runtime.call(runtime.core.start)
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:
         runtime.close()
         from IPython.core.error import UsageError
 
-        raise UsageError(f"%ollie: the agent could not start: {exc}") from None
+        reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
+        raise UsageError(f"%ollie: the agent could not start: {reason}") from None
     if notice:
         display(Notice(notice))
     for message in runtime.core.env.messages if runtime.core.env else []:

@@ -165,6 +165,8 @@ class OllieMagics(Magics):
             return runtime.call(lambda: fn(runtime.core))
         except UsageError:
             raise
+        except KeyboardInterrupt:
+            raise UsageError("%ollie: interrupted") from None
         except Exception as exc:
             raise UsageError(f"%ollie: {_one_line(exc)}") from None
 
