@@ -89,7 +89,17 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
 
     backend_name = magics.backend if magics else ""
     model = (magics.model if magics else "") or None
-    backend = make_backend(backend_name, model=model) if backend_name else backend_from_env()
+    from IPython.core.error import UsageError
+
+    from ollie_nb.llm import LLMError
+
+    level = "info"
+    try:
+        backend = make_backend(backend_name, model=model) if backend_name else backend_from_env()
+    except LLMError as exc:  # keep the notebook usable: `%ollie backend NAME` can fix it
+        backend = OfflineBackend()
+        backend.notice = f"cannot set up the chat backend ({exc}); using the offline model"
+        level = "warning"
     if model and not backend_name:
         backend.set_model(model)
     if isinstance(backend, OfflineBackend) and magics and magics.offline_chunk_delay:
@@ -115,12 +125,10 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
         runtime.call(runtime.core.start)
     except (Exception, KeyboardInterrupt) as exc:
         runtime.close()
-        from IPython.core.error import UsageError
-
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
         raise UsageError(f"%ollie: the agent could not start: {reason}") from None
     if notice:
-        display(Notice(notice))
+        display(Notice(notice, level))
     for message in runtime.core.env.messages if runtime.core.env else []:
         display(Notice(message, "warning"))
     return runtime
