@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.agent._config import AgentConfig, ConfigError, load_agent_config
-from ollie_nb.agent._env import AgentEnv, build_agent_env
+from ollie_nb.agent._env import AgentEnv, build_agent_env, wire_plan_backend
 from ollie_nb.agent._events import Event, EventSink, TurnResult
 from ollie_nb.agent._hooks import run_hooks
 from ollie_nb.agent._sessions import (
+    SessionError,
     SessionInfo,
     list_sessions,
     load_session,
@@ -237,9 +238,7 @@ class AgentCore:
         """Set (or with None clear) the fallback and re-wire; a task server still wins."""
         self._fallback = backend
         if self.env is not None:
-            from ollie_nb.agent._env import _wire_plan_backend
-
-            _wire_plan_backend(self.env, self._effective_fallback())
+            wire_plan_backend(self.env, self._effective_fallback())
 
     def context_size(self) -> int:
         """Tokens the next request will send: the last reported input size, else an estimate."""
@@ -758,8 +757,6 @@ class AgentCore:
         if self.is_running:
             raise RuntimeError("a turn is running; restore after it ends")
         data = load_session(session_id)
-        from ollie_nb.agent._sessions import SessionError
-
         try:
             history = [Message.from_dict(m) for m in data["history"]]
             plans = [_plan_from_dict(p) for p in data.get("plans", [])]

@@ -105,7 +105,7 @@ async def build_agent_env(
                 await server.aclose()
         env.servers[server.name] = status
 
-    _wire_plan_backend(env, fallback_plan_backend)
+    wire_plan_backend(env, fallback_plan_backend)
     return env
 
 
@@ -145,7 +145,8 @@ async def _connect(server: McpServer) -> tuple[str, float]:
     return "", time.perf_counter() - start
 
 
-def _wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
+def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
+    """Wire the env's reasoning server: task server > fallback > none, noting why."""
     task_server = next((s.name for s in env.servers.values() if "task_create" in s.tools), None)
     failed = [s for s in env.servers.values() if s.state == "failed"]
     if task_server is not None:
