@@ -1,0 +1,135 @@
+"""One measured figure, the table that shows them, and the JSON form of a run."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+LOWER_IS_BETTER = {"ms", "s", "B", "x"}
+"""Units of costs; the other unit, "/s", is a rate, where higher is better."""
+
+
+@dataclass
+class Figure:
+    """One line of the table: our median, the baseline's median, and the goal it is held to.
+
+    `ratio` is always how many times the baseline's cost ours is (above 1: slower or
+    bigger), so for a rate it is baseline / ours.
+    """
+
+    row: int
+    what: str
+    unit: str
+    ours: float | None
+    baseline: float | None = None
+    baseline_what: str = ""
+    goal: str = ""
+    met: bool | None = None
+    samples: int = 0
+    note: str = ""
+    error: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        """Ours over the baseline as a cost ratio; None when either is missing or zero."""
+        if self.ours is None or self.baseline is None or self.ours == 0 or self.baseline == 0:
+            return None
+        if self.unit in LOWER_IS_BETTER:
+            return self.ours / self.baseline
+        return self.baseline / self.ours
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form, ratio included."""
+        return {**asdict(self), "ratio": self.ratio}
+
+
+def format_value(value: float | None, unit: str) -> str:
+    """A value with its unit, with three significant digits or so."""
+    if value is None:
+        return "-"
+    if unit == "x":
+        return f"{value:.2f}x"
+    if unit == "B":
+        return f"{value:,.0f} B"
+    if unit == "/s":
+        return f"{value:,.0f}/s" if value >= 100 else f"{value:.1f}/s"
+    if unit == "s" and value < 1:
+        unit, value = "ms", value * 1000
+    if unit == "ms" and value < 1:
+        return f"{value * 1000:.0f} µs"
+    digits = 0 if value >= 100 else 1 if value >= 10 else 2
+    return f"{value:.{digits}f} {unit}"
+
+
+def render_table(figures: Sequence[Figure]) -> str:
+    """The table: one line per figure, then the baselines and notes keyed by figure."""
+    head = ("row", "what", "ours", "baseline", "ratio", "goal", "met", "n")
+    rows = []
+    for f in figures:
+        baseline = f.baseline_what if f.baseline is None and f.baseline_what else ""
+        rows.append(
+            (
+                str(f.row),
+                f.what,
+                format_value(f.ours, f.unit),
+                format_value(f.baseline, f.unit) if f.baseline is not None else baseline or "-",
+                f"{f.ratio:.2f}" if f.ratio is not None else "-",
+                f.goal or "-",
+                "FAILED" if f.error else {True: "yes", False: "NO", None: "-"}[f.met],
+                str(f.samples) if f.samples else "-",
+            )
+        )
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    right = {2, 3, 4, 7}
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        ).rstrip()
+
+    out = [line(head), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    legend = []
+    for f in figures:
+        parts = [f"failed: {f.error}"] if f.error else []
+        if f.baseline_what and f.baseline is not None:
+            parts.append(f"baseline: {f.baseline_what}")
+        if f.note:
+            parts.append(f.note)
+        if parts:
+            legend.append(f"  [{f.row}] {f.what}: " + "; ".join(parts))
+    if legend:
+        out += ["", *legend]
+    return "\n".join(out)
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    versions = {}
+    for dist in ("mcp", "ipython", "graphviz"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = None
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "packages": versions,
+        "executable": sys.executable,
+    }
+
+
+def write_json(path: Path, figures: Sequence[Figure], settings: dict[str, Any]) -> None:
+    """Write the run's figures, settings and machine as JSON."""
+    data = {"machine": machine(), "settings": settings, "figures": [f.to_dict() for f in figures]}
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,0 +1,77 @@
+"""What every benchmark row gets and gives: run settings, timing helpers, the row record."""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench._report import Figure
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How hard to measure, and where scratch files go."""
+
+    quick: bool
+    scratch: Path
+
+    def repeats(self, full: int, quick: int) -> int:
+        """The number of repeats for this run: `full`, or `quick` under --quick."""
+        return quick if self.quick else full
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the table: a number, a key for --only, a title, and the coroutine measuring it."""
+
+    number: int
+    key: str
+    title: str
+    run: Callable[[Settings], Awaitable[list[Figure]]]
+
+
+def median(samples: Sequence[float]) -> float:
+    """The median of the samples."""
+    return statistics.median(samples)
+
+
+def _orders(names: Sequence[str], repeats: int, start: int = 0) -> list[list[str]]:
+    """One running order per repeat, rotated so that no variant always runs first."""
+    names = list(names)
+    shifts = [(start + r) % len(names) for r in range(repeats)]
+    return [names[k:] + names[:k] for k in shifts]
+
+
+async def alternate(
+    variants: Mapping[str, Callable[[], Awaitable[Any]]], repeats: int, *, start: int = 0
+) -> dict[str, list[float]]:
+    """Time each variant once per repeat, side by side; return the seconds of each run.
+
+    `start` shifts the rotation, for callers that time one repeat per call.
+    """
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for order in _orders(list(variants), repeats, start):
+        for name in order:
+            start = time.perf_counter()
+            await variants[name]()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def alternate_sync(
+    variants: Mapping[str, Callable[[], Any]], repeats: int
+) -> dict[str, list[float]]:
+    """Like `alternate`, for plain functions."""
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for order in _orders(list(variants), repeats):
+        gc.collect()
+        for name in order:
+            start = time.perf_counter()
+            variants[name]()
+            times[name].append(time.perf_counter() - start)
+    return times

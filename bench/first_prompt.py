@@ -1,0 +1,168 @@
+"""Row 4: AgentCore's first prompt against the bare connect of its task server, and 4 servers.
+
+Each repeat times, in a rotated order: each of 4 task servers connected alone through
+the SDK (spawn + initialize), AgentCore start + first `submit` of a list prompt with the
+offline demo planner and the first server, build_agent_env connecting all 4 at once, and
+the SDK connecting all 4 at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from mcp import Client
+
+from bench._report import Figure
+from bench._run import Row, Settings, median
+from bench._servers import task_server_config, task_server_params
+from ollie_nb.agent import AgentConfig, AgentCore, build_agent_env
+from ollie_nb.llm import OfflineBackend
+from ollie_nb.tasks import TaskStore
+from ollie_nb.tools import Dispatcher
+
+SERVERS = 4
+CONCURRENT_GOAL = 1.2
+LIST_PROMPT = "Ship the report\n- Collect data\n- Clean data\n- Draw charts (after 2)\n- Publish"
+
+
+async def _raw_connects(dbs: list[Path]) -> float:
+    """Connect to every server at once through the SDK; seconds until the last one is ready."""
+    start = time.perf_counter()
+    ready = [0.0] * len(dbs)
+    release = asyncio.Event()
+
+    async def one(index: int) -> None:
+        async with Client(task_server_params(dbs[index])):
+            ready[index] = time.perf_counter() - start
+            await release.wait()
+
+    tasks = [asyncio.create_task(one(i)) for i in range(len(dbs))]
+    while not all(ready) and not any(t.done() for t in tasks):
+        await asyncio.sleep(0.001)
+    release.set()
+    await asyncio.gather(*tasks)
+    return max(ready)
+
+
+async def _first_prompt(db: Path, workdir: str) -> float:
+    config = AgentConfig.from_dict({"mcpServers": {"tasks": task_server_config(db)}})
+    start = time.perf_counter()
+    core = AgentCore(OfflineBackend(), agent=config, workdir=workdir, autosave=False)
+    try:
+        await core.start()
+        result = await core.submit(LIST_PROMPT)
+        seconds = time.perf_counter() - start
+        plan = core.plans[-1] if core.plans else None
+        if result.error or plan is None or not plan.persisted:
+            raise RuntimeError(f"the first prompt did not persist a plan: {result}")
+    finally:
+        await core.aclose()
+    return seconds
+
+
+async def _env(dbs: list[Path], workdir: str) -> float:
+    config = AgentConfig.from_dict(
+        {"mcpServers": {f"tasks{i}": task_server_config(db) for i, db in enumerate(dbs)}}
+    )
+    start = time.perf_counter()
+    env = await build_agent_env(config, Dispatcher(), workdir)
+    seconds = time.perf_counter() - start
+    await env.aclose()
+    failed = [s.detail for s in env.servers.values() if s.state == "failed"]
+    if failed:
+        raise RuntimeError(f"build_agent_env could not connect: {failed[0]}")
+    return seconds
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def run(settings: Settings) -> list[Figure]:
+    """Time the first prompt and the concurrent connects, a fresh work dir per repeat."""
+    repeats = settings.repeats(5, 1)
+    samples: dict[str, list[float]] = {k: [] for k in ("single", "slowest", "first", "env", "raw")}
+    cpu: list[float] = []
+    for r in range(repeats):
+        with tempfile.TemporaryDirectory(dir=settings.scratch) as workdir:
+            dbs = [Path(workdir) / f"tasks{i}.db" for i in range(SERVERS)]
+            for db in dbs:
+                TaskStore(db).close()  # schema made now, so no timed connect pays for it
+            if r == 0:
+                await _raw_connects(dbs[:1])  # warm the file cache
+
+            async def singles(dbs: list[Path] = dbs) -> None:
+                seconds = []
+                for db in dbs:
+                    before = _children_cpu()
+                    seconds.append(await _raw_connects([db]))
+                    cpu.append(_children_cpu() - before)
+                samples["single"].append(seconds[0])
+                samples["slowest"].append(max(seconds))
+
+            async def first(dbs: list[Path] = dbs, workdir: str = workdir) -> None:
+                samples["first"].append(await _first_prompt(dbs[0], workdir))
+
+            async def env(dbs: list[Path] = dbs, workdir: str = workdir) -> None:
+                samples["env"].append(await _env(dbs, workdir))
+
+            async def raw(dbs: list[Path] = dbs) -> None:
+                samples["raw"].append(await _raw_connects(dbs))
+
+            steps: list[Callable[[], Awaitable[None]]] = [singles, first, env, raw]
+            for k in range(len(steps)):
+                await steps[(r + k) % len(steps)]()
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    server_cpu = median(cpu)
+    cpu_floor = SERVERS * server_cpu / (cores or 1)
+    env_s, slowest, raw_s = (
+        median(samples["env"]),
+        median(samples["slowest"]),
+        median(samples["raw"]),
+    )
+    return [
+        Figure(
+            row=4,
+            what="first prompt: AgentCore start + submit",
+            unit="s",
+            ours=median(samples["first"]),
+            baseline=median(samples["single"]),
+            baseline_what="SDK Client spawn + initialize of the same task server (offline demo planner, list prompt of 4 steps)",
+            samples=repeats,
+        ),
+        Figure(
+            row=4,
+            what=f"{SERVERS} servers at once: build_agent_env",
+            unit="s",
+            ours=env_s,
+            baseline=slowest,
+            baseline_what=f"slowest of the {SERVERS} servers connected alone (SDK)",
+            goal=f"ratio <= {CONCURRENT_GOAL:g}",
+            met=env_s / slowest <= CONCURRENT_GOAL,
+            samples=repeats,
+            note=(
+                f"a server start + stop costs {server_cpu:.2f} s CPU, so {SERVERS} on "
+                f"{cores} cores need >= {cpu_floor:.2f} s"
+            ),
+        ),
+        Figure(
+            row=4,
+            what=f"{SERVERS} servers at once: build_agent_env vs SDK",
+            unit="s",
+            ours=env_s,
+            baseline=raw_s,
+            baseline_what=f"SDK Clients entering all {SERVERS} at once",
+            samples=repeats,
+        ),
+    ]
+
+
+ROW = Row(4, "first-prompt", "First prompt latency", run)
