@@ -150,15 +150,23 @@ class TaskServerPlanBackend:
             return ""
         if not self.can_delete:
             return f"; {len(created)} tasks were left behind ({self.server} has no task_delete)"
-        left: list[str] = []
-        for task_id in reversed(created):
-            result = await self.dispatcher.dispatch(self.server, "task_delete", {"id": task_id})
-            if result.is_error:
-                left.append(task_id)
+        goal, steps = created[0], created[1:]
+        left = [i for i in reversed(steps) if not await self._delete({"id": i})]
+        # The goal goes last, with its subtree: a server that died mid-answer may have
+        # committed a step whose id never came back. Servers without `recursive` ignore it
+        # (or refuse it, and get a plain delete).
+        if not await self._delete({"id": goal, "recursive": True}) and not await self._delete(
+            {"id": goal}
+        ):
+            left.append(goal)
         if left:
             log.warning("rollback left tasks on %s: %s", self.server, left)
             return f"; rollback could not delete {len(left)} tasks: {', '.join(left)}"
         return f"; rolled back {len(created)} created tasks"
+
+    async def _delete(self, args: dict[str, Any]) -> bool:
+        result = await self.dispatcher.dispatch(self.server, "task_delete", args)
+        return not result.is_error
 
 
 def _goal_task_text(goal: str, count: int) -> tuple[str, str]:
