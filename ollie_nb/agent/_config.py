@@ -100,8 +100,9 @@ class AgentConfig:
         servers = {}
         for server_name, raw in servers_raw.items():
             servers[server_name] = _server(where, str(server_name), raw, warnings)
+        declared = _opt(data, "name", str, where)  # checked even when the file names the agent
         return cls(
-            name=name or _opt(data, "name", str, where) or "default",
+            name=name or declared or "default",
             path=source if source != "<config>" else "",
             prompt=_opt(data, "prompt", str, where) or "",
             mcp_servers=servers,

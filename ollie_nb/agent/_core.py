@@ -884,6 +884,8 @@ def _parse_arguments(raw: str) -> tuple[Any, str]:
         return json.loads(raw), ""
     except json.JSONDecodeError as exc:
         return raw, f"{exc.msg} at character {exc.pos}"
+    except RecursionError:  # json.loads recurses per nesting level
+        return raw, "nested too deeply"
 
 
 def _first_sentence(text: str) -> str:

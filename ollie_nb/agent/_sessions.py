@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 SESSION_FORMAT = 1
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class SessionError(ValueError):
@@ -53,6 +55,9 @@ def save_session(data: dict[str, Any], directory: Path | None = None) -> Path:
     path = directory / f"{data['id']}.json"
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     payload = json.dumps({"format": SESSION_FORMAT, **data}, ensure_ascii=False, indent=1)
+    # A lone surrogate (a JSON escape in a tool argument) has no UTF-8 form; as a \uXXXX
+    # escape it is still valid JSON and loads back as the same string.
+    payload = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", payload)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as file:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -12,6 +13,22 @@ ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
 StreamEventKind = Literal["text", "tool_calls", "usage", "retry", "done"]
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean_text_fields(obj: Any, keys: tuple[str, ...]) -> None:
+    """Join surrogate pairs and replace lone surrogates by U+FFFD in string fields of `obj`.
+
+    JSON escapes decode to surrogates (a model writing "\\ud800", an emoji split across
+    stream chunks); no provider request and no UTF-8 file can carry them, so one in the
+    history would break every later request.
+    """
+    for key in keys:
+        value = getattr(obj, key)
+        if isinstance(value, str) and _SURROGATE.search(value):
+            text = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+            object.__setattr__(obj, key, text)
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -20,6 +37,9 @@ class ToolCall:
     id: str
     name: str
     arguments: str = "{}"
+
+    def __post_init__(self) -> None:
+        _clean_text_fields(self, ("id", "name", "arguments"))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form, for saved sessions."""
@@ -49,6 +69,7 @@ class Message:
             raise ValueError(f"unknown message role {self.role!r}; expected one of {ROLES}")
         if not isinstance(self.tool_calls, tuple):
             object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        _clean_text_fields(self, ("content", "tool_call_id", "name"))
 
     @classmethod
     def system(cls, content: str) -> Message:

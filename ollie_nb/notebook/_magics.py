@@ -454,8 +454,10 @@ class OllieMagics(Magics):
         return Notice(f"usage: {self.runtime().core.usage}")
 
     def _cmd_history(self, rest: str) -> Displayable:
+        if rest and not rest.isdigit():
+            raise UsageError(f"%ollie history: give a number of messages, not {rest!r}")
         core = self.runtime().core
-        count = int(rest) if rest.isdigit() else len(core.history)
+        count = int(rest) if rest else len(core.history)
         lines = []
         for message in core.history[-count:] if count else []:
             body = message.content

@@ -28,6 +28,8 @@ class AdaptedPlanBackend:
         if isinstance(target, AdaptedPlanBackend):
             run_sync = run_sync or target._run_sync
             target = target.target
+        if isinstance(target, type) and hasattr(target, "create_plan"):  # unbound: would fail
+            raise TypeError(f"{target.__name__} is a class: give an instance, {target.__name__}()")
         fn = getattr(target, "create_plan", None)
         if fn is None and callable(target) and not isinstance(target, type):
             fn = target

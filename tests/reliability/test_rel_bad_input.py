@@ -1,0 +1,368 @@
+"""Bad input of every kind: reasoning_plan arguments, agent JSON files, %ollie lines.
+
+Each is refused with one readable line (tool error text for the model, a UsageError for
+the notebook user) and everything keeps working: the next call, the next cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import textwrap
+import xml.etree.ElementTree as ET
+
+import pytest
+from kernel_harness import Kernel
+from llm_fake_provider import FAKE_KEY, Reply
+from test_agent_core import assert_consistent
+from test_nb_frontend import kernel_env
+
+from ollie_nb.agent import AgentCore
+from ollie_nb.llm import OfflineBackend, OpenAIBackend, ToolCall
+from ollie_nb.planning import plan_svg
+from ollie_nb.tools import Dispatcher, ReasoningServer
+
+OK = {"title": "ok"}
+
+# Cases tests/test_plan_input.py does not have: other wrong types, other bad `after`s.
+PLAN_ARGS = [
+    ({"goal": {"text": "g"}, "steps": [OK]}, "'goal' must be a string, got an object"),
+    ({"goal": True, "steps": [OK]}, "'goal' must be a string, got a boolean"),
+    ({"goal": None, "steps": [OK]}, "'goal' is required"),
+    ({"goal": "g", "steps": 3}, "'steps' must be a list, got a number"),
+    ({"goal": "g", "steps": True}, "'steps' must be a list, got a boolean"),
+    (
+        {"goal": "g", "steps": [["a"]]},
+        "step 1 must be an object with 'title', 'body', 'after'; got a list",
+    ),
+    ({"goal": "g", "steps": [OK, OK, 3.5]}, "step 3 must be an object"),
+    ({"goal": "g", "steps": [{"title": None}]}, "step 1: 'title' is required (missing)"),
+    ({"goal": "g", "steps": [{"title": ["a"]}]}, "step 1: 'title' is required (a list)"),
+    ({"goal": "g", "steps": [{"title": {"t": 1}}]}, "step 1: 'title' is required (an object)"),
+    (
+        {"goal": "g", "steps": [{"title": "t", "body": ["x"]}]},
+        "'body' must be a string, got a list",
+    ),
+    (
+        {"goal": "g", "steps": [{"title": "t", "body": False}]},
+        "'body' must be a string, got a boolean",
+    ),
+    (
+        {"goal": "g", "steps": [OK, {"title": "t", "after": {"0": True}}]},
+        "'after' must be a list of 0-based indexes of earlier steps, got an object",
+    ),
+    (
+        {"goal": "g", "steps": [OK, {"title": "t", "after": [None]}]},
+        "'after' entries must be integers (0-based step indexes), got None",
+    ),
+    (
+        {"goal": "g", "steps": [OK, {"title": "t", "after": [[0]]}]},
+        "'after' entries must be integers",
+    ),
+    (
+        {"goal": "g", "steps": [OK, {"title": "t", "after": [math.nan]}]},
+        "'after' entries must be integers",
+    ),
+    (
+        {"goal": "g", "steps": [OK, {"title": "t", "after": [math.inf]}]},
+        "'after' entries must be integers",
+    ),
+    ({"goal": "g", "steps": [OK, {"title": "t", "after": [1e300]}]}, "is not an earlier step"),
+    (
+        {"goal": "g", "steps": [OK, OK, {"title": "t", "after": [0, 2]}]},
+        "step 3: 'after' refers to the step itself (2)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), PLAN_ARGS)
+def test_bad_plan_arguments_are_refused_in_one_line(args, expected):
+    async def call():
+        dispatcher = Dispatcher()
+        dispatcher.add_server("reasoning", ReasoningServer())
+        bad = await dispatcher.dispatch("reasoning", "reasoning_plan", args)
+        good = await dispatcher.dispatch(
+            "reasoning", "reasoning_plan", {"goal": "g", "steps": [OK]}
+        )
+        return bad, good
+
+    bad, good = asyncio.run(call())
+    assert bad.is_error and bad.text.startswith("error: ")
+    assert expected in bad.text
+    assert "\n" not in bad.text
+    assert not good.is_error and "1. ok" in good.text
+
+
+def call(name: str, arguments: str, call_id: str) -> ToolCall:
+    return ToolCall(call_id, name, arguments)
+
+
+def test_raw_arguments_the_model_might_send(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    turns = [
+        [
+            call("reasoning_plan", "null", "null"),
+            call("reasoning_plan", "42", "number"),
+            call("reasoning_plan", '"make a plan"', "string"),
+            call(
+                "reasoning_plan",
+                '{"goal": "g", "steps": [{"title": "a"}, {"title": "b", "after": [NaN]}]}',
+                "nan",
+            ),
+            call("reasoning_plan", deep, "deep"),
+            call("reasoning_think", '{"thought": 123}', "think"),
+            call(
+                "reasoning_plan", '{"goal": "g", "steps": ["a", "b"], "priority": "high"}', "extra"
+            ),
+        ],
+        "done",
+        "next",
+    ]
+    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path)
+
+    async def scenario():
+        async with core:
+            events: list = []
+            first = await core.submit("go", events.append)
+            second = await core.submit("again")
+            return first, second, events
+
+    first, second, events = asyncio.run(scenario())
+    results = {e.data["id"]: e.text for e in events if e.kind == "tool"}
+    assert (
+        results["null"] == "error: arguments of reasoning_plan must be a JSON object, got NoneType"
+    )
+    assert results["number"].endswith("must be a JSON object, got int")
+    assert results["string"].endswith("must be a JSON object, got str")
+    assert "'after' entries must be integers (0-based step indexes), got nan" in results["nan"]
+    assert results["deep"].startswith("error: arguments of reasoning_plan are not valid JSON (")
+    assert results["think"] == "error: 'thought' is required: a non-empty string"
+    assert results["extra"].splitlines()[:3] == ["Plan: g", "1. a", "2. b"]  # unknown keys ignored
+    assert all("\n" not in t for k, t in results.items() if k != "extra")
+    assert first.reply == "done" and second.reply == "next"
+    assert_consistent(core.history)
+
+
+def test_lone_surrogates_in_arguments_do_not_poison_the_session(tmp_path, provider):
+    # "\ud800" is a legal JSON escape but no UTF-8 text: a model can send it, and the
+    # plan text then carries it into the history, the saved session and the next request.
+    plan = '{"goal": "ship \\ud800 it", "steps": [{"title": "emoji \\ud83d\\ude00"}, {"title": "half \\udfff"}]}'
+    core = AgentCore(
+        OfflineBackend(turns=[[call("reasoning_plan", plan, "p")], "done"]), workdir=tmp_path
+    )
+
+    async def scenario():
+        async with core:
+            first = await core.submit("plan it")
+            saved = core.save()
+            text = "data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": "fine"}}]})
+            provider.queue(Reply(chunks=[text.encode() + b"\n\n", b"data: [DONE]\n\n"]))
+            core.set_backend(OpenAIBackend("m", base_url=provider.url + "/v1", api_key=FAKE_KEY))
+            events: list = []
+            second = await core.submit("next", events.append)
+            return first, saved, second, events
+
+    first, saved, second, events = asyncio.run(scenario())
+    assert first.reply == "done"
+    assert saved is not None and json.loads(saved.read_text(encoding="utf-8"))["id"]
+    assert not [e.text for e in events if e.kind == "error"]
+    assert second.reply == "fine"
+    sent = json.dumps(provider.requests[-1].body)
+    assert "emoji \\ud83d\\ude00" in sent  # the pair survives, as the emoji it encodes
+    assert_consistent(core.history)
+
+
+def test_control_characters_in_a_plan_draw_as_valid_svg():
+    async def call():
+        server = ReasoningServer()
+        return await server.call_tool(
+            "reasoning_plan",
+            {
+                "goal": "nul \x00 bell \x07",
+                "steps": [{"title": "tab\tform\x0cfeed", "body": "esc \x1b[31m red"}],
+            },
+        ), server.plans[-1]
+
+    result, record = asyncio.run(call())
+    assert not result.is_error
+    svg = plan_svg(record.goal, record.steps)
+    assert ET.fromstring(svg).tag.endswith("svg")
+
+
+# -- in a real kernel ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    base = tmp_path_factory.mktemp("bad-input")
+    k = Kernel(str(base), kernel_env(base))
+    k.base = base
+    assert k.run("%load_ext ollie_nb").error is None
+    assert k.run("%ollie status").error is None  # the runtime is up
+    yield k
+    k.shutdown()
+
+
+def assert_usage_error(kernel, line: str, expected: str) -> None:
+    run = kernel.run(line)
+    err = run.stderr()
+    assert run.error is None, run.error
+    assert expected in err, f"{line!r} gave: {err or run.text()!r}"
+    assert "Traceback" not in err + run.text()
+    assert len(err.strip().splitlines()) == 1, err
+    alive = kernel.run("print(6 * 7)")
+    assert alive.text().strip() == "42" and alive.error is None
+
+
+AGENT_FILES = [
+    ("trailing-comma", '{"prompt": "x",\n}', ":2:1: invalid JSON: Expecting property name"),
+    ("empty", "", ":1:1: invalid JSON: Expecting value"),
+    ("list", '["prompt"]', "the top level must be a JSON object"),
+    ("max-tokens-string", '{"maxTokens": "100"}', "'maxTokens' must be a whole number"),
+    ("negative-temperature", '{"temperature": -1}', "'temperature' must be at least 0"),
+    ("zero-plan-timeout", '{"planTimeout": 0}', "'planTimeout' must be at least 0.1"),
+    ("zero-max-steps", '{"maxSteps": 0}', "'maxSteps' must be at least 1"),
+    ("name-number", '{"name": 42}', "'name' must be a string"),
+    (
+        "trusted-string",
+        '{"trustedTools": "execute_code"}',
+        "'trustedTools' must be a list of tool names",
+    ),
+    ("servers-list", '{"mcpServers": []}', "'mcpServers' must be an object of name -> server"),
+    ("server-empty", '{"mcpServers": {"t": {}}}', "mcpServers.t: needs 'command' (stdio) or 'url'"),
+    (
+        "server-both",
+        '{"mcpServers": {"t": {"command": "x", "url": "http://h"}}}',
+        "give 'command' or 'url', not both",
+    ),
+    (
+        "server-args-string",
+        '{"mcpServers": {"t": {"command": "x", "args": "a b"}}}',
+        "mcpServers.t.args must be a list of strings",
+    ),
+    (
+        "server-env-nested",
+        '{"mcpServers": {"t": {"command": "x", "env": {"A": {"b": 1}}}}}',
+        "mcpServers.t.env must be an object of string values",
+    ),
+    (
+        "server-disabled-yes",
+        '{"mcpServers": {"t": {"command": "x", "disabled": "yes"}}}',
+        "mcpServers.t.disabled must be true or false",
+    ),
+    (
+        "server-timeout-zero",
+        '{"mcpServers": {"t": {"command": "x", "timeout": 0}}}',
+        "'timeout' must be at least 0.01",
+    ),
+    ("hook-event", '{"hooks": {"beforeLunch": ["true"]}}', "hooks.beforeLunch is not a hook event"),
+    ("hook-empty", '{"hooks": {"stop": [""]}}', "hooks.stop entries must be shell commands"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), AGENT_FILES, ids=[c[0] for c in AGENT_FILES])
+def test_bad_agent_files_are_one_line_errors_and_the_agent_stays(kernel, name, text, expected):
+    path = kernel.base / f"{name}.json"
+    path.write_text(text)
+    assert_usage_error(kernel, f"%ollie agent {path}", expected)
+    assert kernel.run("%ollie agent").text().strip() == "ℹ agent: default"
+
+
+def test_unreadable_agent_files(kernel):
+    binary = kernel.base / "latin1.json"
+    binary.write_bytes(b'{"prompt": "caf\xe9"}')
+    assert_usage_error(kernel, f"%ollie agent {binary}", "cannot read: 'utf-8' codec can't decode")
+    folder = kernel.base / "folder.json"
+    folder.mkdir()
+    assert_usage_error(kernel, f"%ollie agent {folder}", "cannot read: [Errno 21] Is a directory")
+    missing = kernel.base / "missing.json"
+    assert_usage_error(kernel, f"%ollie agent {missing}", "no such agent config file")
+    assert_usage_error(kernel, "%ollie agent nosuchagent", "no agent named 'nosuchagent'")
+
+
+def test_agent_file_problems_that_only_warn(kernel):
+    path = kernel.base / "warns.json"
+    path.write_text(
+        json.dumps(
+            {
+                "colour": "blue",
+                "mcpServers": {
+                    "ghost": {"command": str(kernel.base / "no-such-server"), "retries": 3},
+                    "envy": {
+                        "command": str(kernel.base / "also-missing"),
+                        "args": ["--db", "$OLLIE_REL_NOT_SET/tasks.db"],
+                    },
+                },
+            }
+        )
+    )
+    run = kernel.run(f"%ollie agent {path}")
+    assert run.error is None and "Traceback" not in run.stderr()
+    text = run.text()
+    assert "unknown key 'colour' ignored" in text
+    assert "mcpServers.ghost: unknown key 'retries' ignored" in text
+    assert "command not found" in text
+    assert "$OLLIE_REL_NOT_SET not set in the environment (expanded empty)" in text
+    assert "failed to connect" in text  # the plan backend line says why plans stay in context
+    assert "agent: warns" in text
+    plan = kernel.run("%%ollie\nGoal\n- a\n- b")
+    assert "warning: no plan backend: MCP server 'ghost', 'envy' failed to connect" in plan.text()
+    assert "no MCP server exposes task_create" in kernel.run("%ollie agent default").text()
+
+
+MAGIC_LINES = [
+    ("%ollie frobnicate", "unknown command 'frobnicate'; see %ollie help"),
+    ("%ollie 'unclosed", "No closing quotation"),
+    ("%ollie plan 999", "%ollie plan: no plan '999'"),
+    ("%ollie plan --bogus", "unrecognized arguments: --bogus"),
+    ("%ollie plan --watch soon", "argument --watch: invalid float value: 'soon'"),
+    ("%ollie plan 1 2", "unrecognized arguments: 2"),
+    ("%ollie resume nope", "no saved session 'nope'"),
+    ("%ollie resume", "give a session id or name"),
+    ("%ollie cwd /nonexistent/dir", "/nonexistent/dir is not a directory"),
+    ("%ollie backend nosuch", "unknown chat backend 'nosuch'"),
+    ("%ollie backend openai", "the openai backend needs OLLIE_OPENAI_KEY or OPENAI_API_KEY"),
+    ("%ollie model", "give a model name"),
+    ("%ollie tasks", "no task server is wired"),
+    ("%ollie history abc", "%ollie history: give a number of messages, not 'abc'"),
+    ("%ollie history -3", "%ollie history: give a number of messages, not '-3'"),
+    ("%ollie queue bogus", "use '%ollie queue' or '%ollie queue clear'"),
+    ("%ollie fallback 3x", "no variable named '3x'"),
+    ("%ollie rename", "give a name"),
+    ("%ollie ask", "the prompt is empty"),
+    ("%ollie ask --agent", "argument --agent: expected one argument"),
+    ("%ollie ask --model", "argument --model: expected one argument"),
+    ("%%ollie stray words\nhello", "unexpected words on the magic line: stray words"),
+    ("%%ollie --agent nosuchagent\nhello", "no agent named 'nosuchagent'"),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), MAGIC_LINES, ids=[c[0] for c in MAGIC_LINES])
+def test_bad_magic_lines_are_one_line_usage_errors(kernel, line, expected):
+    assert_usage_error(kernel, line, expected)
+
+
+def test_cwd_to_a_file_and_fallback_to_a_class(kernel):
+    (kernel.base / "plain.txt").write_text("x")
+    assert_usage_error(kernel, f"%ollie cwd {kernel.base / 'plain.txt'}", "is not a directory")
+    code = textwrap.dedent(
+        """
+        class Sheet:
+            def create_plan(self, goal, steps):
+                return [str(i) for i in range(len(steps))]
+        """
+    )
+    assert kernel.run(code).error is None
+    assert_usage_error(
+        kernel, "%ollie fallback Sheet", "Sheet is a class: give an instance, Sheet()"
+    )
+    assert "fallback: none" in kernel.run("%ollie fallback").text()
+
+
+def test_the_kernel_still_plans_after_all_that(kernel):
+    run = kernel.run("%%ollie\nShip it\n- build\n- test\n- release (after 2)")
+    assert run.error is None
+    assert "Plan: Ship it" in run.text()
+    history = kernel.run("%ollie history 2")
+    assert "history (" in history.text() and history.error is None
