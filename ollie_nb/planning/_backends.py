@@ -67,6 +67,10 @@ class TaskServerPlanBackend:
             created.append(goal_id)
             ids: list[str] = [""] * len(steps)
             for layer in dependency_layers(steps):
+                if len(layer) == 1:  # awaited here: gather would start a task per step of a chain
+                    ids[layer[0]] = await self._create_step(steps[layer[0]], goal_id, ids)
+                    created.append(ids[layer[0]])
+                    continue
                 outcomes = await asyncio.gather(
                     *(self._create_step(steps[i], goal_id, ids) for i in layer),
                     return_exceptions=True,
