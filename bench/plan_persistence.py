@@ -1,7 +1,7 @@
 """Row 2: a 100-step plan through TaskServerPlanBackend vs raw task_create calls on one session.
 
-Each repeat serves a fresh database and times four runs on it in a rotated order: our
-wide plan, the concurrent floor, our chain, the sequential floor. The floors call the
+Each repeat serves a fresh database and times rounds of four runs on it, in a rotated
+order: our wide plan, the concurrent floor, our chain, the sequential floor. The floors call the
 SDK `Client` of our McpServer directly, so both sides share the server process.
 """
 
@@ -39,7 +39,7 @@ def _goal_args() -> dict[str, Any]:
     return {"title": GOAL_TEXT, "body": f"Plan of {STEPS} steps."}
 
 
-async def _repeat(settings: Settings, index: int) -> dict[str, list[float]]:
+async def _repeat(settings: Settings, index: int, rounds: int) -> dict[str, list[float]]:
     wide, chain = _steps(False), _steps(True)
     with tempfile.TemporaryDirectory(dir=settings.scratch) as tmp:
         server = McpServer(
@@ -88,8 +88,8 @@ async def _repeat(settings: Settings, index: int) -> dict[str, list[float]]:
                     "ours_chain": lambda: ours(chain),
                     "floor_chain": floor_chain,
                 },
-                1,
-                start=index,
+                rounds,
+                start=index * rounds,
             )
         finally:
             await dispatcher.aclose()
@@ -97,10 +97,10 @@ async def _repeat(settings: Settings, index: int) -> dict[str, list[float]]:
 
 async def run(settings: Settings) -> list[Figure]:
     """Time both plan shapes against their floors, a fresh database per repeat."""
-    repeats = settings.repeats(12, 2)
+    repeats, rounds = settings.repeats(12, 2), settings.repeats(3, 1)
     times: dict[str, list[float]] = {}
     for index in range(repeats):
-        for name, seconds in (await _repeat(settings, index)).items():
+        for name, seconds in (await _repeat(settings, index, rounds)).items():
             times.setdefault(name, []).extend(seconds)
     figures = []
     for shape, floor, goal in (
@@ -118,7 +118,7 @@ async def run(settings: Settings) -> list[Figure]:
                 baseline_what=floor,
                 goal=f"ratio <= {goal:g}",
                 met=o / b <= goal,
-                samples=repeats,
+                samples=repeats * rounds,
             )
         )
     return figures
