@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"ollie_nb bench ({'quick' if args.quick else 'full'} run, {seconds:.0f} s): "
         f"Python {info['python']}, mcp {info['packages']['mcp']}, "
-        f"{info['usable_cpus'] or info['cpus']} CPUs; medians of n samples, "
+        f"{info['usable_cpus']} CPUs; medians of n samples, "
         "ratio = ours / baseline as a cost"
     )
     print(render_table(figures))

@@ -110,6 +110,13 @@ def render_table(figures: Sequence[Figure]) -> str:
     return "\n".join(out)
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     versions = {}
@@ -123,7 +130,7 @@ def machine() -> dict[str, Any]:
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
-        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "usable_cpus": usable_cpus(),
         "packages": versions,
         "executable": sys.executable,
     }
