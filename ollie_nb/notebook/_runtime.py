@@ -42,12 +42,13 @@ class _MainCall:
         except Exception as exc:  # handed back to the loop thread, raised there
             self.future.set_exception(exc)
         except BaseException as exc:
-            # Ctrl-C (or SystemExit) landed in the user's code. Raised in a task of the loop
-            # thread it would stop that event loop for good, wedging every later cell: the
-            # loop gets an ordinary error, and the kernel thread re-raises, so the pump
-            # interrupts the turn as on any other Ctrl-C.
+            # Ctrl-C (or sys.exit) in the user's code. Raised in a task of the loop thread it
+            # would stop that event loop for good, wedging every later cell: the loop gets an
+            # ordinary error, and Ctrl-C is re-raised here, so the pump interrupts the turn
+            # as on any other Ctrl-C.
             self.future.set_exception(RuntimeError(f"interrupted ({type(exc).__name__})"))
-            raise
+            if isinstance(exc, KeyboardInterrupt):
+                raise
 
 
 class NotebookRuntime:

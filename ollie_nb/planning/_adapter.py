@@ -67,10 +67,12 @@ async def _in_thread(fn: Callable[[], Any]) -> Any:
 def _normalise(answer: Any, label: str) -> PlanResult:
     if isinstance(answer, PlanResult):
         return PlanResult(
-            ids=[str(i) for i in answer.ids], message=answer.message, goal_id=answer.goal_id
+            ids=["" if i is None else str(i) for i in answer.ids],
+            message=answer.message,
+            goal_id=answer.goal_id,
         )
     if isinstance(answer, (list, tuple)):
-        return PlanResult(ids=[str(i) for i in answer])
+        return PlanResult(ids=["" if i is None else str(i) for i in answer])
     if answer is None:
         return PlanResult(ids=[])
     raise PlanBackendError(

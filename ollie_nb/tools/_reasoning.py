@@ -157,9 +157,9 @@ class ReasoningServer:
                 log.warning("plan backend %s failed: %s", backend.label, exc)
                 warning = status_failed(backend.label, _reason(exc))
             else:
-                if len(result.ids) != len(steps) or not all(result.ids):
-                    got = len([i for i in result.ids if i])
-                    warning = status_wrong_ids(backend.label, got, len(steps))
+                distinct = {i for i in result.ids if i}  # a repeated id names no step for sure
+                if len(result.ids) != len(steps) or len(distinct) != len(steps):
+                    warning = status_wrong_ids(backend.label, len(distinct), len(steps))
                 else:
                     ids, goal_id = tuple(result.ids), result.goal_id
             status = warning or (result.message or status_saved(backend.label, len(steps), goal_id))
@@ -186,4 +186,4 @@ class ReasoningServer:
 
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip()
-    return text if text else type(exc).__name__
+    return text.splitlines()[0] if text else type(exc).__name__  # the warning is one line
