@@ -564,7 +564,12 @@ class AgentCore:
 
     async def _allowed(self, name: str, tool: str, server: str, args: dict[str, Any]) -> bool:
         trusted = self.config.trusted_tools
-        if trusted is None or server == "reasoning" or tool.startswith("reasoning_"):
+        # The built-in reasoning server has no side effects; an MCP tool that merely has a
+        # reasoning_* name is checked like any other.
+        builtin = (
+            self.env is not None and self.env.dispatcher.get_server(server) is self.env.reasoning
+        )
+        if trusted is None or builtin:
             return True
         if any(fnmatch.fnmatchcase(n, pattern) for pattern in trusted for n in (name, tool)):
             return True
