@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"ollie_nb bench ({'quick' if args.quick else 'full'} run, {seconds:.0f} s): "
         f"Python {info['python']}, mcp {info['packages']['mcp']}, "
         f"{info['usable_cpus']} CPUs; medians of n samples, "
-        "ratio = ours / baseline as a cost"
+        "ratio = ours / baseline as a cost, * = median of side-by-side pairs' ratios"
     )
     print(render_table(figures))
     if args.json:

@@ -21,7 +21,9 @@ class Figure:
     """One line of the table: our median, the baseline's median, and the goal it is held to.
 
     `ratio` is always how many times the baseline's cost ours is (above 1: slower or
-    bigger), so for a rate it is baseline / ours.
+    bigger), so for a rate it is baseline / ours. Where ours and the baseline ran in
+    pairs, side by side, `paired` holds the median of the pairs' ratios, which a busy
+    machine disturbs less than a ratio of medians; `ratio` is then that.
     """
 
     row: int
@@ -32,22 +34,40 @@ class Figure:
     baseline_what: str = ""
     goal: str = ""
     met: bool | None = None
+    max_ratio: float | None = None
     samples: int = 0
+    paired: float | None = None
     note: str = ""
     error: str = ""
 
     @property
     def ratio(self) -> float | None:
         """Ours over the baseline as a cost ratio; None when either is missing or zero."""
+        if self.paired is not None:
+            return self.paired
         if self.ours is None or self.baseline is None or self.ours == 0 or self.baseline == 0:
             return None
         if self.unit in LOWER_IS_BETTER:
             return self.ours / self.baseline
         return self.baseline / self.ours
 
+    @property
+    def goal_text(self) -> str:
+        """The goal as the table shows it."""
+        if self.goal or self.max_ratio is None:
+            return self.goal
+        return f"ratio <= {self.max_ratio:g}"
+
+    @property
+    def goal_met(self) -> bool | None:
+        """Whether the goal is met: by `max_ratio` when there is a ratio, else `met`."""
+        if self.max_ratio is None or self.ratio is None:
+            return self.met
+        return self.ratio <= self.max_ratio
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON form, ratio included."""
-        return {**asdict(self), "ratio": self.ratio}
+        """Plain JSON form, with the ratio and the verdict."""
+        return {**asdict(self), "ratio": self.ratio, "goal": self.goal_text, "met": self.goal_met}
 
 
 def format_value(value: float | None, unit: str) -> str:
@@ -68,6 +88,12 @@ def format_value(value: float | None, unit: str) -> str:
     return f"{value:.{digits}f} {unit}"
 
 
+def _ratio_text(figure: Figure) -> str:
+    if figure.ratio is None:
+        return "-"
+    return f"{figure.ratio:.2f}" + ("*" if figure.paired is not None else "")
+
+
 def render_table(figures: Sequence[Figure]) -> str:
     """The table: one line per figure, then the baselines and notes keyed by figure."""
     head = ("row", "what", "ours", "baseline", "ratio", "goal", "met", "n")
@@ -80,9 +106,9 @@ def render_table(figures: Sequence[Figure]) -> str:
                 f.what,
                 format_value(f.ours, f.unit),
                 format_value(f.baseline, f.unit) if f.baseline is not None else baseline or "-",
-                f"{f.ratio:.2f}" if f.ratio is not None else "-",
-                f.goal or "-",
-                "FAILED" if f.error else {True: "yes", False: "NO", None: "-"}[f.met],
+                _ratio_text(f),
+                f.goal_text or "-",
+                "FAILED" if f.error else {True: "yes", False: "NO", None: "-"}[f.goal_met],
                 str(f.samples) if f.samples else "-",
             )
         )

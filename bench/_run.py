@@ -40,6 +40,11 @@ def median(samples: Sequence[float]) -> float:
     return statistics.median(samples)
 
 
+def paired_ratio(ours: Sequence[float], baseline: Sequence[float]) -> float:
+    """The median of ours / baseline over runs made side by side (same repeat, same round)."""
+    return median([o / b for o, b in zip(ours, baseline)])
+
+
 def _orders(names: Sequence[str], repeats: int, start: int = 0) -> list[list[str]]:
     """One running order per repeat, rotated so that no variant always runs first."""
     names = list(names)

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 
 from bench._report import Figure
-from bench._run import Row, Settings, alternate_sync, median
+from bench._run import Row, Settings, alternate_sync, median, paired_ratio
 from ollie_nb.planning import PlanStep, plan_graph, plan_svg
 
 SIZES = (10, 100, 1000)
@@ -82,6 +82,7 @@ async def run(settings: Settings) -> list[Figure]:
                 goal=f"< {GOAL_SECONDS:g} s" if goal else "",
                 met=totals[count] < GOAL_SECONDS if goal else None,
                 samples=repeats,
+                paired=paired_ratio(times["ours"], times["dot"]),
                 note=f"graph build {median(times['build']) * 1000:.1f} ms of it",
             )
         )

@@ -20,7 +20,7 @@ from typing import Any
 from mcp import Client
 
 from bench._report import Figure
-from bench._run import Row, Settings, alternate, median
+from bench._run import Row, Settings, alternate, median, paired_ratio
 from bench._servers import first_text, task_server_params
 from ollie_nb.tasks import TaskStore
 
@@ -114,6 +114,9 @@ async def _throughput(settings: Settings, tmp: Path) -> list[Figure]:
             baseline=raw_rate,
             baseline_what=baseline,
             samples=batches,
+            paired=paired_ratio(
+                [t / mcp_batch for t in times["mcp"]], [t / local_batch for t in times["raw"]]
+            ),
         ),
         Figure(
             row=6,
@@ -123,6 +126,7 @@ async def _throughput(settings: Settings, tmp: Path) -> list[Figure]:
             baseline=raw_rate,
             baseline_what=baseline,
             samples=batches,
+            paired=paired_ratio(times["store"], times["raw"]),
         ),
     ]
 
@@ -181,6 +185,7 @@ async def _ready(settings: Settings, tmp: Path) -> list[Figure]:
             goal=goal,
             met=in_store < READY_GOAL_MS,
             samples=repeats,
+            paired=paired_ratio(times["store"], times["sql"]),
         ),
         Figure(
             row=6,
@@ -192,6 +197,7 @@ async def _ready(settings: Settings, tmp: Path) -> list[Figure]:
             goal=goal,
             met=over_mcp < READY_GOAL_MS,
             samples=repeats,
+            paired=paired_ratio(times["mcp"], times["store"]),
         ),
     ]
 

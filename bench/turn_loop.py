@@ -14,7 +14,7 @@ import tracemalloc
 from pathlib import Path
 
 from bench._report import Figure
-from bench._run import Row, Settings, alternate, median
+from bench._run import Row, Settings, alternate, median, paired_ratio
 from ollie_nb.agent import AgentCore
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 
@@ -148,6 +148,7 @@ async def run(settings: Settings) -> list[Figure]:
             baseline=1 / bare_turn,
             baseline_what="the same backend's stream drained alone",
             samples=batches,
+            paired=paired_ratio(times["ours"], times["bare"]),
             note=f"{(per_turn - bare_turn) * 1e6:.0f} µs of loop per turn ({turns} turns a sample)",
         ),
         Figure(
@@ -168,6 +169,7 @@ async def run(settings: Settings) -> list[Figure]:
             baseline=median(turn_times["short"]) * 1000,
             baseline_what="one turn with an empty history",
             samples=samples,
+            paired=paired_ratio(turn_times["long"], turn_times["short"]),
         ),
         Figure(
             row=7,
@@ -177,6 +179,7 @@ async def run(settings: Settings) -> list[Figure]:
             baseline=median(save_times["plain"]) * 1000,
             baseline_what="json.dumps of the messages' dicts + write",
             samples=samples,
+            paired=paired_ratio(save_times["ours"], save_times["plain"]),
         ),
     ]
 
