@@ -97,7 +97,7 @@ async def _repeat(settings: Settings, index: int, rounds: int) -> dict[str, list
 
 async def run(settings: Settings) -> list[Figure]:
     """Time both plan shapes against their floors, a fresh database per repeat."""
-    repeats, rounds = settings.repeats(12, 2), settings.repeats(3, 1)
+    repeats, rounds = settings.repeats(16, 2), settings.repeats(3, 1)
     times: dict[str, list[float]] = {}
     for index in range(repeats):
         for name, seconds in (await _repeat(settings, index, rounds)).items():
