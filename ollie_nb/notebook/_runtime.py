@@ -118,6 +118,9 @@ class NotebookRuntime:
         call = _MainCall(fn)
         self._inbox.put(call)
         wrapped = asyncio.wrap_future(call.future)
+        # A turn interrupted just as the answer arrives never reads it; mark it read, or
+        # asyncio prints "exception was never retrieved" into the cell.
+        wrapped.add_done_callback(_mark_retrieved)
         if not self._pumping.is_set():
             done, _ = await asyncio.wait({wrapped}, timeout=0.5)
             if not done and call.future.cancel():
@@ -219,3 +222,8 @@ class NotebookRuntime:
             self.closed = True
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout)
+
+
+def _mark_retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()

@@ -152,11 +152,12 @@ def test_ctrl_c_inside_a_notebook_fallback_on_the_kernel_thread(kernel):
         kernel, "%%ollie\nplan it", lambda k, c: shown(k, c, "fallback started"), 0.3
     )
     assert ended < 3.0, f"{ended:.2f} s"
-    assert run.error is None and "Traceback" not in run.stderr()
-    text = run.text()
-    assert "sleepy() failed (interrupted (KeyboardInterrupt)); this plan lives in context" in text
-    record = kernel.run("print(ollie_nb.agent().plans[-1].warning)").text()
-    assert "sleepy() failed" in record
+    text = run.text() + run.stderr()
+    assert run.error is None and "Traceback" not in text and "never retrieved" not in text
+    # Ctrl-C fails the fallback and interrupts the turn; which the user sees first depends
+    # on whether the plan's warning was written before the interrupt reached the loop
+    failed = "sleepy() failed (interrupted (KeyboardInterrupt)); this plan lives in context"
+    assert failed in text or "interrupted; the session is still usable" in text, text
     assert_alive_and_consistent(kernel)
     # the fallback stays wired and works when it is not interrupted
     kernel.run("def quick(goal, steps):\n    return [f'q-{i}' for i in range(len(steps))]")
