@@ -1,12 +1,15 @@
-"""nbval settings for the tutorials: compare text, and run every notebook offline.
+"""nbval settings for the tutorials: compare text, run offline, run in a directory of their own.
 
-The notebooks are tested with `pytest --nbval` (pyproject's addopts): each cell is run
-in a fresh kernel and its outputs compared with the saved ones, after sanitize.cfg.
+The notebooks are tested with `pytest --nbval` (pyproject's addopts): each notebook runs
+in a fresh kernel and every cell's outputs are compared with the saved ones, after
+sanitize.cfg.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,11 +53,37 @@ def _offline_environment() -> Iterator[None]:
         os.environ.update(saved)
 
 
+@contextmanager
+def _kernel_cwd(workdir: Path) -> Iterator[None]:
+    """Start nbval's kernel in `workdir` rather than next to the notebook.
+
+    Each notebook writes its files under .ollie/ in its working directory; a directory of
+    its own (named notebooks/, as the sanitizers expect) keeps test runs that overlap in
+    one checkout from deleting each other's task databases.
+    """
+    import nbval.plugin
+
+    start = nbval.plugin.RunningKernel
+
+    def running_kernel(kernel_name: str, cwd: str | None = None, **kwargs: object) -> object:
+        return start(kernel_name, cwd=str(workdir), **kwargs)
+
+    nbval.plugin.RunningKernel = running_kernel
+    try:
+        yield
+    finally:
+        nbval.plugin.RunningKernel = start
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     # nbval starts a notebook's kernel while setting up its first cell; the kernel
-    # inherits the environment of that moment.
-    if not _is_notebook(item):
+    # inherits the environment and the working directory given at that moment.
+    if not _is_notebook(item) or getattr(item.parent, "kernel", None) is not None:
         return (yield)
-    with _offline_environment():
+    root = Path(tempfile.mkdtemp(prefix=f"ollie-{item.path.stem}-"))
+    item.config.add_cleanup(lambda: shutil.rmtree(root, ignore_errors=True))
+    workdir = root / "notebooks"
+    workdir.mkdir()
+    with _offline_environment(), _kernel_cwd(workdir):
         return (yield)
