@@ -28,14 +28,14 @@ IN_CONTEXT = "1. mix\n2. bake\n   after: step 1"
 class Switchable:
     """A fallback whose behaviour the test changes between plans."""
 
-    def __init__(self, behaviour):
-        self.behaviour = behaviour
+    def __init__(self):
+        self.behaviour = None
 
     def create_plan(self, goal, steps):
         return self.behaviour(goal, steps)
 
 
-def plan_twice(tmp_path, fallback, first, plan_timeout: float = 2.0, between=None):
+def plan_twice(tmp_path, first, plan_timeout: float = 2.0, between=None):
     """Two turns each calling reasoning_plan: the first with `first` as the fallback's
     behaviour, the second with a good one (`between()` runs in between). Returns the
     first plan's status line and how long its turn took."""
@@ -46,13 +46,13 @@ def plan_twice(tmp_path, fallback, first, plan_timeout: float = 2.0, between=Non
             else [ToolCall(f"c{len(messages)}", "reasoning_plan", json.dumps(PLAN))]
         )
     )
+    fallback = Switchable()
     core = AgentCore(
         model,
         agent=AgentConfig.from_dict({"planTimeout": plan_timeout}),
         fallback_plan_backend=fallback,
         workdir=tmp_path,
     )
-    fallback.behaviour = first
 
     async def scenario():
         async with core:
@@ -101,7 +101,7 @@ GARBAGE = [
 
 @pytest.mark.parametrize(("name", "behaviour", "expected"), GARBAGE, ids=[g[0] for g in GARBAGE])
 def test_garbage_answers_degrade_with_one_warning(tmp_path, name, behaviour, expected):
-    status, _ = plan_twice(tmp_path, Switchable(None), behaviour)
+    status, _ = plan_twice(tmp_path, behaviour)
     assert status.startswith("warning: Switchable ")
     assert expected in status
 
@@ -117,7 +117,7 @@ def test_garbage_answers_degrade_with_one_warning(tmp_path, name, behaviour, exp
     ids=["multi-line", "no-message", "os-error", "recursion"],
 )
 def test_raising_fallbacks_degrade_with_one_warning(tmp_path, exc, reason):
-    status, _ = plan_twice(tmp_path, Switchable(None), raise_(exc))
+    status, _ = plan_twice(tmp_path, raise_(exc))
     assert status == f"warning: Switchable failed {reason}; this plan lives in context only."
 
 
@@ -129,9 +129,7 @@ def test_hanging_sync_fallback_is_cut_by_plan_timeout(tmp_path):
         return ["late-1", "late-2"]
 
     try:  # the worker thread is stuck, not the loop; let it go before the loop closes
-        status, seconds = plan_twice(
-            tmp_path, Switchable(None), hang, plan_timeout=0.5, between=release.set
-        )
+        status, seconds = plan_twice(tmp_path, hang, plan_timeout=0.5, between=release.set)
     finally:
         release.set()
     assert status == (
