@@ -17,9 +17,11 @@ def task_server_args(db: str | os.PathLike[str]) -> list[str]:
     return ["-m", "ollie_nb.tasks", "serve", "--db", os.fspath(db)]
 
 
-def task_server_params(db: str | os.PathLike[str]) -> StdioServerParameters:
-    """The raw SDK parameters for the same task server."""
-    return StdioServerParameters(command=sys.executable, args=task_server_args(db))
+def task_server_params(
+    db: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None
+) -> StdioServerParameters:
+    """The raw SDK parameters for the same task server, started in `cwd`."""
+    return StdioServerParameters(command=sys.executable, args=task_server_args(db), cwd=cwd)
 
 
 def task_server_config(db: str | os.PathLike[str], **extra: Any) -> dict[str, Any]:

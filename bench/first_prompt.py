@@ -39,7 +39,8 @@ async def _raw_connects(dbs: list[Path]) -> float:
     all_ready, release = asyncio.Event(), asyncio.Event()
 
     async def one(db: Path) -> None:
-        async with Client(task_server_params(db)):
+        # In the databases' dir: AgentCore starts its servers in its work dir, which it is.
+        async with Client(task_server_params(db, cwd=db.parent)):
             ready.append(time.perf_counter() - start)
             if len(ready) == len(dbs):
                 all_ready.set()
