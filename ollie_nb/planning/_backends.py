@@ -149,28 +149,33 @@ class TaskServerPlanBackend:
         return task_id
 
     async def _rollback(self, created: list[str]) -> str:
-        """Delete what was created, newest first; return a note for the error message."""
+        """Delete the created steps (all at once), then the goal; return a note for the error."""
         if not created:
             return ""
         if not self.can_delete:
             return f"; {len(created)} tasks were left behind ({self.server} has no task_delete)"
         goal, steps = created[0], created[1:]
-        left = [i for i in reversed(steps) if not await self._delete({"id": i})]
+        # All step deletes at once: on a hung server they time out together, in one call
+        # timeout rather than one per task.
+        outcomes = await asyncio.gather(*(self._delete({"id": i}) for i in reversed(steps)))
+        left = [i for i, (ok, _) in zip(reversed(steps), outcomes) if not ok]
         # The goal goes last, with its subtree: a server that died mid-answer may have
         # committed a step whose id never came back. Servers without `recursive` ignore it
-        # (or refuse it, and get a plain delete).
-        if not await self._delete({"id": goal, "recursive": True}) and not await self._delete(
-            {"id": goal}
-        ):
+        # (or refuse it, and get a plain delete, unless the server stopped answering: then
+        # one try, which a server that resumes still runs, after the requests before it).
+        ok, timed_out = await self._delete({"id": goal, "recursive": True})
+        hung = timed_out or any(t for _, t in outcomes)
+        if not ok and (hung or not (await self._delete({"id": goal}))[0]):
             left.append(goal)
         if left:
             log.warning("rollback left tasks on %s: %s", self.server, left)
             return f"; rollback could not delete {len(left)} tasks: {', '.join(left)}"
         return f"; rolled back {len(created)} created tasks"
 
-    async def _delete(self, args: dict[str, Any]) -> bool:
+    async def _delete(self, args: dict[str, Any]) -> tuple[bool, bool]:
+        """(deleted, timed out) for one task_delete call."""
         result = await self.dispatcher.dispatch(self.server, "task_delete", args)
-        return not result.is_error
+        return not result.is_error, result.is_error and "timed out" in result.text
 
 
 def _goal_task_text(goal: str, count: int) -> tuple[str, str]:

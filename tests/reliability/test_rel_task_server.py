@@ -252,12 +252,6 @@ def test_fake_server_that_never_answers_is_cut_by_plan_timeout(tmp_path, fake_ta
     assert_consistent(core.history)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rollback deletes one task at a time, each waiting the full call timeout on a hung "
-    "server: N created tasks cost N timeouts (the turn is still cut at planTimeout); see "
-    "docs/RELIABILITY.md",
-)
 def test_rollback_on_a_hung_server_takes_about_one_call_timeout(tmp_path):
     db = tmp_path / "tasks.db"
     model = PlanningModel({"big": big_plan(40, 1)})
