@@ -62,9 +62,9 @@ async def alternate(
     times: dict[str, list[float]] = {name: [] for name in variants}
     for order in _orders(list(variants), repeats, start):
         for name in order:
-            start = time.perf_counter()
+            began = time.perf_counter()
             await variants[name]()
-            times[name].append(time.perf_counter() - start)
+            times[name].append(time.perf_counter() - began)
     return times
 
 
@@ -76,7 +76,7 @@ def alternate_sync(
     for order in _orders(list(variants), repeats):
         gc.collect()
         for name in order:
-            start = time.perf_counter()
+            began = time.perf_counter()
             variants[name]()
-            times[name].append(time.perf_counter() - start)
+            times[name].append(time.perf_counter() - began)
     return times
