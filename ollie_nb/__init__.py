@@ -6,9 +6,13 @@ MCP SDK load on first use.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 __version__ = "0.1.0"
+
+# A library logs; the application decides where it goes (not to stderr by default).
+logging.getLogger("ollie_nb").addHandler(logging.NullHandler())
 
 
 def load_ipython_extension(ip: Any) -> None:

@@ -360,6 +360,7 @@ def test_session_save_restore_roundtrip(tmp_path):
     assert other.history == core.history
     assert other.session_id == core.session_id
     assert [p.ids for p in other.plans] == [p.ids for p in core.plans]
+    assert other.plans[0].text == core.plans[0].text  # the plan text is rebuilt on restore
     assert other.usage.requests == core.usage.requests
     listed = AgentCore.sessions()
     assert listed[0].name == "report run" and listed[0].first_prompt.startswith("Ship the report")
@@ -395,6 +396,7 @@ def test_switch_agent_rebuilds_servers_and_keeps_fallback(fake_task_server, tmp_
             before = core.list_servers()
             env = await core.switch_agent("tasks")
             during = core.list_servers()
+            await core.submit(LIST_PROMPT)
             await core.switch_agent("default")
             after = core.list_servers()
             await core.submit(LIST_PROMPT)
@@ -409,6 +411,8 @@ def test_switch_agent_rebuilds_servers_and_keeps_fallback(fake_task_server, tmp_
     assert ("task_create", "Create a task; return its id.") in tasks_entry["tools"]
     assert after["plan_backend"] == "<lambda>()"
     assert seen == ["Ship the report"]
+    assert [p.number for p in core.plans] == [1, 2]  # numbering goes on across the switch
+    assert core.plans[0].backend == "task server 'tasks'"
 
 
 def test_compact_replaces_history_with_summary(tmp_path):

@@ -36,7 +36,7 @@ from ollie_nb.agent._sessions import (
     save_session,
 )
 from ollie_nb.llm import GenerationParams, LLMError, Message, ToolCall, ToolDef
-from ollie_nb.planning import PlanRecord, PlanStep, QueuePlanBackend
+from ollie_nb.planning import PlanRecord, PlanStep, QueuePlanBackend, format_plan
 from ollie_nb.tools import Dispatcher, ExecuteServer, ToolResult, exc_summary
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class AgentCore:
         self._spawn_context: list[str] = []
         self._tool_routes: dict[str, tuple[str, str]] = {}
         self._tool_defs: list[ToolDef] = []
-        self._restored_plans: list[PlanRecord] = []
+        self._past_plans: list[PlanRecord] = []  # plans of envs that are gone, or restored
         self.queue_status: dict[str, str] = {}  # q-id -> status of the queued plan being worked
 
     # -- lifecycle ---------------------------------------------------------
@@ -141,6 +141,7 @@ class AgentCore:
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
         if self.env is not None:
+            self._past_plans = self.plans  # plans outlive the servers that made them
             await self.env.aclose()
             self.env = None
 
@@ -156,6 +157,7 @@ class AgentCore:
             builtin_servers=builtins,
         )
         self.env.reasoning.add_plan_listener(self._on_plan)
+        self.env.reasoning.first_number = len(self._past_plans) + 1
         await self._refresh_tools()
         self._spawn_context = []
         if self.config.hooks.get("agentSpawn"):
@@ -228,7 +230,7 @@ class AgentCore:
     def plans(self) -> list[PlanRecord]:
         """Every plan of this session (restored ones first)."""
         live = self.env.reasoning.plans if self.env else []
-        return [*self._restored_plans, *live]
+        return [*self._past_plans, *live]
 
     @property
     def fallback_plan_backend(self) -> Any:
@@ -679,7 +681,7 @@ class AgentCore:
             self._backend.set_model(config.model)
         if self.env is not None:
             await self.env.aclose()
-            self._restored_plans = self.plans
+            self._past_plans = self.plans
         self.config = config
         self.env = None
         await self._build_env()
@@ -695,9 +697,10 @@ class AgentCore:
         self.session_id = new_session_id()
         self.session_name = ""
         self.created = time.time()
-        self._restored_plans = []
+        self._past_plans = []
         if self.env is not None:
             self.env.reasoning.plans.clear()
+            self.env.reasoning.first_number = 1
 
     async def compact(self) -> str:
         """Replace the history with the model's own summary of it."""
@@ -727,7 +730,7 @@ class AgentCore:
     # -- sessions ----------------------------------------------------------
 
     def session_data(self) -> dict[str, Any]:
-        """The session as JSON data: history, usage, plans; never any key or secret."""
+        """The session as JSON data: history, usage, plans (secrets are redacted on save)."""
         return {
             "id": self.session_id,
             "name": self.session_name,
@@ -738,7 +741,7 @@ class AgentCore:
             "backend": getattr(self._backend, "name", ""),
             "model": getattr(self._backend, "model", ""),
             "workdir": self._workdir,
-            "history": [self._redact_dict(m.to_dict()) for m in self.history],
+            "history": [m.to_dict() for m in self.history],
             "usage": {
                 "input_tokens": self.usage.input_tokens,
                 "output_tokens": self.usage.output_tokens,
@@ -752,7 +755,7 @@ class AgentCore:
         if not self.history:
             return None
         try:
-            return save_session(self.session_data())
+            return save_session(self.session_data(), redact=self.redact)
         except OSError as exc:
             self._emit("error", f"could not save the session: {exc}")
             return None
@@ -777,9 +780,10 @@ class AgentCore:
             int(usage.get("output_tokens", 0)),
             int(usage.get("requests", 0)),
         )
-        self._restored_plans = plans
+        self._past_plans = plans
         if self.env is not None:
             self.env.reasoning.plans.clear()
+            self.env.reasoning.first_number = len(plans) + 1
         self.reply = next(
             (m.content for m in reversed(history) if m.role == "assistant" and m.content), ""
         )
@@ -803,8 +807,6 @@ class AgentCore:
                 text = text.replace(secret, "***")
         return text
 
-    def _redact_dict(self, data: dict[str, Any]) -> dict[str, Any]:
-        return json.loads(self.redact(json.dumps(data, ensure_ascii=False)))
 
 
 def _secret_values(backend: Any) -> list[str]:
@@ -863,15 +865,19 @@ def _plan_from_dict(data: Mapping[str, Any]) -> PlanRecord:
     steps = tuple(
         PlanStep(s["title"], s.get("body", ""), tuple(s.get("after", ()))) for s in data["steps"]
     )
+    ids = tuple(data.get("ids", ()))
+    status = data.get("status", "")
+    goal_id = data.get("goal_id", "")
     return PlanRecord(
         number=int(data["number"]),
         goal=data["goal"],
         steps=steps,
-        ids=tuple(data.get("ids", ())),
-        goal_id=data.get("goal_id", ""),
-        status=data.get("status", ""),
+        ids=ids,
+        goal_id=goal_id,
+        status=status,
         backend=data.get("backend", ""),
         warning=data.get("warning", ""),
+        text=format_plan(data["goal"], steps, ids or None, status, goal_id),
         created=float(data.get("created", 0)),
     )
 

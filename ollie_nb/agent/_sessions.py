@@ -7,6 +7,7 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,8 +49,15 @@ class SessionInfo:
     path: Path
 
 
-def save_session(data: dict[str, Any], directory: Path | None = None) -> Path:
-    """Write atomically with mode 0600 (the file may hold private conversation text)."""
+def save_session(
+    data: dict[str, Any],
+    directory: Path | None = None,
+    redact: Callable[[str], str] | None = None,
+) -> Path:
+    """Write atomically with mode 0600 (the file may hold private conversation text).
+
+    `redact` gets the whole JSON text once (secrets are plain tokens, unchanged by JSON).
+    """
     directory = directory or sessions_dir()
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{data['id']}.json"
@@ -58,6 +66,8 @@ def save_session(data: dict[str, Any], directory: Path | None = None) -> Path:
     # A lone surrogate (a JSON escape in a tool argument) has no UTF-8 form; as a \uXXXX
     # escape it is still valid JSON and loads back as the same string.
     payload = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", payload)
+    if redact is not None:
+        payload = redact(payload)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as file:

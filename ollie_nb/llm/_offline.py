@@ -272,7 +272,8 @@ def _after_tool(messages: list[Message]) -> str:
         goal = arguments.get("goal", "") if isinstance(arguments, dict) else ""
         count = len(steps) if isinstance(steps, list) else 0
         head = f"Planned {count} step{'s' if count != 1 else ''} for: {goal}."
-        return "\n\n".join([head, "\n".join(result_lines[:5])]) if result_lines else head
+        # the result's last line says where the plan went (saved, queued, in context only)
+        return f"{head}\n\n{result_lines[-1]}" if result_lines else head
     if call is not None and call.name == TASK_UPDATE_TOOL:
         prompt = next((m.content for m in reversed(messages) if m.role == "user"), "")
         answer = _step_answer(prompt)

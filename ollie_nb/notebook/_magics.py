@@ -345,8 +345,11 @@ class OllieMagics(Magics):
         runtime = self.runtime()
         if not rest:
             current = runtime.core.fallback_plan_backend
-            label = "queue" if runtime.core.queue_fallback and current is None else current
-            return Notice(f"fallback: {label if label is not None else 'none'}")
+            if current is not None:
+                label = getattr(current, "label", None) or type(current).__name__
+            else:
+                label = "the prompt queue" if runtime.core.queue_fallback else "none"
+            return Notice(f"fallback: {label}")
         if rest == "off":
             runtime.core.queue_fallback = False
             self.core_call(lambda core: core.set_fallback_plan_backend(None))
@@ -402,7 +405,7 @@ class OllieMagics(Magics):
                 p.goal[:60],
                 len(p.steps),
                 p.backend or "in context",
-                "persisted" if p.persisted else ("warning" if p.warning else "in context"),
+                _plan_state(p),
             )
             for p in plans
         ]
@@ -562,6 +565,14 @@ def complete(shell: Any, event: Any) -> list[str]:
 
         options += [s.id for s in list_sessions()[:20]]
     return options
+
+
+def _plan_state(record: Any) -> str:
+    if record.warning:
+        return "warning"
+    if record.persisted:
+        return "queued" if record.ids and record.ids[0] == "q1" else "persisted"
+    return "in context"
 
 
 async def _list_servers(core: Any) -> dict[str, Any]:

@@ -88,6 +88,7 @@ class ReasoningServer:
         self.plans: list[PlanRecord] = []
         self._backend: AdaptedPlanBackend | None = None
         self._listeners: list[PlanListener] = []
+        self.first_number = 1  # plans continue the session's numbering after an agent switch
         self.unreachable_note = ""  # set when a configured server (maybe a task server) is down
 
     def __repr__(self) -> str:
@@ -164,7 +165,7 @@ class ReasoningServer:
                     ids, goal_id = tuple(result.ids), result.goal_id
             status = warning or (result.message or status_saved(backend.label, len(steps), goal_id))
         record = PlanRecord(
-            number=len(self.plans) + 1,
+            number=self.first_number + len(self.plans),
             goal=goal,
             steps=steps,
             ids=ids,

@@ -160,12 +160,14 @@ def test_demo_planner_summarises_the_plan_tool_result():
     b = OfflineBackend()
     prompt = Message.user("Clean the house\n- kitchen\n- bathroom")
     (call,) = calls_of(run(b, [prompt], [PLAN]))
-    result = "Plan: Clean the house\n1. kitchen\n2. bathroom (after 1)\n"
+    result = (
+        "Plan: Clean the house\n1. kitchen\n2. bathroom\n   after: step 1\n\n"
+        "Plan saved by sheet(): 2 steps.\n"
+    )
     history = [prompt, Message.assistant("", [call]), Message.tool(call.id, result, call.name)]
     events = run(b, history, [PLAN])
     assert text_of(events) == (
-        "Planned 2 steps for: Clean the house.\n\n"
-        "Plan: Clean the house\n1. kitchen\n2. bathroom (after 1)"
+        "Planned 2 steps for: Clean the house.\n\nPlan saved by sheet(): 2 steps."
     )
     assert len([e for e in events if e.kind == "text"]) > 5  # streamed in word chunks
     assert events[-1] == StreamEvent.of_done("stop")
