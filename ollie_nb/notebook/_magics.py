@@ -209,7 +209,7 @@ class OllieMagics(Magics):
 
         view = TurnView(self.settings(), _show, _live_display, self._statuses_on_main(runtime))
         try:
-            runtime.run_turn(text, view)
+            runtime.run_turn(text, view, tick=view.tick)
         except KeyboardInterrupt:
             view.finish()
             display(Notice("interrupted; the turn did not wind down in time", "warning"))

@@ -66,6 +66,8 @@ class TurnView:
         self.progress: tuple[int, int] | None = None
         self.result_reply = ""
         self.interrupted = False
+        self._retry: tuple[str, int, float] | None = None
+        self._retry_shown = -1
 
     # live area -----------------------------------------------------------
 
@@ -88,6 +90,8 @@ class TurnView:
     # events --------------------------------------------------------------
 
     def __call__(self, event: Event) -> None:
+        if event.kind != "retry":
+            self._retry = None  # the wait is over once anything else happens
         handler = getattr(self, f"_on_{event.kind}", None)
         if handler is not None:
             handler(event)
@@ -164,8 +168,25 @@ class TurnView:
 
     def _on_retry(self, event: Event) -> None:
         delay = float(event.data.get("delay", 0))
-        attempt = event.data.get("attempt", 1)
-        self._live(f"*{event.text or 'rate limited'}: retry {attempt} in {delay:.0f} s …*")
+        self._retry = (
+            event.text or "rate limited",
+            event.data.get("attempt", 1),
+            time.perf_counter() + delay,
+        )
+        self._retry_shown = -1
+        self.tick()
+
+    def tick(self) -> None:
+        """Called by the pump between events: counts a retry's wait down in the live area."""
+        if self._retry is None:
+            return
+        reason, attempt, until = self._retry
+        left = max(0, round(until - time.perf_counter()))
+        if left != self._retry_shown:
+            self._retry_shown = left
+            self._live(f"*{reason}: retry {attempt} in {left} s …*")
+        if left == 0:
+            self._retry = None
 
     def _on_info(self, event: Event) -> None:
         if event.text == "interrupted":

@@ -87,6 +87,7 @@ class BackgroundTurn:
 
     def _tick(self) -> None:
         self.runtime.drain()
+        self.view.tick()
         if self.future.done():
             self.runtime.drain()
             self.view.finish()

@@ -1,0 +1,97 @@
+"""The turn renderer on its own: what a sequence of events leaves in a cell."""
+
+from __future__ import annotations
+
+import time
+
+from ollie_nb.agent import Event
+from ollie_nb.notebook._render import Settings, TurnView
+from ollie_nb.planning import PlanRecord, PlanStep
+
+
+class Cell:
+    """Collects outputs like a notebook cell: shown objects, and live ones updated in place."""
+
+    def __init__(self):
+        self.outputs: list = []
+
+    def show(self, obj):
+        self.outputs.append(obj)
+
+    def live(self, obj):
+        index = len(self.outputs)
+        self.outputs.append(obj)
+
+        def update(new):
+            self.outputs[index] = new
+
+        return update
+
+    def texts(self):
+        return [o._repr_mimebundle_()["text/plain"] for o in self.outputs]
+
+
+def view_of(cell, **settings):
+    return TurnView(Settings(usage_footer=False, **settings), cell.show, cell.live)
+
+
+def test_streamed_reply_leaves_an_empty_live_area_and_the_reply():
+    cell = Cell()
+    view = view_of(cell, stream_interval=10)
+    for piece in ["Hello ", "there, ", "world."]:
+        view(Event("assistant", piece))
+    assert cell.texts() == ["Hello "]  # the live area opened on the first piece
+    view(Event("turn_end", "Hello there, world."))
+    view.finish()
+    assert cell.texts() == ["", "Hello there, world."]
+
+
+def test_tool_call_then_plan_graph_under_it():
+    cell = Cell()
+    view = view_of(cell)
+    record = PlanRecord(1, "Goal", (PlanStep("a"), PlanStep("b", after=(0,))), text="Plan: Goal")
+    view(
+        Event(
+            "call",
+            "reasoning_plan",
+            {"id": "c1", "tool": "reasoning_plan", "args": {"goal": "Goal"}},
+        )
+    )
+    assert cell.texts() == ["*running `reasoning_plan` …*"]
+    view(Event("plan", "", {"record": record}))
+    view(Event("tool", "Plan: Goal\n1. a", {"id": "c1", "tool": "reasoning_plan", "seconds": 0.01}))
+    texts = cell.texts()
+    assert texts[0] == ""
+    assert texts[1].startswith('→ reasoning_plan({"goal": "Goal"})')
+    assert texts[2] == "Plan: Goal"  # the graph's text form, drawn after its call
+
+
+def test_retry_counts_down_and_stops_when_text_arrives():
+    cell = Cell()
+    view = view_of(cell)
+    view(Event("retry", "rate limited (429)", {"attempt": 1, "delay": 2.0}))
+    assert cell.texts() == ["*rate limited (429): retry 1 in 2 s …*"]
+    time.sleep(1.1)
+    view.tick()
+    assert cell.texts() == ["*rate limited (429): retry 1 in 1 s …*"]
+    view(Event("assistant", "Answer"))
+    view.tick()
+    assert cell.texts() == ["Answer"]  # the live area now streams the reply
+    view.finish()
+    assert cell.texts() == ["", "Answer"]
+
+
+def test_errors_and_interruptions_are_one_line_notices():
+    cell = Cell()
+    view = view_of(cell)
+    view(Event("assistant", "partial"))
+    view(Event("error", "openai: HTTP 500: server error"))
+    view(Event("info", "interrupted"))
+    view.finish()
+    assert cell.texts() == [
+        "",
+        "partial",
+        "✖ openai: HTTP 500: server error",
+        "⚠ interrupted; the session is still usable",
+    ]
+    assert view.interrupted
