@@ -4,11 +4,28 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+for _harnesses in ("llm", "notebook"):  # llm_fake_provider, kernel_harness: shared by folders
+    if str(Path(__file__).parent / _harnesses) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).parent / _harnesses))
+
+
+@pytest.fixture
+def provider() -> Iterator:
+    """A fake chat provider HTTP server on 127.0.0.1 (OpenAI, Anthropic, Ollama wire formats)."""
+    from llm_fake_provider import FakeProvider
+
+    server = FakeProvider()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

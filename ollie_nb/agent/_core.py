@@ -808,7 +808,6 @@ class AgentCore:
         return text
 
 
-
 def _secret_values(backend: Any) -> list[str]:
     values = [v for k, v in os.environ.items() if _SECRET_NAME.search(k) and v and len(v) >= 8]
     key = getattr(backend, "_api_key", None) or getattr(backend, "api_key", None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,11 +29,12 @@ def shorten(text: str, limit: int) -> str:
     return f"{text[:limit]}\n[... {len(text) - limit} more characters]"
 
 
-class Displayable:
-    """Base: subclasses give `text()` and `html()`."""
+class Displayable(ABC):
+    """Base: subclasses give `text()`, and `html()` unless preformatted text will do."""
 
+    @abstractmethod
     def text(self) -> str:
-        raise NotImplementedError
+        """The text/plain view: deterministic, what terminals and notebook tests see."""
 
     def html(self) -> str:
         return f"<pre>{esc(self.text())}</pre>"
