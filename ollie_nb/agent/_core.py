@@ -35,6 +35,7 @@ from ollie_nb.agent._sessions import (
     new_session_id,
     save_session,
 )
+from ollie_nb.agent._watch import TaskEventWatcher
 from ollie_nb.llm import GenerationParams, LLMError, Message, ToolCall, ToolDef
 from ollie_nb.planning import PlanRecord, PlanStep, QueuePlanBackend, format_plan
 from ollie_nb.tools import Dispatcher, ExecuteServer, ToolResult, exc_summary
@@ -118,6 +119,7 @@ class AgentCore:
         self._tool_defs: list[ToolDef] = []
         self._past_plans: list[PlanRecord] = []  # plans of envs that are gone, or restored
         self.queue_status: dict[str, str] = {}  # q-id -> status of the queued plan being worked
+        self.watcher: TaskEventWatcher | None = None
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -137,6 +139,7 @@ class AgentCore:
 
     async def aclose(self) -> None:
         """Stop any turn and close every server."""
+        await self.stop_watching()
         self.interrupt()
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
@@ -319,6 +322,26 @@ class AgentCore:
         self._interrupting = True
         self._task.cancel()
         return True
+
+    # -- task events (event-driven planning) ----------------------------------
+
+    async def start_watching(self, interval: float = 2.0) -> TaskEventWatcher:
+        """Queue a step prompt whenever a step of our plans becomes ready on the task server."""
+        await self.stop_watching()
+        watcher = TaskEventWatcher(self, interval)
+        await watcher.start()
+        self.watcher = watcher
+        return watcher
+
+    async def stop_watching(self) -> None:
+        if self.watcher is not None:
+            await self.watcher.stop()
+            self.watcher = None
+
+    async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
+        """Work the queued prompts now (one turn each); None when the queue is empty."""
+        prompt = self.pop_queue()
+        return None if prompt is None else await self.submit(prompt, on_event)
 
     # -- turns -------------------------------------------------------------
 
@@ -675,6 +698,7 @@ class AgentCore:
         if self.is_running:
             raise RuntimeError("a turn is running; stop it before switching agents")
         config = self._resolve_agent(spec)
+        await self.stop_watching()  # its task server is about to go
         if config.backend and config.backend != getattr(self._backend, "name", ""):
             self._backend = _default_backend(config)
         elif config.model and self._backend is not None:

@@ -34,6 +34,8 @@ Commands (%ollie COMMAND):
   plans                   every plan of this session
   tasks [STATUS]          the task server's tasks (open, ready, all, done, ...)
   queue [clear]           queued prompts
+  run [--bg]              work the queued prompts now (one turn each)
+  watch [on|off] [--interval S]   queue each step of your plans that becomes ready on the task server
   stop                    interrupt the running turn
   compact | context | usage | history [N] | clear
   sessions | resume ID | rename NAME | save
@@ -435,6 +437,42 @@ class OllieMagics(Magics):
         rows = [(i + 1, p.splitlines()[0][:80] if p else "") for i, p in enumerate(core.queued)]
         return Table("queue", ["#", "prompt"], rows, empty="(the queue is empty)")
 
+    def _cmd_run(self, rest: str) -> Any:
+        if rest not in ("", "--bg"):
+            raise UsageError("%ollie run: use '%ollie run' or '%ollie run --bg'")
+        runtime = self.runtime()
+        if runtime.busy:
+            return Notice("a turn is running; the queue is worked when it ends")
+        prompt = runtime.call(_pop_coro(runtime.core))
+        if prompt is None:
+            return Notice("the queue is empty")
+        if rest == "--bg":
+            from ollie_nb.notebook._widgets import start_background_turn
+
+            return start_background_turn(self, runtime, prompt)
+        return self._foreground(runtime, prompt)
+
+    def _cmd_watch(self, rest: str) -> Displayable:
+        parser = _Parser(prog="watch", add_help=False)
+        parser.add_argument("action", nargs="?", choices=["on", "off"])
+        parser.add_argument("--interval", type=float, default=2.0, metavar="SECONDS")
+        args = parser.parse_args(shlex.split(rest))
+        core = self.runtime().core
+        if args.action == "on":
+            watcher = self.core_call(lambda c: c.start_watching(args.interval))
+            return Notice(
+                f"watching task events on '{watcher.server}' every {watcher.interval:g} s: "
+                "each step of your plans that becomes ready is queued (%ollie run works them)"
+            )
+        if args.action == "off":
+            self.core_call(lambda c: c.stop_watching())
+            return Notice("stopped watching task events")
+        watcher = core.watcher
+        if watcher is None:
+            return Notice("not watching task events (%ollie watch on)")
+        log = "\n".join(watcher.log) or "(nothing yet)"
+        return TextBlock(log, title=f"watching '{watcher.server}'; {len(core.queued)} queued")
+
     def _cmd_stop(self, rest: str) -> Displayable:
         runtime = self.runtime()
         if not runtime.busy:
@@ -535,6 +573,8 @@ _ARGUMENT_WORDS = {
     "backend": ["offline", "openai", "openrouter", "anthropic", "ollama"],
     "fallback": ["queue", "off"],
     "queue": ["clear"],
+    "run": ["--bg"],
+    "watch": ["on", "off", "--interval"],
     "tasks": ["open", "ready", "all", "in_progress", "done", "failed"],
 }
 
@@ -577,6 +617,13 @@ def _plan_state(record: Any) -> str:
 
 async def _list_servers(core: Any) -> dict[str, Any]:
     return core.list_servers()
+
+
+def _pop_coro(core: Any) -> Callable[[], Any]:
+    async def pop() -> str | None:
+        return core.pop_queue()
+
+    return pop
 
 
 def _queue_coro(core: Any, text: str) -> Callable[[], Any]:

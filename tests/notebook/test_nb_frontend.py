@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -273,3 +274,44 @@ def test_tab_completion(kernel):
     assert "status" in reply["matches"]
     reply = kernel.kc.complete("%ollie fallback ", 16, reply=True, timeout=10)["content"]
     assert {"queue", "off", "my_plans"} <= set(reply["matches"])
+
+
+def test_watch_queues_ready_steps_and_run_works_them(kernel, tmp_path):
+    db = tmp_path / "watch.db"
+    agent = tmp_path / "watch.json"
+    agent.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "tasks": {
+                        "command": sys.executable,
+                        "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db)],
+                    }
+                }
+            }
+        )
+    )
+    kernel.run(f"%ollie agent {agent}")
+    kernel.run("%%ollie\nShip it\n- Build\n- Test")
+    assert "not watching" in kernel.run("%ollie watch").text()
+    on = kernel.run("%ollie watch on --interval 0.2")
+    assert "watching task events on 'tasks' every 0.2 s" in on.text()
+    first = (
+        kernel.run(
+            "rec = ollie_nb.agent().plans[-1]\n"
+            "r = ollie_nb.agent().call(lambda core: core.env.dispatcher.dispatch("
+            "'tasks', 'task_update', {'id': rec.ids[0], 'status': 'done'}))\n"
+            "print(rec.ids[1])"
+        )
+        .text()
+        .strip()
+    )
+    time.sleep(1.0)  # the kernel is idle; the watcher polls on the runtime's loop
+    status = kernel.run("%ollie watch").text()
+    assert "step 2 of plan" in status and f"({first}); queued" in status
+    assert f"[task {first}]: Test" in kernel.run("%ollie queue").text()
+    worked = kernel.run("%ollie run")
+    assert "Completed step: Test" in worked.text()
+    assert "the queue is empty" in kernel.run("%ollie run").text()
+    assert "stopped watching" in kernel.run("%ollie watch off").text()
+    kernel.run("%ollie agent default")
