@@ -52,21 +52,24 @@ def test_ready_steps_are_queued_and_the_offline_model_works_them(tmp_path):
             queued = list(core.queued)
             log = list(watcher.log)
             events = []
-            await core.run_queue(events.append)  # the agent works the ready step
-            await asyncio.sleep(0.4)  # the watcher sees step 2 done, step 3 ready
-            second = list(core.queued)
-            await core.run_queue()
-            return record, queued, log, second, events
+            # the agent works the ready step; before the turn calls the queue empty it reads
+            # the events again, finds step 3 ready, and works it too
+            await core.run_queue(events.append)
+            return record, queued, log, events
 
-    record, queued, log, second, events = asyncio.run(scenario())
+    record, queued, log, events = asyncio.run(scenario())
     assert queued == [
         f"Step 2 of 3 [task {record.ids[1]}]: Clean data\n"
         "(ready now: every step it waits for is done; plan: Ship the report)"
     ]
     assert f"step 1 of plan 1 is done ({record.ids[0]})" in log
     assert f"step 2 of plan 1 is ready ({record.ids[1]}); queued" in log
-    assert any(e.kind == "call" and e.data["tool"] == "task_update" for e in events)
-    assert second and second[0].startswith(f"Step 3 of 3 [task {record.ids[2]}]: Publish")
+    worked = [
+        e.data["args"]["id"] for e in events if e.kind == "call" and e.data["tool"] == "task_update"
+    ]
+    assert worked == [record.ids[1], record.ids[2]]
+    starts = [e.text for e in events if e.kind == "turn_start"]
+    assert starts[1].startswith(f"Step 3 of 3 [task {record.ids[2]}]: Publish")
     assert statuses(db) == {
         "Ship the report": "open",
         "Collect data": "done",

@@ -340,6 +340,8 @@ class AgentCore:
 
     async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
         """Work the queued prompts now (one turn each); None when the queue is empty."""
+        if self.watcher is not None and self.watcher.running:
+            await self.watcher.poll()  # catch up now rather than at the next interval
         prompt = self.pop_queue()
         return None if prompt is None else await self.submit(prompt, on_event)
 
@@ -369,7 +371,7 @@ class AgentCore:
     async def _run_prompts(self, prompt: str) -> TurnResult:
         result = await self._turn(prompt, {})
         done = 0
-        while not result.interrupted and self._queue:
+        while not result.interrupted and (self._queue or await self._steps_became_ready()):
             done += 1
             nxt = self._queue.popleft()
             qid = _queue_id(nxt)
@@ -385,6 +387,16 @@ class AgentCore:
         if self.autosave:
             self.save()
         return result
+
+    async def _steps_became_ready(self) -> bool:
+        """With a watcher on, read task events before the queue is called empty."""
+        if self.watcher is None or not self.watcher.running:
+            return False
+        try:
+            await self.watcher.poll()
+        except Exception as exc:  # the watch's own loop logs it too
+            log.warning("task events: %s", exc)
+        return bool(self._queue)
 
     def _emit(self, kind: str, text: str = "", **data: Any) -> None:
         try:

@@ -85,37 +85,41 @@ class TaskEventWatcher:
         return [e for e in events if isinstance(e, dict) and isinstance(e.get("seq"), int)]
 
     async def poll(self) -> list[str]:
-        """Read new events once; return what they led to (also kept in `log`)."""
+        """Read new events once; return what they led to (also kept in `log`).
+
+        Steps that became ready in one poll are queued in plan order, whatever order
+        the server reported them in.
+        """
         notes: list[str] = []
+        ready: list[tuple[int, int, Any, str]] = []
         for event in await self._fetch():
             self.seq = max(self.seq, event["seq"])
-            note = self._handle(event)
-            if note:
-                notes.append(note)
-                self.log.append(note)
-        return notes
-
-    def _handle(self, event: dict[str, Any]) -> str:
-        task_id = str(event.get("task") or "")
-        found = self._step_of(task_id)
-        if found is None:
-            return ""
-        record, index = found
-        step = record.steps[index]
-        kind = event.get("type")
-        payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
-        status = payload.get("to") or payload.get("status")
-        if kind == "unblocked" and task_id not in self._queued:
-            self._queued.add(task_id)
+            task_id = str(event.get("task") or "")
+            found = self._step_of(task_id)
+            if found is None:
+                continue
+            record, index = found
+            payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+            status = payload.get("to") or payload.get("status")
+            if event.get("type") == "unblocked" and task_id not in self._queued:
+                self._queued.add(task_id)
+                ready.append((record.number, index, record, task_id))
+            elif event.get("type") == "status_changed" and status in (
+                "done",
+                "failed",
+                "cancelled",
+            ):
+                notes.append(f"step {index + 1} of plan {record.number} is {status} ({task_id})")
+        for _, index, record, task_id in sorted(ready, key=lambda r: r[:2]):
+            step = record.steps[index]
             self.core.queue(
                 f"Step {index + 1} of {len(record.steps)} [task {task_id}]: {step.title}\n"
                 + (f"{step.body}\n" if step.body else "")
                 + f"(ready now: every step it waits for is done; plan: {record.goal})"
             )
-            return f"step {index + 1} of plan {record.number} is ready ({task_id}); queued"
-        if kind == "status_changed" and status in ("done", "failed", "cancelled"):
-            return f"step {index + 1} of plan {record.number} is {status} ({task_id})"
-        return ""
+            notes.append(f"step {index + 1} of plan {record.number} is ready ({task_id}); queued")
+        self.log.extend(notes)
+        return notes
 
     def _step_of(self, task_id: str) -> tuple[Any, int] | None:
         if not task_id:

@@ -443,7 +443,7 @@ class OllieMagics(Magics):
         runtime = self.runtime()
         if runtime.busy:
             return Notice("a turn is running; the queue is worked when it ends")
-        prompt = runtime.call(_pop_coro(runtime.core))
+        prompt = runtime.call(_pop_coro(runtime.core))  # after a catch-up poll of the watcher
         if prompt is None:
             return Notice("the queue is empty")
         if rest == "--bg":
@@ -621,6 +621,8 @@ async def _list_servers(core: Any) -> dict[str, Any]:
 
 def _pop_coro(core: Any) -> Callable[[], Any]:
     async def pop() -> str | None:
+        if core.watcher is not None and core.watcher.running:
+            await core.watcher.poll()
         return core.pop_queue()
 
     return pop

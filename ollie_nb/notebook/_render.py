@@ -101,9 +101,12 @@ class TurnView:
         if step:
             self._settle()
             self.progress = (step, total)
-            title = event.text.split("]: ", 1)[-1].splitlines()[0] if "]: " in event.text else ""
-            label = f"Step {step} of {total}" + (f": {title}" if title else "")
-            self._show(Notice(label, "info"))
+            # the queued prompt's own step line ("Step 2 of 5 [task t-..]: title"), else its first
+            lines = [line for line in event.text.splitlines() if line.strip()]
+            label = next(
+                (line for line in lines if line.startswith("Step ")), lines[0] if lines else ""
+            )
+            self._show(Notice(f"▶ {label[:200]}", "info"))
             self._refresh_plans()
 
     def _on_assistant(self, event: Event) -> None:

@@ -238,7 +238,7 @@ def test_task_server_agent_persists_and_shows_statuses(kernel, tmp_path):
     task_id = lines[0].split()[0]
     # mark the first step done through the Python API, then the graph shows it
     kernel.run(
-        "h = ollie_nb.agent()\n"
+        "import ollie_nb\nh = ollie_nb.agent()\n"
         f"r = h.call(lambda core: core.env.dispatcher.dispatch('tasks', 'task_update', {{'id': '{task_id}', 'status': 'done'}}))\n"
         "print(r.text)"
     )
@@ -296,8 +296,9 @@ def test_watch_queues_ready_steps_and_run_works_them(kernel, tmp_path):
     assert "not watching" in kernel.run("%ollie watch").text()
     on = kernel.run("%ollie watch on --interval 0.2")
     assert "watching task events on 'tasks' every 0.2 s" in on.text()
-    first = (
+    ready_id = (
         kernel.run(
+            "import ollie_nb\n"
             "rec = ollie_nb.agent().plans[-1]\n"
             "r = ollie_nb.agent().call(lambda core: core.env.dispatcher.dispatch("
             "'tasks', 'task_update', {'id': rec.ids[0], 'status': 'done'}))\n"
@@ -308,8 +309,8 @@ def test_watch_queues_ready_steps_and_run_works_them(kernel, tmp_path):
     )
     time.sleep(1.0)  # the kernel is idle; the watcher polls on the runtime's loop
     status = kernel.run("%ollie watch").text()
-    assert "step 2 of plan" in status and f"({first}); queued" in status
-    assert f"[task {first}]: Test" in kernel.run("%ollie queue").text()
+    assert "step 2 of plan" in status and f"({ready_id}); queued" in status
+    assert f"[task {ready_id}]: Test" in kernel.run("%ollie queue").text()
     worked = kernel.run("%ollie run")
     assert "Completed step: Test" in worked.text()
     assert "the queue is empty" in kernel.run("%ollie run").text()
