@@ -26,6 +26,15 @@ def kernel_env(base: Path) -> dict[str, str]:
     }
 
 
+def tasks_agent_file(folder: Path) -> Path:
+    """An agent JSON whose one server is ollie-tasks on a database in `folder`."""
+    server = {"command": sys.executable, "args": ["-m", "ollie_nb.tasks", "serve", "--db"]}
+    server["args"].append(str(folder / "tasks.db"))
+    path = folder / "with-tasks.json"
+    path.write_text(json.dumps({"mcpServers": {"tasks": server}}))
+    return path
+
+
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory):
     base = tmp_path_factory.mktemp("nb")
@@ -214,20 +223,7 @@ def test_python_api(kernel):
 
 
 def test_task_server_agent_persists_and_shows_statuses(kernel, tmp_path):
-    db = tmp_path / "tasks.db"
-    agent = tmp_path / "with-tasks.json"
-    agent.write_text(
-        json.dumps(
-            {
-                "mcpServers": {
-                    "tasks": {
-                        "command": sys.executable,
-                        "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db)],
-                    }
-                }
-            }
-        )
-    )
+    agent = tasks_agent_file(tmp_path)
     switched = kernel.run(f"%ollie agent {agent}")
     assert "MCP server 'tasks' exposes task_create" in switched.text()
     run = kernel.run(LIST_PROMPT)
@@ -277,20 +273,7 @@ def test_tab_completion(kernel):
 
 
 def test_watch_queues_ready_steps_and_run_works_them(kernel, tmp_path):
-    db = tmp_path / "watch.db"
-    agent = tmp_path / "watch.json"
-    agent.write_text(
-        json.dumps(
-            {
-                "mcpServers": {
-                    "tasks": {
-                        "command": sys.executable,
-                        "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db)],
-                    }
-                }
-            }
-        )
-    )
+    agent = tasks_agent_file(tmp_path)
     kernel.run(f"%ollie agent {agent}")
     kernel.run("%%ollie\nShip it\n- Build\n- Test")
     assert "not watching" in kernel.run("%ollie watch").text()
