@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import sys
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -13,7 +14,7 @@ from ollie_nb.llm._retry import RetryPolicy, stream_with_retries
 from ollie_nb.llm._types import GenerationParams, Message, StreamEvent, ToolDef
 
 
-class RemoteBackend:
+class RemoteBackend(ABC):
     """Base of the backends that talk to a provider over HTTP.
 
     Subclasses implement `_new_client()` (an SDK or httpx client) and `_attempt()` (one
@@ -54,8 +55,9 @@ class RemoteBackend:
         """Strings that must never appear in an error message."""
         return (self._api_key,)
 
+    @abstractmethod
     def _new_client(self) -> Any:
-        raise NotImplementedError
+        """The provider's HTTP (or SDK) client, made for the running event loop."""
 
     def _loop_client(self) -> Any:
         """The HTTP client for the running event loop, made on first use in that loop.
@@ -88,10 +90,11 @@ class RemoteBackend:
         resolved = params or GenerationParams()
         return stream_with_retries(lambda: self._attempt(messages, tools, resolved), self._retry)
 
+    @abstractmethod
     def _attempt(
         self, messages: list[Message], tools: list[ToolDef], params: GenerationParams
     ) -> AsyncIterator[StreamEvent]:
-        raise NotImplementedError
+        """One streamed request, no retries (chat_stream retries around it)."""
 
     def _repr_fields(self) -> list[str]:
         return [f"model={self._model!r}"]
