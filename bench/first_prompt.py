@@ -21,7 +21,7 @@ from mcp import Client
 from bench._report import Figure, usable_cpus
 from bench._run import Row, Settings, median, paired_ratio
 from bench._servers import task_server_config, task_server_params
-from ollie_nb.agent import AgentConfig, AgentCore, build_agent_env
+from ollie_nb.core import AgentConfig, AgentCore, build_agent_env
 from ollie_nb.llm import OfflineBackend
 from ollie_nb.tasks import TaskStore
 from ollie_nb.tools import Dispatcher

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench._report import Figure
 from bench._run import Row, Settings, alternate, median, paired_ratio
-from ollie_nb.agent import AgentCore
+from ollie_nb.core import AgentCore
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 
 REPLY = "Done: the cell ran and the numbers look right."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ollie_nb.agent import AgentConfig, build_agent_env
+from ollie_nb.core import AgentConfig, build_agent_env
 from ollie_nb.tools import Dispatcher
 
 

@@ -43,10 +43,8 @@ def use_backend(name_or_backend: Any, model: str | None = None) -> Any:
     return use(name_or_backend, model)
 
 
-def __getattr__(name: str) -> Any:
-    # `ollie_nb.agent()` before anything imported the subpackage: import it on demand.
-    if name == "agent":
-        import importlib
+def agent() -> Any:
+    """The kernel's agent handle (`ask`, `call`, `plans`, ...); the runtime starts on first use."""
+    from ollie_nb.notebook import agent as kernel_agent
 
-        return importlib.import_module("ollie_nb.agent")
-    raise AttributeError(f"module 'ollie_nb' has no attribute {name!r}")
+    return kernel_agent()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ollie_nb.agent import AgentConfig, ConfigError, expand_vars, load_agent_config
+from ollie_nb.core import AgentConfig, ConfigError, expand_vars, load_agent_config
 
 
 def write(tmp_path, text, name="agent.json"):

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ollie_nb.agent import AgentConfig, AgentCore, SessionError
+from ollie_nb.core import AgentConfig, AgentCore, SessionError
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 
 LIST_PROMPT = "Ship the report\n- Collect data\n- Clean data\n- Draw charts (after 2)\n- Publish"

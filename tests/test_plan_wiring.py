@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ollie_nb.agent import AgentConfig, build_agent_env
+from ollie_nb.core import AgentConfig, build_agent_env
 from ollie_nb.planning import PlanResult
 from ollie_nb.tools import Dispatcher
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ollie_nb.agent import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.llm import OfflineBackend
 
 PROMPT = "Ship the report\n- Collect data\n- Clean data\n- Publish"

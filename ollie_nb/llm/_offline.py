@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any
 
 from ollie_nb.llm._types import GenerationParams, Message, StreamEvent, ToolCall, ToolDef, Usage
+from ollie_nb.planning import read_step
 
 OFFLINE_MODEL = "offline-planner"
 PLAN_TOOL = "reasoning_plan"
@@ -46,7 +47,10 @@ HELP_TEXT = (
 
 
 def step_prompt_task_id(text: str) -> str | None:
-    """The task id a step prompt names as `[task ID]` or `(id: ID)`, else None."""
+    """The task id of a task-server step prompt (planning's `read_step`), or a typed `(id: ID)`."""
+    step = read_step(text)
+    if step is not None:
+        return step.step_id if step.kind == "tasks" else None
     match = _TASK_ID.search(text)
     return (match.group(1) or match.group(2)) if match else None
 

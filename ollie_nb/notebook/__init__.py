@@ -11,7 +11,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ollie_nb.agent import TurnResult
+    from ollie_nb.core import TurnResult
     from ollie_nb.notebook._magics import OllieMagics
     from ollie_nb.notebook._runtime import NotebookRuntime
 
@@ -82,7 +82,7 @@ def runtime_for(magics: OllieMagics | None = None) -> NotebookRuntime:
 def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
     from IPython.display import display
 
-    from ollie_nb.agent import AgentCore
+    from ollie_nb.core import AgentCore
     from ollie_nb.llm import OfflineBackend, backend_from_env, make_backend
     from ollie_nb.notebook._display import Notice
     from ollie_nb.notebook._runtime import NotebookRuntime

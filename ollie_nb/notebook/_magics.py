@@ -308,7 +308,7 @@ class OllieMagics(Magics):
         return Notice(f"model: {backend.model}")
 
     def _cmd_agents(self, rest: str) -> Displayable:
-        from ollie_nb.agent import agent_dirs, list_agents
+        from ollie_nb.core import agent_dirs, list_agents
 
         core = self.runtime().core
         names = list_agents(core.workdir)
@@ -516,7 +516,7 @@ class OllieMagics(Magics):
         return Notice("conversation cleared; a new session starts")
 
     def _cmd_sessions(self, rest: str) -> Displayable:
-        from ollie_nb.agent import list_sessions
+        from ollie_nb.core import list_sessions
 
         rows = [
             (
@@ -531,7 +531,7 @@ class OllieMagics(Magics):
         return Table("sessions", ["id", "name", "updated", "messages", "first prompt"], rows)
 
     def _cmd_resume(self, rest: str) -> Displayable:
-        from ollie_nb.agent import SessionError
+        from ollie_nb.core import SessionError
 
         if not rest:
             raise UsageError("%ollie resume: give a session id or name (see %ollie sessions)")
@@ -597,11 +597,11 @@ def complete(shell: Any, event: Any) -> list[str]:
             and (hasattr(value, wanted) or (command == "fallback" and inspect.isfunction(value)))
         ]
     elif command == "agent":
-        from ollie_nb.agent import list_agents
+        from ollie_nb.core import list_agents
 
         options += list_agents(os.getcwd())
     elif command == "resume":
-        from ollie_nb.agent import list_sessions
+        from ollie_nb.core import list_sessions
 
         options += [s.id for s in list_sessions()[:20]]
     return options

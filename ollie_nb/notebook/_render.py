@@ -16,7 +16,7 @@ from ollie_nb.notebook._display import Footer, Live, Notice, Reply, ToolBlock
 from ollie_nb.notebook._plans import PlanGraphView
 
 if TYPE_CHECKING:
-    from ollie_nb.agent import Event
+    from ollie_nb.core import Event
 
 
 class Settings:

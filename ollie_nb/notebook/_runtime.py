@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from ollie_nb.agent import AgentCore, Event, TurnResult
+    from ollie_nb.core import AgentCore, Event, TurnResult
 
 log = logging.getLogger("ollie_nb.notebook")
 

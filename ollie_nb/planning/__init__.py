@@ -12,6 +12,7 @@ from ollie_nb.planning._backends import (
     dependency_layers,
     queue_prompts,
 )
+from ollie_nb.planning._steps import StepRef, read_step, step_prompt
 from ollie_nb.planning._text import (
     NO_BACKEND,
     format_plan,
@@ -20,8 +21,10 @@ from ollie_nb.planning._text import (
     status_wrong_ids,
 )
 from ollie_nb.planning._types import (
+    KindedPlanBackend,
     PlanBackend,
     PlanBackendSetter,
+    PlanKind,
     PlanRecord,
     PlanResult,
     PlanStep,
@@ -48,15 +51,18 @@ __all__ = [
     "STATUSES",
     "AdaptedPlanBackend",
     "GraphvizUnavailable",
+    "KindedPlanBackend",
     "PlanBackend",
     "PlanBackendError",
     "PlanBackendSetter",
+    "PlanKind",
     "PlanRecord",
     "PlanResult",
     "PlanStep",
     "PlanValidationError",
     "PlanView",
     "QueuePlanBackend",
+    "StepRef",
     "TaskServerPlanBackend",
     "dependency_layers",
     "format_plan",
@@ -66,7 +72,9 @@ __all__ = [
     "plan_svg",
     "plan_view",
     "queue_prompts",
+    "read_step",
     "status_failed",
     "status_saved",
     "status_wrong_ids",
+    "step_prompt",
 ]

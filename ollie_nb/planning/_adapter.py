@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ollie_nb.planning._types import PlanResult, PlanStep
+from ollie_nb.planning._types import KindedPlanBackend, PlanKind, PlanResult, PlanStep
 
 SyncRunner = Callable[[Callable[[], Any]], Awaitable[Any]]
 
@@ -42,6 +42,9 @@ class AdaptedPlanBackend:
         self._fn = fn
         self._run_sync = run_sync or _in_thread
         self.label: str = getattr(target, "label", None) or _name(target)
+        self.plan_kind: PlanKind = (
+            target.plan_kind if isinstance(target, KindedPlanBackend) else "custom"
+        )
 
     def __repr__(self) -> str:
         return f"AdaptedPlanBackend({self.label})"

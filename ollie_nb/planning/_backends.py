@@ -7,13 +7,25 @@ import inspect
 import logging
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ollie_nb.planning._adapter import PlanBackendError
-from ollie_nb.planning._types import PlanResult, PlanStep
+from ollie_nb.planning._steps import step_prompt
+from ollie_nb.planning._types import PlanKind, PlanResult, PlanStep
 
-if TYPE_CHECKING:  # planning imports nothing of tools at run time
-    from ollie_nb.tools import Dispatcher
+
+class ToolResultLike(Protocol):
+    """What a tool call answers (ollie_nb.tools.ToolResult has this shape)."""
+
+    text: str
+    is_error: bool
+
+
+class Dispatcher(Protocol):
+    """The one method a task-server plan backend needs of a dispatcher (planning imports no tools)."""
+
+    async def dispatch(self, server: str, tool: str, args: dict[str, Any]) -> ToolResultLike: ...
+
 
 log = logging.getLogger("ollie_nb.planning")
 
@@ -40,6 +52,8 @@ class TaskServerPlanBackend:
     concurrently; ids stay in step order. On any failure every task created so
     far is deleted again (when the server has `task_delete`) before raising.
     """
+
+    plan_kind: PlanKind = "tasks"
 
     def __init__(
         self,
@@ -202,6 +216,7 @@ class QueuePlanBackend:
     """
 
     label = "the prompt queue"
+    plan_kind: PlanKind = "queue"
 
     def __init__(self, enqueue: Callable[[str], Any]) -> None:
         self.enqueue = enqueue
@@ -221,16 +236,7 @@ class QueuePlanBackend:
 
 def queue_prompts(goal: str, steps: Sequence[PlanStep], ids: Sequence[str]) -> list[str]:
     """The step prompts: goal prepended to the first, `(after: q1, q2)` on dependents."""
-    prompts: list[str] = []
-    total = len(steps)
-    for index, step in enumerate(steps):
-        lines = [f"Step {index + 1} of {total} [{ids[index]}]: {step.title}"]
-        if step.body:
-            lines.append(step.body)
-        if step.after:
-            lines.append("(after: " + ", ".join(ids[j] for j in step.after) + ")")
-        text = "\n".join(lines)
-        if index == 0:
-            text = f"Goal: {goal}\n\n{text}"
-        prompts.append(text)
-    return prompts
+    return [
+        step_prompt(steps, index, ids, kind="queue", goal=goal if index == 0 else "")
+        for index in range(len(steps))
+    ]

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
+
+PlanKind = Literal["tasks", "queue", "custom", "context"]
+"""Where a plan's steps live: task-server tasks, queued prompts, a user's fallback, or context only."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,13 @@ class PlanBackend(Protocol):
 
 
 @runtime_checkable
+class KindedPlanBackend(Protocol):
+    """A plan backend that says which kind of plans it makes (the shipped ones do)."""
+
+    plan_kind: PlanKind
+
+
+@runtime_checkable
 class PlanBackendSetter(Protocol):
     """Implemented by the reasoning server so the agent can wire a backend without importing it."""
 
@@ -58,6 +68,7 @@ class PlanRecord:
     warning: str = ""
     text: str = ""
     created: float = 0.0
+    kind: PlanKind = "context"
 
     @property
     def persisted(self) -> bool:

@@ -175,6 +175,7 @@ class ReasoningServer:
             warning=warning,
             text=format_plan(goal, steps, ids or None, status, goal_id),
             created=time.time(),
+            kind=backend.plan_kind if backend and ids else "context",
         )
         self.plans.append(record)
         for listener in list(self._listeners):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ollie_nb.agent import Event
+from ollie_nb.core import Event
 from ollie_nb.notebook._render import Settings, TurnView
 from ollie_nb.planning import PlanRecord, PlanStep
 

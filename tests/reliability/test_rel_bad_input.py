@@ -18,7 +18,7 @@ from llm_fake_provider import FAKE_KEY, Reply
 from test_agent_core import assert_consistent
 from test_nb_frontend import kernel_env
 
-from ollie_nb.agent import AgentCore
+from ollie_nb.core import AgentCore
 from ollie_nb.llm import OfflineBackend, OpenAIBackend, ToolCall
 from ollie_nb.planning import plan_svg
 from ollie_nb.tools import Dispatcher, ReasoningServer

@@ -17,7 +17,7 @@ from kernel_harness import Kernel
 from test_agent_core import assert_consistent
 from test_nb_frontend import kernel_env
 
-from ollie_nb.agent import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.llm import OfflineBackend, ToolCall
 from ollie_nb.planning import PlanResult
 

@@ -18,7 +18,7 @@ import test_llm_openai as openai_wire
 from llm_fake_provider import FAKE_KEY, FakeProvider, Reply, json_reply
 from test_agent_core import assert_consistent
 
-from ollie_nb.agent import AgentCore
+from ollie_nb.core import AgentCore
 from ollie_nb.llm import AnthropicBackend, OpenAIBackend, RetryPolicy
 
 FAST = RetryPolicy(base_delay=0.01, max_delay=0.05, statuses=(429, 529))

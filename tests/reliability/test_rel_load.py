@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 from task_db import snapshot, task_server
 from test_agent_core import assert_consistent
 
-from ollie_nb.agent import AgentConfig, AgentCore
-from ollie_nb.agent._sessions import load_session
+from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core._sessions import load_session
 from ollie_nb.llm import OfflineBackend, ToolCall
 from ollie_nb.planning import plan_svg
 

@@ -22,7 +22,7 @@ from test_agent_core import assert_consistent
 from test_nb_frontend import kernel_env
 from test_rel_llm_faults import _openai_text
 
-from ollie_nb.agent import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.llm import OfflineBackend, ToolCall, make_backend
 
 HERE = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ import pytest
 from task_db import count_tasks, kill, server_pids, snapshot, task_server, the_server_pid
 from test_agent_core import assert_consistent
 
-from ollie_nb.agent import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 
 SMALL = [

@@ -5,6 +5,7 @@ blocked step becomes ready (its last blocker is done) and when someone else
 finishes one of its steps. This watcher reads the wired task server's
 `task_events(since=...)` (any server with that tool works), queues one step
 prompt per newly ready step of a plan the agent made, and keeps a short log.
+It is handed narrow callables (dispatch, the plans, enqueue), never the agent.
 """
 
 from __future__ import annotations
@@ -13,28 +14,41 @@ import asyncio
 import json
 import logging
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
-if TYPE_CHECKING:
-    from ollie_nb.agent._core import AgentCore
+from ollie_nb.planning import PlanRecord, step_prompt
+from ollie_nb.tools import ToolResult
 
-log = logging.getLogger("ollie_nb.agent")
+log = logging.getLogger("ollie_nb.core")
 
 PAGE = 1000
 LOG_SIZE = 50
+READY_NOTE = "(ready now: every step it waits for is done; plan: {goal})"
+
+Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResult]]
 
 
 class TaskEventWatcher:
     """Polls `task_events` every `interval` seconds while started; queues ready steps."""
 
-    def __init__(self, core: AgentCore, interval: float = 2.0) -> None:
-        self.core = core
+    def __init__(
+        self,
+        server: str,
+        dispatch: Dispatch,
+        plans: Callable[[], Sequence[PlanRecord]],
+        enqueue: Callable[[str], Any],
+        interval: float = 2.0,
+    ) -> None:
+        self.server = server
+        self._dispatch = dispatch
+        self._plans = plans
+        self._enqueue = enqueue
         self.interval = max(0.1, interval)
         self.seq = 0
         self.log: deque[str] = deque(maxlen=LOG_SIZE)
         self._queued: set[str] = set()
         self._task: asyncio.Task[None] | None = None
-        self.server = ""
 
     @property
     def running(self) -> bool:
@@ -42,12 +56,6 @@ class TaskEventWatcher:
 
     async def start(self) -> None:
         """Begin at the server's newest event (history is not replayed), then poll."""
-        env = self.core.env
-        if env is None or not env.task_server:
-            raise RuntimeError("no task server is wired (see the agent's mcpServers)")
-        if "task_events" not in env.servers[env.task_server].tools:
-            raise RuntimeError(f"the task server '{env.task_server}' has no task_events tool")
-        self.server = env.task_server
         while len(page := await self._fetch()) == PAGE:
             self.seq = page[-1]["seq"]
         if page:
@@ -73,8 +81,7 @@ class TaskEventWatcher:
             await asyncio.sleep(self.interval)
 
     async def _fetch(self) -> list[dict[str, Any]]:
-        assert self.core.env is not None
-        result = await self.core.env.dispatcher.dispatch(
+        result = await self._dispatch(
             self.server, "task_events", {"since": self.seq, "limit": PAGE}
         )
         if result.is_error:
@@ -91,7 +98,7 @@ class TaskEventWatcher:
         the server reported them in.
         """
         notes: list[str] = []
-        ready: list[tuple[int, int, Any, str]] = []
+        ready: list[tuple[int, int, PlanRecord]] = []
         for event in await self._fetch():
             self.seq = max(self.seq, event["seq"])
             task_id = str(event.get("task") or "")
@@ -103,28 +110,25 @@ class TaskEventWatcher:
             status = payload.get("to") or payload.get("status")
             if event.get("type") == "unblocked" and task_id not in self._queued:
                 self._queued.add(task_id)
-                ready.append((record.number, index, record, task_id))
+                ready.append((record.number, index, record))
             elif event.get("type") == "status_changed" and status in (
                 "done",
                 "failed",
                 "cancelled",
             ):
                 notes.append(f"step {index + 1} of plan {record.number} is {status} ({task_id})")
-        for _, index, record, task_id in sorted(ready, key=lambda r: r[:2]):
-            step = record.steps[index]
-            self.core.queue(
-                f"Step {index + 1} of {len(record.steps)} [task {task_id}]: {step.title}\n"
-                + (f"{step.body}\n" if step.body else "")
-                + f"(ready now: every step it waits for is done; plan: {record.goal})"
-            )
-            notes.append(f"step {index + 1} of plan {record.number} is ready ({task_id}); queued")
+        for _, index, record in sorted(ready, key=lambda r: r[:2]):
+            note = READY_NOTE.format(goal=record.goal)
+            self._enqueue(step_prompt(record.steps, index, record.ids, kind="tasks", note=note))
+            step_id = record.ids[index]
+            notes.append(f"step {index + 1} of plan {record.number} is ready ({step_id}); queued")
         self.log.extend(notes)
         return notes
 
-    def _step_of(self, task_id: str) -> tuple[Any, int] | None:
+    def _step_of(self, task_id: str) -> tuple[PlanRecord, int] | None:
         if not task_id:
             return None
-        for record in reversed(self.core.plans):
-            if task_id in record.ids:
+        for record in reversed(self._plans()):
+            if record.kind == "tasks" and task_id in record.ids:
                 return record, record.ids.index(task_id)
         return None

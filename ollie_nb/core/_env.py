@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ollie_nb.agent._config import AgentConfig, McpServerConfig, expand_vars
+from ollie_nb.core._config import AgentConfig, McpServerConfig, expand_vars
 from ollie_nb.planning import TaskServerPlanBackend
 from ollie_nb.tools import Dispatcher, McpConnectError, McpServer, ReasoningServer, Server
 
-log = logging.getLogger("ollie_nb.agent")
+log = logging.getLogger("ollie_nb.core")
 
 
 @dataclass
@@ -47,6 +47,7 @@ class AgentEnv:
     plan_backend: Any = None
     plan_backend_reason: str = ""
     task_server: str | None = None
+    status_reader: Any = None  # reads step statuses of task-server plans (a StepStatusReader)
 
     async def aclose(self) -> None:
         """Close every server of this env (MCP sessions end, subprocesses exit)."""
@@ -147,12 +148,14 @@ async def _connect(server: McpServer) -> tuple[str, float]:
 
 def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
     """Wire the env's reasoning server: task server > fallback > none, noting why."""
+    env.task_server = env.status_reader = None
     task_server = next((s.name for s in env.servers.values() if "task_create" in s.tools), None)
     failed = [s for s in env.servers.values() if s.state == "failed"]
     if task_server is not None:
         has_delete = "task_delete" in env.servers[task_server].tools
         backend: Any = TaskServerPlanBackend(env.dispatcher, task_server, can_delete=has_delete)
         env.task_server = task_server
+        env.status_reader = backend
         env.plan_backend_reason = f"MCP server '{task_server}' exposes task_create"
     elif fallback is not None:
         backend = fallback

@@ -252,3 +252,42 @@ def _opt(
     if minimum is not None and value < minimum:
         raise ConfigError(f"{where}: '{key}' must be at least {minimum:g}")
     return value
+
+
+def agent_dirs(workdir: str) -> list[Path]:
+    """Where named agents live: `<workdir>/.ollie/agents`, then the user config dir's `agents`."""
+    import platformdirs
+
+    user = os.environ.get("OLLIE_CONFIG_DIR") or platformdirs.user_config_dir(
+        "ollie_nb", appauthor=False
+    )
+    return [Path(workdir) / ".ollie" / "agents", Path(user) / "agents"]
+
+
+def list_agents(workdir: str) -> list[str]:
+    """Names of the agents found in agent_dirs, plus `default`."""
+    names = {"default"}
+    for directory in agent_dirs(workdir):
+        if directory.is_dir():
+            names.update(p.stem for p in directory.glob("*.json"))
+    return sorted(names)
+
+
+def resolve_agent(spec: Any, workdir: str) -> AgentConfig:
+    """An agent config from a name (looked up in agent_dirs), a JSON path, or a config."""
+    if isinstance(spec, AgentConfig):
+        return spec
+    if spec is None or spec == "default":
+        return AgentConfig()
+    text = os.fspath(spec)
+    path = Path(text).expanduser()
+    if text.endswith(".json") or os.sep in text or path.exists():
+        if not path.is_absolute():
+            path = Path(workdir) / path
+        return load_agent_config(path)
+    for directory in agent_dirs(workdir):
+        candidate = directory / f"{text}.json"
+        if candidate.exists():
+            return load_agent_config(candidate, name=text)
+    known = ", ".join(list_agents(workdir)) or "none"
+    raise ConfigError(f"no agent named {text!r} (agents: {known}; or give a path to a JSON file)")

@@ -7,10 +7,12 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
+
+from ollie_nb.planning import PlanKind, PlanRecord, PlanStep, format_plan
 
 SESSION_FORMAT = 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -136,3 +138,53 @@ def _read(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("history"), list) or "id" not in data:
         raise SessionError(f"{path}: not an ollie_nb session (no id or history)")
     return data
+
+
+def plan_to_dict(record: PlanRecord) -> dict[str, Any]:
+    """A plan as session JSON (its text is rebuilt on load, so it is not stored)."""
+    return {
+        "number": record.number,
+        "goal": record.goal,
+        "steps": [{"title": s.title, "body": s.body, "after": list(s.after)} for s in record.steps],
+        "ids": list(record.ids),
+        "goal_id": record.goal_id,
+        "status": record.status,
+        "backend": record.backend,
+        "warning": record.warning,
+        "created": record.created,
+        "kind": record.kind,
+    }
+
+
+def plan_from_dict(data: Mapping[str, Any]) -> PlanRecord:
+    """A plan from session JSON; sessions saved before plans had a kind get it from their ids."""
+    steps = tuple(
+        PlanStep(s["title"], s.get("body", ""), tuple(s.get("after", ()))) for s in data["steps"]
+    )
+    ids = tuple(data.get("ids", ()))
+    status = data.get("status", "")
+    goal_id = data.get("goal_id", "")
+    kind = data.get("kind") or _legacy_kind(ids, goal_id, data.get("backend", ""))
+    if kind not in get_args(PlanKind):
+        raise ValueError(f"unknown plan kind {kind!r}")
+    return PlanRecord(
+        number=int(data["number"]),
+        goal=data["goal"],
+        steps=steps,
+        ids=ids,
+        goal_id=goal_id,
+        status=status,
+        backend=data.get("backend", ""),
+        warning=data.get("warning", ""),
+        text=format_plan(data["goal"], steps, ids or None, status, goal_id),
+        created=float(data.get("created", 0)),
+        kind=kind,
+    )
+
+
+def _legacy_kind(ids: Sequence[str], goal_id: str, backend: str) -> PlanKind:
+    if not ids:
+        return "context"
+    if goal_id or backend.startswith("task server"):
+        return "tasks"
+    return "queue" if backend == "the prompt queue" else "custom"

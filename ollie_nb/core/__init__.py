@@ -1,0 +1,43 @@
+"""The agent core: config, environment wiring, turn loop, sessions, hooks.
+
+Frontend-agnostic: a script drives AgentCore with asyncio; the notebook is one frontend of it.
+"""
+
+from ollie_nb.core._config import (
+    AgentConfig,
+    ConfigError,
+    McpServerConfig,
+    agent_dirs,
+    expand_vars,
+    list_agents,
+    load_agent_config,
+)
+from ollie_nb.core._core import AgentCore
+from ollie_nb.core._env import AgentEnv, ServerStatus, build_agent_env
+from ollie_nb.core._events import Event, EventSink, TurnResult
+from ollie_nb.core._routing import Approver
+from ollie_nb.core._sessions import SessionError, SessionInfo, list_sessions, sessions_dir
+from ollie_nb.core._turn import UsageTotals
+
+__all__ = [
+    "AgentConfig",
+    "AgentCore",
+    "AgentEnv",
+    "Approver",
+    "ConfigError",
+    "Event",
+    "EventSink",
+    "McpServerConfig",
+    "ServerStatus",
+    "SessionError",
+    "SessionInfo",
+    "TurnResult",
+    "UsageTotals",
+    "agent_dirs",
+    "build_agent_env",
+    "expand_vars",
+    "list_agents",
+    "list_sessions",
+    "load_agent_config",
+    "sessions_dir",
+]

@@ -1,0 +1,546 @@
+"""AgentCore: the facade over the turn loop, the prompt queue, tools, plans and sessions.
+
+Frontend-agnostic and async: a plain script drives it with asyncio.run, the
+notebook runtime drives it from its own loop thread. Every tool call goes
+through the env's Dispatcher; every event goes to the `on_event` sink. The
+work itself lives in small modules: `_turn` (the loop), `_routing` (tools and
+trust), `_prompt`, `_sessions`, `_compact`, `_watch`, `_secrets`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ollie_nb.core._compact import NO_SUMMARY, compacted_history, summarise
+from ollie_nb.core._config import AgentConfig, resolve_agent
+from ollie_nb.core._env import AgentEnv, build_agent_env, wire_plan_backend
+from ollie_nb.core._events import Event, EventSink, TurnResult
+from ollie_nb.core._hooks import run_hooks
+from ollie_nb.core._plans import PlanBook
+from ollie_nb.core._prompt import system_prompt
+from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
+from ollie_nb.core._secrets import Redactor, backend_secrets
+from ollie_nb.core._sessions import (
+    SessionError,
+    SessionInfo,
+    list_sessions,
+    load_session,
+    new_session_id,
+    plan_from_dict,
+    plan_to_dict,
+    save_session,
+)
+from ollie_nb.core._turn import TurnRunner, UsageTotals, params
+from ollie_nb.core._watch import TaskEventWatcher
+from ollie_nb.llm import Message, ToolDef
+from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
+from ollie_nb.tools import Dispatcher, ExecuteServer
+
+if TYPE_CHECKING:
+    from ollie_nb.llm import Backend
+
+log = logging.getLogger("ollie_nb.core")
+
+__all__ = ["AgentCore", "Approver", "UsageTotals"]
+
+
+class AgentCore:
+    """One agent: a chat backend, an env of tool servers, a history, a queue of prompts."""
+
+    def __init__(
+        self,
+        backend: Backend | None = None,
+        *,
+        agent: str | os.PathLike[str] | AgentConfig | None = None,
+        workdir: str | os.PathLike[str] | None = None,
+        fallback_plan_backend: Any = None,
+        queue_fallback: bool = False,
+        approve: Approver | None = None,
+        autosave: bool = True,
+        execute: bool = True,
+    ) -> None:
+        self._backend = backend
+        self._agent_spec = agent
+        self._workdir = str(Path(workdir or os.getcwd()).resolve())
+        self._fallback = fallback_plan_backend
+        self.queue_fallback = queue_fallback
+        self.approve = approve
+        self.autosave = autosave
+        self._execute = execute
+        self.config = AgentConfig()
+        self.env: AgentEnv | None = None
+        self.history: list[Message] = []
+        self.usage = UsageTotals()
+        self.session_id = new_session_id()
+        self.session_name = ""
+        self.created = time.time()
+        self.state = "idle"
+        self.reply = ""
+        self.router = ToolRouter(Dispatcher())
+        self.plan_book = PlanBook()
+        self.redact = Redactor(lambda: backend_secrets(self._backend))
+        self.watcher: TaskEventWatcher | None = None
+        self._queue: deque[str] = deque()
+        self._injected: list[str] = []
+        self._task: asyncio.Task[TurnResult] | None = None
+        self._sink: EventSink = _ignore
+        self._spawn_context: list[str] = []
+        self._runner = TurnRunner(self)
+
+    # -- lifecycle ---------------------------------------------------------
+
+    async def start(self) -> AgentCore:
+        """Load the agent config, connect its servers, wire plans, run agentSpawn hooks."""
+        self.config = resolve_agent(self._agent_spec, self._workdir)
+        if self._backend is None:
+            self._backend = _default_backend(self.config)
+        await self._build_env()
+        return self
+
+    async def __aenter__(self) -> AgentCore:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop any turn and close every server."""
+        await self.stop_watching()
+        self.interrupt()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+        await self._close_env()
+
+    async def _close_env(self) -> None:
+        if self.env is not None:
+            self.plan_book.retire(self.env.reasoning.plans)  # plans outlive their servers
+            await self.env.aclose()
+            self.env = None
+
+    async def _build_env(self) -> None:
+        builtins: dict[str, Any] = {}
+        if self._execute:
+            builtins["execute"] = ExecuteServer(lambda: self._workdir)
+        self.env = await build_agent_env(
+            self.config,
+            Dispatcher(),
+            self._workdir,
+            self._effective_fallback(),
+            builtin_servers=builtins,
+        )
+        self.env.reasoning.add_plan_listener(self._on_plan)
+        self.env.reasoning.first_number = len(self.plan_book.past) + 1
+        self.router = ToolRouter(self.env.dispatcher)
+        await self.router.refresh()
+        self._spawn_context = []
+        if self.config.hooks.get("agentSpawn"):
+            payload = {"cwd": self._workdir, "session_id": self.session_id}
+            outcome = await run_hooks(
+                "agentSpawn",
+                self.config.hooks["agentSpawn"],
+                {**payload, "agent": self.config.name},
+                self._workdir,
+            )
+            self._spawn_context = [self.redact(c) for c in outcome.context]
+            self.env.messages.extend(self.redact(w) for w in outcome.warnings)
+
+    def _effective_fallback(self) -> Any:
+        if self._fallback is not None:
+            return self._fallback
+        if self.queue_fallback:
+            return QueuePlanBackend(self.queue)
+        return None
+
+    # -- public state ------------------------------------------------------
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            raise RuntimeError("the agent has not started: await core.start() first")
+        return self._backend
+
+    def set_backend(self, backend: Backend) -> None:
+        """Use another chat backend from the next request on (history is kept)."""
+        self._backend = backend
+
+    @property
+    def is_running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    @property
+    def workdir(self) -> str:
+        return self._workdir
+
+    def set_workdir(self, path: str | os.PathLike[str]) -> str:
+        """Change the dir that execute_code and hooks run in (MCP servers keep theirs)."""
+        target = Path(path).expanduser()
+        if not target.is_absolute():
+            target = Path(self._workdir) / target
+        if not target.is_dir():
+            raise NotADirectoryError(f"{target} is not a directory")
+        self._workdir = str(target.resolve())
+        return self._workdir
+
+    @property
+    def tools(self) -> list[ToolDef]:
+        return list(self.router.defs)
+
+    @property
+    def gate(self) -> TrustGate:
+        """The trust gate for this agent's config and approval callback."""
+        reasoning = self.env.reasoning if self.env else None
+        dispatcher = self.env.dispatcher if self.env else None
+        return TrustGate(
+            self.config.trusted_tools,
+            self.approve,
+            lambda server: dispatcher is not None and dispatcher.get_server(server) is reasoning,
+            lambda message: self.emit("error", message),
+        )
+
+    @property
+    def plans(self) -> list[PlanRecord]:
+        """Every plan of this session (restored ones first)."""
+        return self.plan_book.all(self.env.reasoning.plans if self.env else [])
+
+    @property
+    def fallback_plan_backend(self) -> Any:
+        return self._fallback
+
+    async def set_fallback_plan_backend(self, backend: Any) -> None:
+        """Set (or with None clear) the fallback and re-wire; a task server still wins."""
+        self._fallback = backend
+        if self.env is not None:
+            wire_plan_backend(self.env, self._effective_fallback())
+
+    def context_size(self) -> int:
+        """Tokens the next request will send: the last reported input size, else an estimate."""
+        chars = len(self.system_prompt()) + sum(
+            len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in self.history
+        )
+        estimate = chars // 4
+        return max(self.usage.last_input_tokens, estimate) if self.history else estimate
+
+    async def context_length(self) -> int | None:
+        return await self.backend.context_length()
+
+    async def list_models(self) -> list[str]:
+        return await self.backend.models()
+
+    def list_servers(self) -> dict[str, Any]:
+        """Servers with their tools (first sentence of each description) and the plan wiring."""
+        if self.env is None:
+            return {"servers": [], "plan_backend": "", "plan_backend_reason": "not started"}
+        by_server = self.router.by_server()
+        servers = [
+            {
+                "name": name,
+                "state": status.state,
+                "transport": status.transport or ("built-in" if status.state == "built-in" else ""),
+                "detail": self.redact(status.detail),
+                "seconds": round(status.seconds, 3),
+                "tools": by_server.get(name, []),
+            }
+            for name, status in self.env.servers.items()
+        ]
+        return {
+            "servers": servers,
+            "plan_backend": self.env.reasoning.plan_backend_label,
+            "plan_backend_reason": self.env.plan_backend_reason,
+            "task_server": self.env.task_server,
+            "messages": [self.redact(m) for m in self.env.messages],
+        }
+
+    # -- queue, inject, interrupt ---------------------------------------------
+
+    def queue(self, prompt: str) -> int:
+        """Append a prompt to the FIFO; it runs as its own turn after the current one."""
+        self._queue.append(prompt)
+        return len(self._queue)
+
+    def pop_queue(self) -> str | None:
+        """Take the next queued prompt (None when empty)."""
+        return self._queue.popleft() if self._queue else None
+
+    @property
+    def queued(self) -> list[str]:
+        return list(self._queue)
+
+    def clear_queue(self) -> int:
+        count = len(self._queue)
+        self._queue.clear()
+        return count
+
+    def inject(self, prompt: str) -> None:
+        """Tell the running turn something: appended to the next tool result, else the next prompt."""
+        if self.is_running:
+            self._injected.append(prompt)
+        else:
+            self._queue.appendleft(prompt)
+
+    def take_injected(self) -> list[str]:
+        """The injected texts waiting for the running turn (and forget them)."""
+        taken, self._injected = self._injected, []
+        return taken
+
+    def interrupt(self) -> bool:
+        """Cancel the running turn (call on the agent's loop); True if one was running."""
+        if self._task is None or self._task.done():
+            return False
+        self._runner.interrupting = True
+        self._task.cancel()
+        return True
+
+    # -- task events (event-driven planning) ----------------------------------
+
+    async def start_watching(self, interval: float = 2.0) -> TaskEventWatcher:
+        """Queue a step prompt whenever a step of our plans becomes ready on the task server."""
+        await self.stop_watching()
+        env = self.env
+        if env is None or not env.task_server:
+            raise RuntimeError("no task server is wired (see the agent's mcpServers)")
+        if "task_events" not in env.servers[env.task_server].tools:
+            raise RuntimeError(f"the task server '{env.task_server}' has no task_events tool")
+        watcher = TaskEventWatcher(
+            env.task_server, env.dispatcher.dispatch, lambda: self.plans, self.queue, interval
+        )
+        await watcher.start()
+        self.watcher = watcher
+        return watcher
+
+    async def stop_watching(self) -> None:
+        if self.watcher is not None:
+            await self.watcher.stop()
+            self.watcher = None
+
+    async def catch_up(self) -> None:
+        """With a watcher on, read the task events now rather than at its next interval."""
+        if self.watcher is None or not self.watcher.running:
+            return
+        try:
+            await self.watcher.poll()
+        except Exception as exc:  # the watch's own loop logs it too
+            log.warning("task events: %s", exc)
+
+    async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
+        """Work the queued prompts now (one turn each); None when the queue is empty."""
+        await self.catch_up()
+        prompt = self.pop_queue()
+        return None if prompt is None else await self.submit(prompt, on_event)
+
+    # -- turns -------------------------------------------------------------
+
+    async def submit(self, prompt: str, on_event: EventSink | None = None) -> TurnResult:
+        """Run a prompt as a turn, then drain the queue one turn per prompt.
+
+        While a turn runs, a new prompt is queued instead (TurnResult.queued).
+        """
+        if self.env is None:
+            await self.start()
+        if self.is_running:
+            self.queue(prompt)
+            return TurnResult(queued=True)
+        self._sink = on_event or _ignore
+        self._runner.interrupting = False
+        task = asyncio.ensure_future(self._run_prompts(prompt))
+        self._task = task
+        try:
+            return await task
+        finally:
+            self._task = None
+            self._sink = _ignore
+            self.state = "idle"
+
+    async def _run_prompts(self, prompt: str) -> TurnResult:
+        result = await self._runner.run(prompt, {})
+        done = 0
+        while not result.interrupted and (self._queue or await self._steps_became_ready()):
+            done += 1
+            nxt = self._queue.popleft()
+            meta = {"queued": True, "step": done, "total": done + len(self._queue)}
+            result = await self._run_step_prompt(nxt, meta)
+        if self.autosave:
+            self.save()
+        return result
+
+    async def _run_step_prompt(self, prompt: str, meta: dict[str, Any]) -> TurnResult:
+        """A queued prompt as a turn; a queue plan's step is marked as it goes."""
+        step = read_step(prompt)
+        if step is not None and step.kind == "queue":
+            self.plan_book.mark_queue_step(step.step_id, "in_progress")
+        result = await self._runner.run(prompt, {**meta, "qid": step.step_id if step else ""})
+        if step is not None and step.kind == "queue":
+            state = "todo" if result.interrupted else "failed" if result.error else "done"
+            self.plan_book.mark_queue_step(step.step_id, state)
+        return result
+
+    async def _steps_became_ready(self) -> bool:
+        """With a watcher on, read task events before the queue is called empty."""
+        await self.catch_up()
+        return bool(self._queue)
+
+    def emit(self, kind: str, text: str = "", **data: Any) -> None:
+        """Hand one event to the current sink; a failing sink is logged, never raised."""
+        try:
+            self._sink(Event(kind, text, data))  # type: ignore[arg-type]
+        except Exception:
+            log.exception("event sink failed on %s", kind)
+
+    def _on_plan(self, record: PlanRecord) -> None:
+        self.plan_book.added(record)
+        self.emit("plan", record.status, record=record)
+
+    def find_plan(self, key: str | int | None = None) -> PlanRecord | None:
+        """The latest plan, or the one with this number, goal id or step id."""
+        return self.plan_book.find(self.plans, key)
+
+    async def plan_statuses(self, record: PlanRecord) -> dict[str, str]:
+        """Each step's live status: from the task server when one holds the plan, else the queue."""
+        if record.kind == "queue":
+            return self.plan_book.queue_statuses(record)
+        reader = self.env.status_reader if self.env else None
+        if record.kind == "tasks" and reader is not None and record.goal_id:
+            return await reader.read_statuses(record.goal_id, record.ids)
+        return {}
+
+    def system_prompt(self) -> str:
+        """Who the agent is, where it works (dir, platform, date), its agent prompt and context."""
+        return system_prompt(self.env, self._workdir, self.config.prompt, self._spawn_context)
+
+    # -- agents ------------------------------------------------------------
+
+    async def switch_agent(self, spec: str | os.PathLike[str] | AgentConfig) -> AgentEnv:
+        """Tear the env down and build it again for another agent (fallback re-applied)."""
+        if self.is_running:
+            raise RuntimeError("a turn is running; stop it before switching agents")
+        config = resolve_agent(spec, self._workdir)
+        await self.stop_watching()  # its task server is about to go
+        if config.backend and config.backend != getattr(self._backend, "name", ""):
+            self._backend = _default_backend(config)
+        elif config.model and self._backend is not None:
+            self._backend.set_model(config.model)
+        await self._close_env()
+        self.config = config
+        await self._build_env()
+        assert self.env is not None
+        return self.env
+
+    # -- history -----------------------------------------------------------
+
+    def clear(self) -> None:
+        """Forget the conversation (servers, queue and usage stay); a new session id starts."""
+        self.history = []
+        self.reply = ""
+        self.session_id = new_session_id()
+        self.session_name = ""
+        self.created = time.time()
+        self.plan_book = PlanBook()
+        if self.env is not None:
+            self.env.reasoning.plans.clear()
+            self.env.reasoning.first_number = 1
+
+    async def compact(self) -> str:
+        """Replace the history with the model's own summary of it."""
+        if self.is_running:
+            raise RuntimeError("a turn is running; compact after it ends")
+        if not self.history:
+            return ""
+        self.usage.requests += 1
+        summary = await summarise(
+            self.backend, self.system_prompt(), self.history, params(self.config)
+        )
+        self.history = compacted_history(summary)
+        if self.autosave:
+            self.save()
+        return summary or NO_SUMMARY
+
+    # -- sessions ----------------------------------------------------------
+
+    def session_data(self) -> dict[str, Any]:
+        """The session as JSON data: history, usage, plans (secrets are redacted on save)."""
+        return {
+            "id": self.session_id,
+            "name": self.session_name,
+            "created": self.created,
+            "updated": time.time(),
+            "agent": self.config.name,
+            "agent_path": self.config.path,
+            "backend": getattr(self._backend, "name", ""),
+            "model": getattr(self._backend, "model", ""),
+            "workdir": self._workdir,
+            "history": [m.to_dict() for m in self.history],
+            "usage": {
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+                "requests": self.usage.requests,
+            },
+            "plans": [plan_to_dict(p) for p in self.plans],
+        }
+
+    def save(self) -> Path | None:
+        """Write the session file (0600); empty sessions are not saved."""
+        if not self.history:
+            return None
+        try:
+            return save_session(self.session_data(), redact=self.redact)
+        except OSError as exc:
+            self.emit("error", f"could not save the session: {exc}")
+            return None
+
+    def restore(self, session_id: str) -> SessionInfo | dict[str, Any]:
+        """Load a saved session's history, usage and plans into this agent."""
+        if self.is_running:
+            raise RuntimeError("a turn is running; restore after it ends")
+        data = load_session(session_id)
+        try:
+            history = [Message.from_dict(m) for m in data["history"]]
+            plans = [plan_from_dict(p) for p in data.get("plans", [])]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SessionError(f"session {session_id}: malformed content ({exc})") from None
+        self.history = history
+        self.session_id = data["id"]
+        self.session_name = data.get("name", "")
+        self.created = float(data.get("created", time.time()))
+        usage = data.get("usage", {})
+        self.usage = UsageTotals(
+            int(usage.get("input_tokens", 0)),
+            int(usage.get("output_tokens", 0)),
+            int(usage.get("requests", 0)),
+        )
+        self.plan_book = PlanBook(plans)
+        if self.env is not None:
+            self.env.reasoning.plans.clear()
+            self.env.reasoning.first_number = len(plans) + 1
+        self.reply = next(
+            (m.content for m in reversed(history) if m.role == "assistant" and m.content), ""
+        )
+        return data
+
+    def rename(self, name: str) -> None:
+        """Name the session (and save it, so the name sticks)."""
+        self.session_name = name.strip()
+        self.save()
+
+    @staticmethod
+    def sessions() -> list[SessionInfo]:
+        return list_sessions()
+
+
+def _default_backend(config: AgentConfig) -> Backend:
+    from ollie_nb.llm import backend_from_env, make_backend
+
+    if config.backend:
+        return make_backend(config.backend, model=config.model or None)
+    backend = backend_from_env()
+    if config.model:
+        backend.set_model(config.model)
+    return backend
+
+
+def _ignore(event: Event) -> None:
+    return None

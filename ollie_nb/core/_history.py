@@ -1,0 +1,38 @@
+"""History repair as pure functions: each returns a new list and leaves its input alone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ollie_nb.llm import Message
+
+INTERRUPTED_NOTE = "[interrupted by the user]"
+CANCELLED_RESULT = "error: cancelled: the user interrupted the turn before this call finished"
+
+
+def close_interrupted(history: Sequence[Message], partial: str) -> list[Message]:
+    """The history after an interruption: every tool call answered, and a note that ends the turn.
+
+    `partial` is the reply text streamed before the interruption; it is kept in the note.
+    A history whose last message is a complete reply needs nothing more.
+    """
+    repaired = list(history)
+    last_calls = next(
+        (i for i in range(len(repaired) - 1, -1, -1) if _has_calls(repaired[i])), None
+    )
+    if last_calls is not None:
+        answered = {m.tool_call_id for m in repaired[last_calls:] if m.role == "tool"}
+        for call in repaired[last_calls].tool_calls:
+            if call.id not in answered:
+                repaired.append(Message.tool(call.id, CANCELLED_RESULT, name=call.name))
+    if repaired and repaired[-1].role == "assistant" and not repaired[-1].tool_calls:
+        return repaired
+    partial = partial.strip()
+    repaired.append(
+        Message.assistant(f"{partial} {INTERRUPTED_NOTE}" if partial else INTERRUPTED_NOTE)
+    )
+    return repaired
+
+
+def _has_calls(message: Message) -> bool:
+    return message.role == "assistant" and bool(message.tool_calls)

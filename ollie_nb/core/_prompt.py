@@ -1,0 +1,38 @@
+"""The system prompt: who the agent is, where it works, how its plans are kept."""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from collections.abc import Sequence
+
+from ollie_nb.core._env import AgentEnv
+
+
+def plans_sentence(env: AgentEnv | None) -> str:
+    """One sentence telling the model where its plans go."""
+    if env is not None and env.task_server:
+        return f"Plans are persisted as tasks on the '{env.task_server}' MCP server."
+    if env is not None and env.reasoning.plan_backend is not None:
+        return f"Plans are handed to {env.reasoning.plan_backend_label}."
+    return "Plans stay in this conversation only."
+
+
+def system_prompt(
+    env: AgentEnv | None, workdir: str, agent_prompt: str, context: Sequence[str] = ()
+) -> str:
+    """The assembled system prompt (agent prompt and agentSpawn hook context last)."""
+    parts = [
+        "You are ollie, an agent that works inside a Jupyter notebook kernel with tools.",
+        f"Work dir: {workdir}",
+        f"Platform: {platform.system()} {platform.machine()}, Python {sys.version.split()[0]}",
+        f"Date: {time.strftime('%Y-%m-%d')}",
+        "For work of more than a couple of steps, call reasoning_plan first (goal, steps, "
+        "after = 0-based indexes of earlier steps), then work the steps in order. "
+        + plans_sentence(env),
+    ]
+    if agent_prompt:
+        parts.append(agent_prompt)
+    parts.extend(context)
+    return "\n".join(parts)

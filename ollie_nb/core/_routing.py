@@ -1,0 +1,136 @@
+"""Tool routing: model-visible names to (server, tool), argument checks, and the trust gate.
+
+Every call the model makes goes through `ToolRouter.call`: it answers malformed calls
+with a readable error, asks the trust gate, then dispatches through the env's one
+Dispatcher. Nothing here raises for a bad call; the model always gets a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import inspect
+import json
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ollie_nb.llm import ToolCall, ToolDef
+from ollie_nb.tools import Dispatcher, ToolResult, exc_summary
+
+Approver = Callable[[str, dict[str, Any]], "bool | Awaitable[bool]"]
+"""Asked before a tool outside trustedTools runs: (model-visible name, arguments) -> allow?"""
+
+_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
+MAX_TOOL_NAME = 64  # the providers' limit on a function name
+
+
+@dataclass
+class TrustGate:
+    """Decides whether a tool may run: built-ins and trustedTools do, the rest asks `approve`."""
+
+    trusted: tuple[str, ...] | None
+    approve: Approver | None
+    is_builtin: Callable[[str], bool]
+    on_error: Callable[[str], None] = lambda message: None
+
+    async def allows(self, name: str, tool: str, server: str, args: dict[str, Any]) -> bool:
+        # The built-in reasoning server has no side effects; an MCP tool that merely has a
+        # reasoning_* name is checked like any other.
+        if self.trusted is None or self.is_builtin(server):
+            return True
+        if any(fnmatch.fnmatchcase(n, p) for p in self.trusted for n in (name, tool)):
+            return True
+        if self.approve is None:
+            return False
+        try:
+            answer = self.approve(name, args)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.on_error(f"approval callback failed: {exc_summary(exc)}")
+            return False
+        return bool(answer)
+
+
+@dataclass
+class ToolRouter:
+    """The tools offered to the model and where each one goes."""
+
+    dispatcher: Dispatcher
+    routes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    defs: list[ToolDef] = field(default_factory=list)
+
+    async def refresh(self) -> None:
+        """Map model-visible tool names to (server, tool); later duplicates get a server prefix."""
+        routes: dict[str, tuple[str, str]] = {}
+        defs: list[ToolDef] = []
+        for info in await self.dispatcher.list_tools():
+            name = _TOOL_NAME.sub("_", info.name)[:MAX_TOOL_NAME]
+            if name in routes:
+                name = _TOOL_NAME.sub("_", f"{info.server}__{info.name}")[:MAX_TOOL_NAME]
+            if name in routes:
+                continue
+            routes[name] = (info.server, info.name)
+            defs.append(ToolDef(name, info.description, info.input_schema))
+        self.routes, self.defs = routes, defs
+
+    def server_of(self, name: str) -> str:
+        route = self.routes.get(name)
+        return route[0] if route else ""
+
+    def by_server(self) -> dict[str, list[tuple[str, str]]]:
+        """Each server's tools as (model-visible name, first sentence of the description)."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        for tool in self.defs:
+            server = self.routes[tool.name][0]
+            found.setdefault(server, []).append((tool.name, first_sentence(tool.description)))
+        return found
+
+    async def call(self, call: ToolCall, args: Any, bad_json: str, gate: TrustGate) -> ToolResult:
+        """Check the call, ask the gate, dispatch; every failure is a result for the model."""
+        if not call.name:
+            return ToolResult.error("the tool call has no name; call one of the offered tools")
+        route = self.routes.get(call.name)
+        if route is None:
+            known = ", ".join(sorted(self.routes))
+            return ToolResult.error(f"unknown tool {call.name!r}; available tools: {known}")
+        if bad_json:
+            return ToolResult.error(
+                f"arguments of {call.name} are not valid JSON ({bad_json}); send one JSON object"
+            )
+        if not isinstance(args, dict):
+            return ToolResult.error(
+                f"arguments of {call.name} must be a JSON object, got {type(args).__name__}"
+            )
+        server, tool = route
+        if not await gate.allows(call.name, tool, server, args):
+            return ToolResult.error(
+                f"{call.name} is not in trustedTools and was not approved; it did not run"
+            )
+        return await self.dispatcher.dispatch(server, tool, args)
+
+
+def parse_arguments(raw: str) -> tuple[Any, str]:
+    """The decoded arguments (raw text when undecodable) and the JSON error, if any."""
+    if not raw.strip():
+        return {}, ""
+    try:
+        return json.loads(raw), ""
+    except json.JSONDecodeError as exc:
+        return raw, f"{exc.msg} at character {exc.pos}"
+    except RecursionError:  # json.loads recurses per nesting level
+        return raw, "nested too deeply"
+
+
+def first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    match = re.match(r"(.+?[.!?])(\s|$)", text)
+    return match.group(1) if match else text[:120]
+
+
+def tool_names(defs: Sequence[ToolDef]) -> list[str]:
+    return [d.name for d in defs]

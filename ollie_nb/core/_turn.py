@@ -1,0 +1,285 @@
+"""The turn loop, one method per phase: prompt hooks, model step, tool step, stop hooks.
+
+A turn takes one prompt to a final reply: the model is called, the tool calls it
+makes are run and answered, and the model is called again, until it answers
+without tool calls (or the step limit, a model error or an interruption ends it).
+The runner works on a `TurnHost` (the AgentCore) through the narrow protocol below.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ollie_nb.core._config import AgentConfig
+from ollie_nb.core._events import TurnResult
+from ollie_nb.core._history import close_interrupted
+from ollie_nb.core._hooks import HookOutcome, run_hooks
+from ollie_nb.core._routing import ToolRouter, TrustGate, parse_arguments
+from ollie_nb.llm import GenerationParams, LLMError, Message, ToolCall
+from ollie_nb.tools import ToolResult
+
+if TYPE_CHECKING:
+    from ollie_nb.llm import Backend
+
+MAX_STOP_CONTINUES = 5
+
+
+@dataclass
+class UsageTotals:
+    """Tokens and requests used in this session."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    last_input_tokens: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"{self.requests} requests, {self.input_tokens} tokens in, "
+            f"{self.output_tokens} tokens out"
+        )
+
+
+class TurnHost(Protocol):
+    """What the turn loop needs of the agent (AgentCore provides it)."""
+
+    history: list[Message]
+    usage: UsageTotals
+    reply: str
+    state: str
+    config: AgentConfig
+    session_id: str
+    router: ToolRouter
+
+    @property
+    def backend(self) -> Backend: ...
+    @property
+    def workdir(self) -> str: ...
+    @property
+    def gate(self) -> TrustGate: ...
+    def redact(self, text: str) -> str: ...
+    def emit(self, kind: str, text: str = "", **data: Any) -> None: ...
+    def system_prompt(self) -> str: ...
+    def take_injected(self) -> list[str]: ...
+
+
+class _Ended(Exception):
+    """A phase ended the turn; carries the result."""
+
+    def __init__(self, result: TurnResult) -> None:
+        self.result = result
+
+
+class TurnRunner:
+    """Runs turns for one host; `partial` holds the reply text streamed so far."""
+
+    def __init__(self, host: TurnHost) -> None:
+        self.host = host
+        self.partial: list[str] = []
+        self.last_text = ""  # the latest model response's text
+        self.interrupting = False  # set by AgentCore.interrupt: a user's stop, not a shutdown
+
+    async def run(self, prompt: str, meta: dict[str, Any]) -> TurnResult:
+        """One turn: prompt hooks, then model and tool steps until a final reply."""
+        host = self.host
+        host.emit("turn_start", prompt, prompt=prompt, **meta)
+        try:
+            prompt = await self._prompt_hooks(prompt)
+        except _Ended as ended:
+            return ended.result
+        host.history.append(Message.user(prompt))
+        self.partial = []
+        steps = 0
+        stop_continues = [0]
+        try:
+            while True:
+                steps += 1
+                calls = await self._model_step(steps)
+                if calls:
+                    await self._tool_step(calls)
+                elif not await self._continue_after_reply(stop_continues):
+                    return self.end(TurnResult(reply=self.last_text, steps=steps))
+        except _Ended as ended:
+            return ended.result
+        except asyncio.CancelledError:
+            host.history[:] = close_interrupted(host.history, "".join(self.partial))
+            self.partial = []
+            host.emit("info", "interrupted")
+            if not self.interrupting:
+                raise
+            _uncancel()
+            return self.end(TurnResult(reply="", interrupted=True, steps=steps))
+
+    # -- phases ----------------------------------------------------------------
+
+    async def _prompt_hooks(self, prompt: str) -> str:
+        """userPromptSubmit hooks: may block the prompt, or add context to it."""
+        host = self.host
+        outcome = await self.hooks("userPromptSubmit", {"prompt": prompt})
+        if outcome.block:
+            reason = host.redact(outcome.block)
+            host.emit("error", f"prompt blocked by a userPromptSubmit hook: {reason}")
+            host.emit("turn_end", "", blocked=reason, interrupted=False)
+            raise _Ended(TurnResult(blocked=reason))
+        if outcome.context:
+            prompt += "\n\n" + "\n".join(host.redact(c) for c in outcome.context)
+        return prompt
+
+    async def _model_step(self, steps: int) -> tuple[ToolCall, ...]:
+        """One model call (within maxSteps); the reply joins the history."""
+        host = self.host
+        limit = host.config.max_steps
+        if steps > limit:
+            note = f"stopped after {steps - 1} model calls (maxSteps {limit})"
+            host.emit("info", note)
+            host.history.append(Message.assistant(f"[{note}]"))
+            raise _Ended(self.end(TurnResult(reply=host.reply, steps=steps - 1)))
+        try:
+            text, calls = await self.respond()
+        except LLMError as exc:
+            message = host.redact(str(exc))
+            host.emit("error", message)
+            host.history.append(Message.assistant(f"[no reply: {message}]"))
+            raise _Ended(self.end(TurnResult(error=message, steps=steps))) from None
+        host.history.append(Message.assistant(text, calls))
+        self.partial = []
+        self.last_text = text
+        if text:
+            host.reply = text
+        return calls
+
+    async def _tool_step(self, calls: Sequence[ToolCall]) -> None:
+        """Run the calls in order; each result (plus injected text) joins the history."""
+        host = self.host
+        for call in calls:
+            result = await self.run_call(call)
+            content = result.text
+            injected = host.take_injected()
+            if injected:
+                content += "\n\n[user interruption] " + "\n".join(injected)
+            host.history.append(Message.tool(call.id, content, name=call.name))
+
+    async def _continue_after_reply(self, stop_continues: list[int]) -> bool:
+        """After a reply without calls: a stop hook or injected text may keep the turn going."""
+        host = self.host
+        if host.config.hooks.get("stop") and stop_continues[0] < MAX_STOP_CONTINUES:
+            outcome = await self.hooks("stop", {"reply": self.last_text})
+            if outcome.block:
+                stop_continues[0] += 1
+                reason = host.redact(outcome.block)
+                host.emit("info", f"a stop hook asked to continue: {reason}")
+                host.history.append(Message.user(reason))
+                return True
+        injected = host.take_injected()
+        if injected:
+            host.history.append(Message.user("\n".join(injected)))
+            return True
+        return False
+
+    # -- pieces ----------------------------------------------------------------
+
+    async def hooks(self, event: str, payload: dict[str, Any]) -> HookOutcome:
+        """Run the config's hooks for `event`; warnings become info events."""
+        host = self.host
+        commands = host.config.hooks.get(event)
+        if not commands:
+            return HookOutcome()
+        body = {**payload, "cwd": host.workdir, "session_id": host.session_id}
+        outcome = await run_hooks(event, commands, body, host.workdir)
+        for warning in outcome.warnings:
+            host.emit("info", host.redact(warning))
+        return outcome
+
+    async def respond(self) -> tuple[str, tuple[ToolCall, ...]]:
+        """Stream one model response; emit text, usage and retries as they come."""
+        host = self.host
+        messages = [Message.system(host.system_prompt()), *host.history]
+        calls: tuple[ToolCall, ...] = ()
+        host.state = "waiting"
+        host.usage.requests += 1
+        stream = host.backend.chat_stream(messages, host.router.defs, params(host.config))
+        try:
+            async for event in stream:
+                if event.kind == "text":
+                    host.state = "streaming"
+                    self.partial.append(event.text)
+                    host.emit("assistant", event.text)
+                elif event.kind == "tool_calls":
+                    calls = event.tool_calls
+                elif event.kind == "usage" and event.usage is not None:
+                    self._count(event.usage)
+                elif event.kind == "retry":
+                    host.emit("retry", event.reason, attempt=event.attempt, delay=event.delay)
+        finally:
+            closer: Callable[[], Any] | None = getattr(stream, "aclose", None)
+            if closer is not None:
+                await closer()
+        return "".join(self.partial), calls
+
+    def _count(self, usage: Any) -> None:
+        totals = self.host.usage
+        totals.input_tokens += usage.input_tokens
+        totals.output_tokens += usage.output_tokens
+        totals.last_input_tokens = usage.input_tokens
+        self.host.emit(
+            "usage",
+            str(totals),
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            total_input=totals.input_tokens,
+            total_output=totals.output_tokens,
+            requests=totals.requests,
+        )
+
+    async def run_call(self, call: ToolCall) -> ToolResult:
+        """One tool call, announced and answered as events; the result is redacted."""
+        host = self.host
+        server = host.router.server_of(call.name)
+        args, bad_json = parse_arguments(call.arguments)
+        host.emit("call", call.name, id=call.id, tool=call.name, server=server, args=args)
+        host.state = f"tool:{call.name}"
+        started = time.perf_counter()
+        result = await host.router.call(call, args, bad_json, host.gate)
+        result = ToolResult(host.redact(result.text), result.is_error)
+        host.emit(
+            "tool",
+            result.text,
+            id=call.id,
+            tool=call.name,
+            server=server,
+            is_error=result.is_error,
+            seconds=round(time.perf_counter() - started, 3),
+        )
+        return result
+
+    def end(self, result: TurnResult) -> TurnResult:
+        self.host.state = "idle"
+        self.host.emit(
+            "turn_end",
+            result.reply,
+            interrupted=result.interrupted,
+            error=result.error,
+            steps=result.steps,
+        )
+        return result
+
+
+def params(config: AgentConfig) -> GenerationParams:
+    """The generation knobs of an agent config."""
+    return GenerationParams(
+        max_tokens=config.max_tokens,
+        temperature=config.temperature,
+        frequency_penalty=config.frequency_penalty,
+        presence_penalty=config.presence_penalty,
+        top_p=config.top_p,
+    )
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None and hasattr(task, "uncancel"):
+        task.uncancel()
