@@ -37,6 +37,10 @@ def load_ipython_extension(ip: Any) -> None:
         _magics = OllieMagics(shell=ip)
     ip.register_magics(_magics)
     ip.set_hook("complete_command", _complete, str_key="%ollie")
+    from ollie_nb.notebook._magics import help_question_mark
+
+    if help_question_mark not in ip.input_transformers_cleanup:
+        ip.input_transformers_cleanup.append(help_question_mark)
 
 
 def unload_ipython_extension(ip: Any) -> None:
@@ -49,6 +53,10 @@ def unload_ipython_extension(ip: Any) -> None:
         if _magics in ip.configurables:
             ip.configurables.remove(_magics)
         _magics = None
+    from ollie_nb.notebook._magics import help_question_mark
+
+    if help_question_mark in ip.input_transformers_cleanup:
+        ip.input_transformers_cleanup.remove(help_question_mark)
     dispatcher = getattr(ip, "strdispatchers", {}).get("complete_command")
     if dispatcher is not None:
         dispatcher.strs.pop("%ollie", None)

@@ -86,23 +86,34 @@ class BackgroundTurn:
             self.status.value = "<b>ollie</b> writing …"
 
     def _tick(self) -> None:
-        self.runtime.drain()
-        self.view.tick()
-        if self.future.done():
+        """Render what came; when the turn is over, finish, whatever rendering raised."""
+        try:
+            self.runtime.drain()
+            self.view.tick()
+        except Exception as exc:  # a rendering bug must not leave the turn looking alive
+            OutputSink(self.output).show(Notice(f"rendering failed: {exc}", "error"))
+        if not self.future.done():
+            self._loop.call_later(TICK, self._tick)
+            return
+        try:
             self.runtime.drain()
             self.view.finish()
-            seconds = time.perf_counter() - self.started
-            state = "interrupted" if self.view.interrupted else "done"
-            if self.future.cancelled() or self.future.exception() is not None:
-                state = "failed"
-                error = "cancelled" if self.future.cancelled() else str(self.future.exception())
-                OutputSink(self.output).show(Notice(error, "error"))
-            self.status.value = f"<b>ollie</b> {state} ({seconds:.1f} s)"
-            if self.view.progress:
-                self.progress.value = self.progress.max
-            self.stop_button.disabled = True
-            return
-        self._loop.call_later(TICK, self._tick)
+        finally:
+            self._finish()
+
+    def _finish(self) -> None:
+        """The final status line; the Stop button is disabled and no longer coloured."""
+        self.stop_button.disabled = True
+        self.stop_button.button_style = ""
+        seconds = time.perf_counter() - self.started
+        state = "interrupted" if self.view.interrupted else "done"
+        if self.future.cancelled() or self.future.exception() is not None:
+            state = "failed"
+            error = "cancelled" if self.future.cancelled() else str(self.future.exception())
+            OutputSink(self.output).show(Notice(error, "error"))
+        self.status.value = f"<b>ollie</b> {state} ({seconds:.1f} s)"
+        if self.view.progress:
+            self.progress.value = self.progress.max
 
     def stop(self) -> None:
         """Interrupt the turn (the Stop button)."""

@@ -120,6 +120,11 @@ def test_background_turn_returns_at_once_and_stop_works(kernel):
             break
     assert "interrupted" in status
     assert "idle" in kernel.run("%ollie status").text()
-    assert kernel.run("print(bg.stop_button.disabled)").text().strip() == "True"
+    assert (
+        kernel.run("print(bg.stop_button.disabled, repr(bg.stop_button.button_style))")
+        .text()
+        .strip()
+        == "True ''"
+    )
     # the queued prompt was not run (the queue stops on an interrupt) and can still be seen
     assert "noop" in kernel.run("%ollie queue").text()

@@ -314,11 +314,13 @@ def test_agent_file_problems_that_only_warn(kernel):
 
 MAGIC_LINES = [
     ("%ollie frobnicate", "unknown command 'frobnicate'; see %ollie help"),
-    ("%ollie 'unclosed", "No closing quotation"),
+    ("%ollie 'unclosed", "unknown command ''unclosed'; see %ollie help"),
     ("%ollie plan 999", "%ollie plan: no plan '999'"),
     ("%ollie plan --bogus", "unrecognized arguments: --bogus"),
     ("%ollie plan --watch soon", "argument --watch: invalid float value: 'soon'"),
-    ("%ollie plan 1 2", "unrecognized arguments: 2"),
+    ("%ollie plan 1 2", "%ollie plan: no plan '1 2'"),
+    ("%ollie model a b", "%ollie model: too many words 'a b'; usage: %ollie model NAME"),
+    ("%ollie fallback queue extra", "%ollie fallback: too many words 'queue extra'"),
     ("%ollie resume nope", "no saved session 'nope'"),
     ("%ollie resume", "give a session id or name"),
     ("%ollie cwd /nonexistent/dir", "/nonexistent/dir is not a directory"),
@@ -332,8 +334,9 @@ MAGIC_LINES = [
     ("%ollie fallback 3x", "no variable named '3x'"),
     ("%ollie rename", "give a name"),
     ("%ollie ask", "the prompt is empty"),
-    ("%ollie ask --agent", "argument --agent: expected one argument"),
-    ("%ollie ask --model", "argument --model: expected one argument"),
+    ("%ollie ask --agent", "%ollie ask: --agent needs a value"),
+    ("%ollie ask --model", "%ollie ask: --model needs a value"),
+    ("%ollie ask --bogus hi", "%ollie ask: unknown option '--bogus'"),
     ("%%ollie stray words\nhello", "unexpected words on the magic line: stray words"),
     ("%%ollie --agent nosuchagent\nhello", "no agent named 'nosuchagent'"),
 ]
@@ -342,6 +345,13 @@ MAGIC_LINES = [
 @pytest.mark.parametrize(("line", "expected"), MAGIC_LINES, ids=[c[0] for c in MAGIC_LINES])
 def test_bad_magic_lines_are_one_line_usage_errors(kernel, line, expected):
     assert_usage_error(kernel, line, expected)
+
+
+def test_a_variable_that_is_no_backend_is_named(kernel):
+    kernel.run("x = 5")
+    assert_usage_error(
+        kernel, "%ollie backend x", "%ollie backend: x is not a chat backend (it is of type int;"
+    )
 
 
 def test_cwd_to_a_file_and_fallback_to_a_class(kernel):

@@ -1,0 +1,179 @@
+"""`%ollie` commands about plans and the work queue: plan, plans, tasks, queue, run, watch, stop."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ollie_nb.notebook._commands import TASK_STATUSES, command, words_of
+from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock
+
+
+class ArgParser(argparse.ArgumentParser):
+    """argparse that raises UsageError (one red line) instead of exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"%ollie {self.prog}: {message}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+        raise UsageError(message or f"%ollie {self.prog}: bad arguments")
+
+
+def parse_args(parser: ArgParser, rest: str) -> argparse.Namespace:
+    try:
+        return parser.parse_args(shlex.split(rest))
+    except ValueError as exc:
+        raise UsageError(f"%ollie {parser.prog}: {exc}") from None
+
+
+@command(
+    "plan [N|ID|GOAL WORDS] [--watch S]",
+    "graph of the latest (or a given) plan with live step status",
+    words=("--watch",),
+)
+def cmd_plan(m: Any, rest: str) -> Any:
+    from ollie_nb.notebook._plans import PlanGraphView
+
+    parser = ArgParser(prog="plan", add_help=False)
+    parser.add_argument("key", nargs="*")
+    parser.add_argument("--watch", type=float, metavar="SECONDS")
+    args = parse_args(parser, rest)
+    key = " ".join(args.key)
+    runtime = m.runtime()
+    record = m.on_loop(lambda core: core.find_plan(key))
+    if record is None:
+        what = f"plan {key!r}" if key else "plan yet"
+        raise UsageError(f"%ollie plan: no {what}; ask for something with several steps")
+    statuses = m.core_call(lambda core: core.plan_statuses(record))
+    view = PlanGraphView(record, statuses, rankdir=m.rankdir)
+    if args.watch:
+        from ollie_nb.notebook._widgets import watch_plan
+
+        return watch_plan(m, runtime, view, args.watch)
+    return view
+
+
+@command("plans", "every plan of this session, with its state from its steps")
+def cmd_plans(m: Any, rest: str) -> Displayable:
+    words_of(rest, "plans", most=0, usage="plans")
+
+    async def rows(core: Any) -> list[tuple[Any, ...]]:
+        found = []
+        for p in core.plans:
+            state = plan_state(p, await core.plan_statuses(p))
+            found.append((p.number, p.goal[:60], len(p.steps), p.backend or "in context", state))
+        return found
+
+    return Table(
+        "plans",
+        ["#", "goal", "steps", "backend", "state"],
+        m.core_call(rows),
+        empty="(no plans yet)",
+    )
+
+
+def plan_state(record: Any, statuses: dict[str, str]) -> str:
+    """A plan's state, from its steps: done, failed, N of M done, or where it lives."""
+    if record.warning:
+        return "warning"
+    if record.kind == "context":
+        return "in context"
+    known = [statuses.get(i, "") for i in record.ids]
+    done = sum(1 for s in known if s in ("done", "cancelled"))
+    if any(s == "failed" for s in known):
+        return f"failed ({done} of {len(known)} done)"
+    if known and done == len(known):
+        return "done"
+    if done or any(s == "in_progress" for s in known):
+        return f"{done} of {len(known)} done"
+    return "queued" if record.kind == "queue" else "persisted"
+
+
+@command(
+    "tasks [STATUS]", "the task server's tasks (open, ready, all, done, ...)", words=TASK_STATUSES
+)
+def cmd_tasks(m: Any, rest: str) -> Displayable:
+    words = words_of(rest, "tasks", most=1, usage="tasks [STATUS]")
+    server = m.on_loop(lambda core: core.env.task_server if core.env else None)
+    if not server:
+        raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
+    status = words[0] if words else "all"
+    result = m.core_call(
+        lambda core: core.env.dispatcher.dispatch(server, "task_list", {"status": status})
+    )
+    if result.is_error:
+        return Notice(result.text, "error")
+    return TextBlock(result.text, title=f"tasks on '{server}' ({status})")
+
+
+@command("queue [clear]", "queued prompts, or drop them", words=("clear",))
+def cmd_queue(m: Any, rest: str) -> Displayable:
+    words = words_of(rest, "queue", most=1, usage="queue [clear]")
+    if words == ["clear"]:
+        return Notice(f"cleared {m.on_loop(lambda core: core.clear_queue())} queued prompts")
+    if words:
+        raise UsageError("%ollie queue: use '%ollie queue' or '%ollie queue clear'")
+    queued = m.on_loop(lambda core: core.queued)
+    rows = [(i + 1, p.splitlines()[0][:80] if p else "") for i, p in enumerate(queued)]
+    return Table("queue", ["#", "prompt"], rows, empty="(the queue is empty)")
+
+
+@command("run [--bg]", "work the queued prompts now (one turn each)", words=("--bg",))
+def cmd_run(m: Any, rest: str) -> Any:
+    if rest not in ("", "--bg"):
+        raise UsageError("%ollie run: use '%ollie run' or '%ollie run --bg'")
+    runtime = m.runtime()
+    if runtime.busy:
+        return Notice("a turn is running; the queue is worked when it ends")
+
+    async def pop(core: Any) -> str | None:
+        await core.catch_up()  # the watcher's news first
+        return core.pop_queue()
+
+    prompt = m.core_call(pop)
+    if prompt is None:
+        return Notice("the queue is empty")
+    if rest == "--bg":
+        from ollie_nb.notebook._widgets import start_background_turn
+
+        return start_background_turn(m, runtime, prompt)
+    return m.foreground(runtime, prompt)
+
+
+@command(
+    "watch [on|off] [--interval S]",
+    "queue each step of your plans that becomes ready on the task server",
+    words=("on", "off", "--interval"),
+)
+def cmd_watch(m: Any, rest: str) -> Displayable:
+    parser = ArgParser(prog="watch", add_help=False)
+    parser.add_argument("action", nargs="?", choices=["on", "off"])
+    parser.add_argument("--interval", type=float, default=2.0, metavar="SECONDS")
+    args = parse_args(parser, rest)
+    if args.action == "on":
+        watcher = m.core_call(lambda core: core.start_watching(args.interval))
+        return Notice(
+            f"watching task events on '{watcher.server}' every {watcher.interval:g} s: "
+            "each step of your plans that becomes ready is queued (%ollie run works them)"
+        )
+    if args.action == "off":
+        m.core_call(lambda core: core.stop_watching())
+        return Notice("stopped watching task events")
+    watcher, queued = m.on_loop(lambda core: (core.watcher, len(core.queued)))
+    if watcher is None:
+        return Notice("not watching task events (%ollie watch on)")
+    log = "\n".join(watcher.log) or "(nothing yet)"
+    return TextBlock(log, title=f"watching '{watcher.server}'; {queued} queued")
+
+
+@command("stop", "interrupt the running turn")
+def cmd_stop(m: Any, rest: str) -> Displayable:
+    words_of(rest, "stop", most=0, usage="stop")
+    runtime = m.runtime()
+    if not runtime.busy:
+        return Notice("nothing is running")
+    runtime.interrupt()
+    return Notice("stopping the running turn")

@@ -1,0 +1,125 @@
+"""`%ollie` commands about the conversation and its session file."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ollie_nb.notebook._commands import _session_ids, command, words_of
+from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock
+
+
+@command("compact", "replace the history with the model's own summary of it")
+def cmd_compact(m: Any, rest: str) -> Displayable:
+    words_of(rest, "compact", most=0, usage="compact")
+    summary = m.core_call(lambda core: core.compact())
+    return TextBlock(summary or "(nothing to compact)", title="compacted; summary:")
+
+
+@command("context", "tokens the next request sends, against the model's window")
+def cmd_context(m: Any, rest: str) -> Displayable:
+    words_of(rest, "context", most=0, usage="context")
+
+    async def measure(core: Any) -> tuple[int, int | None, int]:
+        return core.context_size(), await core.context_length(), len(core.history)
+
+    size, limit, messages = m.core_call(measure)
+    share = f" of {limit} ({100 * size / limit:.0f}%)" if limit else ""
+    return Notice(f"context: about {size} tokens{share}; {messages} messages")
+
+
+@command("usage", "requests and tokens of this session")
+def cmd_usage(m: Any, rest: str) -> Displayable:
+    words_of(rest, "usage", most=0, usage="usage")
+    return Notice(f"usage: {m.on_loop(lambda core: str(core.usage))}")
+
+
+@command("history [N]", "the last N messages, one line each")
+def cmd_history(m: Any, rest: str) -> Displayable:
+    if rest and not rest.isdigit():
+        raise UsageError(f"%ollie history: give a number of messages, not {rest!r}")
+    history = m.on_loop(lambda core: list(core.history))
+    count = int(rest) if rest else len(history)
+    lines = []
+    for message in history[-count:] if count else []:
+        body = message.content
+        if message.tool_calls:
+            body += " " + " ".join(f"[{c.name} {c.arguments[:80]}]" for c in message.tool_calls)
+        lines.append(f"{message.role:>9}: {' '.join(body.split())[:200]}")
+    return TextBlock("\n".join(lines) or "(empty)", title=f"history ({len(history)} messages)")
+
+
+@command("clear", "forget the conversation; a new session starts")
+def cmd_clear(m: Any, rest: str) -> Displayable:
+    words_of(rest, "clear", most=0, usage="clear")
+    if m.runtime().busy:
+        raise UsageError("%ollie clear: a turn is running; %ollie stop first")
+    m.on_loop(lambda core: core.clear())
+    return Notice("conversation cleared; a new session starts")
+
+
+@command("sessions", "saved sessions")
+def cmd_sessions(m: Any, rest: str) -> Displayable:
+    from ollie_nb.core import list_sessions
+
+    words_of(rest, "sessions", most=0, usage="sessions")
+    rows = [
+        (
+            s.id,
+            s.name,
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated)),
+            s.messages,
+            s.first_prompt,
+        )
+        for s in list_sessions()[:50]
+    ]
+    return Table("sessions", ["id", "name", "updated", "messages", "first prompt"], rows)
+
+
+@command("resume ID|NAME", "load a saved session's messages and plans", completer=_session_ids)
+def cmd_resume(m: Any, rest: str) -> Displayable:
+    from ollie_nb.core import SessionError
+
+    if not rest:
+        raise UsageError("%ollie resume: give a session id or name (see %ollie sessions)")
+
+    def restore(core: Any) -> tuple[str, int, int]:
+        try:
+            core.restore(rest)
+        except (SessionError, RuntimeError) as exc:
+            raise UsageError(f"%ollie resume: {exc}") from None
+        return core.session_id, len(core.history), len(core.plans)
+
+    session, messages, plans = m.on_loop(restore)
+    return Notice(f"resumed {session}: {messages} messages, {plans} plans")
+
+
+@command("rename NAME", "name the session (and save it)")
+def cmd_rename(m: Any, rest: str) -> Displayable:
+    if not rest:
+        raise UsageError("%ollie rename: give a name")
+    m.on_loop(lambda core: core.rename(rest))
+    return Notice(f"session named {rest!r}")
+
+
+@command("save", "save the session now (it is also saved after every turn)")
+def cmd_save(m: Any, rest: str) -> Displayable:
+    words_of(rest, "save", most=0, usage="save")
+    path = m.on_loop(lambda core: core.save())
+    return Notice(f"saved to {path}" if path else "nothing to save yet")
+
+
+@command("cwd [DIR]", "show or change the work dir (execute_code, hooks)")
+def cmd_cwd(m: Any, rest: str) -> Displayable:
+    def change(core: Any) -> str:
+        if rest:
+            try:
+                core.set_workdir(os.path.expandvars(rest))
+            except OSError as exc:
+                raise UsageError(f"%ollie cwd: {exc}") from None
+        return core.workdir
+
+    return Notice(f"work dir: {m.on_loop(change)}")
