@@ -7,6 +7,8 @@ work itself lives in small modules: `_turn` (the loop), `_routing` (tools and
 trust), `_prompt`, `_sessions`, `_compact`, `_watch`, `_secrets`.
 """
 
+# long module: the facade, about fifty short methods that each hand one job to its module
+
 from __future__ import annotations
 
 import asyncio
@@ -21,20 +23,20 @@ from ollie_nb.core._compact import NO_SUMMARY, compacted_history, summarise
 from ollie_nb.core._config import AgentConfig, resolve_agent
 from ollie_nb.core._env import AgentEnv, build_agent_env, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, TurnResult
-from ollie_nb.core._hooks import run_hooks
+from ollie_nb.core._history import estimate_tokens
+from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._plans import PlanBook
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
 from ollie_nb.core._secrets import Redactor, backend_secrets
 from ollie_nb.core._sessions import (
-    SessionError,
+    SavedSession,
     SessionInfo,
     list_sessions,
     load_session,
     new_session_id,
-    plan_from_dict,
-    plan_to_dict,
     save_session,
+    session_payload,
 )
 from ollie_nb.core._turn import TurnRunner, UsageTotals, params
 from ollie_nb.core._watch import TaskEventWatcher
@@ -138,17 +140,9 @@ class AgentCore:
         self.env.reasoning.first_number = len(self.plan_book.past) + 1
         self.router = ToolRouter(self.env.dispatcher)
         await self.router.refresh()
-        self._spawn_context = []
-        if self.config.hooks.get("agentSpawn"):
-            payload = {"cwd": self._workdir, "session_id": self.session_id}
-            outcome = await run_hooks(
-                "agentSpawn",
-                self.config.hooks["agentSpawn"],
-                {**payload, "agent": self.config.name},
-                self._workdir,
-            )
-            self._spawn_context = [self.redact(c) for c in outcome.context]
-            self.env.messages.extend(self.redact(w) for w in outcome.warnings)
+        context, warnings = await spawn_hooks(self.config, self._workdir, self.session_id)
+        self._spawn_context = [self.redact(c) for c in context]
+        self.env.messages.extend(self.redact(w) for w in warnings)
 
     def _effective_fallback(self) -> Any:
         if self._fallback is not None:
@@ -220,10 +214,7 @@ class AgentCore:
 
     def context_size(self) -> int:
         """Tokens the next request will send: the last reported input size, else an estimate."""
-        chars = len(self.system_prompt()) + sum(
-            len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in self.history
-        )
-        estimate = chars // 4
+        estimate = estimate_tokens(self.system_prompt(), self.history)
         return max(self.usage.last_input_tokens, estimate) if self.history else estimate
 
     async def context_length(self) -> int | None:
@@ -236,25 +227,7 @@ class AgentCore:
         """Servers with their tools (first sentence of each description) and the plan wiring."""
         if self.env is None:
             return {"servers": [], "plan_backend": "", "plan_backend_reason": "not started"}
-        by_server = self.router.by_server()
-        servers = [
-            {
-                "name": name,
-                "state": status.state,
-                "transport": status.transport or ("built-in" if status.state == "built-in" else ""),
-                "detail": self.redact(status.detail),
-                "seconds": round(status.seconds, 3),
-                "tools": by_server.get(name, []),
-            }
-            for name, status in self.env.servers.items()
-        ]
-        return {
-            "servers": servers,
-            "plan_backend": self.env.reasoning.plan_backend_label,
-            "plan_backend_reason": self.env.plan_backend_reason,
-            "task_server": self.env.task_server,
-            "messages": [self.redact(m) for m in self.env.messages],
-        }
+        return self.env.describe(self.router.by_server(), self.redact)
 
     # -- queue, inject, interrupt ---------------------------------------------
 
@@ -301,14 +274,9 @@ class AgentCore:
     async def start_watching(self, interval: float = 2.0) -> TaskEventWatcher:
         """Queue a step prompt whenever a step of our plans becomes ready on the task server."""
         await self.stop_watching()
-        env = self.env
-        if env is None or not env.task_server:
-            raise RuntimeError("no task server is wired (see the agent's mcpServers)")
-        if "task_events" not in env.servers[env.task_server].tools:
-            raise RuntimeError(f"the task server '{env.task_server}' has no task_events tool")
-        watcher = TaskEventWatcher(
-            env.task_server, env.dispatcher.dispatch, lambda: self.plans, self.queue, interval
-        )
+        if self.env is None:
+            raise RuntimeError("the agent has not started: await core.start() first")
+        watcher = TaskEventWatcher.for_env(self.env, lambda: self.plans, self.queue, interval)
         await watcher.start()
         self.watcher = watcher
         return watcher
@@ -463,24 +431,7 @@ class AgentCore:
 
     def session_data(self) -> dict[str, Any]:
         """The session as JSON data: history, usage, plans (secrets are redacted on save)."""
-        return {
-            "id": self.session_id,
-            "name": self.session_name,
-            "created": self.created,
-            "updated": time.time(),
-            "agent": self.config.name,
-            "agent_path": self.config.path,
-            "backend": getattr(self._backend, "name", ""),
-            "model": getattr(self._backend, "model", ""),
-            "workdir": self._workdir,
-            "history": [m.to_dict() for m in self.history],
-            "usage": {
-                "input_tokens": self.usage.input_tokens,
-                "output_tokens": self.usage.output_tokens,
-                "requests": self.usage.requests,
-            },
-            "plans": [plan_to_dict(p) for p in self.plans],
-        }
+        return session_payload(self, self.plans, self._backend)
 
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
@@ -492,33 +443,19 @@ class AgentCore:
             self.emit("error", f"could not save the session: {exc}")
             return None
 
-    def restore(self, session_id: str) -> SessionInfo | dict[str, Any]:
+    def restore(self, session_id: str) -> dict[str, Any]:
         """Load a saved session's history, usage and plans into this agent."""
         if self.is_running:
             raise RuntimeError("a turn is running; restore after it ends")
         data = load_session(session_id)
-        try:
-            history = [Message.from_dict(m) for m in data["history"]]
-            plans = [plan_from_dict(p) for p in data.get("plans", [])]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SessionError(f"session {session_id}: malformed content ({exc})") from None
-        self.history = history
-        self.session_id = data["id"]
-        self.session_name = data.get("name", "")
-        self.created = float(data.get("created", time.time()))
-        usage = data.get("usage", {})
-        self.usage = UsageTotals(
-            int(usage.get("input_tokens", 0)),
-            int(usage.get("output_tokens", 0)),
-            int(usage.get("requests", 0)),
-        )
-        self.plan_book = PlanBook(plans)
+        saved = SavedSession.decode(data, session_id)
+        self.history, self.usage = saved.history, saved.usage
+        self.session_id, self.session_name, self.created = data["id"], saved.name, saved.created
+        self.plan_book = PlanBook(saved.plans)
         if self.env is not None:
             self.env.reasoning.plans.clear()
-            self.env.reasoning.first_number = len(plans) + 1
-        self.reply = next(
-            (m.content for m in reversed(history) if m.role == "assistant" and m.content), ""
-        )
+            self.env.reasoning.first_number = len(saved.plans) + 1
+        self.reply = saved.last_reply
         return data
 
     def rename(self, name: str) -> None:

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +52,29 @@ class AgentEnv:
     async def aclose(self) -> None:
         """Close every server of this env (MCP sessions end, subprocesses exit)."""
         await self.dispatcher.aclose()
+
+    def describe(
+        self, tools: Mapping[str, list[tuple[str, str]]], redact: Callable[[str], str]
+    ) -> dict[str, Any]:
+        """The servers (state, transport, tools) and the plan wiring, with secrets redacted."""
+        servers = [
+            {
+                "name": name,
+                "state": status.state,
+                "transport": status.transport or ("built-in" if status.state == "built-in" else ""),
+                "detail": redact(status.detail),
+                "seconds": round(status.seconds, 3),
+                "tools": tools.get(name, []),
+            }
+            for name, status in self.servers.items()
+        ]
+        return {
+            "servers": servers,
+            "plan_backend": self.reasoning.plan_backend_label,
+            "plan_backend_reason": self.plan_backend_reason,
+            "task_server": self.task_server,
+            "messages": [redact(m) for m in self.messages],
+        }
 
 
 async def build_agent_env(

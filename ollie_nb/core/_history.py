@@ -36,3 +36,11 @@ def close_interrupted(history: Sequence[Message], partial: str) -> list[Message]
 
 def _has_calls(message: Message) -> bool:
     return message.role == "assistant" and bool(message.tool_calls)
+
+
+def estimate_tokens(system: str, history: Sequence[Message]) -> int:
+    """About how many tokens a request of this system prompt and history is (4 characters each)."""
+    chars = len(system) + sum(
+        len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in history
+    )
+    return chars // 4

@@ -78,3 +78,13 @@ async def _run(command: str, body: bytes, cwd: str, timeout: float) -> tuple[int
         return None, "", ""
     decode = lambda b: b[:_OUTPUT_LIMIT].decode("utf-8", "replace")  # noqa: E731
     return proc.returncode, decode(out), decode(err)
+
+
+async def spawn_hooks(config: Any, workdir: str, session_id: str) -> tuple[list[str], list[str]]:
+    """Run the agentSpawn hooks of an agent config: (context for the system prompt, warnings)."""
+    commands = config.hooks.get("agentSpawn")
+    if not commands:
+        return [], []
+    payload = {"cwd": workdir, "session_id": session_id, "agent": config.name}
+    outcome = await run_hooks("agentSpawn", commands, payload, workdir)
+    return outcome.context, outcome.warnings

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
+from ollie_nb.core._turn import UsageTotals
+from ollie_nb.llm import Message
 from ollie_nb.planning import PlanKind, PlanRecord, PlanStep, format_plan
 
 SESSION_FORMAT = 1
@@ -188,3 +190,57 @@ def _legacy_kind(ids: Sequence[str], goal_id: str, backend: str) -> PlanKind:
     if goal_id or backend.startswith("task server"):
         return "tasks"
     return "queue" if backend == "the prompt queue" else "custom"
+
+
+def session_payload(core: Any, plans: Sequence[PlanRecord], backend: Any) -> dict[str, Any]:
+    """An agent's session as JSON data (AgentCore.session_data); `backend` may be None."""
+    return {
+        "id": core.session_id,
+        "name": core.session_name,
+        "created": core.created,
+        "updated": time.time(),
+        "agent": core.config.name,
+        "agent_path": core.config.path,
+        "backend": getattr(backend, "name", ""),
+        "model": getattr(backend, "model", ""),
+        "workdir": core.workdir,
+        "history": [m.to_dict() for m in core.history],
+        "usage": {
+            "input_tokens": core.usage.input_tokens,
+            "output_tokens": core.usage.output_tokens,
+            "requests": core.usage.requests,
+        },
+        "plans": [plan_to_dict(p) for p in plans],
+    }
+
+
+@dataclass(frozen=True)
+class SavedSession:
+    """What a saved session brings back to an agent."""
+
+    history: list[Message]
+    plans: list[PlanRecord]
+    usage: UsageTotals
+    name: str
+    created: float
+    last_reply: str
+
+    @classmethod
+    def decode(cls, data: Mapping[str, Any], key: str) -> SavedSession:
+        """Decode a loaded session; malformed content is a SessionError naming the session."""
+        try:
+            history = [Message.from_dict(m) for m in data["history"]]
+            plans = [plan_from_dict(p) for p in data.get("plans", [])]
+            usage = data.get("usage", {})
+            totals = UsageTotals(
+                int(usage.get("input_tokens", 0)),
+                int(usage.get("output_tokens", 0)),
+                int(usage.get("requests", 0)),
+            )
+            created = float(data.get("created", time.time()))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SessionError(f"session {key}: malformed content ({exc})") from None
+        last = next(
+            (m.content for m in reversed(history) if m.role == "assistant" and m.content), ""
+        )
+        return cls(history, plans, totals, str(data.get("name", "")), created, last)

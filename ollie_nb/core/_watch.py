@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from ollie_nb.core._env import AgentEnv
 from ollie_nb.planning import PlanRecord, step_prompt
 from ollie_nb.tools import ToolResult
 
@@ -49,6 +50,21 @@ class TaskEventWatcher:
         self.log: deque[str] = deque(maxlen=LOG_SIZE)
         self._queued: set[str] = set()
         self._task: asyncio.Task[None] | None = None
+
+    @classmethod
+    def for_env(
+        cls,
+        env: AgentEnv,
+        plans: Callable[[], Sequence[PlanRecord]],
+        enqueue: Callable[[str], Any],
+        interval: float = 2.0,
+    ) -> TaskEventWatcher:
+        """A watcher of the env's task server; a RuntimeError says why there can be none."""
+        if not env.task_server:
+            raise RuntimeError("no task server is wired (see the agent's mcpServers)")
+        if "task_events" not in env.servers[env.task_server].tools:
+            raise RuntimeError(f"the task server '{env.task_server}' has no task_events tool")
+        return cls(env.task_server, env.dispatcher.dispatch, plans, enqueue, interval)
 
     @property
     def running(self) -> bool:
