@@ -187,13 +187,18 @@ class AgentCore:
 
     @property
     def gate(self) -> TrustGate:
-        """The trust gate for this agent's config and approval callback."""
-        reasoning = self.env.reasoning if self.env else None
-        dispatcher = self.env.dispatcher if self.env else None
+        """The trust gate for this agent's config, wired task server and approval callback."""
+        env = self.env
+
+        def builtin_of(server: str) -> str | None:
+            status = env.servers.get(server) if env else None
+            return server if status is not None and status.state == "built-in" else None
+
         return TrustGate(
             self.config.trusted_tools,
             self.approve,
-            lambda server: dispatcher is not None and dispatcher.get_server(server) is reasoning,
+            builtin_of,
+            env.task_server if env else None,
             lambda message: self.emit("error", message),
         )
 

@@ -26,21 +26,58 @@ _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
 MAX_TOOL_NAME = 64  # the providers' limit on a function name
 
 
+PLANNING_BUILTINS = frozenset({"reasoning", "subagent"})
+"""Built-in servers that act only inside the agent's own planning: always trusted."""
+
+BUILTIN_NAMESPACES = {"reasoning_": "reasoning", "subagent_": "subagent", "python_": "python"}
+"""Tool-name prefixes of the built-in servers: a bare trustedTools pattern matching such a
+name trusts it only on that built-in, never an MCP tool that merely has the name."""
+
+
+def pattern_trusts(pattern: str, tool: str, server: str, builtin: str | None) -> bool:
+    """Whether one trustedTools pattern covers `tool` of `server`.
+
+    `server/tool` patterns name the server (`tasks/task_*`, `*/read_*`); a bare pattern
+    matches tool names, except that a built-in's namespace (`reasoning_*`, ...) is
+    matched on that built-in server only.
+    """
+    if "/" in pattern:
+        server_pattern, tool_pattern = pattern.split("/", 1)
+        return fnmatch.fnmatchcase(server, server_pattern) and fnmatch.fnmatchcase(
+            tool, tool_pattern
+        )
+    if not fnmatch.fnmatchcase(tool, pattern):
+        return False
+    owner = next((s for prefix, s in BUILTIN_NAMESPACES.items() if tool.startswith(prefix)), None)
+    return owner is None or owner == builtin
+
+
 @dataclass
 class TrustGate:
-    """Decides whether a tool may run: built-ins and trustedTools do, the rest asks `approve`."""
+    """Decides whether a tool may run without asking, and asks `approve` about the rest.
+
+    Planning built-ins always run. Without `trustedTools` only the wired task server's
+    `task_*` tools (the agent's own plan store) run too; everything else asks, and with
+    no one to ask (`approve` is None) it is denied.
+    """
 
     trusted: tuple[str, ...] | None
     approve: Approver | None
-    is_builtin: Callable[[str], bool]
+    builtin_of: Callable[[str], str | None]  # a server's built-in name, None for MCP servers
+    task_server: str | None = None
     on_error: Callable[[str], None] = lambda message: None
 
-    async def allows(self, name: str, tool: str, server: str, args: dict[str, Any]) -> bool:
-        # The built-in reasoning server has no side effects; an MCP tool that merely has a
-        # reasoning_* name is checked like any other.
-        if self.trusted is None or self.is_builtin(server):
+    def trusts(self, tool: str, server: str) -> bool:
+        """Whether `tool` of `server` runs without asking."""
+        builtin = self.builtin_of(server)
+        if builtin in PLANNING_BUILTINS:
             return True
-        if any(fnmatch.fnmatchcase(n, p) for p in self.trusted for n in (name, tool)):
+        if self.trusted is None:
+            return server == self.task_server and tool.startswith("task_")
+        return any(pattern_trusts(p, tool, server, builtin) for p in self.trusted)
+
+    async def allows(self, name: str, tool: str, server: str, args: dict[str, Any]) -> bool:
+        if self.trusts(tool, server):
             return True
         if self.approve is None:
             return False

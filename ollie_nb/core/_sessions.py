@@ -17,6 +17,7 @@ from ollie_nb.llm import Message
 from ollie_nb.planning import PlanKind, PlanRecord, PlanStep, format_plan
 
 SESSION_FORMAT = 1
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -63,8 +64,8 @@ def save_session(
     `redact` gets the whole JSON text once (secrets are plain tokens, unchanged by JSON).
     """
     directory = directory or sessions_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{data['id']}.json"
+    make_private_dir(directory)
+    path = session_path(directory, data["id"])
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     payload = json.dumps({"format": SESSION_FORMAT, **data}, ensure_ascii=False, indent=1)
     # A lone surrogate (a JSON escape in a tool argument) has no UTF-8 form; as a \uXXXX
@@ -76,7 +77,6 @@ def save_session(
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as file:
             file.write(payload)
-        os.chmod(tmp, 0o600)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -114,11 +114,35 @@ def list_sessions(directory: Path | None = None) -> list[SessionInfo]:
     return infos
 
 
+def valid_session_id(session_id: Any) -> bool:
+    """Whether `session_id` can name a session file (no path parts, no glob, no dot start)."""
+    return isinstance(session_id, str) and _SESSION_ID.fullmatch(session_id) is not None
+
+
+def session_path(directory: Path, session_id: Any) -> Path:
+    """The file of a session; a SessionError for an id that could point anywhere else."""
+    if not valid_session_id(session_id):
+        raise SessionError(f"invalid session id {str(session_id)[:80]!r}")
+    path = (directory / f"{session_id}.json").resolve()
+    if path.parent != directory.resolve():
+        raise SessionError(f"invalid session id {session_id!r}")
+    return path
+
+
+def make_private_dir(directory: Path) -> None:
+    """Create `directory` (and parents) readable by its owner only, when it is new."""
+    if not directory.is_dir():
+        directory.mkdir(parents=True, mode=0o700, exist_ok=True)
+        os.chmod(directory, 0o700)  # mkdir's mode is masked by the umask
+
+
 def _find(key: str, directory: Path) -> Path:
-    exact = directory / f"{key}.json"
-    if exact.exists():
-        return exact
-    matches = [p for p in directory.glob(f"{key}*.json")] if directory.exists() else []
+    if valid_session_id(key):
+        exact = directory / f"{key}.json"
+        if exact.exists():
+            return exact
+    files = sorted(directory.glob("*.json")) if directory.exists() else []
+    matches = [p for p in files if valid_session_id(key) and p.stem.startswith(key)]
     if not matches and directory.exists():
         matches = [info.path for info in list_sessions(directory) if info.name == key]
     if len(matches) == 1:
@@ -139,6 +163,8 @@ def _read(path: Path) -> dict[str, Any]:
         raise SessionError(f"{path}: cannot read session: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("history"), list) or "id" not in data:
         raise SessionError(f"{path}: not an ollie_nb session (no id or history)")
+    if not valid_session_id(data["id"]):
+        raise SessionError(f"{path}: invalid session id {str(data['id'])[:80]!r}")
     return data
 
 

@@ -6,6 +6,7 @@ keeps them; text/plain is what terminals and notebook tests compare.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from abc import ABC, abstractmethod
@@ -20,6 +21,23 @@ _MARKS = {"info": "ℹ", "warning": "⚠", "error": "✖"}
 
 def esc(text: str) -> str:
     return html.escape(text, quote=True)
+
+
+def markdown_html(markdown: str) -> str:
+    """Model text as HTML: Markdown formatting and code blocks kept, raw HTML shown as text.
+
+    The reply is untrusted (a prompt injection can steer it), and JupyterLab renders
+    text/markdown as trusted HTML in a live session; so the HTML is built here with
+    raw HTML off, and markdown-it's link check drops `javascript:` and similar URLs.
+    """
+    return _markdown().render(markdown)
+
+
+@functools.lru_cache(maxsize=1)
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 
 def shorten(text: str, limit: int) -> str:
@@ -55,8 +73,8 @@ class Reply(Displayable):
     def text(self) -> str:
         return self.markdown
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.markdown, "text/markdown": self.markdown}
+    def html(self) -> str:
+        return markdown_html(self.markdown)
 
 
 class Live(Displayable):
@@ -71,7 +89,7 @@ class Live(Displayable):
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         if not self.markdown:  # the resting state: shows nothing, compares equal everywhere
             return {"text/plain": "", "text/html": ""}
-        return {"text/plain": self.markdown, "text/markdown": self.markdown}
+        return {"text/plain": self.markdown, "text/html": markdown_html(self.markdown)}
 
 
 class Notice(Displayable):

@@ -8,6 +8,7 @@ whatever the timing of the stream.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -122,7 +123,7 @@ class TurnView:
         self._settle()
         self._calls[event.data.get("id", "")] = event.data
         if self.settings.show_tools:
-            self._live(f"*running `{event.data.get('tool', '?')}` …*")
+            self._live(f"*running {code_span(str(event.data.get('tool', '?')))} …*")
 
     def _on_tool(self, event: Event) -> None:
         call = self._calls.pop(event.data.get("id", ""), {})
@@ -226,3 +227,12 @@ class TurnView:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+
+def code_span(text: str) -> str:
+    """`text` as a Markdown code span that no backtick inside it can close (CommonMark 6.1)."""
+    text = " ".join(text.split())
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

@@ -10,7 +10,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from ollie_nb.notebook._display import Live, Notice
+from ollie_nb.notebook._display import Live, Notice, esc
 
 if TYPE_CHECKING:
     from ollie_nb.notebook._magics import OllieMagics
@@ -81,7 +81,8 @@ class BackgroundTurn:
             self.progress.max, self.progress.value = total, step - 1
             self.progress.layout.visibility = "visible"
         if event.kind == "call":
-            self.status.value = f"<b>ollie</b> running <code>{event.data.get('tool', '')}</code> …"
+            tool = esc(str(event.data.get("tool", "")))
+            self.status.value = f"<b>ollie</b> running <code>{tool}</code> …"
         elif event.kind == "assistant":
             self.status.value = "<b>ollie</b> writing …"
 

@@ -69,6 +69,8 @@ def kernel(tmp_path_factory):
     k = Kernel(str(base), kernel_env(base))
     k.marker = base / "tool-finished"
     assert k.run("%load_ext ollie_nb").error is None
+    # execute_code asks before it runs; this kernel's user has said yes to every tool
+    assert k.run("%config OllieMagics.approval = 'allow'").error is None
     assert k.run(textwrap.dedent(SETUP.format(marker=k.marker))).error is None
     assert "backend: offline" in k.run("%ollie backend scripted").text()
     assert "fallback set to sleepy()" in k.run("%ollie fallback sleepy").text()

@@ -1,0 +1,110 @@
+"""Untrusted text (model replies, tool names and results, task titles) never becomes live HTML."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+
+from ollie_nb.notebook._display import Live, Notice, Reply, Table, TextBlock, ToolBlock
+from ollie_nb.notebook._render import Settings, TurnView, code_span
+from ollie_nb.core import Event
+
+PAYLOAD = "<img src=x onerror=alert(document.domain)>"
+EVIL_TOOL = f"x` {PAYLOAD} `"
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("img", "script", "iframe", "svg", "object", "embed"):
+            self.found.append(tag)
+        for name, value in attrs:
+            if name.startswith("on") or (value or "").strip().lower().startswith("javascript:"):
+                self.found.append(f"{tag} {name}={value}")
+
+
+def live_tags(html: str) -> list[str]:
+    """Dangerous tags and attributes a browser would build from `html` (escaped text is none)."""
+    parser = _Tags()
+    parser.feed(html)
+    return parser.found
+
+
+def bundle_html(obj) -> str:
+    bundle = obj._repr_mimebundle_()
+    assert "text/markdown" not in bundle  # JupyterLab renders Markdown as trusted HTML
+    return bundle.get("text/html", "")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        PAYLOAD,
+        f"Here you go:\n\n{PAYLOAD}\n\n<script>alert(1)</script>",
+        "[click](javascript:alert(1))",
+        "<a href='javascript:alert(1)'>x</a>",
+    ],
+)
+def test_a_reply_shows_raw_html_as_text(reply):
+    html = bundle_html(Reply(reply))
+    assert live_tags(html) == []
+
+
+def test_markdown_formatting_and_code_blocks_survive():
+    html = bundle_html(Reply("**bold** and `code`\n\n```python\nif a < b:\n    pass\n```"))
+    assert "<strong>bold</strong>" in html
+    assert "<code>code</code>" in html
+    assert '<pre><code class="language-python">if a &lt; b:' in html
+
+
+def test_a_tool_name_cannot_break_out_of_its_code_span():
+    span = code_span(EVIL_TOOL)
+    html = bundle_html(Live(f"*running {span} …*"))
+    assert live_tags(html) == []
+    assert "&lt;img" in html
+
+
+def test_the_running_tool_line_of_a_turn_escapes_the_tool_name():
+    shown = []
+    live_updates = []
+    view = TurnView(Settings(), shown.append, lambda obj: live_updates.append)
+    view(Event("call", EVIL_TOOL, {"id": "c1", "tool": EVIL_TOOL, "args": {}}))
+    assert live_updates, "the running tool line is shown in the live area"
+    html = bundle_html(live_updates[-1])
+    assert live_tags(html) == [] and "&lt;img" in html
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        Notice(PAYLOAD, "error"),
+        Table(PAYLOAD, [PAYLOAD], [[PAYLOAD]], footer=PAYLOAD),
+        TextBlock(PAYLOAD, title=PAYLOAD),
+        ToolBlock(EVIL_TOOL, {PAYLOAD: PAYLOAD}, PAYLOAD),
+    ],
+    ids=["notice", "table", "textblock", "toolblock"],
+)
+def test_every_displayable_escapes_its_fields(obj):
+    html = bundle_html(obj)
+    assert live_tags(html) == []
+    assert "&lt;img" in html
+
+
+def test_the_background_widget_status_escapes_the_tool_name():
+    pytest.importorskip("ipywidgets")
+    from ollie_nb.notebook._widgets import BackgroundTurn
+
+    turn = BackgroundTurn.__new__(BackgroundTurn)  # only the status rendering is under test
+    import ipywidgets as widgets
+
+    turn.status = widgets.HTML("")
+    turn.progress = widgets.IntProgress()
+    turn.view = lambda event: None
+    turn.view.progress = None
+    turn._on_event(Event("call", "", {"tool": EVIL_TOOL}))
+    assert live_tags(turn.status.value) == []
+    assert "&lt;img" in turn.status.value
