@@ -27,12 +27,16 @@ from ollie_nb.planning._types import (
     PlanStep,
 )
 from ollie_nb.planning._validate import (
+    MAX_AFTER_PER_STEP,
+    MAX_AFTER_TOTAL,
     MAX_STEPS,
     PlanValidationError,
     parse_plan,
 )
 from ollie_nb.planning.graph import (
+    DOT_TIMEOUT,
     STATUSES,
+    GraphTimeout,
     GraphvizUnavailable,
     PlanView,
     normalise_status,
@@ -42,11 +46,15 @@ from ollie_nb.planning.graph import (
 )
 
 __all__ = [
+    "DOT_TIMEOUT",
+    "MAX_AFTER_PER_STEP",
+    "MAX_AFTER_TOTAL",
     "MAX_STEPS",
     "NO_BACKEND",
     "QUEUED_MESSAGE",
     "STATUSES",
     "AdaptedPlanBackend",
+    "GraphTimeout",
     "GraphvizUnavailable",
     "PlanBackend",
     "PlanBackendError",
