@@ -25,6 +25,7 @@ from ollie_nb.planning._types import (
     PlanRecord,
     PlanResult,
     PlanStep,
+    StepStatusReader,
 )
 from ollie_nb.planning._validate import (
     MAX_AFTER_PER_STEP,
@@ -65,6 +66,7 @@ __all__ = [
     "PlanValidationError",
     "PlanView",
     "QueuePlanBackend",
+    "StepStatusReader",
     "TaskServerPlanBackend",
     "dependency_layers",
     "format_plan",
