@@ -114,24 +114,25 @@ def _parse_after(index: int, raw: Any) -> tuple[int, ...]:
         )
     seen: dict[int, None] = {}
     for entry in raw:
+        given = _short(entry)  # as the model wrote it: 1e300 stays 1e+300, not 301 digits
         if isinstance(entry, bool) or not isinstance(entry, int):
             if isinstance(entry, float) and entry.is_integer():
                 entry = int(entry)
             else:
                 raise PlanValidationError(
                     f"{where}: 'after' entries must be integers (0-based step indexes), "
-                    f"got {entry!r}"
+                    f"got {given}"
                 )
         if entry == index:
             raise PlanValidationError(f"{where}: 'after' refers to the step itself ({entry})")
         if entry < 0:
-            raise PlanValidationError(f"{where}: 'after' index {entry} is negative")
+            raise PlanValidationError(f"{where}: 'after' index {given} is negative")
         if entry > index:
             raise PlanValidationError(
-                f"{where}: 'after' index {entry} is not an earlier step; a step may only "
+                f"{where}: 'after' index {given} is not an earlier step; a step may only "
                 f"wait for steps before it (0 to {index - 1})"
                 if index
-                else f"{where}: the first step cannot wait for other steps (got {entry})"
+                else f"{where}: the first step cannot wait for other steps (got {given})"
             )
         seen[entry] = None
     if len(seen) > MAX_AFTER_PER_STEP:
@@ -140,6 +141,12 @@ def _parse_after(index: int, raw: Any) -> tuple[int, ...]:
             "per step: " + _DIRECT_ONLY
         )
     return tuple(seen)
+
+
+def _short(value: Any, limit: int = 24) -> str:
+    """`repr(value)`, cut to `limit` characters: an error line stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _kind(value: Any) -> str:
