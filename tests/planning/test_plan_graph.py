@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from processes import children_named
 
 from ollie_nb.planning._types import PlanStep
 from ollie_nb.planning.graph import (
@@ -505,25 +506,7 @@ def test_dot_past_its_timeout_is_stopped_with_graph_timeout():
         "cannot draw the plan graph: dot took longer than 0.05 s and was stopped"
     )
     assert isinstance(info.value, GraphvizUnavailable)  # callers show the text plan
-    assert not _dot_processes_of_this_test()
-
-
-def _dot_processes_of_this_test() -> list[int]:
-    """`dot` children of this process still alive (a timed-out dot must be killed)."""
-    me = os.getpid()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat.rsplit(")", 1)[1].split()
-        if name == "dot" and int(fields[1]) == me and fields[0] != "Z":
-            found.append(int(entry))
-    return found
+    assert not children_named("dot")  # the timed-out dot was killed
 
 
 @pytest.mark.parametrize("n", [100, 1000])

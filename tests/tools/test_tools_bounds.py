@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
 
-import pytest
+from processes import wait_group_gone
 
 from ollie_nb.tools import (
     DEFAULT_RESULT_CAP,
@@ -165,28 +164,6 @@ def test_execute_code_timeout_still_kills_the_group(tmp_path):
     _assert_group_gone(int(pid_file.read_text()))
 
 
-def _assert_group_gone(pgid: int, within: float = 5.0) -> None:
-    """Poll (bounded) until no process is left in group `pgid`."""
-    import time
-
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not _group_members(pgid):
-            return
-        time.sleep(0.05)
-    pytest.fail(f"process group {pgid} still has {_group_members(pgid)}")
-
-
-def _group_members(pgid: int) -> list[int]:
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z" and int(fields[2]) == pgid:  # state, ppid, pgrp
-            members.append(int(entry))
-    return members
+def _assert_group_gone(pgid: int) -> None:
+    left = wait_group_gone(pgid)
+    assert not left, f"process group {pgid} still has {left}"
