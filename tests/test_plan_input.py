@@ -213,11 +213,11 @@ def test_after_links_are_limited_per_step_with_the_step_named():
 
 def test_after_links_are_limited_per_plan():
     with pytest.raises(PlanValidationError) as info:
-        parse_plan(_dense(40, 15))  # 15 per step after the first ones: 480 in all
+        parse_plan(_dense(200, 20))  # 20 per step after the first ones: 3,790 in all
     assert str(info.value) == (
-        "the plan has 480 'after' links in all; the limit is 400: list only the steps it "
+        "the plan has 3790 'after' links in all; the limit is 3000: list only the steps it "
         "directly needs: a step after step 3 already waits for everything step 3 waits for"
     )
-    assert MAX_AFTER_TOTAL == 400
-    _, steps = parse_plan(_dense(30, 15))  # 330 links: accepted
-    assert sum(len(s.after) for s in steps) == 330
+    assert MAX_AFTER_TOTAL == 3000
+    _, steps = parse_plan(_dense(160, 20))  # 2,990 links: accepted
+    assert sum(len(s.after) for s in steps) == 2990
