@@ -41,7 +41,8 @@ class ToolCall:
     """One tool call of the model; `arguments` is the raw JSON text as the provider sent it.
 
     Written by hand, `ToolCall(name="execute_code", arguments={"code": "ls"})` works too:
-    a dict is encoded to JSON text, and the id defaults to a fresh one.
+    a dict is encoded to JSON text, and the id defaults to a fresh one. An empty name is
+    kept: models send such calls, and the agent answers them with an error result.
     """
 
     id: str = field(default_factory=new_call_id)
@@ -49,8 +50,6 @@ class ToolCall:
     arguments: str = "{}"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError("a ToolCall needs the tool's name")
         if isinstance(self.arguments, Mapping):
             text = json.dumps(dict(self.arguments), ensure_ascii=False)
             object.__setattr__(self, "arguments", text)

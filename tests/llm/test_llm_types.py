@@ -158,8 +158,7 @@ def test_tool_call_accepts_a_dict_and_gets_an_id():
     assert ToolCall("c1", "read", '{"path": "a"}') == ToolCall(
         id="c1", name="read", arguments={"path": "a"}
     )
-    with pytest.raises(ValueError, match="a ToolCall needs the tool's name"):
-        ToolCall(arguments={})
+    assert ToolCall(id="x", arguments={}) == ToolCall("x", "", "{}")  # a model may send that
     with pytest.raises(TypeError, match="JSON text or a dict, got list"):
         ToolCall(name="x", arguments=[1, 2])
 
