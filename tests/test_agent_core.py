@@ -455,7 +455,9 @@ def test_submit_while_running_queues(tmp_path):
 def test_api_key_never_saved_or_emitted(tmp_path, monkeypatch):
     secret = "sk-live-THIS-IS-A-FAKE-KEY-123456"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    turns = [[call("execute_code", {"code": "echo $OPENAI_API_KEY"})], f"the key is {secret}"]
+    # execute_code no longer sees the variable; a file holding the key tests the redaction.
+    (tmp_path / "key.txt").write_text(secret)
+    turns = [[call("execute_code", {"code": "cat key.txt"})], f"the key is {secret}"]
     core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path)
     _, events = asyncio.run(run_core(core, "print the key"))
     path = core.save()

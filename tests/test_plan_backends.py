@@ -123,18 +123,29 @@ def test_not_a_backend_is_refused_clearly():
         raise AssertionError("42 was accepted as a plan backend")
 
 
+BREAD_PROMPTS = [
+    "Goal: Bake bread\n\nStep 1 of 4 [q1]: Buy flour",
+    "Step 2 of 4 [q2]: Buy yeast",
+    "Step 3 of 4 [q3]: Mix dough\n500 g flour\n(after: q1, q2)",
+    "Step 4 of 4 [q4]: Bake\n(after: q3)",
+]
+
+
 def test_queue_fallback_prompts_ids_and_message():
     queue = []
     server, result = run_plan(QueuePlanBackend(queue.append))
-    assert result.text.splitlines()[-1] == QUEUED_MESSAGE.format(n=4)
-    assert "Stop here" in result.text
-    assert "[q3] Mix dough" in result.text
-    assert queue == [
-        "Goal: Bake bread\n\nStep 1 of 4 [q1]: Buy flour",
-        "Step 2 of 4 [q2]: Buy yeast",
-        "Step 3 of 4 [q3]: Mix dough\n500 g flour\n(after: q1, q2)",
-        "Step 4 of 4 [q4]: Bake\n(after: q3)",
-    ]
+    assert result.text == (
+        "Plan: Bake bread\n"
+        "1. [q1] Buy flour\n"
+        "2. [q2] Buy yeast\n"
+        "3. [q3] Mix dough\n"
+        "   500 g flour\n"
+        "   after: step 1 (q1), step 2 (q2)\n"
+        "4. [q4] Bake\n"
+        "   after: step 3 (q3)\n"
+        "\n" + QUEUED_MESSAGE.format(n=4)
+    )
+    assert queue == BREAD_PROMPTS
     assert server.plans[-1].ids == ("q1", "q2", "q3", "q4")
 
 
@@ -145,7 +156,7 @@ def test_queue_fallback_accepts_async_enqueue():
         queue.append(prompt)
 
     run_plan(QueuePlanBackend(enqueue))
-    assert len(queue) == 4
+    assert queue == BREAD_PROMPTS
 
 
 def test_queue_order_is_topological():
@@ -162,10 +173,17 @@ def test_queue_order_is_topological():
     }
     queue = []
     run_plan(QueuePlanBackend(queue.append), plan)
-    position = {p.split("]: ")[1].split("\n")[0]: i for i, p in enumerate(queue)}
-    for _i, step in enumerate(plan["steps"]):
-        for j in step.get("after", []):
-            assert position[plan["steps"][j]["title"]] < position[step["title"]]
+    # Step order is a topological order (a step waits only for earlier ones): kept as is.
+    assert queue == [
+        "Goal: g\n\nStep 1 of 5 [q1]: a",
+        "Step 2 of 5 [q2]: b\n(after: q1)",
+        "Step 3 of 5 [q3]: c",
+        "Step 4 of 5 [q4]: d\n(after: q3, q2)",
+        "Step 5 of 5 [q5]: e\n(after: q1)",
+    ]
+    titles = [p.split("]: ")[1].split("\n")[0] for p in queue]
+    for i, step in enumerate(plan["steps"]):
+        assert all(titles.index(plan["steps"][j]["title"]) < i for j in step.get("after", []))
 
 
 def test_dependency_layers():

@@ -6,7 +6,15 @@ import asyncio
 
 import pytest
 
-from ollie_nb.planning import MAX_STEPS, PlanStep, format_plan, parse_plan
+from ollie_nb.planning import (
+    MAX_AFTER_PER_STEP,
+    MAX_AFTER_TOTAL,
+    MAX_STEPS,
+    PlanStep,
+    PlanValidationError,
+    format_plan,
+    parse_plan,
+)
 from ollie_nb.tools import Dispatcher, ReasoningServer
 
 OK_STEP = {"title": "ok"}
@@ -178,3 +186,38 @@ def test_dispatcher_errors_never_raise():
     assert exploding.is_error and "x.t failed: RuntimeError: kaboom" in exploding.text
     assert not_dict.is_error and "must be a JSON object" in not_dict.text
     assert tools == ["reasoning_think", "reasoning_plan"]  # the broken server is skipped
+
+
+def _dense(n: int, per_step: int) -> dict:
+    """n steps, each after the `per_step` steps before it."""
+    steps = [{"title": f"s{i}", "after": list(range(max(0, i - per_step), i))} for i in range(n)]
+    return {"goal": "g", "steps": steps}
+
+
+def test_after_links_are_limited_per_step_with_the_step_named():
+    """41 steps each after all earlier ones (the plan that kept dot busy 49 s) is refused."""
+    everything_before = {
+        "goal": "g",
+        "steps": [{"title": f"s{i}", "after": list(range(i))} for i in range(41)],
+    }
+    with pytest.raises(PlanValidationError) as info:
+        parse_plan(everything_before)
+    assert str(info.value) == (
+        "step 22: 'after' lists 21 steps; the limit is 20 per step: list only the steps it "
+        "directly needs: a step after step 3 already waits for everything step 3 waits for"
+    )
+    assert MAX_AFTER_PER_STEP == 20
+    _, steps = parse_plan(_dense(30, 20))  # exactly at the limit: accepted
+    assert steps[29].after == tuple(range(9, 29))
+
+
+def test_after_links_are_limited_per_plan():
+    with pytest.raises(PlanValidationError) as info:
+        parse_plan(_dense(200, 20))  # 20 per step after the first ones: 3,790 in all
+    assert str(info.value) == (
+        "the plan has 3790 'after' links in all; the limit is 3000: list only the steps it "
+        "directly needs: a step after step 3 already waits for everything step 3 waits for"
+    )
+    assert MAX_AFTER_TOTAL == 3000
+    _, steps = parse_plan(_dense(160, 20))  # 2,990 links: accepted
+    assert sum(len(s.after) for s in steps) == 2990

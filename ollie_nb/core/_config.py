@@ -27,6 +27,7 @@ KNOWN_KEYS = {
     "model",
     "backend",
     "planTimeout",
+    "passEnv",
 }
 SERVER_KEYS = {
     "command",
@@ -82,6 +83,7 @@ class AgentConfig:
     model: str = ""
     backend: str = ""
     plan_timeout: float = 120.0
+    pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
     warnings: tuple[str, ...] = ()
 
     @classmethod
@@ -117,6 +119,7 @@ class AgentConfig:
             model=_opt(data, "model", str, where) or "",
             backend=_opt(data, "backend", str, where) or "",
             plan_timeout=_opt(data, "planTimeout", float, where, minimum=0.1) or 120.0,
+            pass_env=_names(where, "passEnv", data.get("passEnv")),
             warnings=tuple(warnings),
         )
 
@@ -224,6 +227,14 @@ def _hooks(where: str, raw: Any) -> dict[str, tuple[str, ...]]:
             commands.append(item)
         hooks[event] = tuple(commands)
     return hooks
+
+
+def _names(where: str, key: str, raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(n, str) and n for n in raw):
+        raise ConfigError(f"{where}: '{key}' must be a list of environment variable names")
+    return tuple(raw)
 
 
 def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:

@@ -28,7 +28,7 @@ from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._plans import PlanBook
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
-from ollie_nb.core._secrets import Redactor, backend_secrets
+from ollie_nb.core._secrets import Redactor
 from ollie_nb.core._sessions import (
     SavedSession,
     SessionInfo,
@@ -40,9 +40,9 @@ from ollie_nb.core._sessions import (
 )
 from ollie_nb.core._turn import TurnRunner, UsageTotals, params
 from ollie_nb.core._watch import TaskEventWatcher
-from ollie_nb.llm import Message, ToolDef
+from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
-from ollie_nb.tools import Dispatcher, ExecuteServer
+from ollie_nb.tools import Dispatcher, ExecuteServer, subprocess_env
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
@@ -128,7 +128,11 @@ class AgentCore:
     async def _build_env(self) -> None:
         builtins: dict[str, Any] = {}
         if self._execute:
-            builtins["execute"] = ExecuteServer(lambda: self._workdir)
+            builtins["execute"] = ExecuteServer(
+                lambda: self._workdir,
+                env_passthrough=self.config.pass_env,
+                secrets=lambda: backend_secrets(self._backend),
+            )
         self.env = await build_agent_env(
             self.config,
             Dispatcher(),
@@ -140,7 +144,9 @@ class AgentCore:
         self.env.reasoning.first_number = len(self.plan_book.past) + 1
         self.router = ToolRouter(self.env.dispatcher)
         await self.router.refresh()
-        context, warnings = await spawn_hooks(self.config, self._workdir, self.session_id)
+        context, warnings = await spawn_hooks(
+            self.config, self._workdir, self.session_id, self.subprocess_env()
+        )
         self._spawn_context = [self.redact(c) for c in context]
         self.env.messages.extend(self.redact(w) for w in warnings)
 
@@ -260,6 +266,12 @@ class AgentCore:
             self._injected.append(prompt)
         else:
             self._queue.appendleft(prompt)
+
+    def subprocess_env(self) -> dict[str, str]:
+        """The environment hooks and execute_code get: no secrets unless the agent passes them."""
+        return subprocess_env(
+            secrets=backend_secrets(self._backend), passthrough=self.config.pass_env
+        )
 
     def take_injected(self) -> list[str]:
         """The injected texts waiting for the running turn (and forget them)."""

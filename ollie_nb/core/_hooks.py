@@ -8,16 +8,17 @@ is a warning. Each command gets HOOK_TIMEOUT seconds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ollie_nb.tools._process import kill_group
+from ollie_nb.tools._process import kill_group, read_bounded
 
 HOOK_TIMEOUT = 60.0
-_OUTPUT_LIMIT = 64 * 1024
+OUTPUT_LIMIT = 64 * 1024  # bytes read of a hook's stdout and of its stderr
 
 
 @dataclass
@@ -35,12 +36,18 @@ async def run_hooks(
     payload: Mapping[str, Any],
     cwd: str,
     timeout: float = HOOK_TIMEOUT,
+    *,
+    env: Mapping[str, str] | None = None,
 ) -> HookOutcome:
-    """Run the event's commands in order; the first exit 2 stops the rest."""
+    """Run the event's commands in order; the first exit 2 stops the rest.
+
+    `env` is the hooks' environment (AgentCore gives one without secrets); each
+    command's output is read up to OUTPUT_LIMIT, past which the command is ended.
+    """
     outcome = HookOutcome()
     body = json.dumps({"hook_event_name": event, **payload}).encode()
     for command in commands:
-        code, out, err = await _run(command, body, cwd, timeout)
+        code, out, err = await _run(command, body, cwd, timeout, env)
         if code == 0:
             if out.strip():
                 outcome.context.append(out.strip())
@@ -56,7 +63,9 @@ async def run_hooks(
     return outcome
 
 
-async def _run(command: str, body: bytes, cwd: str, timeout: float) -> tuple[int | None, str, str]:
+async def _run(
+    command: str, body: bytes, cwd: str, timeout: float, env: Mapping[str, str] | None
+) -> tuple[int | None, str, str]:
     try:
         proc = await asyncio.create_subprocess_shell(
             command,
@@ -64,27 +73,49 @@ async def _run(command: str, body: bytes, cwd: str, timeout: float) -> tuple[int
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd if os.path.isdir(cwd) else None,
+            env=dict(env) if env is not None else None,
             start_new_session=True,
         )
     except OSError as exc:
         return 127, "", str(exc)
     try:
-        out, err = await asyncio.wait_for(proc.communicate(body), timeout)
+        out, err = await asyncio.wait_for(_exchange(proc, body), timeout)
     except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
         kill_group(proc)
         await proc.wait()
         if isinstance(exc, asyncio.CancelledError):
             raise
         return None, "", ""
-    decode = lambda b: b[:_OUTPUT_LIMIT].decode("utf-8", "replace")  # noqa: E731
+    decode = lambda b: b.decode("utf-8", "replace")  # noqa: E731
     return proc.returncode, decode(out), decode(err)
 
 
-async def spawn_hooks(config: Any, workdir: str, session_id: str) -> tuple[list[str], list[str]]:
+async def _exchange(proc: asyncio.subprocess.Process, body: bytes) -> tuple[bytes, bytes]:
+    """Feed the payload, read both pipes up to OUTPUT_LIMIT; a command past it is ended."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+
+    async def feed() -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            proc.stdin.write(body)
+            await proc.stdin.drain()
+            proc.stdin.close()
+
+    (out, out_full), (err, err_full), _ = await asyncio.gather(
+        read_bounded(proc.stdout, OUTPUT_LIMIT), read_bounded(proc.stderr, OUTPUT_LIMIT), feed()
+    )
+    if out_full or err_full:
+        kill_group(proc)
+    await proc.wait()
+    return out, err
+
+
+async def spawn_hooks(
+    config: Any, workdir: str, session_id: str, env: Mapping[str, str] | None = None
+) -> tuple[list[str], list[str]]:
     """Run the agentSpawn hooks of an agent config: (context for the system prompt, warnings)."""
     commands = config.hooks.get("agentSpawn")
     if not commands:
         return [], []
     payload = {"cwd": workdir, "session_id": session_id, "agent": config.name}
-    outcome = await run_hooks("agentSpawn", commands, payload, workdir)
+    outcome = await run_hooks("agentSpawn", commands, payload, workdir, env=env)
     return outcome.context, outcome.warnings

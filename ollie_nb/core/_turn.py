@@ -65,6 +65,7 @@ class TurnHost(Protocol):
     def emit(self, kind: str, text: str = "", **data: Any) -> None: ...
     def system_prompt(self) -> str: ...
     def take_injected(self) -> list[str]: ...
+    def subprocess_env(self) -> dict[str, str]: ...
 
 
 class _Ended(Exception):
@@ -189,7 +190,7 @@ class TurnRunner:
         if not commands:
             return HookOutcome()
         body = {**payload, "cwd": host.workdir, "session_id": host.session_id}
-        outcome = await run_hooks(event, commands, body, host.workdir)
+        outcome = await run_hooks(event, commands, body, host.workdir, env=host.subprocess_env())
         for warning in outcome.warnings:
             host.emit("info", host.redact(warning))
         return outcome

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from ollie_nb.llm._anthropic import AnthropicBackend
-from ollie_nb.llm._backend import Backend
-from ollie_nb.llm._env import DEFAULT_MODELS, backend_from_env, env_file_path, make_backend
+from ollie_nb.llm._backend import Backend, HoldsSecrets, backend_secrets
+from ollie_nb.llm._env import (
+    DEFAULT_MODELS,
+    backend_from_env,
+    env_file_path,
+    make_backend,
+    ollie_env_file_path,
+    openai_base_url,
+)
 from ollie_nb.llm._errors import (
     LLMConfigError,
     LLMConnectionError,
@@ -12,6 +19,7 @@ from ollie_nb.llm._errors import (
     LLMHTTPError,
     LLMStreamError,
     MissingExtraError,
+    redact,
 )
 from ollie_nb.llm._offline import (
     OfflineBackend,
@@ -37,6 +45,7 @@ __all__ = [
     "AnthropicBackend",
     "Backend",
     "GenerationParams",
+    "HoldsSecrets",
     "LLMConfigError",
     "LLMConnectionError",
     "LLMError",
@@ -55,8 +64,12 @@ __all__ = [
     "TurnFunction",
     "Usage",
     "backend_from_env",
+    "backend_secrets",
     "env_file_path",
     "is_step_prompt",
     "make_backend",
+    "ollie_env_file_path",
+    "openai_base_url",
+    "redact",
     "step_prompt_task_id",
 ]

@@ -45,3 +45,17 @@ class Backend(Protocol):
     async def models(self) -> list[str]:
         """The model names the provider offers."""
         ...
+
+
+@runtime_checkable
+class HoldsSecrets(Protocol):
+    """A backend that holds secrets (API keys) which must never appear in any output."""
+
+    def secrets(self) -> tuple[str, ...]:
+        """The secret values, non-empty, for redaction."""
+        ...
+
+
+def backend_secrets(backend: object) -> tuple[str, ...]:
+    """The secrets a backend holds: its `secrets()`, or none for backends without keys."""
+    return tuple(backend.secrets()) if isinstance(backend, HoldsSecrets) else ()

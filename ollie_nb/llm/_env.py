@@ -1,8 +1,10 @@
-"""Choosing a chat backend by name or from OLLIE_* settings (environment, then an env file)."""
+"""Choosing a chat backend by name or from OLLIE_* settings (environment, then env files)."""
 
 from __future__ import annotations
 
+import io
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ _INFERRED = (
     ("OLLIE_OPENAI_URL", "openai"),
     ("OLLIE_OPENAI_KEY", "openai"),
     ("OLLIE_OLLAMA_URL", "ollama"),
+    ("OLLIE_ANTHROPIC_KEY", "anthropic"),
     ("OPENAI_API_KEY", "openai"),
     ("ANTHROPIC_API_KEY", "anthropic"),
     ("OPENROUTER_API_KEY", "openrouter"),
@@ -46,25 +49,30 @@ def env_file_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(platformdirs.user_config_dir("ollie_nb")) / "env"
 
 
+def ollie_env_file_path(env: Mapping[str, str] | None = None) -> Path:
+    """Where ollie keeps its env file: $XDG_CONFIG_HOME/ollie/env, else ~/.config/ollie/env."""
+    env = os.environ if env is None else env
+    config = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+    return Path(config).expanduser() / "ollie" / "env"
+
+
 def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
-    """`KEY=VALUE` lines of an env file; `#` comment lines, blanks and `export ` are allowed."""
-    values: dict[str, str] = {}
+    """The settings of a dotenv file, parsed by python-dotenv.
+
+    `export `, quotes, escapes in double quotes and inline `# comments` work as in
+    other tools; `${VAR}` is kept literally (a key may contain `$`). Lines without
+    `=` are ignored.
+    """
+    from dotenv import dotenv_values
+
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as err:
         raise LLMConfigError(f"cannot read env file {path}: {err.strerror or err}") from None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, value = line.split("=", 1)
-        key = key.strip().removeprefix("export ").strip()
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        if key:
-            values[key] = value
-    return values
+    except UnicodeDecodeError:
+        raise LLMConfigError(f"cannot read env file {path}: it is not UTF-8 text") from None
+    values = dotenv_values(stream=io.StringIO(text), interpolate=False)
+    return {key: value for key, value in values.items() if key and value is not None}
 
 
 def make_backend(
@@ -89,37 +97,67 @@ def _backend_name(name: str) -> str:
     return key
 
 
-def _load_settings(env: Mapping[str, str] | None) -> tuple[dict[str, str], set[str], Path, str]:
-    """Settings (environment over env file), the names taken from the file, its path, and a
-    note when a named env file is missing."""
+def _load_settings(
+    env: Mapping[str, str] | None,
+) -> tuple[dict[str, str], dict[str, Path], Path, str]:
+    """Settings, which env file each file-borne one came from, ollie_nb's env file path, and
+    a note when a named env file is missing.
+
+    The environment wins over ollie_nb's env file, which wins over ollie's own
+    (`~/.config/ollie/env`), so an ollie user's settings work unchanged. A file named by
+    OLLIE_ENV_FILE is read alone: naming one keeps every other file out.
+    """
     env = os.environ if env is None else env
     path = env_file_path(env)
-    from_file: dict[str, str] = {}
-    note = ""
-    if path.is_file():
-        from_file = read_env_file(path)
-    elif env.get("OLLIE_ENV_FILE"):
-        note = f"env file {path} not found; "
-    settings = {**from_file, **{k: v for k, v in env.items() if v}}
-    return settings, {k for k in from_file if not env.get(k)}, path, note
+    files = [path] if env.get("OLLIE_ENV_FILE") else [path, ollie_env_file_path(env)]
+    note = "" if path.is_file() or not env.get("OLLIE_ENV_FILE") else f"env file {path} not found; "
+    origin: dict[str, Path] = {}
+    from_files: dict[str, str] = {}
+    for file in files:
+        if file.is_file():
+            for key, value in read_env_file(file).items():
+                if key not in from_files:
+                    from_files[key], origin[key] = value, file
+    given = {k: v for k, v in env.items() if v}
+    origin = {k: f for k, f in origin.items() if k not in given}
+    return {**from_files, **given}, origin, path, note
+
+
+# A version segment (v1, v1beta, v2) anywhere in the path: the URL already names its API root.
+_API_VERSION = re.compile(r"/v\d+[a-z]*(/|$)")
+
+
+def openai_base_url(url: str) -> str:
+    """OLLIE_OPENAI_URL as the OpenAI client wants it: with or without `/v1` both work.
+
+    ollie writes the URL without `/v1` (`https://openrouter.ai/api`) and adds it to
+    each request; the OpenAI SDK wants it in the base URL. A URL whose path already
+    names a version is kept as given.
+    """
+    url = url.strip().rstrip("/")
+    return url if _API_VERSION.search(url.split("://", 1)[-1]) else f"{url}/v1"
 
 
 def _connection_kwargs(name: str, settings: Mapping[str, str]) -> dict[str, Any]:
     """Key and URL arguments of backend `name` found in the settings."""
     get = settings.get
     found: dict[str, Any] = {}
+    url = get("OLLIE_OPENAI_URL")
     if name == "openai":
         found = {
-            "base_url": get("OLLIE_OPENAI_URL"),
+            "base_url": url and openai_base_url(url),
             "api_key": get("OLLIE_OPENAI_KEY") or get("OPENAI_API_KEY"),
         }
     elif name == "openrouter":
         found = {
-            "base_url": get("OLLIE_OPENAI_URL"),
+            "base_url": url and openai_base_url(url),
             "api_key": get("OLLIE_OPENAI_KEY") or get("OPENROUTER_API_KEY"),
         }
     elif name == "anthropic":
-        found = {"api_key": get("ANTHROPIC_API_KEY"), "base_url": get("ANTHROPIC_BASE_URL")}
+        found = {
+            "api_key": get("OLLIE_ANTHROPIC_KEY") or get("ANTHROPIC_API_KEY"),
+            "base_url": get("ANTHROPIC_BASE_URL"),
+        }
     elif name == "ollama":
         found = {"host": get("OLLIE_OLLAMA_URL")}
     return {k: v for k, v in found.items() if v}
@@ -134,7 +172,9 @@ def _make(name: str, model: str | None, kwargs: dict[str, Any]) -> Backend:
         return OllamaBackend(model, **kwargs)
     if name == "anthropic":
         if not kwargs.get("api_key"):
-            raise LLMConfigError("the anthropic backend needs ANTHROPIC_API_KEY")
+            raise LLMConfigError(
+                "the anthropic backend needs OLLIE_ANTHROPIC_KEY or ANTHROPIC_API_KEY"
+            )
         return AnthropicBackend(model, **kwargs)
     if name == "openrouter":
         if not kwargs.get("api_key"):
@@ -155,15 +195,16 @@ def backend_from_env(env: Mapping[str, str] | None = None) -> Backend:
     """The chat backend the OLLIE_* settings ask for; the offline model when nothing is set.
 
     Settings come from `env` (default: os.environ), then from the env file (see
-    `env_file_path`); the environment wins. OLLIE_BACKEND names the backend; without it,
-    the first of OLLIE_OPENAI_URL/KEY, OLLIE_OLLAMA_URL, OPENAI_API_KEY, ANTHROPIC_API_KEY,
+    `env_file_path`), then from ollie's `~/.config/ollie/env`; the first to set a name
+    wins. OLLIE_BACKEND names the backend; without it, the first of OLLIE_OPENAI_URL/KEY,
+    OLLIE_OLLAMA_URL, OLLIE_ANTHROPIC_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY,
     OPENROUTER_API_KEY that is set decides. OLLIE_MODEL picks the model. The returned
     backend's `notice` is one line saying what was chosen and why, for the user to see.
     """
-    settings, in_file, path, file_note = _load_settings(env)
+    settings, origin, path, file_note = _load_settings(env)
 
     def where(var: str) -> str:
-        return f"{var} in {path}" if var in in_file else var
+        return f"{var} in {origin[var]}" if var in origin else var
 
     model = settings.get("OLLIE_MODEL") or None
     chosen = settings.get("OLLIE_BACKEND", "").strip()

@@ -8,10 +8,13 @@ REDACTED = "***"
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace each non-empty secret in `text`, so keys never reach a message."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
+    """Replace each non-empty secret in `text`, so keys never reach a message.
+
+    Longest first: when one secret contains another (a key and its prefix), replacing
+    the shorter one first would leave the rest of the longer one readable.
+    """
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
     return text
 
 

@@ -141,6 +141,10 @@ class OfflineBackend:
     notice: str = ""
     """How this backend was chosen, one line (set by backend_from_env); empty otherwise."""
 
+    def secrets(self) -> tuple[str, ...]:
+        """The offline model holds no key."""
+        return ()
+
     def __init__(
         self,
         fn: TurnFunction | None = None,

@@ -85,6 +85,16 @@ class OllamaBackend(RemoteBackend):
     def _repr_fields(self) -> list[str]:
         return [f"model={self._model!r}", f"host={self._host!r}"]
 
+    def _secrets(self) -> tuple[str | None, ...]:
+        """A password written into the host URL (`http://user:pass@host`) is a secret too."""
+        from urllib.parse import urlsplit
+
+        try:
+            password = urlsplit(self._host).password
+        except ValueError:
+            password = None
+        return (*super()._secrets(), password)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(self._repr_fields())})"
 

@@ -55,6 +55,10 @@ class RemoteBackend(ABC):
         """Strings that must never appear in an error message."""
         return (self._api_key,)
 
+    def secrets(self) -> tuple[str, ...]:
+        """The values this backend holds that must never appear in any output (its API key)."""
+        return tuple(dict.fromkeys(s for s in self._secrets() if s))
+
     @abstractmethod
     def _new_client(self) -> Any:
         """The provider's HTTP (or SDK) client, made for the running event loop."""

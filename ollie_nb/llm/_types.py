@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,15 +31,33 @@ def _clean_text_fields(obj: Any, keys: tuple[str, ...]) -> None:
             object.__setattr__(obj, key, text)
 
 
+def new_call_id() -> str:
+    """A fresh tool-call id, for calls written by hand (scripted models, notebooks)."""
+    return f"call_{uuid.uuid4().hex[:16]}"
+
+
 @dataclass(frozen=True)
 class ToolCall:
-    """One tool call of the model; `arguments` is the raw JSON text as the provider sent it."""
+    """One tool call of the model; `arguments` is the raw JSON text as the provider sent it.
 
-    id: str
-    name: str
+    Written by hand, `ToolCall(name="execute_code", arguments={"code": "ls"})` works too:
+    a dict is encoded to JSON text, and the id defaults to a fresh one. An empty name is
+    kept: models send such calls, and the agent answers them with an error result.
+    """
+
+    id: str = field(default_factory=new_call_id)
+    name: str = ""
     arguments: str = "{}"
 
     def __post_init__(self) -> None:
+        if isinstance(self.arguments, Mapping):
+            text = json.dumps(dict(self.arguments), ensure_ascii=False)
+            object.__setattr__(self, "arguments", text)
+        elif not isinstance(self.arguments, str):
+            raise TypeError(
+                "ToolCall arguments must be JSON text or a dict, "
+                f"got {type(self.arguments).__name__}"
+            )
         _clean_text_fields(self, ("id", "name", "arguments"))
 
     def to_dict(self) -> dict[str, Any]:

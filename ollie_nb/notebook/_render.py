@@ -229,7 +229,6 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-
 def code_span(text: str) -> str:
     """`text` as a Markdown code span that no backtick inside it can close (CommonMark 6.1)."""
     text = " ".join(text.split())

@@ -28,14 +28,19 @@ from ollie_nb.planning._types import (
     PlanRecord,
     PlanResult,
     PlanStep,
+    StepStatusReader,
 )
 from ollie_nb.planning._validate import (
+    MAX_AFTER_PER_STEP,
+    MAX_AFTER_TOTAL,
     MAX_STEPS,
     PlanValidationError,
     parse_plan,
 )
 from ollie_nb.planning.graph import (
+    DOT_TIMEOUT,
     STATUSES,
+    GraphTimeout,
     GraphvizUnavailable,
     PlanView,
     normalise_status,
@@ -45,11 +50,15 @@ from ollie_nb.planning.graph import (
 )
 
 __all__ = [
+    "DOT_TIMEOUT",
+    "MAX_AFTER_PER_STEP",
+    "MAX_AFTER_TOTAL",
     "MAX_STEPS",
     "NO_BACKEND",
     "QUEUED_MESSAGE",
     "STATUSES",
     "AdaptedPlanBackend",
+    "GraphTimeout",
     "GraphvizUnavailable",
     "KindedPlanBackend",
     "PlanBackend",
@@ -63,6 +72,7 @@ __all__ = [
     "PlanView",
     "QueuePlanBackend",
     "StepRef",
+    "StepStatusReader",
     "TaskServerPlanBackend",
     "dependency_layers",
     "format_plan",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from ollie_nb.planning._adapter import PlanBackendError
+from ollie_nb.planning._status import listing_statuses, task_status
 from ollie_nb.planning._steps import step_prompt
 from ollie_nb.planning._types import PlanKind, PlanResult, PlanStep
 
@@ -30,7 +30,6 @@ class Dispatcher(Protocol):
 log = logging.getLogger("ollie_nb.planning")
 
 GOAL_TITLE_CHARS = 200
-_STATUS_FIELD = re.compile(r"""["']?status["']?\s*[:=]\s*["']?([A-Za-z_-]+)""")
 
 
 def dependency_layers(steps: Sequence[PlanStep]) -> list[list[int]]:
@@ -68,6 +67,7 @@ class TaskServerPlanBackend:
         self.can_delete = can_delete
         self.label = f"task server '{server}'"
         self._limit = asyncio.Semaphore(concurrency)
+        self._no_json: set[str] = set()  # read tools that refused format="json"
 
     def __repr__(self) -> str:
         return f"TaskServerPlanBackend(server={self.server!r})"
@@ -116,30 +116,39 @@ class TaskServerPlanBackend:
     async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
         """Each step task's current status as the server reports it (unknown ids left out).
 
-        One `task_list(status="all", parent=goal)` when the server's lines start with
-        `id status`; else `task_read` per id, looking for a `status` field.
+        The StepStatusReader of this backend: one `task_list(status="all", parent=goal)`,
+        then `task_read` for the ids it did not give, each asked for in JSON first.
         """
         wanted = set(ids)
         found: dict[str, str] = {}
         if goal_id:
-            listing = await self.dispatcher.dispatch(
-                self.server, "task_list", {"status": "all", "parent": goal_id}
-            )
-            if not listing.is_error:
-                for line in listing.text.splitlines():
-                    parts = line.split()
-                    if len(parts) >= 2 and parts[0] in wanted:
-                        found[parts[0]] = parts[1]
+            listing = await self._read("task_list", {"status": "all", "parent": goal_id})
+            if listing is not None:
+                found.update(listing_statuses(listing, wanted))
         missing = [i for i in ids if i not in found]
         if missing:
-            reads = await asyncio.gather(
-                *(self.dispatcher.dispatch(self.server, "task_read", {"id": i}) for i in missing)
-            )
-            for task_id, result in zip(missing, reads):
-                match = None if result.is_error else _STATUS_FIELD.search(result.text)
-                if match:
-                    found[task_id] = match.group(1)
+            reads = await asyncio.gather(*(self._read("task_read", {"id": i}) for i in missing))
+            for task_id, text in zip(missing, reads):
+                status = task_status(text) if text is not None else None
+                if status:
+                    found[task_id] = status
         return found
+
+    async def _read(self, tool: str, args: dict[str, Any]) -> str | None:
+        """A read tool's answer, asked for with `format="json"` first; None if it fails.
+
+        A server that refuses the argument (its plain call works) is asked in text from
+        then on; one that ignores it answers text, which the parsers read as before.
+        """
+        if tool not in self._no_json:
+            result = await self.dispatcher.dispatch(self.server, tool, {**args, "format": "json"})
+            if not result.is_error:
+                return result.text
+        plain = await self.dispatcher.dispatch(self.server, tool, args)
+        if plain.is_error:
+            return None
+        self._no_json.add(tool)
+        return plain.text
 
     async def _create_step(self, step: PlanStep, goal_id: str, ids: list[str]) -> str:
         args: dict[str, Any] = {"title": step.title, "body": step.body, "parent": goal_id}

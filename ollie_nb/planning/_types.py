@@ -48,6 +48,15 @@ class KindedPlanBackend(Protocol):
 
 
 @runtime_checkable
+class StepStatusReader(Protocol):
+    """A plan backend that can say where each persisted step stands (a task server)."""
+
+    async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
+        """Each step id's current status word as the store reports it; unknown ids left out."""
+        ...
+
+
+@runtime_checkable
 class PlanBackendSetter(Protocol):
     """Implemented by the reasoning server so the agent can wire a backend without importing it."""
 

@@ -12,6 +12,17 @@ MAX_GOAL_CHARS = 2000
 MAX_TITLE_CHARS = 500
 MAX_BODY_CHARS = 8000
 MAX_TOTAL_CHARS = 1_000_000
+# A step waits for the few steps whose results it needs; real plans list one to five.
+# Dense `after` lists cost the drawing quadratic work (41 steps each after all earlier
+# ones, 820 links, kept dot busy for 57 s) and say nothing a chain does not. The plan
+# limit is 3 links per step on average at MAX_STEPS (tests/reliability's 1,000-step
+# load plan has 1,021).
+MAX_AFTER_PER_STEP = 20
+MAX_AFTER_TOTAL = 3000
+_DIRECT_ONLY = (
+    "list only the steps it directly needs: a step after step 3 already waits for "
+    "everything step 3 waits for"
+)
 
 
 class PlanValidationError(ValueError):
@@ -48,6 +59,12 @@ def parse_plan(args: Mapping[str, Any]) -> tuple[str, list[PlanStep]]:
         )
 
     steps = [_parse_step(i, raw) for i, raw in enumerate(raw_steps)]
+    links = sum(len(s.after) for s in steps)
+    if links > MAX_AFTER_TOTAL:
+        raise PlanValidationError(
+            f"the plan has {links} 'after' links in all; the limit is {MAX_AFTER_TOTAL}: "
+            + _DIRECT_ONLY
+        )
     total = len(goal) + sum(len(s.title) + len(s.body) for s in steps)
     if total > MAX_TOTAL_CHARS:
         raise PlanValidationError(
@@ -99,27 +116,38 @@ def _parse_after(index: int, raw: Any) -> tuple[int, ...]:
         )
     seen: dict[int, None] = {}
     for entry in raw:
+        given = _short(entry)  # as the model wrote it: 1e300 stays 1e+300, not 301 digits
         if isinstance(entry, bool) or not isinstance(entry, int):
             if isinstance(entry, float) and entry.is_integer():
                 entry = int(entry)
             else:
                 raise PlanValidationError(
-                    f"{where}: 'after' entries must be integers (0-based step indexes), "
-                    f"got {entry!r}"
+                    f"{where}: 'after' entries must be integers (0-based step indexes), got {given}"
                 )
         if entry == index:
             raise PlanValidationError(f"{where}: 'after' refers to the step itself ({entry})")
         if entry < 0:
-            raise PlanValidationError(f"{where}: 'after' index {entry} is negative")
+            raise PlanValidationError(f"{where}: 'after' index {given} is negative")
         if entry > index:
             raise PlanValidationError(
-                f"{where}: 'after' index {entry} is not an earlier step; a step may only "
+                f"{where}: 'after' index {given} is not an earlier step; a step may only "
                 f"wait for steps before it (0 to {index - 1})"
                 if index
-                else f"{where}: the first step cannot wait for other steps (got {entry})"
+                else f"{where}: the first step cannot wait for other steps (got {given})"
             )
         seen[entry] = None
+    if len(seen) > MAX_AFTER_PER_STEP:
+        raise PlanValidationError(
+            f"{where}: 'after' lists {len(seen)} steps; the limit is {MAX_AFTER_PER_STEP} "
+            "per step: " + _DIRECT_ONLY
+        )
     return tuple(seen)
+
+
+def _short(value: Any, limit: int = 24) -> str:
+    """`repr(value)`, cut to `limit` characters: an error line stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _kind(value: Any) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import subprocess
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,12 +21,15 @@ if TYPE_CHECKING:
     import graphviz
 
 __all__ = [
+    "DOT_TIMEOUT",
     "INSTALL_HINT",
     "STATUSES",
     "STATUS_STYLES",
+    "GraphTimeout",
     "GraphvizUnavailable",
     "PlanView",
     "StatusStyle",
+    "direct_after",
     "normalise_status",
     "plan_graph",
     "plan_svg",
@@ -52,6 +56,16 @@ INSTALL_HINT = "apt-get install graphviz, brew install graphviz or conda install
 
 class GraphvizUnavailable(RuntimeError):
     """Graphviz (the `dot` program or the Python package) is missing; the text plan still works."""
+
+
+class GraphTimeout(GraphvizUnavailable):
+    """`dot` did not finish in time and was stopped; the text plan still works."""
+
+
+DOT_TIMEOUT = 15.0
+"""Seconds `dot` may take for one drawing. A 1000-step plan (the most a plan may have)
+draws in about 3.5 s on a busy 2-core machine; a graph dot cannot lay out in reasonable
+time (41 steps each after all earlier ones once took 49 s) must not hold the kernel."""
 
 
 # Task servers and people spell statuses many ways; this maps them onto STATUSES.
@@ -293,6 +307,28 @@ def _legend_label(statuses: Sequence[str], fontsize: int) -> str:
     )
 
 
+def direct_after(steps: Sequence[PlanStep]) -> list[tuple[int, ...]]:
+    """Each step's `after` without the steps it already waits for through another one.
+
+    The transitive reduction of the dependency graph: the drawing shows these edges
+    only (a chain of 41 steps each after all earlier ones has 40 edges, not 820), while
+    the plan's data keeps every `after` the model wrote. Steps wait only for earlier
+    steps, so one pass in step order with ancestor bitsets does it.
+    """
+    ancestors: list[int] = []
+    reduced: list[tuple[int, ...]] = []
+    for step in steps:
+        after = tuple(dict.fromkeys(step.after))
+        through_others = 0
+        reach = 0
+        for a in after:
+            through_others |= ancestors[a]
+            reach |= ancestors[a] | (1 << a)
+        reduced.append(tuple(a for a in after if not (through_others >> a) & 1))
+        ancestors.append(reach)
+    return reduced
+
+
 def _stagger(view: PlanView) -> list[int]:
     """Extra rank length per step that spreads each wide dependency layer over several columns.
 
@@ -446,11 +482,11 @@ def _graph_of(
         g.subgraph(c)
 
     extra = _stagger(view)
-    for i, step in enumerate(view.steps):
+    for i, after in enumerate(direct_after(view.steps)):
         minlen = str(1 + extra[i]) if extra[i] else None
-        if not step.after:
+        if not after:
             g.edge("goal", f"s{i}", style="dashed", minlen=minlen)
-        for a in dict.fromkeys(step.after):
+        for a in after:
             g.edge(f"s{a}", f"s{i}", minlen=minlen)
     return g
 
@@ -471,8 +507,13 @@ def plan_svg(
     rankdir: str = "LR",
     legend: bool = True,
     compact: bool | None = None,
+    timeout: float = DOT_TIMEOUT,
 ) -> str:
-    """Render the plan graph as SVG text ready to inline in HTML (no prolog, no version comment)."""
+    """Render the plan graph as SVG text ready to inline in HTML (no prolog, no version comment).
+
+    Raises GraphvizUnavailable without graphviz, GraphTimeout when dot takes more than
+    `timeout` seconds (dot is killed); both mean "show the text plan instead".
+    """
     g = plan_graph(
         goal,
         steps,
@@ -484,26 +525,48 @@ def plan_svg(
         legend=legend,
         compact=compact,
     )
-    return _svg_of(g)
+    return _svg_of(g, timeout)
 
 
-def _svg_of(graph: graphviz.Digraph) -> str:
-    """Run dot on a graph and return inline-ready SVG, raising GraphvizUnavailable without dot."""
-    graphviz = _require_graphviz()
+def _svg_of(graph: graphviz.Digraph, timeout: float = DOT_TIMEOUT) -> str:
+    """Run dot on a graph and return inline-ready SVG (see plan_svg for the errors)."""
     try:
-        try:
-            text = graph.pipe(format="svg", encoding="utf-8")
-        except graphviz.CalledProcessError:
-            if graph.graph_attr.get("concentrate") != "true":
-                raise
-            # Some dot versions fail on rare shapes with merged edges; draw them unmerged.
-            graph = graph.copy()
-            del graph.graph_attr["concentrate"]
-            text = graph.pipe(format="svg", encoding="utf-8")
-    except graphviz.ExecutableNotFound as exc:
+        text = _run_dot(graph.source, timeout)
+    except _DotFailed:
+        if graph.graph_attr.get("concentrate") != "true":
+            raise
+        # Some dot versions fail on rare shapes with merged edges; draw them unmerged.
+        graph = graph.copy()
+        del graph.graph_attr["concentrate"]
+        text = _run_dot(graph.source, timeout)
+    match = _SVG_START.search(text)
+    return text[match.start() :] if match else text
+
+
+class _DotFailed(GraphvizUnavailable):
+    """dot exited with an error status; like a missing dot, the text plan still works."""
+
+
+def _run_dot(source: str, timeout: float) -> str:
+    """`dot -Tsvg` on DOT source, killed after `timeout` seconds.
+
+    A subprocess of our own rather than graphviz's `pipe`, which has no timeout.
+    """
+    try:
+        done = subprocess.run(
+            ["dot", "-Tsvg"], input=source.encode("utf-8"), capture_output=True, timeout=timeout
+        )
+    except FileNotFoundError as exc:
         raise GraphvizUnavailable(
             "cannot draw the plan graph: the Graphviz dot program is not installed "
             f"({INSTALL_HINT})"
         ) from exc
-    match = _SVG_START.search(text)
-    return text[match.start() :] if match else text
+    except subprocess.TimeoutExpired:
+        raise GraphTimeout(
+            f"cannot draw the plan graph: dot took longer than {timeout:g} s and was stopped"
+        ) from None
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = detail[-1] if detail else f"exit status {done.returncode}"
+        raise _DotFailed(f"cannot draw the plan graph: dot failed ({reason})")
+    return done.stdout.decode("utf-8")

@@ -1,13 +1,22 @@
 """Tool servers and the dispatcher: one path for every tool call, built-in or MCP."""
 
+from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP, cap_text, clean_arguments
 from ollie_nb.tools._dispatcher import Dispatcher, exc_summary
+from ollie_nb.tools._environ import (
+    SECRET_WORDS,
+    is_secret_name,
+    subprocess_env,
+    url_credentials,
+)
 from ollie_nb.tools._execute import ExecuteServer
 from ollie_nb.tools._mcp import McpConnectError, McpServer
 from ollie_nb.tools._reasoning import PLAN_SCHEMA, ReasoningServer
 from ollie_nb.tools._types import Server, ToolInfo, ToolResult
 
 __all__ = [
+    "DEFAULT_RESULT_CAP",
     "PLAN_SCHEMA",
+    "SECRET_WORDS",
     "Dispatcher",
     "ExecuteServer",
     "McpConnectError",
@@ -16,5 +25,10 @@ __all__ = [
     "Server",
     "ToolInfo",
     "ToolResult",
+    "cap_text",
+    "clean_arguments",
     "exc_summary",
+    "is_secret_name",
+    "subprocess_env",
+    "url_credentials",
 ]

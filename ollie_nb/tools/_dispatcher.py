@@ -7,6 +7,7 @@ import logging
 import sys
 from typing import Any
 
+from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP, cap_text, clean_arguments
 from ollie_nb.tools._types import Server, ToolInfo, ToolResult
 
 if sys.version_info < (3, 11):  # Python 3.10
@@ -16,10 +17,15 @@ log = logging.getLogger("ollie_nb.tools")
 
 
 class Dispatcher:
-    """Routes tool calls to servers by name; built-in and MCP servers are equals here."""
+    """Routes tool calls to servers by name; built-in and MCP servers are equals here.
 
-    def __init__(self) -> None:
+    It is also where every result is bounded: `result_cap` characters (head and tail
+    kept) enter the history, whichever server answered.
+    """
+
+    def __init__(self, *, result_cap: int = DEFAULT_RESULT_CAP) -> None:
         self._servers: dict[str, Server] = {}
+        self.result_cap = result_cap
 
     def add_server(self, name: str, server: Server) -> None:
         """Register `server` under `name`, replacing any server of that name."""
@@ -60,7 +66,13 @@ class Dispatcher:
         return None
 
     async def dispatch(self, server: str, tool: str, args: dict[str, Any]) -> ToolResult:
-        """Call `tool` on `server`; unknown servers and server exceptions become error results."""
+        """Call `tool` on `server`; errors become error results, and the result is capped."""
+        result = await self._call(server, tool, args)
+        text = cap_text(result.text, self.result_cap)
+        return result if text is result.text else ToolResult(text, is_error=result.is_error)
+
+    async def _call(self, server: str, tool: str, args: dict[str, Any]) -> ToolResult:
+        """Route one call; unknown servers and server exceptions become error results."""
         target = self._servers.get(server)
         if target is None:
             known = ", ".join(sorted(self._servers)) or "none"
@@ -70,7 +82,7 @@ class Dispatcher:
                 f"arguments for {tool} must be a JSON object, got {type(args).__name__}"
             )
         try:
-            return await target.call_tool(tool, args)
+            return await target.call_tool(tool, clean_arguments(args))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a server bug must not take the turn down

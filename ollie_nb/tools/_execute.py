@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP
+from ollie_nb.tools._environ import subprocess_env
 from ollie_nb.tools._process import kill_group
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
 SERVER_NAME = "execute"
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
-OUTPUT_CAP = 32 * 1024  # characters kept of a command's output (head and tail)
+_CHUNK = 64 * 1024  # bytes read from the pipe at a time
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -30,13 +32,28 @@ SCHEMA: dict[str, Any] = {
 
 
 class ExecuteServer:
-    """Runs code in a fresh subprocess per call; output is capped, time is bounded, Ctrl-C kills it."""
+    """Runs code in a fresh subprocess per call; output is capped, time is bounded, Ctrl-C kills it.
+
+    The process sees the kernel's environment without secret-named variables and
+    without `secrets` (see `subprocess_env`); `env_passthrough` names variables to
+    pass all the same. Output is read up to `output_cap` bytes; a process that
+    writes more is ended, so its output never piles up in memory.
+    """
 
     def __init__(
-        self, workdir: str | Callable[[], str] = ".", *, python: str = sys.executable
+        self,
+        workdir: str | Callable[[], str] = ".",
+        *,
+        python: str = sys.executable,
+        env_passthrough: Sequence[str] = (),
+        secrets: Sequence[str] | Callable[[], Sequence[str]] = (),
+        output_cap: int = DEFAULT_RESULT_CAP,
     ) -> None:
         self._workdir = workdir
         self.python = python
+        self.env_passthrough = tuple(env_passthrough)
+        self._secrets = secrets
+        self.output_cap = output_cap
 
     @property
     def workdir(self) -> str:
@@ -70,6 +87,8 @@ class ExecuteServer:
 
     async def _run(self, argv: list[str], timeout: float) -> ToolResult:
         workdir = self.workdir
+        secrets = self._secrets() if callable(self._secrets) else self._secrets
+        env = subprocess_env(secrets=secrets, passthrough=self.env_passthrough)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -77,12 +96,13 @@ class ExecuteServer:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 cwd=workdir,
+                env=env,
                 start_new_session=True,
             )
         except OSError as exc:
             return ToolResult.error(f"cannot start {argv[0]}: {exc}")
         try:
-            out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+            out, overflow = await asyncio.wait_for(self._collect(proc), timeout)
         except asyncio.TimeoutError:
             kill_group(proc)
             await proc.wait()
@@ -91,17 +111,29 @@ class ExecuteServer:
             kill_group(proc)
             await proc.wait()
             raise
-        text = _cap(out.decode("utf-8", "replace"))
+        text = out.decode("utf-8", "replace")
+        if overflow:
+            return ToolResult(
+                f"killed after {self.output_cap} bytes of output (output cap); "
+                f"the rest was not read\n{text}",
+                is_error=True,
+            )
         code = proc.returncode
         return ToolResult(f"exit code {code}\n{text}".rstrip(), is_error=code != 0)
 
+    async def _collect(self, proc: asyncio.subprocess.Process) -> tuple[bytes, bool]:
+        """Read the output up to the cap; past it, end the process group and stop reading."""
+        assert proc.stdout is not None
+        out = bytearray()
+        while len(out) <= self.output_cap:
+            chunk = await proc.stdout.read(_CHUNK)
+            if not chunk:
+                await proc.wait()
+                return bytes(out), False
+            out += chunk
+        kill_group(proc)
+        await proc.wait()
+        return bytes(out[: self.output_cap]), True
+
     async def aclose(self) -> None:
         return None
-
-
-def _cap(text: str) -> str:
-    if len(text) <= OUTPUT_CAP:
-        return text
-    half = OUTPUT_CAP // 2
-    cut = len(text) - OUTPUT_CAP
-    return f"{text[:half]}\n[... {cut} characters cut ...]\n{text[-half:]}"

@@ -231,7 +231,8 @@ class McpServer:
             raise
         except Exception as exc:
             summary = exc_summary(exc)
-            if _is_connection_lost(exc):
+            kind = _failure_kind(exc)
+            if kind == "lost":
                 self._broken = summary
                 tail = self.stderr_tail()
                 if tail:
@@ -239,7 +240,7 @@ class McpServer:
                 return ToolResult.error(
                     f"MCP server {self.name} is gone ({summary}); it will be restarted on the next call"
                 )
-            if "timed out" in summary.lower() or getattr(exc, "code", None) == -32001:
+            if kind == "timeout":
                 return ToolResult.error(
                     f"{self.name}.{name} timed out after {self.call_timeout:g} s"
                 )
@@ -283,14 +284,23 @@ def _tool_result(result: Any) -> ToolResult:
     return ToolResult("\n".join(parts), is_error=bool(result.is_error))
 
 
-def _is_connection_lost(exc: BaseException) -> bool:
-    code = getattr(exc, "code", None)
-    text = str(exc).lower()
-    return (
-        code == -32000
-        or "connection closed" in text
-        or isinstance(exc, (BrokenPipeError, ConnectionError, EOFError))
-    )
+# A transport that broke under the SDK, before it could turn that into CONNECTION_CLOSED.
+_LOST = (BrokenPipeError, ConnectionError, EOFError)
+
+
+def _failure_kind(exc: BaseException) -> str:
+    """ "lost" (the session is gone), "timeout" (the request timed out) or "" for a failed call.
+
+    Decided by the SDK's error codes, never by message text. Imported here: the SDK is
+    loaded by the session anyway, and importing this module must stay cheap.
+    """
+    from mcp import MCPError
+    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+    code = exc.code if isinstance(exc, MCPError) else None
+    if code == CONNECTION_CLOSED or isinstance(exc, _LOST):
+        return "lost"
+    return "timeout" if code == REQUEST_TIMEOUT else ""
 
 
 def _new_errlog() -> IO[str]:

@@ -15,3 +15,17 @@ def kill_group(proc: asyncio.subprocess.Process) -> None:
     except (ProcessLookupError, PermissionError):
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
+
+
+async def read_bounded(stream: asyncio.StreamReader, limit: int) -> tuple[bytes, bool]:
+    """Read `stream` to its end or to `limit` bytes; (what was read, whether the limit was hit).
+
+    Past the limit nothing more is read, so a flood of output cannot grow memory.
+    """
+    data = bytearray()
+    while len(data) <= limit:
+        chunk = await stream.read(min(65536, limit + 1 - len(data)))
+        if not chunk:
+            return bytes(data), False
+        data += chunk
+    return bytes(data[:limit]), True

@@ -19,7 +19,10 @@ from ollie_nb.llm import (
     backend_from_env,
     env_file_path,
     make_backend,
+    ollie_env_file_path,
+    openai_base_url,
 )
+from ollie_nb.llm._env import read_env_file
 
 
 @pytest.fixture
@@ -201,7 +204,7 @@ def test_inferred_from_a_key_in_the_env_file(env_file: Path):
     [
         ("openai", "the openai backend needs OLLIE_OPENAI_KEY or OPENAI_API_KEY"),
         ("openrouter", "the openrouter backend needs OPENROUTER_API_KEY or OLLIE_OPENAI_KEY"),
-        ("anthropic", "the anthropic backend needs ANTHROPIC_API_KEY"),
+        ("anthropic", "the anthropic backend needs OLLIE_ANTHROPIC_KEY or ANTHROPIC_API_KEY"),
         ("gemini", "unknown chat backend 'gemini'; choose one of: offline, openai, openrouter"),
     ],
 )
@@ -255,3 +258,109 @@ def test_make_backend_by_name(env_file: Path):
         make_backend("openai", env=bare)
     with pytest.raises(LLMConfigError, match="unknown chat backend"):
         make_backend("nope", env=bare)
+
+
+def test_env_file_quotes_inline_comments_and_escapes_as_dotenv_reads_them(env_file: Path):
+    env_file.write_text(
+        "OLLIE_BACKEND=ollama  # local model\n"
+        "OLLIE_OLLAMA_URL='http://quoted:11434' # single quotes, then a comment\n"
+        'OLLIE_MODEL="qwen3:8b # not a comment inside quotes"\n'
+        'export SPACED = "a\\tb\\"c"\n'
+        "HASH=abc#def\n"
+        "DOLLAR=${HOME}x\n"
+        "NO_VALUE\n"
+    )
+    assert read_env_file(env_file) == {
+        "OLLIE_BACKEND": "ollama",
+        "OLLIE_OLLAMA_URL": "http://quoted:11434",
+        "OLLIE_MODEL": "qwen3:8b # not a comment inside quotes",
+        "SPACED": 'a\tb"c',
+        "HASH": "abc#def",
+        "DOLLAR": "${HOME}x",  # kept literally: keys may contain $
+    }
+    b = backend_from_env(settings(env_file))
+    assert (b.name, b.host, b.model) == (
+        "ollama",
+        "http://quoted:11434",
+        "qwen3:8b # not a comment inside quotes",
+    )
+
+
+def test_ollie_env_file_is_read_after_our_own_and_set_values_win(tmp_path: Path, monkeypatch):
+    """~/.config/ollie/env as ollie keeps it; ollie_nb's own file and the environment win."""
+    config = tmp_path / "config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))  # where platformdirs puts our own file
+    ollie_env = config / "ollie" / "env"
+    ollie_env.parent.mkdir(parents=True)
+    ollie_env.write_text(
+        "OLLIE_BACKEND=anthropic\nOLLIE_ANTHROPIC_KEY=sk-ant-from-ollie\nOLLIE_MODEL=from-ollie\n"
+    )
+    own = config / "ollie_nb" / "env"
+    own.parent.mkdir(parents=True)
+    own.write_text("OLLIE_MODEL=from-ollie-nb\n")
+    env = {"XDG_CONFIG_HOME": str(config)}
+    assert (env_file_path(env), ollie_env_file_path(env)) == (own, ollie_env)
+    b = backend_from_env(env)
+    assert isinstance(b, AnthropicBackend)
+    assert b.model == "from-ollie-nb"  # our own file is read first
+    assert b.secrets() == ("sk-ant-from-ollie",)
+    assert b.notice == (
+        f"ollie_nb: chat backend anthropic, model from-ollie-nb (from OLLIE_BACKEND in {ollie_env})."
+    )
+    assert backend_from_env({**env, "OLLIE_MODEL": "from-env"}).model == "from-env"
+    home = tmp_path / "home"
+    assert ollie_env_file_path({"HOME": str(home)}) == home / ".config" / "ollie" / "env"
+
+
+def test_a_named_env_file_keeps_ollies_file_out(tmp_path: Path, env_file: Path):
+    home = tmp_path / "home"
+    (home / ".config" / "ollie").mkdir(parents=True)
+    (home / ".config" / "ollie" / "env").write_text("OLLIE_BACKEND=anthropic\n")
+    b = backend_from_env(settings(env_file, HOME=str(home)))
+    assert isinstance(b, OfflineBackend)
+
+
+def test_ollie_anthropic_key_is_accepted(env_file: Path, provider: FakeProvider):
+    b = backend_from_env(
+        settings(env_file, OLLIE_ANTHROPIC_KEY=FAKE_KEY, ANTHROPIC_BASE_URL=provider.url)
+    )
+    assert isinstance(b, AnthropicBackend)
+    assert b.notice.endswith("(because OLLIE_ANTHROPIC_KEY is set; OLLIE_BACKEND chooses another).")
+    assert b.secrets() == (FAKE_KEY,)
+
+
+@pytest.mark.parametrize(
+    ("given", "used"),
+    [
+        ("http://h:8080", "http://h:8080/v1"),
+        ("http://h:8080/", "http://h:8080/v1"),
+        ("http://h:8080/v1", "http://h:8080/v1"),
+        ("http://h:8080/v1/", "http://h:8080/v1"),
+        ("https://openrouter.ai/api", "https://openrouter.ai/api/v1"),
+        ("https://api.groq.com/openai/v1", "https://api.groq.com/openai/v1"),
+        ("https://g.example/v1beta/openai", "https://g.example/v1beta/openai"),
+    ],
+)
+def test_openai_url_with_or_without_v1(given, used):
+    assert openai_base_url(given) == used
+
+
+@pytest.mark.parametrize("suffix", ["", "/v1", "/v1/"])
+def test_ollie_openai_url_reaches_the_server_with_or_without_v1(
+    env_file: Path, provider: FakeProvider, suffix: str
+):
+    provider.queue(
+        Reply(
+            chunks=[
+                sse(
+                    {"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]}
+                ),
+                sse("[DONE]"),
+            ]
+        )
+    )
+    b = backend_from_env(settings(env_file, OLLIE_OPENAI_URL=provider.url + suffix))
+    events = collect(lambda: b.chat_stream([Message.user("hi")]))
+    assert [e.text for e in events if e.kind == "text"] == ["ok"]
+    (request,) = provider.requests
+    assert request.path == "/v1/chat/completions"

@@ -18,12 +18,15 @@ from ollie_nb.llm import (
     LLMError,
     LLMHTTPError,
     Message,
+    OfflineBackend,
     OllamaBackend,
     OpenAIBackend,
     RetryPolicy,
     StreamEvent,
     ToolCall,
     Usage,
+    backend_secrets,
+    redact,
 )
 from ollie_nb.llm._retry import parse_retry_after, stream_with_retries
 
@@ -132,3 +135,37 @@ def test_importing_the_package_loads_no_provider_sdk():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_overlapping_secrets_are_redacted_longest_first():
+    """A key and its own prefix (or a key inside a longer token): nothing of either is left."""
+    short, long = "sk-abc123", "sk-abc123-EXTENDED-PART"
+    text = f"long {long} short {short}"
+    expected = "long *** short ***"
+    assert LLMError(text, secrets=[short, long]).message == expected
+    assert LLMError(text, secrets=[long, short]).message == expected
+    assert redact("x sk-abc123-EXTENDED-PART y", [short, long, short]) == "x *** y"
+
+
+def test_tool_call_accepts_a_dict_and_gets_an_id():
+    call = ToolCall(name="execute_code", arguments={"code": "ls é", "n": 1})
+    assert call.name == "execute_code"
+    assert json.loads(call.arguments) == {"code": "ls é", "n": 1}
+    assert call.arguments == '{"code": "ls é", "n": 1}'
+    assert call.id.startswith("call_") and len(call.id) == len("call_") + 16
+    assert ToolCall(name="ls").id != ToolCall(name="ls").id  # fresh per call
+    assert ToolCall(name="ls").arguments == "{}"
+    assert ToolCall("c1", "read", '{"path": "a"}') == ToolCall(
+        id="c1", name="read", arguments={"path": "a"}
+    )
+    assert ToolCall(id="x", arguments={}) == ToolCall("x", "", "{}")  # a model may send that
+    with pytest.raises(TypeError, match="JSON text or a dict, got list"):
+        ToolCall(name="x", arguments=[1, 2])
+
+
+def test_remote_backends_expose_their_secrets_publicly():
+    assert OpenAIBackend("m", api_key=FAKE_KEY).secrets() == (FAKE_KEY,)
+    assert OpenAIBackend("m", base_url="http://127.0.0.1:1/v1").secrets() == ()
+    assert backend_secrets(OpenAIBackend("m", api_key=FAKE_KEY)) == (FAKE_KEY,)
+    assert OllamaBackend("m", "http://me:pa55word@127.0.0.1:11434").secrets() == ("pa55word",)
+    assert backend_secrets(OfflineBackend()) == ()  # the offline model holds no key

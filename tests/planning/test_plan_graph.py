@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from processes import children_named
 
 from ollie_nb.planning._types import PlanStep
 from ollie_nb.planning.graph import (
     INSTALL_HINT,
     STATUS_STYLES,
     STATUSES,
+    GraphTimeout,
     GraphvizUnavailable,
+    _svg_of,
+    direct_after,
     normalise_status,
     plan_graph,
     plan_svg,
@@ -63,6 +69,24 @@ def _fill(node: ET.Element) -> str:
     """The fill colour of a node's shape."""
     shape = next(e for e in node.iter() if e.tag in (f"{SVG}path", f"{SVG}polygon"))
     return shape.get("fill")
+
+
+def _bbox(group: ET.Element) -> tuple[float, float, float, float]:
+    """(min x, min y, max x, max y) of the first polygon or path of an SVG group."""
+    shape = next(e for e in group.iter() if e.tag in (f"{SVG}path", f"{SVG}polygon"))
+    raw = shape.get("points") or shape.get("d")
+    numbers = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", raw)]
+    xs, ys = numbers[0::2], numbers[1::2]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _within(inner: tuple[float, ...], outer: tuple[float, ...]) -> bool:
+    return (
+        inner[0] >= outer[0]
+        and inner[1] >= outer[1]
+        and inner[2] <= outer[2]
+        and inner[3] <= outer[3]
+    )
 
 
 def _centre_x(node: ET.Element) -> float:
@@ -239,10 +263,13 @@ def test_tooltips_are_step_bodies_or_titles():
 def test_groups_become_clusters():
     groups = {0: "design", 1: "build", 2: "build", 3: "build"}
     root = _parse(plan_svg("g", PLAN, groups=groups))
-    clusters = _groups(root, "cluster")
-    assert len(clusters) == 2
-    labels = sorted(_texts(c)[0] for c in clusters.values())
-    assert labels == ["build", "design"]
+    clusters = {_texts(c)[0]: c for c in _groups(root, "cluster").values()}
+    assert set(clusters) == {"build", "design"}
+    # Each cluster's box encloses exactly its steps' nodes (s4 has no group).
+    for label, members in (("design", {"s0"}), ("build", {"s1", "s2", "s3"})):
+        box = _bbox(clusters[label])
+        inside = {k for k, node in _steps(root).items() if _within(_bbox(node), box)}
+        assert inside == members, label
 
 
 # -- text: wrapping and escaping ----------------------------------------------
@@ -399,14 +426,87 @@ def test_importing_the_module_does_not_import_graphviz():
 # -- big plans ----------------------------------------------------------------
 
 
+def _reduction_by_search(steps: list[PlanStep]) -> set[tuple[int, int]]:
+    """The transitive reduction worked out the slow way: drop a->i when i reaches a otherwise."""
+
+    def reaches(i: int, target: int, skip: int) -> bool:
+        stack = [b for b in steps[i].after if b != skip]
+        seen = set()
+        while stack:
+            b = stack.pop()
+            if b == target:
+                return True
+            if b not in seen:
+                seen.add(b)
+                stack.extend(steps[b].after)
+        return False
+
+    return {(a, i) for i, s in enumerate(steps) for a in set(s.after) if not reaches(i, a, a)}
+
+
 @pytest.mark.parametrize("n", [10, 100, 1000])
 def test_plans_of_many_steps_render(n):
+    """Every step drawn with its id, title and status; exactly the direct dependency edges."""
     steps = _random_plan(n)
-    statuses = {i: ("closed", "open", "in_progress", "failed")[i % 4] for i in range(n)}
+    words = ("closed", "open", "in_progress", "failed")
+    statuses = {i: words[i % 4] for i in range(n)}
     root = _parse(plan_svg("A big goal", steps, statuses=statuses))
-    assert len(_steps(root)) == n
-    expected = sum(len(set(s.after)) or 1 for s in steps)
-    assert len(_groups(root, "edge")) == expected
+    drawn = _steps(root)
+    assert set(drawn) == {f"s{i}" for i in range(n)}
+    view = plan_view("A big goal", steps, statuses=statuses)
+    for i in (0, 1, 2, 3, n // 2, n - 1):
+        node = drawn[f"s{i}"]
+        assert " ".join(_texts(node)[1:]) == steps[i].title
+        assert _texts(node)[0] == str(i + 1)
+        assert f"status-{view.statuses[i]}" in node.get("class").split()
+    edges = set(_groups(root, "edge"))
+    roots = {f"goal->s{i}" for i, s in enumerate(steps) if not s.after}
+    direct = {f"s{a}->s{i}" for a, i in _reduction_by_search(steps)}
+    assert edges == roots | direct
+
+
+def test_direct_after_is_the_transitive_reduction():
+    steps = [
+        PlanStep("a"),
+        PlanStep("b", after=(0,)),
+        PlanStep("c", after=(0, 1)),  # 0 is implied by 1
+        PlanStep("d", after=(2, 0, 1, 2)),  # 0 and 1 implied by 2; repeats dropped
+        PlanStep("e", after=(0,)),
+        PlanStep("f", after=(4, 1)),  # neither implies the other
+    ]
+    assert direct_after(steps) == [(), (0,), (1,), (2,), (0,), (4, 1)]
+    random_plan = _random_plan(300)
+    got = {(a, i) for i, after in enumerate(direct_after(random_plan)) for a in after}
+    assert got == _reduction_by_search(random_plan)
+
+
+def _everything_before(n: int) -> list[PlanStep]:
+    """n steps, each after all earlier ones: n(n-1)/2 edges, a chain once reduced."""
+    return [PlanStep(f"step {i}", after=tuple(range(i))) for i in range(n)]
+
+
+def test_a_dense_after_graph_draws_its_reduction_and_keeps_the_data():
+    steps = _everything_before(41)
+    assert sum(len(s.after) for s in steps) == 820
+    g = plan_graph("dense", steps)
+    root = _parse(_svg_of(g))
+    assert set(_groups(root, "edge")) == {"goal->s0"} | {f"s{i}->s{i + 1}" for i in range(40)}
+    assert steps[40].after == tuple(range(40))  # the plan itself is untouched
+    view = plan_view("dense", steps, statuses={i: "done" for i in range(39)})
+    assert view.statuses[39:] == ("todo", "blocked")  # statuses still use every `after`
+
+
+def test_dot_past_its_timeout_is_stopped_with_graph_timeout():
+    steps = _random_plan(1000)
+    started = time.monotonic()
+    with pytest.raises(GraphTimeout) as info:
+        plan_svg("g", steps, timeout=0.05)
+    assert time.monotonic() - started < 5  # dot was stopped, not waited for
+    assert str(info.value) == (
+        "cannot draw the plan graph: dot took longer than 0.05 s and was stopped"
+    )
+    assert isinstance(info.value, GraphvizUnavailable)  # callers show the text plan
+    assert not children_named("dot")  # the timed-out dot was killed
 
 
 @pytest.mark.parametrize("n", [100, 1000])

@@ -20,55 +20,68 @@ from test_nb_frontend import kernel_env
 
 from ollie_nb.core import AgentCore
 from ollie_nb.llm import OfflineBackend, OpenAIBackend, ToolCall
-from ollie_nb.planning import plan_svg
-from ollie_nb.tools import Dispatcher, ReasoningServer
+from ollie_nb.planning import NO_BACKEND, plan_svg
+from ollie_nb.tools import Dispatcher, ReasoningServer, ToolResult
 
 OK = {"title": "ok"}
 
 # Cases tests/test_plan_input.py does not have: other wrong types, other bad `after`s.
+# Each with the whole line the model reads.
+STEP_SHAPE = "must be an object with 'title', 'body', 'after'"
+AFTER_INTEGERS = "'after' entries must be integers (0-based step indexes), got"
 PLAN_ARGS = [
     ({"goal": {"text": "g"}, "steps": [OK]}, "'goal' must be a string, got an object"),
     ({"goal": True, "steps": [OK]}, "'goal' must be a string, got a boolean"),
-    ({"goal": None, "steps": [OK]}, "'goal' is required"),
+    (
+        {"goal": None, "steps": [OK]},
+        "'goal' is required: one sentence saying what the plan achieves",
+    ),
     ({"goal": "g", "steps": 3}, "'steps' must be a list, got a number"),
     ({"goal": "g", "steps": True}, "'steps' must be a list, got a boolean"),
-    (
-        {"goal": "g", "steps": [["a"]]},
-        "step 1 must be an object with 'title', 'body', 'after'; got a list",
-    ),
-    ({"goal": "g", "steps": [OK, OK, 3.5]}, "step 3 must be an object"),
+    ({"goal": "g", "steps": [["a"]]}, f"step 1 {STEP_SHAPE}; got a list"),
+    ({"goal": "g", "steps": [OK, OK, 3.5]}, f"step 3 {STEP_SHAPE}; got a number"),
     ({"goal": "g", "steps": [{"title": None}]}, "step 1: 'title' is required (missing)"),
     ({"goal": "g", "steps": [{"title": ["a"]}]}, "step 1: 'title' is required (a list)"),
     ({"goal": "g", "steps": [{"title": {"t": 1}}]}, "step 1: 'title' is required (an object)"),
     (
         {"goal": "g", "steps": [{"title": "t", "body": ["x"]}]},
-        "'body' must be a string, got a list",
+        "step 1: 'body' must be a string, got a list",
     ),
     (
         {"goal": "g", "steps": [{"title": "t", "body": False}]},
-        "'body' must be a string, got a boolean",
+        "step 1: 'body' must be a string, got a boolean",
     ),
     (
         {"goal": "g", "steps": [OK, {"title": "t", "after": {"0": True}}]},
-        "'after' must be a list of 0-based indexes of earlier steps, got an object",
+        "step 2: 'after' must be a list of 0-based indexes of earlier steps, got an object",
     ),
     (
         {"goal": "g", "steps": [OK, {"title": "t", "after": [None]}]},
-        "'after' entries must be integers (0-based step indexes), got None",
+        f"step 2: {AFTER_INTEGERS} None",
     ),
-    (
-        {"goal": "g", "steps": [OK, {"title": "t", "after": [[0]]}]},
-        "'after' entries must be integers",
-    ),
+    ({"goal": "g", "steps": [OK, {"title": "t", "after": [[0]]}]}, f"step 2: {AFTER_INTEGERS} [0]"),
     (
         {"goal": "g", "steps": [OK, {"title": "t", "after": [math.nan]}]},
-        "'after' entries must be integers",
+        f"step 2: {AFTER_INTEGERS} nan",
     ),
     (
         {"goal": "g", "steps": [OK, {"title": "t", "after": [math.inf]}]},
-        "'after' entries must be integers",
+        f"step 2: {AFTER_INTEGERS} inf",
     ),
-    ({"goal": "g", "steps": [OK, {"title": "t", "after": [1e300]}]}, "is not an earlier step"),
+    (
+        {"goal": "g", "steps": [OK, {"title": "t", "after": ["x" * 5000]}]},
+        f"step 2: {AFTER_INTEGERS} 'xxxxxxxxxxxxxxxxxxxxxx…",
+    ),
+    (
+        {"goal": "g", "steps": [OK, {"title": "t", "after": [1e300]}]},
+        "step 2: 'after' index 1e+300 is not an earlier step; "
+        "a step may only wait for steps before it (0 to 0)",
+    ),
+    (
+        {"goal": "g", "steps": [OK, {"title": "t", "after": [10**40]}]},
+        "step 2: 'after' index 10000000000000000000000… is not an earlier step; "
+        "a step may only wait for steps before it (0 to 0)",
+    ),
     (
         {"goal": "g", "steps": [OK, OK, {"title": "t", "after": [0, 2]}]},
         "step 3: 'after' refers to the step itself (2)",
@@ -88,10 +101,8 @@ def test_bad_plan_arguments_are_refused_in_one_line(args, expected):
         return bad, good
 
     bad, good = asyncio.run(call())
-    assert bad.is_error and bad.text.startswith("error: ")
-    assert expected in bad.text
-    assert "\n" not in bad.text
-    assert not good.is_error and "1. ok" in good.text
+    assert bad == ToolResult(f"error: {expected}", is_error=True)
+    assert good == ToolResult("Plan: g\n1. ok\n\n" + NO_BACKEND)
 
 
 def call(name: str, arguments: str, call_id: str) -> ToolCall:
@@ -133,12 +144,15 @@ def test_raw_arguments_the_model_might_send(tmp_path):
     assert (
         results["null"] == "error: arguments of reasoning_plan must be a JSON object, got NoneType"
     )
-    assert results["number"].endswith("must be a JSON object, got int")
-    assert results["string"].endswith("must be a JSON object, got str")
-    assert "'after' entries must be integers (0-based step indexes), got nan" in results["nan"]
+    assert results["number"] == "error: arguments of reasoning_plan must be a JSON object, got int"
+    assert results["string"] == "error: arguments of reasoning_plan must be a JSON object, got str"
+    assert results["nan"] == f"error: step 2: {AFTER_INTEGERS} nan"
+    # The parser's words for too deep a nesting differ across Python versions.
     assert results["deep"].startswith("error: arguments of reasoning_plan are not valid JSON (")
+    assert results["deep"].endswith("); send one JSON object")
     assert results["think"] == "error: 'thought' is required: a non-empty string"
-    assert results["extra"].splitlines()[:3] == ["Plan: g", "1. a", "2. b"]  # unknown keys ignored
+    # Unknown keys are ignored: the plan is made as if they were not there.
+    assert results["extra"] == f"Plan: g\n1. a\n2. b\n\n{NO_BACKEND}"
     assert all("\n" not in t for k, t in results.items() if k != "extra")
     assert first.reply == "done" and second.reply == "next"
     assert_consistent(core.history)
@@ -204,61 +218,79 @@ def kernel(tmp_path_factory):
     k.shutdown()
 
 
-def assert_usage_error(kernel, line: str, expected: str) -> None:
+def assert_usage_error(kernel, line: str, expected: str, *, whole: bool = True) -> None:
+    """`line` fails with exactly the one line `UsageError: expected` (or one starting with it),
+    no traceback, and the kernel answers the next cell."""
     run = kernel.run(line)
     err = run.stderr()
     assert run.error is None, run.error
-    assert expected in err, f"{line!r} gave: {err or run.text()!r}"
+    if whole:
+        assert err == f"UsageError: {expected}\n", f"{line!r} gave: {err or run.text()!r}"
+    else:
+        assert err.startswith(f"UsageError: {expected}"), f"{line!r} gave: {err or run.text()!r}"
+        assert len(err.strip().splitlines()) == 1, err
     assert "Traceback" not in err + run.text()
-    assert len(err.strip().splitlines()) == 1, err
     alive = kernel.run("print(6 * 7)")
     assert alive.text().strip() == "42" and alive.error is None
 
 
+# Each with what follows `%ollie: <path>` in the error line.
 AGENT_FILES = [
-    # Python's JSON parser words (and places) this one differently across versions
-    ("trailing-comma", '{"prompt": "x",\n}', "invalid JSON: "),
+    # Python's JSON parser words this one differently across versions: the start is checked
+    ("trailing-comma", '{"prompt": "x",\n}', ":2:1: invalid JSON: "),
     ("empty", "", ":1:1: invalid JSON: Expecting value"),
-    ("list", '["prompt"]', "the top level must be a JSON object"),
-    ("max-tokens-string", '{"maxTokens": "100"}', "'maxTokens' must be a whole number"),
-    ("negative-temperature", '{"temperature": -1}', "'temperature' must be at least 0"),
-    ("zero-plan-timeout", '{"planTimeout": 0}', "'planTimeout' must be at least 0.1"),
-    ("zero-max-steps", '{"maxSteps": 0}', "'maxSteps' must be at least 1"),
-    ("name-number", '{"name": 42}', "'name' must be a string"),
+    ("list", '["prompt"]', ": the top level must be a JSON object"),
+    ("max-tokens-string", '{"maxTokens": "100"}', ": 'maxTokens' must be a whole number"),
+    ("negative-temperature", '{"temperature": -1}', ": 'temperature' must be at least 0"),
+    ("zero-plan-timeout", '{"planTimeout": 0}', ": 'planTimeout' must be at least 0.1"),
+    ("zero-max-steps", '{"maxSteps": 0}', ": 'maxSteps' must be at least 1"),
+    ("name-number", '{"name": 42}', ": 'name' must be a string"),
     (
         "trusted-string",
         '{"trustedTools": "execute_code"}',
-        "'trustedTools' must be a list of tool names",
+        ": 'trustedTools' must be a list of tool names",
     ),
-    ("servers-list", '{"mcpServers": []}', "'mcpServers' must be an object of name -> server"),
-    ("server-empty", '{"mcpServers": {"t": {}}}', "mcpServers.t: needs 'command' (stdio) or 'url'"),
+    ("servers-list", '{"mcpServers": []}', ": 'mcpServers' must be an object of name -> server"),
+    (
+        "server-empty",
+        '{"mcpServers": {"t": {}}}',
+        ": mcpServers.t: needs 'command' (stdio) or 'url' (streamable HTTP)",
+    ),
     (
         "server-both",
         '{"mcpServers": {"t": {"command": "x", "url": "http://h"}}}',
-        "give 'command' or 'url', not both",
+        ": mcpServers.t: give 'command' or 'url', not both",
     ),
     (
         "server-args-string",
         '{"mcpServers": {"t": {"command": "x", "args": "a b"}}}',
-        "mcpServers.t.args must be a list of strings",
+        ": mcpServers.t.args must be a list of strings",
     ),
     (
         "server-env-nested",
         '{"mcpServers": {"t": {"command": "x", "env": {"A": {"b": 1}}}}}',
-        "mcpServers.t.env must be an object of string values",
+        ": mcpServers.t.env must be an object of string values",
     ),
     (
         "server-disabled-yes",
         '{"mcpServers": {"t": {"command": "x", "disabled": "yes"}}}',
-        "mcpServers.t.disabled must be true or false",
+        ": mcpServers.t.disabled must be true or false",
     ),
     (
         "server-timeout-zero",
         '{"mcpServers": {"t": {"command": "x", "timeout": 0}}}',
-        "'timeout' must be at least 0.01",
+        ": mcpServers.t: 'timeout' must be at least 0.01",
     ),
-    ("hook-event", '{"hooks": {"beforeLunch": ["true"]}}', "hooks.beforeLunch is not a hook event"),
-    ("hook-empty", '{"hooks": {"stop": [""]}}', "hooks.stop entries must be shell commands"),
+    (
+        "hook-event",
+        '{"hooks": {"beforeLunch": ["true"]}}',
+        ": hooks.beforeLunch is not a hook event (events: agentSpawn, userPromptSubmit, stop)",
+    ),
+    (
+        "hook-empty",
+        '{"hooks": {"stop": [""]}}',
+        ': hooks.stop entries must be shell commands (a string, or {"command": "..."})',
+    ),
 ]
 
 
@@ -266,20 +298,35 @@ AGENT_FILES = [
 def test_bad_agent_files_are_one_line_errors_and_the_agent_stays(kernel, name, text, expected):
     path = kernel.base / f"{name}.json"
     path.write_text(text)
-    assert_usage_error(kernel, f"%ollie agent {path}", expected)
+    whole = name != "trailing-comma"
+    assert_usage_error(kernel, f"%ollie agent {path}", f"%ollie: {path}{expected}", whole=whole)
     assert kernel.run("%ollie agent").text().strip() == "ℹ agent: default"
+
+
+NO_AGENT = "no agent named 'nosuchagent' (agents: default; or give a path to a JSON file)"
 
 
 def test_unreadable_agent_files(kernel):
     binary = kernel.base / "latin1.json"
     binary.write_bytes(b'{"prompt": "caf\xe9"}')
-    assert_usage_error(kernel, f"%ollie agent {binary}", "cannot read: 'utf-8' codec can't decode")
+    assert_usage_error(
+        kernel,
+        f"%ollie agent {binary}",
+        f"%ollie: {binary}: cannot read: 'utf-8' codec can't decode byte 0xe9 in position 15: "
+        "invalid continuation byte",
+    )
     folder = kernel.base / "folder.json"
     folder.mkdir()
-    assert_usage_error(kernel, f"%ollie agent {folder}", "cannot read: [Errno 21] Is a directory")
+    assert_usage_error(
+        kernel,
+        f"%ollie agent {folder}",
+        f"%ollie: {folder}: cannot read: [Errno 21] Is a directory: '{folder}'",
+    )
     missing = kernel.base / "missing.json"
-    assert_usage_error(kernel, f"%ollie agent {missing}", "no such agent config file")
-    assert_usage_error(kernel, "%ollie agent nosuchagent", "no agent named 'nosuchagent'")
+    assert_usage_error(
+        kernel, f"%ollie agent {missing}", f"%ollie: {missing}: no such agent config file"
+    )
+    assert_usage_error(kernel, "%ollie agent nosuchagent", f"%ollie: {NO_AGENT}")
 
 
 def test_agent_file_problems_that_only_warn(kernel):
@@ -313,38 +360,53 @@ def test_agent_file_problems_that_only_warn(kernel):
 
 
 MAGIC_LINES = [
-    ("%ollie frobnicate", "unknown command 'frobnicate'; see %ollie help"),
-    ("%ollie 'unclosed", "unknown command ''unclosed'; see %ollie help"),
-    ("%ollie plan 999", "%ollie plan: no plan '999'"),
-    ("%ollie plan --bogus", "unrecognized arguments: --bogus"),
-    ("%ollie plan --watch soon", "argument --watch: invalid float value: 'soon'"),
-    ("%ollie plan 1 2", "%ollie plan: no plan '1 2'"),
+    ("%ollie frobnicate", "%ollie: unknown command 'frobnicate'; see %ollie help"),
+    ("%ollie 'unclosed", "%ollie: unknown command ''unclosed'; see %ollie help"),
+    ("%ollie plan 999", "%ollie plan: no plan '999'; ask for something with several steps"),
+    ("%ollie plan --bogus", "%ollie plan: unrecognized arguments: --bogus"),
+    ("%ollie plan --watch soon", "%ollie plan: argument --watch: invalid float value: 'soon'"),
+    ("%ollie plan 1 2", "%ollie plan: no plan '1 2'; ask for something with several steps"),
     ("%ollie model a b", "%ollie model: too many words 'a b'; usage: %ollie model NAME"),
-    ("%ollie fallback queue extra", "%ollie fallback: too many words 'queue extra'"),
-    ("%ollie resume nope", "no saved session 'nope'"),
-    ("%ollie resume", "give a session id or name"),
-    ("%ollie cwd /nonexistent/dir", "/nonexistent/dir is not a directory"),
-    ("%ollie backend nosuch", "unknown chat backend 'nosuch'"),
-    ("%ollie backend openai", "the openai backend needs OLLIE_OPENAI_KEY or OPENAI_API_KEY"),
-    ("%ollie model", "give a model name"),
-    ("%ollie tasks", "no task server is wired"),
+    (
+        "%ollie fallback queue extra",
+        "%ollie fallback: too many words 'queue extra'; usage: %ollie fallback [VAR | queue | off]",
+    ),
+    ("%ollie resume nope", "%ollie resume: no saved session 'nope' in {base}/data/sessions"),
+    ("%ollie resume", "%ollie resume: give a session id or name (see %ollie sessions)"),
+    ("%ollie cwd /nonexistent/dir", "%ollie cwd: /nonexistent/dir is not a directory"),
+    (
+        "%ollie backend nosuch",
+        "%ollie backend: unknown chat backend 'nosuch'; "
+        "choose one of: offline, openai, openrouter, anthropic, ollama",
+    ),
+    (
+        "%ollie backend openai",
+        "%ollie backend: the openai backend needs OLLIE_OPENAI_KEY or OPENAI_API_KEY "
+        "(or OLLIE_OPENAI_URL for a local server)",
+    ),
+    ("%ollie model", "%ollie model: give a model name (see %ollie models)"),
+    ("%ollie tasks", "%ollie tasks: no task server is wired (see %ollie mcp)"),
     ("%ollie history abc", "%ollie history: give a number of messages, not 'abc'"),
     ("%ollie history -3", "%ollie history: give a number of messages, not '-3'"),
-    ("%ollie queue bogus", "use '%ollie queue' or '%ollie queue clear'"),
-    ("%ollie fallback 3x", "no variable named '3x'"),
-    ("%ollie rename", "give a name"),
-    ("%ollie ask", "the prompt is empty"),
+    ("%ollie queue bogus", "%ollie queue: use '%ollie queue' or '%ollie queue clear'"),
+    ("%ollie fallback 3x", "%ollie fallback: no variable named '3x' in the notebook"),
+    ("%ollie rename", "%ollie rename: give a name"),
+    ("%ollie ask", "%ollie ask: the prompt is empty"),
     ("%ollie ask --agent", "%ollie ask: --agent needs a value"),
     ("%ollie ask --model", "%ollie ask: --model needs a value"),
-    ("%ollie ask --bogus hi", "%ollie ask: unknown option '--bogus'"),
-    ("%%ollie stray words\nhello", "unexpected words on the magic line: stray words"),
-    ("%%ollie --agent nosuchagent\nhello", "no agent named 'nosuchagent'"),
+    (
+        "%ollie ask --bogus hi",
+        "%ollie ask: unknown option '--bogus' (options: [--bg] [--inject] [--agent NAME] "
+        "[--model M] [-i]); put -- before a prompt that starts with '-'",
+    ),
+    ("%%ollie stray words\nhello", "%%ollie: unexpected words on the magic line: stray words"),
+    ("%%ollie --agent nosuchagent\nhello", f"%ollie: {NO_AGENT}"),
 ]
 
 
 @pytest.mark.parametrize(("line", "expected"), MAGIC_LINES, ids=[c[0] for c in MAGIC_LINES])
 def test_bad_magic_lines_are_one_line_usage_errors(kernel, line, expected):
-    assert_usage_error(kernel, line, expected)
+    assert_usage_error(kernel, line, expected.replace("{base}", str(kernel.base)))
 
 
 def test_a_variable_that_is_no_backend_is_named(kernel):
@@ -356,7 +418,8 @@ def test_a_variable_that_is_no_backend_is_named(kernel):
 
 def test_cwd_to_a_file_and_fallback_to_a_class(kernel):
     (kernel.base / "plain.txt").write_text("x")
-    assert_usage_error(kernel, f"%ollie cwd {kernel.base / 'plain.txt'}", "is not a directory")
+    plain = kernel.base / "plain.txt"
+    assert_usage_error(kernel, f"%ollie cwd {plain}", f"%ollie cwd: {plain} is not a directory")
     code = textwrap.dedent(
         """
         class Sheet:
@@ -366,7 +429,9 @@ def test_cwd_to_a_file_and_fallback_to_a_class(kernel):
     )
     assert kernel.run(code).error is None
     assert_usage_error(
-        kernel, "%ollie fallback Sheet", "Sheet is a class: give an instance, Sheet()"
+        kernel,
+        "%ollie fallback Sheet",
+        "%ollie fallback: Sheet is a class: give an instance, Sheet()",
     )
     assert "fallback: none" in kernel.run("%ollie fallback").text()
 

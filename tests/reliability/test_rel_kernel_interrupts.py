@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from kernel_harness import CellRun, Kernel
+from processes import wait_group_gone
 from test_nb_frontend import kernel_env
 
 TESTS = Path(__file__).resolve().parent.parent
@@ -38,7 +39,7 @@ async def model(messages, tools):
     if word == "talk":
         return LONG
     if word == "tool":
-        code = "sleep 30; touch {marker}"
+        code = "echo $$ > {pidfile}; sleep 30; touch {marker}"
         return [ToolCall("t1", "execute_code", json.dumps({{"code": code}}))]
     if word == "plan":
         return [ToolCall("p1", "reasoning_plan", json.dumps(PLAN))]
@@ -68,10 +69,12 @@ def kernel(tmp_path_factory):
     base = tmp_path_factory.mktemp("interrupts")
     k = Kernel(str(base), kernel_env(base))
     k.marker = base / "tool-finished"
+    k.pidfile = base / "tool-pid"
     assert k.run("%load_ext ollie_nb").error is None
     # execute_code asks before it runs; this kernel's user has said yes to every tool
     assert k.run("%config OllieMagics.approval = 'allow'").error is None
-    assert k.run(textwrap.dedent(SETUP.format(marker=k.marker))).error is None
+    setup = SETUP.format(marker=k.marker, pidfile=k.pidfile)
+    assert k.run(textwrap.dedent(setup)).error is None
     assert "backend: offline" in k.run("%ollie backend scripted").text()
     assert "fallback set to sleepy()" in k.run("%ollie fallback sleepy").text()
     yield k
@@ -79,10 +82,14 @@ def kernel(tmp_path_factory):
 
 
 def interrupt_when(
-    kernel: Kernel, code: str, ready: Callable[[str, dict], bool], wait: float = 0.0
+    kernel: Kernel,
+    code: str,
+    ready: Callable[[str, dict], bool],
+    wait: float = 0.0,
+    also: Callable[[], bool] = lambda: True,
 ) -> tuple[CellRun, float]:
-    """Run `code`, send Ctrl-C once `ready(kind, content)` held; return the run and how
-    long the cell took to end after the interrupt."""
+    """Run `code`, send Ctrl-C once `ready(kind, content)` held and then `also()` (polled up
+    to 20 s); return the run and how long the cell took to end after the interrupt."""
     seen = threading.Event()
     result: dict[str, CellRun] = {}
 
@@ -93,6 +100,10 @@ def interrupt_when(
     worker = threading.Thread(target=lambda: result.update(run=kernel.run(code, 60, watch)))
     worker.start()
     assert seen.wait(20), "the phase to interrupt never came"
+    deadline = time.monotonic() + 20
+    while not also() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert also(), "the phase to interrupt never came"
     time.sleep(wait)
     sent = time.monotonic()
     kernel.interrupt()
@@ -137,16 +148,25 @@ def test_ctrl_c_mid_stream_keeps_the_partial_reply(kernel):
 
 
 def test_ctrl_c_mid_tool_kills_its_process(kernel):
+    """The command writes its shell's pid (its process group: it leads a session of its
+    own) before it sleeps; after Ctrl-C that whole group must be gone."""
+    kernel.pidfile.unlink(missing_ok=True)
     run, ended = interrupt_when(
-        kernel, "%%ollie\ntool time", lambda k, c: shown(k, c, "running `execute_code`"), 0.3
+        kernel,
+        "%%ollie\ntool time",
+        lambda k, c: shown(k, c, "running `execute_code`"),
+        0.1,
+        also=lambda: kernel.pidfile.exists() and kernel.pidfile.read_text().strip() != "",
     )
+    pgid = int(kernel.pidfile.read_text())
     assert ended < 2.0, f"{ended:.2f} s"
     assert run.error is None and "Traceback" not in run.stderr()
+    left = wait_group_gone(pgid, within=5.0)
+    assert not left, f"the tool's process group {pgid} outlived the interrupt: {left}"
     history = kernel.run("%ollie history 3").text()
     assert "cancelled: the user interrupted the turn" in history
     assert_alive_and_consistent(kernel)
-    time.sleep(0.5)
-    assert not kernel.marker.exists(), "the tool's process outlived the interrupt"
+    assert not kernel.marker.exists(), "the tool's command ran to its end"
 
 
 def test_ctrl_c_inside_a_notebook_fallback_on_the_kernel_thread(kernel):

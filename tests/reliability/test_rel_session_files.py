@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ollie_nb.core import SessionError
-from ollie_nb.core import _sessions
+from ollie_nb.core import SessionError, _sessions
 from ollie_nb.core._sessions import list_sessions, load_session, save_session
 
 
@@ -46,7 +45,9 @@ def test_the_lookup_key_is_not_a_glob(tmp_path: Path):
         load_session("*", sessions)
     with pytest.raises(SessionError, match="no saved session"):
         load_session("2026*", sessions)
-    assert load_session("20261201", sessions)["id"] == "20261201-000000-abcd"  # a prefix still works
+    assert (
+        load_session("20261201", sessions)["id"] == "20261201-000000-abcd"
+    )  # a prefix still works
 
 
 def test_files_are_never_readable_by_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -6,9 +6,9 @@ from html.parser import HTMLParser
 
 import pytest
 
+from ollie_nb.core import Event
 from ollie_nb.notebook._display import Live, Notice, Reply, Table, TextBlock, ToolBlock
 from ollie_nb.notebook._render import Settings, TurnView, code_span
-from ollie_nb.core import Event
 
 PAYLOAD = "<img src=x onerror=alert(document.domain)>"
 EVIL_TOOL = f"x` {PAYLOAD} `"

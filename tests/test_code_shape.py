@@ -1,0 +1,58 @@
+"""Size is a smell worth a sentence: long functions and modules must say why, next to them.
+
+A function over FUNCTION_LINES lines needs a `# long: <reason>` comment on the line
+above its `def` (or its decorators); a module over MODULE_LINES lines needs a
+`# long module: <reason>` line. The task store is the one module allowed to be large.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ollie_nb"
+FUNCTION_LINES = 60
+MODULE_LINES = 400
+
+
+def _reason_above(lines: list[str], first_line: int) -> bool:
+    above = lines[first_line - 2].strip() if first_line >= 2 else ""
+    return above.startswith("# long:")
+
+
+def long_functions() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        lines = source.splitlines()
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            length = node.end_lineno - node.lineno + 1
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            if length > FUNCTION_LINES and not _reason_above(lines, first):
+                found.append(
+                    f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name} ({length} lines)"
+                )
+    return found
+
+
+def long_modules() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if len(lines) <= MODULE_LINES or (
+            path.parent.name == "tasks" and path.stem.startswith("_store")
+        ):
+            continue
+        if not any(line.startswith("# long module:") for line in lines[:40]):
+            found.append(f"{path.relative_to(PACKAGE.parent)} ({len(lines)} lines)")
+    return found
+
+
+def test_no_long_function_without_a_reason() -> None:
+    assert long_functions() == []
+
+
+def test_no_long_module_without_a_reason() -> None:
+    assert long_modules() == []
