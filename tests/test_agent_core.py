@@ -16,6 +16,11 @@ from ollie_nb.llm import Message, OfflineBackend, ToolCall
 LIST_PROMPT = "Ship the report\n- Collect data\n- Clean data\n- Draw charts (after 2)\n- Publish"
 
 
+def allow(name, args):
+    """The user's answer to every approval request in these tests: yes."""
+    return True
+
+
 def call(name, args, call_id="c1"):
     return ToolCall(call_id, name, args if isinstance(args, str) else json.dumps(args))
 
@@ -123,7 +128,7 @@ def test_inject_reaches_the_model_in_the_next_tool_result(fake_task_server, tmp_
     core = AgentCore(
         OfflineBackend(turns=turns),
         agent=AgentConfig.from_dict({"mcpServers": fake_task_server()}),
-        workdir=tmp_path,
+        workdir=tmp_path, approve=allow,
     )
 
     async def scenario():
@@ -164,7 +169,7 @@ def test_interrupt_mid_tool_cancels_and_session_stays_usable(fake_task_server, t
     core = AgentCore(
         OfflineBackend(turns=turns),
         agent=AgentConfig.from_dict({"mcpServers": fake_task_server()}),
-        workdir=tmp_path,
+        workdir=tmp_path, approve=allow,
     )
 
     async def scenario():
@@ -333,7 +338,7 @@ def test_execute_code_runs_in_workdir_with_timeout(tmp_path):
         ],
         "done",
     ]
-    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path)
+    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path, approve=allow)
     _, events = asyncio.run(run_core(core, "go"))
     results = {e.data["id"]: e for e in events if e.kind == "tool"}
     assert results["sh"].text == f"exit code 0\n{tmp_path.resolve()}\nout\nerr"
@@ -458,7 +463,7 @@ def test_api_key_never_saved_or_emitted(tmp_path, monkeypatch):
     # execute_code no longer sees the variable; a file holding the key tests the redaction.
     (tmp_path / "key.txt").write_text(secret)
     turns = [[call("execute_code", {"code": "cat key.txt"})], f"the key is {secret}"]
-    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path)
+    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path, approve=allow)
     _, events = asyncio.run(run_core(core, "print the key"))
     path = core.save()
     assert secret not in path.read_text()

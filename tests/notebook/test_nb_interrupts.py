@@ -43,7 +43,8 @@ def kernel(tmp_path):
                         "args": [str(FIXTURES / "fake_task_server.py")],
                         "env": {"STORE": str(tmp_path / "store.json")},
                     }
-                }
+                },
+                "trustedTools": ["fake/*"],
             }
         )
     )

@@ -412,7 +412,10 @@ def test_bad_magic_lines_are_one_line_usage_errors(kernel, line, expected):
 def test_a_variable_that_is_no_backend_is_named(kernel):
     kernel.run("x = 5")
     assert_usage_error(
-        kernel, "%ollie backend x", "%ollie backend: x is not a chat backend (it is of type int;"
+        kernel,
+        "%ollie backend x",
+        "%ollie backend: x is not a chat backend (it is of type int; a backend has chat_stream); "
+        "or give one of: offline, openai, openrouter, anthropic, ollama",
     )
 
 

@@ -90,7 +90,7 @@ def test_the_key_never_appears_in_execute_code_output(tmp_path, monkeypatch):
         [ToolCall("env", "execute_code", json.dumps({"code": "env; echo $OPENAI_API_KEY >&2"}))],
         "done",
     ]
-    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path)
+    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path, approve=lambda n, a: True)
 
     async def scenario():
         async with core:
@@ -330,7 +330,7 @@ def test_trusted_patterns_do_let_tools_run(tmp_path):
     ]
     core = AgentCore(
         OfflineBackend(turns=[calls, "done"]),
-        agent=marker_agent(["tou*", "reasoning_notes"]),
+        agent=marker_agent(["tou*", "markers/reasoning_notes"]),
         workdir=tmp_path,
     )
 
