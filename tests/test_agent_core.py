@@ -128,7 +128,8 @@ def test_inject_reaches_the_model_in_the_next_tool_result(fake_task_server, tmp_
     core = AgentCore(
         OfflineBackend(turns=turns),
         agent=AgentConfig.from_dict({"mcpServers": fake_task_server()}),
-        workdir=tmp_path, approve=allow,
+        workdir=tmp_path,
+        approve=allow,
     )
 
     async def scenario():
@@ -169,7 +170,8 @@ def test_interrupt_mid_tool_cancels_and_session_stays_usable(fake_task_server, t
     core = AgentCore(
         OfflineBackend(turns=turns),
         agent=AgentConfig.from_dict({"mcpServers": fake_task_server()}),
-        workdir=tmp_path, approve=allow,
+        workdir=tmp_path,
+        approve=allow,
     )
 
     async def scenario():
