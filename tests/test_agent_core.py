@@ -401,7 +401,7 @@ def test_switch_agent_rebuilds_servers_and_keeps_fallback(fake_task_server, tmp_
     async def scenario():
         async with core:
             before = core.list_servers()
-            env = await core.switch_agent("tasks")
+            env = await core.switch_agent("tasks", trust=True)
             during = core.list_servers()
             await core.submit(LIST_PROMPT)
             await core.switch_agent("default")

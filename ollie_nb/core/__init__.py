@@ -3,13 +3,18 @@
 Frontend-agnostic: a script drives AgentCore with asyncio; the notebook is one frontend of it.
 """
 
+from ollie_nb.core._agents import (
+    UntrustedAgentError,
+    agent_dirs,
+    list_agents,
+    resolve_agent,
+    trust_agent_file,
+)
 from ollie_nb.core._config import (
     AgentConfig,
     ConfigError,
     McpServerConfig,
-    agent_dirs,
     expand_vars,
-    list_agents,
     load_agent_config,
 )
 from ollie_nb.core._core import AgentCore
@@ -32,6 +37,7 @@ __all__ = [
     "SessionError",
     "SessionInfo",
     "TurnResult",
+    "UntrustedAgentError",
     "UsageTotals",
     "agent_dirs",
     "build_agent_env",
@@ -39,5 +45,7 @@ __all__ = [
     "list_agents",
     "list_sessions",
     "load_agent_config",
+    "resolve_agent",
     "sessions_dir",
+    "trust_agent_file",
 ]

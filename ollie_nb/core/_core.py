@@ -19,8 +19,9 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ollie_nb.core._agents import resolve_agent
 from ollie_nb.core._compact import NO_SUMMARY, compacted_history, summarise
-from ollie_nb.core._config import AgentConfig, resolve_agent
+from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._env import AgentEnv, build_agent_env, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, TurnResult
 from ollie_nb.core._history import estimate_tokens
@@ -399,11 +400,16 @@ class AgentCore:
 
     # -- agents ------------------------------------------------------------
 
-    async def switch_agent(self, spec: str | os.PathLike[str] | AgentConfig) -> AgentEnv:
-        """Tear the env down and build it again for another agent (fallback re-applied)."""
+    async def switch_agent(
+        self, spec: str | os.PathLike[str] | AgentConfig, *, trust: bool = False
+    ) -> AgentEnv:
+        """Tear the env down and build it again for another agent (fallback re-applied).
+
+        `trust=True` records that the user trusts a project agent named by `spec`.
+        """
         if self.is_running:
             raise RuntimeError("a turn is running; stop it before switching agents")
-        config = resolve_agent(spec, self._workdir)
+        config = resolve_agent(spec, self._workdir, trust=trust)
         await self.stop_watching()  # its task server is about to go
         if config.backend and config.backend != getattr(self._backend, "name", ""):
             self._backend = _default_backend(config)
