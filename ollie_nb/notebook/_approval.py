@@ -1,8 +1,10 @@
 """Approvals in the notebook: a widget that shows a tool call in full and asks Allow / Deny.
 
 A tool outside `trustedTools` asks here before it runs, in a foreground turn (the
-widget appears in the cell; clicks are read while the cell waits) and in a
-background one (the widget appears in the turn's output). The request shows the
+widget appears in the cell; clicks are read while the cell waits, through
+jupyter-ui-poll; on ipykernel 7, where a running cell cannot read them, the answer
+is typed into an input box under the widget) and in a background one (the widget
+appears in the turn's output). The request shows the
 tool, its server and every argument in full: code arguments in a code block,
 non-printing and bidirectional characters escaped, keys the tool's schema does
 not know listed. No answer within `timeout` seconds denies; a run with no one to
@@ -13,6 +15,7 @@ denied at once.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import html
 import json
@@ -26,6 +29,8 @@ ONCE, SESSION, DENY = "allow once", "allow for this session", "deny"
 CODE_KEYS = {"code", "command", "script", "source", "sql", "query", "cmd", "shell", "program"}
 SHOW_CHARS = 20_000  # per argument; the rest is named by a "N more characters" marker
 _pending: list[ApprovalWidget] = []
+recent: collections.deque[ApprovalWidget] = collections.deque(maxlen=10)
+"""The latest approval widgets, newest last (answered or not), for a look at what was asked."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,7 @@ class ApprovalWidget:
         self.status = widgets.HTML(f"waiting (denied after {timeout:g} s without an answer)")
         self.widget = widgets.VBox([self.body, widgets.HBox([*self.buttons, self.status])])
         _pending.append(self)
+        recent.append(self)
 
     def allow_once(self) -> None:
         self.decide(ONCE)
@@ -172,21 +178,43 @@ def no_one_to_answer() -> bool:
     return not bool(getattr(kernel, "_allow_stdin", False))
 
 
+def clicks_reach_a_waiting_cell() -> bool:
+    """Whether widget clicks can be read while a cell runs (jupyter-ui-poll on this kernel).
+
+    jupyter-ui-poll reads them through `kernel.do_one_iteration`, which ipykernel 7
+    no longer has; there a foreground turn asks on stdin instead.
+    """
+    try:
+        import jupyter_ui_poll  # noqa: F401
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return hasattr(getattr(get_ipython(), "kernel", None), "do_one_iteration")
+
+
 def wait_with_ui(future: concurrent.futures.Future[str], timeout: float) -> None:
     """Block the kernel thread until answered or timed out, reading widget clicks meanwhile."""
+    from jupyter_ui_poll import ui_events
+
     deadline = time.monotonic() + timeout
-    try:
-        from jupyter_ui_poll import ui_events
-    except ImportError:  # clicks then arrive only after the cell: the timeout decides
-        ui_events = None
-    if ui_events is None:
-        while not future.done() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        return
     with ui_events() as poll:
         while not future.done() and time.monotonic() < deadline:
             poll(20)
             time.sleep(0.05)
+
+
+def ask_on_stdin(widget: ApprovalWidget) -> None:
+    """A foreground turn on a kernel that cannot read clicks mid-cell: the answer is typed."""
+    for button in widget.buttons:
+        button.disabled = True
+    widget.status.value = "answer in the input box below"
+    try:
+        typed = input(f"Allow {widget.request.tool}? [o]nce / [s]ession / [N]o: ")
+    except (EOFError, RuntimeError, OSError):
+        typed = ""
+    choice = typed.strip().lower()
+    answer = ONCE if choice in ("o", "once", "y", "yes") else DENY
+    widget.decide(SESSION if choice in ("s", "session") else answer)
 
 
 @dataclass
@@ -234,6 +262,9 @@ class Approvals:
             return DENY
         widget = ApprovalWidget(request, self.timeout())
         self.show(widget)
+        if self.in_foreground() and not clicks_reach_a_waiting_cell():
+            ask_on_stdin(widget)  # no timeout there: input() cannot be withdrawn
+            return widget.future.result()
         if self.in_foreground():
             wait_with_ui(widget.future, self.timeout())
             widget.decide(DENY, "no answer in time")
