@@ -49,10 +49,18 @@ def needs_compaction(size: int, window: int | None, ratio: float = COMPACT_AT) -
 
 
 async def summarise(
-    backend: Backend, system: str, history: Sequence[Message], params: GenerationParams
+    backend: Backend,
+    system: str,
+    history: Sequence[Message],
+    params: GenerationParams,
+    extra: str = "",
 ) -> str:
-    """The model's summary of `history` (no tools offered); empty when it gave none."""
-    messages = [Message.system(system), *history, Message.user(COMPACT_PROMPT)]
+    """The model's summary of `history` (no tools offered); empty when it gave none.
+
+    `extra` (preCompact hook output) is added to the request for the summary.
+    """
+    prompt = f"{COMPACT_PROMPT}\n\n{extra}" if extra else COMPACT_PROMPT
+    messages = [Message.system(system), *history, Message.user(prompt)]
     parts: list[str] = []
     async for event in backend.chat_stream(messages, (), params):
         if event.kind == "text":
@@ -84,11 +92,18 @@ def compacted_history(summary: str, kept: Sequence[str] = ()) -> list[Message]:
     return [Message.user(text), Message.assistant("Noted; I will continue from this summary.")]
 
 
-def compact_result(summary: str, history: Sequence[Message]) -> Compaction:
+def keep_budget(window: int | None) -> int:
+    """Tokens of user messages kept: ollie's 20,000, at most a quarter of a known window."""
+    return min(KEEP_USER_TOKENS, window // 4) if window else KEEP_USER_TOKENS
+
+
+def compact_result(
+    summary: str, history: Sequence[Message], budget: int = KEEP_USER_TOKENS
+) -> Compaction:
     """The new history from a summary, or no change when the summary is unusable."""
     if not summary.strip():
         return Compaction(None, NO_SUMMARY)
-    kept = recent_user_texts(history)
+    kept = recent_user_texts(history, budget)
     new = compacted_history(summary, kept)
     note = f"compacted {len(history)} messages into a summary and {len(kept)} user messages"
     return Compaction(new, note, summary)

@@ -24,6 +24,7 @@ from ollie_nb.core._compact import (
     archive,
     archive_path,
     compact_result,
+    keep_budget,
     summarise,
 )
 from ollie_nb.core._config import AgentConfig, resolve_agent
@@ -440,16 +441,21 @@ class AgentCore:
         if not self.history:
             return Compaction(None, "nothing to compact")
         before = await self._runner.hooks("preCompact", {"messages": len(self.history)})
-        extra = [Message.user("\n".join(before.context))] if before.context else []
+        extra = "\n".join(self.redact(c) for c in before.context)
         self.usage.requests += 1
         summary = await summarise(
-            self.backend, self.system_prompt(), [*self.history, *extra], params(self.config)
+            self.backend, self.system_prompt(), self.history, params(self.config), extra
         )
-        done = compact_result(summary, self.history)
+        try:
+            window = await self.backend.context_length()
+        except Exception:  # unknown: ollie's budget
+            window = None
+        done = compact_result(summary, self.history, keep_budget(window))
         if done.history is None:
             return done
         archive(self.archive_path, self.history, self.redact)
         self.history = done.history
+        self.usage.last_input_tokens = 0  # the next request's size is the new history's
         after = await self._runner.hooks("postCompact", {"summary": summary})
         if after.context:
             self.history.append(Message.user("\n".join(self.redact(c) for c in after.context)))
