@@ -100,11 +100,13 @@ def request_html(request: ApprovalRequest) -> str:
 
 def request_text(request: ApprovalRequest) -> str:
     """The request as plain text (for text frontends and the tool result)."""
-    lines = [f"ollie wants to run {escape_invisible(request.tool)} ({request.server or '?'})"]
+    server = escape_invisible(request.server or "?")
+    lines = [f"ollie wants to run {escape_invisible(request.tool)} ({server})"]
     for key, value in request.args.items():
         lines.append(f"{escape_invisible(key)}:\n{escape_invisible(shown(_value_text(value)))}")
     if request.unknown_keys:
-        lines.append("keys not in the tool's schema: " + ", ".join(request.unknown_keys))
+        unknown = ", ".join(escape_invisible(k) for k in request.unknown_keys)
+        lines.append(f"keys not in the tool's schema: {unknown}")
     return "\n".join(lines)
 
 
