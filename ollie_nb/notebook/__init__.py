@@ -163,7 +163,8 @@ def _approvals(magics: OllieMagics | None, holder: dict[str, NotebookRuntime]) -
         timeout=lambda: magics.approval_timeout if magics else 180.0,
         describe=describe,
         on_main=lambda fn: holder["runtime"].on_main(fn),
-        in_foreground=lambda: holder["runtime"].pumping,
+        # a foreground turn: no background output to show in, and a cell waiting in the pump
+        in_foreground=lambda: holder["runtime"].show is None and holder["runtime"].pumping,
         show=show,
     )
 

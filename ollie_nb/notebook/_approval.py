@@ -239,11 +239,16 @@ class Approvals:
         if name in self.allowed:
             return True
         request = self.describe(name, args)
-        answer = await asyncio.wrap_future(self.on_main(lambda: self._ask(request)))
-        if not isinstance(answer, concurrent.futures.Future):
-            return self._apply(name, answer)
+        # A foreground cell waits (and times out) on the kernel thread itself; anything else
+        # waits here, also for the kernel thread to take the request (it may never, e.g. under
+        # `await agent.aask(...)` with nothing draining).
+        limit = None if self.in_foreground() else self.timeout()
         try:
-            answer = await asyncio.wait_for(asyncio.wrap_future(answer), self.timeout())
+            answer = await asyncio.wait_for(
+                asyncio.wrap_future(self.on_main(lambda: self._ask(request))), limit
+            )
+            if isinstance(answer, concurrent.futures.Future):
+                answer = await asyncio.wait_for(asyncio.wrap_future(answer), self.timeout())
         except asyncio.TimeoutError:
             answer = DENY
         return self._apply(name, answer)
