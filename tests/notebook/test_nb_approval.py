@@ -114,7 +114,7 @@ def test_allow_for_this_session_asks_once(kernel):
 
 def _background(kernel, code: str, how: str) -> None:
     cell = f"script({json.dumps({'code': code})})\nanswer_later({how!r})\n"
-    cell += "get_ipython().run_cell_magic('ollie', '--bg', 'run it in the background')"
+    cell += "bg = get_ipython().run_cell_magic('ollie', '--bg', 'run it in the background')"
     run = kernel.run(cell, allow_stdin=True)
     assert run.error is None, run.error
     deadline = time.monotonic() + 60
@@ -130,6 +130,8 @@ def test_background_allow_and_deny(kernel):
     kernel.run("ollie_nb.agent().core.approve.allowed.clear()")
     _background(kernel, "echo bg > bg-allowed.txt", "allow_once")
     assert (kernel.base / "bg-allowed.txt").read_text() == "bg\n"
+    shown = "[o['data'].get('text/plain', '')[:60] for o in bg.output.outputs]"
+    assert "ollie wants to run execute_code (execute)" in kernel.run(f"print({shown})").text()
     _background(kernel, "echo bg > bg-denied.txt", "deny")
     assert not (kernel.base / "bg-denied.txt").exists()
     assert kernel.run("print(last_tool_result())").text().strip() == f"error: {DENIED}"
