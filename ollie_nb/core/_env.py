@@ -116,7 +116,7 @@ async def build_agent_env(
     for server, (error, seconds) in zip(enabled, results):
         status = ServerStatus(server.name, "connected", server.transport, seconds=seconds)
         if error:
-            status.state, status.detail = "failed", error + _env_hint(config, server.name)
+            status.state, status.detail = "failed", error + _env_hint(config, server.name, error)
             env.messages.append(f"MCP server {status.detail}")
         else:
             dispatcher.add_server(server.name, server)
@@ -133,10 +133,11 @@ async def build_agent_env(
     return env
 
 
-def _env_hint(config: AgentConfig, name: str) -> str:
-    """For a failed stdio server without an `env` key: it ran in a minimal environment."""
+def _env_hint(config: AgentConfig, name: str, error: str) -> str:
+    """For a stdio server without an `env` key that started and failed: it ran in a minimal
+    environment (a command that was not found never ran, so the hint would mislead)."""
     sc = config.mcp_servers[name]
-    if not sc.command or sc.env:
+    if not sc.command or sc.env or "not found" in error:
         return ""
     return (
         f" (it has no 'env' key, so it ran in a minimal environment (PATH, HOME, USER, SHELL, "
