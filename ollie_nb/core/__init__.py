@@ -22,9 +22,10 @@ from ollie_nb.core._env import AgentEnv, ServerStatus, build_agent_env
 from ollie_nb.core._events import Event, EventSink, TurnResult
 from ollie_nb.core._routing import Approver
 from ollie_nb.core._sessions import SessionError, SessionInfo, list_sessions, sessions_dir
-from ollie_nb.core._turn import UsageTotals
+from ollie_nb.core._turn import CONTINUE_PROMPT, UsageTotals
 
 __all__ = [
+    "CONTINUE_PROMPT",
     "AgentConfig",
     "AgentCore",
     "AgentEnv",

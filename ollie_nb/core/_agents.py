@@ -45,8 +45,13 @@ def user_config_dir() -> Path:
 
 
 def user_agent_dirs() -> list[Path]:
-    """The user's own agents: ollie_nb's config dir, then ollie's (`~/.config/ollie/agents`)."""
-    return [user_config_dir() / "agents", Path.home() / ".config" / "ollie" / "agents"]
+    """The user's own agents: ollie_nb's config dir, then ollie's (`~/.config/ollie/agents`).
+
+    ollie keeps agents in its config dir, so an ollie user's agents are found by name;
+    ollie_nb's own dir (or `$OLLIE_CONFIG_DIR`) wins on a clash.
+    """
+    ollie = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "ollie"
+    return list(dict.fromkeys([user_config_dir() / "agents", ollie / "agents"]))
 
 
 def project_agent_dir(workdir: str) -> Path:

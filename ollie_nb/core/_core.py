@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._agents import resolve_agent
-from ollie_nb.core._compact import NO_SUMMARY, compacted_history, summarise
+from ollie_nb.core._compact import (
+    Compaction,
+    archive,
+    archive_path,
+    compact_result,
+    keep_budget,
+    summarise,
+)
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._env import AgentEnv, build_agent_env, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, TurnResult
@@ -38,8 +45,9 @@ from ollie_nb.core._sessions import (
     new_session_id,
     save_session,
     session_payload,
+    sessions_dir,
 )
-from ollie_nb.core._turn import TurnRunner, UsageTotals, params
+from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, UsageTotals, params
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
@@ -95,6 +103,7 @@ class AgentCore:
         self._sink: EventSink = _ignore
         self._spawn_context: list[str] = []
         self._runner = TurnRunner(self)
+        self.step_limited = False  # the last turn stopped at maxSteps
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -314,9 +323,14 @@ class AgentCore:
             log.warning("task events: %s", exc)
 
     async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
-        """Work the queued prompts now (one turn each); None when the queue is empty."""
+        """Work the queued prompts now (one turn each); after a maxSteps stop, continue that work.
+
+        None when there is nothing to run.
+        """
         await self.catch_up()
         prompt = self.pop_queue()
+        if prompt is None and self.step_limited:
+            prompt = CONTINUE_PROMPT
         return None if prompt is None else await self.submit(prompt, on_event)
 
     # -- turns -------------------------------------------------------------
@@ -350,6 +364,7 @@ class AgentCore:
             nxt = self._queue.popleft()
             meta = {"queued": True, "step": done, "total": done + len(self._queue)}
             result = await self._run_step_prompt(nxt, meta)
+        self.step_limited = result.step_limit
         if self.autosave:
             self.save()
         return result
@@ -435,20 +450,52 @@ class AgentCore:
             self.env.reasoning.plans.clear()
             self.env.reasoning.first_number = 1
 
-    async def compact(self) -> str:
-        """Replace the history with the model's own summary of it."""
+    async def compact(self) -> Compaction:
+        """Replace the history with the model's summary and the user's latest messages."""
         if self.is_running:
             raise RuntimeError("a turn is running; compact after it ends")
+        return await self.compact_history()
+
+    async def compact_history(self) -> Compaction:
+        """Compact now (also from inside a turn): pre/postCompact hooks, archive, then save.
+
+        A summary that comes back empty leaves the history as it was.
+        """
         if not self.history:
-            return ""
+            return Compaction(None, "nothing to compact")
+        before = await self._runner.hooks("preCompact", {"messages": len(self.history)})
+        extra = "\n".join(self.redact(c) for c in before.context)
         self.usage.requests += 1
         summary = await summarise(
-            self.backend, self.system_prompt(), self.history, params(self.config)
+            self.backend, self.system_prompt(), self.history, params(self.config), extra
         )
-        self.history = compacted_history(summary)
+        try:
+            window = await self.backend.context_length()
+        except Exception:  # unknown: ollie's budget
+            window = None
+        done = compact_result(summary, self.history, keep_budget(window))
+        if done.history is None:
+            return done
+        archive(self.archive_path, self.history, self.redact)
+        self.history = done.history
+        self.usage.last_input_tokens = 0  # the next request's size is the new history's
+        after = await self._runner.hooks("postCompact", {"summary": summary})
+        if after.context:
+            self.history.append(Message.user("\n".join(self.redact(c) for c in after.context)))
+            self.history.append(Message.assistant("Noted."))
         if self.autosave:
             self.save()
-        return summary or NO_SUMMARY
+        return done
+
+    @property
+    def last_error(self) -> str:
+        """The traceback of the last internal error in a turn ('' when none)."""
+        return self._runner.last_error
+
+    @property
+    def archive_path(self) -> Path:
+        """Where compacted-away messages go: `<session id>.archive.jsonl` beside the session."""
+        return archive_path(sessions_dir() / f"{self.session_id}.json")
 
     # -- sessions ----------------------------------------------------------
 

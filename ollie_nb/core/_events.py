@@ -42,3 +42,4 @@ class TurnResult:
     queued: bool = False
     error: str = ""
     steps: int = 0
+    step_limit: bool = False  # stopped at maxSteps; the next prompt or `%ollie run` continues
