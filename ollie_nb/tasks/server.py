@@ -7,6 +7,7 @@ method in a worker thread (SQLite may wait for another process's lock) and turns
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -23,7 +24,7 @@ from pydantic import Field
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._errors import TaskError
 from ollie_nb.tasks._schema import STATUSES
-from ollie_nb.tasks._store import DETACH_PARENT, Task, TaskRef, TaskStore
+from ollie_nb.tasks._store import DETACH_PARENT, SqlTaskStore, Task, TaskRef
 
 EVENTS_URI = "tasks://events"
 """Resource whose update signal fires on every change; read the changes with task_events."""
@@ -50,17 +51,22 @@ _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open
 TaskId = Annotated[str, Field(description="Task id, e.g. t-7kq2m")]
 
 
-def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
+WATCH_INTERVAL = 0.025
+"""Seconds between two looks at SQLite's change counter (PostgreSQL is told by NOTIFY)."""
+
+
+def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL) -> MCPServer:
     """Build the MCP server over `store`.
 
     Every change made through this server signals `tasks://events` at once. Changes
-    made by other processes sharing the database are noticed by polling the newest
-    event seq every `watch_interval` seconds (0 turns the polling off).
+    made by other processes sharing the database are noticed by the store's own watch:
+    SQLite's `PRAGMA data_version` every `watch_interval` seconds, PostgreSQL's
+    LISTEN/NOTIFY (0 turns the watch off on both).
     """
     bus = InMemorySubscriptionBus()
-    # One worker thread at a time: the store serialises on one connection anyway,
-    # and a thread parked on that lock would only take a slot from the pool.
-    limiter = anyio.CapacityLimiter(1)
+    # As many worker threads as the store has connections: SQLite serialises on one
+    # connection anyway, and a thread parked on that lock would only take a pool slot.
+    limiter = anyio.CapacityLimiter(store.max_concurrency)
     seen = {"seq": store.last_seq()}
 
     async def run(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
@@ -87,13 +93,13 @@ def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
         await signal(seq)
         return result
 
+    async def on_change() -> None:
+        # A ToolError: locked for long by another process; the next change signals again.
+        with contextlib.suppress(ToolError):
+            await signal(await run(store.last_seq))
+
     async def watch() -> None:
-        while True:
-            await anyio.sleep(watch_interval)
-            try:
-                await signal(await run(store.last_seq))
-            except ToolError:
-                continue  # locked for long by another process: try again next round
+        await store.watch_changes(on_change, watch_interval)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
@@ -280,10 +286,24 @@ def _selection(status: str, parent: str, label: str) -> str:
     return words
 
 
-def serve(store: TaskStore, *, http_port: int | None = None, watch_interval: float = 0.5) -> None:
-    """Serve `store` over stdio, or over streamable HTTP on 127.0.0.1:`http_port`."""
+def serve(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL) -> None:
+    """Serve `store` over stdio."""
+    build_server(store, watch_interval=watch_interval).run()
+
+
+def serve_http(
+    store: SqlTaskStore,
+    *,
+    host: str,
+    port: int,
+    token: str,
+    watch_interval: float = WATCH_INTERVAL,
+) -> None:
+    """Serve `store` over streamable HTTP on host:port; every request must carry `token`."""
+    import uvicorn
+
+    from ollie_nb.tasks._http import RequireBearer
+
     server = build_server(store, watch_interval=watch_interval)
-    if http_port is None:
-        server.run()
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=http_port)
+    app = RequireBearer(server.streamable_http_app(host=host), token)
+    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
