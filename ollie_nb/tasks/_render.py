@@ -42,6 +42,31 @@ def task_list(tasks: Sequence[TaskSummary], what: str, limit: int | None = None)
     return "\n".join(lines)
 
 
+def task_list_json(tasks: Sequence[TaskSummary], limit: int) -> str:
+    """A list of tasks as JSON for programs; `blockers` are the ones not done yet.
+
+    At most `limit` tasks; a cut list says so in an object of its own at the end.
+    """
+    shown = [
+        {
+            "id": t.id,
+            "title": t.title,
+            "status": t.status,
+            "assignee": t.assignee,
+            "parent": t.parent,
+            "labels": list(t.labels),
+            "blockers": list(t.waiting_on),
+            "created_at": t.created_at,
+            "updated_at": t.updated_at,
+        }
+        for t in tasks[:limit]
+    ]
+    document: dict[str, object] = {"tasks": shown, "total": len(tasks)}
+    if len(tasks) > limit:
+        document["truncated"] = True
+    return json.dumps(document, ensure_ascii=False)
+
+
 def task_detail(task: Task) -> str:
     """A task with all its fields, neighbours, body and notes, for reading in full."""
     if task.ready:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -49,6 +50,9 @@ _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_worl
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 TaskId = Annotated[str, Field(description="Task id, e.g. t-7kq2m")]
+Format = Annotated[
+    Literal["text", "json"], Field(description="'text' to read (default) or 'json' to parse")
+]
 
 
 WATCH_INTERVAL = 0.025
@@ -145,24 +149,51 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         description=(
             "List tasks, one per line: id, status, title, and what each waits on. "
             "status is one of " + ", ".join(STATUSES) + ", or 'ready' (open with every "
-            "blocker done) or 'all'."
+            "blocker done) or 'all'. format 'json' returns {tasks: [{id, title, status, "
+            "assignee, parent, labels, blockers, created_at, updated_at}], total} instead "
+            "(blockers: those not done yet; truncated: true when cut at 500)."
         ),
     )
     async def task_list(
         status: Annotated[str, Field(description="A status, 'ready' or 'all'")] = "open",
         parent: Annotated[str, Field(description="Only the direct children of this task")] = "",
         label: Annotated[str, Field(description="Only tasks with this label")] = "",
+        format: Format = "text",
     ) -> str:
         tasks = await run(store.list, status, parent, label)
+        if format == "json":
+            return _render.task_list_json(tasks, LIST_LIMIT)
         return _render.task_list(tasks, _selection(status, parent, label), LIST_LIMIT)
 
     @server.tool(
         structured_output=False,
         annotations=_READ_ONLY,
-        description="Read one task in full: body, notes, blockers, dependents and children.",
+        description=(
+            "Read one task in full: body, notes, blockers, dependents and children. "
+            "format 'json' returns the task as one JSON object."
+        ),
     )
-    async def task_read(id: TaskId) -> str:
-        return _render.task_detail(await run(store.get, id))
+    async def task_read(id: TaskId, format: Format = "text") -> str:
+        task = await run(store.get, id)
+        if format == "json":
+            return json.dumps(task.to_dict(), ensure_ascii=False)
+        return _render.task_detail(task)
+
+    @server.tool(
+        structured_output=False,
+        annotations=_WRITE,
+        description=(
+            "Claim a ready task for an assignee: it becomes in_progress with that assignee, "
+            "atomically, so of several agents claiming one task exactly one wins. Refused "
+            "when the task is not open, waits on a blocker, or is claimed by someone else."
+        ),
+    )
+    async def task_claim(
+        id: TaskId,
+        assignee: Annotated[str, Field(description="Who takes the task, e.g. an agent's name")],
+    ) -> str:
+        task = await change(lambda: store.claim(id, assignee))
+        return f"claimed: {_render.ref_line(task.ref())} @{task.assignee}"
 
     @server.tool(
         structured_output=False,
@@ -248,7 +279,7 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         annotations=_READ_ONLY,
         description=(
             "Events after seq `since` as a JSON list of {seq, time, type, task, payload}; "
-            "types: created, updated, status_changed, edited, deleted, dep_added, "
+            "types: created, updated, status_changed, claimed, edited, deleted, dep_added, "
             "dep_removed, unblocked. Pass the last seq seen to get only what is new."
         ),
     )

@@ -14,13 +14,15 @@ from ollie_nb.tasks import (
     StoreError,
     TaskStore,
     _store,
+    open_store,
     resolve_db_path,
 )
 
 
 @pytest.fixture
-def store(db: Path):
-    with TaskStore(db) as s:
+def store(any_db: str | Path):
+    """A fresh store on each backend in turn."""
+    with open_store(any_db) as s:
         yield s
 
 
@@ -192,15 +194,16 @@ def test_ready_on_10000_tasks_is_exact(store: TaskStore) -> None:
             if previous:
                 deps.append((tid, previous))
             previous = tid
-    conn = sqlite3.connect(store.path)
-    with conn:
+
+    def insert(conn) -> None:  # raw rows through the store's own connection, either backend
         conn.executemany(
             "INSERT INTO tasks (id, title, status, parent, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')",
             rows,
         )
         conn.executemany("INSERT INTO deps (task, blocker) VALUES (?, ?)", deps)
-    conn.close()
+
+    store._run(insert, write=True)
 
     ready = store.ready()
     # every goal, plus the one step of each unfinished plan whose predecessor is done
