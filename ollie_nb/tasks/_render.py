@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ollie_nb.tasks._store import Event, Task, TaskNode, TaskRef, TaskSummary
+from ollie_nb.tasks._store import Event, Task, TaskNode, TaskRef, TaskSummary, plural
+
+SEQ_WIDTH = 7
+"""Width of the seq column of event lines, so columns line up up to seq 9,999,999."""
 
 
 def summary_line(task: TaskSummary) -> str:
@@ -73,7 +76,9 @@ def task_detail(task: Task) -> str:
         state = f"{task.status} (ready)"
     else:
         waiting = [b for b in task.blockers if b.status != "done"]
-        state = task.status + (f" (waiting on {len(waiting)} blocker(s))" if waiting else "")
+        state = task.status + (
+            f" (waiting on {plural(len(waiting), 'blocker')})" if waiting else ""
+        )
     lines = [f"{task.id}  {task.title}", f"status: {state}"]
     if task.parent is not None:
         lines.append("parent: " + ref_line(task.parent))
@@ -118,7 +123,7 @@ def task_tree(nodes: Sequence[TaskNode]) -> str:
 def event_line(event: Event) -> str:
     """One event in one line: seq, time, type, task, payload."""
     payload = json.dumps(event.payload, ensure_ascii=False, separators=(",", ":"))
-    return f"{event.seq}  {event.time}  {event.type:<14}  {event.task}  {payload}"
+    return f"{event.seq:>{SEQ_WIDTH}}  {event.time}  {event.type:<14}  {event.task}  {payload}"
 
 
 def events_json(events: Sequence[Event]) -> str:

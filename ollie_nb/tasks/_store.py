@@ -48,6 +48,11 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def plural(count: int, word: str, many: str = "") -> str:
+    """`1 blocker`, `2 blockers`; `many` for irregular plurals (`child`, `children`)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
 def _new_id(length: int) -> str:
     """A fresh random task id such as `t-7kq2m`."""
     return ID_PREFIX + "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
@@ -498,6 +503,7 @@ class SqlTaskStore(ABC):
                         )
                     ]
                     unblocked = self._emit_unblocked(conn, now, dependents, task_id, "done")
+                    unblocked += self._close_finished_goals(conn, now, task_id)
             payload: dict[str, Any] = {}
             if new_assignee:
                 conn.execute("UPDATE tasks SET assignee = ? WHERE id = ?", (new_assignee, task_id))
@@ -515,6 +521,40 @@ class SqlTaskStore(ABC):
             return unblocked
 
         return self._run(work, write=True)
+
+    def _close_finished_goals(self, conn: Conn, now: str, task_id: str) -> tuple[TaskRef, ...]:
+        """Mark done each goal above `task_id` whose children are now all done.
+
+        A goal is closed once, when its last open child gets done; reopening a child later
+        leaves the goal as it is (the goal's dependents may have started already), so
+        whoever reopens the work also decides whether the goal is open again.
+        """
+        unblocked: tuple[TaskRef, ...] = ()
+        (parent,) = conn.execute("SELECT parent FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        while parent is not None:
+            row = conn.execute(
+                f"SELECT status, parent FROM tasks WHERE id = ? AND status NOT IN {_CLOSED_SQL} "
+                "AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = ? AND c.status <> 'done')",
+                (parent, parent),
+            ).fetchone()
+            if row is None:
+                break
+            old_status, grandparent = row
+            conn.execute(
+                "UPDATE tasks SET status = 'done', closed_at = ?, updated_at = ? WHERE id = ?",
+                (now, now, parent),
+            )
+            payload = {"from": old_status, "to": "done", "reason": "children_done"}
+            self._event(conn, now, "status_changed", parent, payload)
+            dependents = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT task FROM deps WHERE blocker = ? ORDER BY task", (parent,)
+                )
+            ]
+            unblocked += self._emit_unblocked(conn, now, dependents, parent, "done")
+            parent = grandparent
+        return unblocked
 
     def claim(self, task_id: str, assignee: str) -> Task:
         """Take a ready, unclaimed task for `assignee`: in_progress, in one conditional UPDATE.
@@ -650,7 +690,7 @@ class SqlTaskStore(ABC):
                 children = sorted(row[0] for row in subtree if row[1] == 1)
                 shown = ", ".join(children[:10]) + (", ..." if len(children) > 10 else "")
                 raise InvalidTaskError(
-                    f"{task_id} has {len(children)} child task(s) ({shown}): delete them first "
+                    f"{task_id} has {plural(len(children), 'child task')} ({shown}): delete them first "
                     "or delete with recursive=true"
                 )
             now = _now()

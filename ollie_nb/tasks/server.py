@@ -25,7 +25,7 @@ from pydantic import Field
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._errors import TaskError
 from ollie_nb.tasks._schema import STATUSES
-from ollie_nb.tasks._store import DETACH_PARENT, SqlTaskStore, Task, TaskRef
+from ollie_nb.tasks._store import DETACH_PARENT, SqlTaskStore, Task, TaskRef, plural
 
 EVENTS_URI = "tasks://events"
 """Resource whose update signal fires on every change; read the changes with task_events."""
@@ -250,7 +250,7 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         deleted = await change(lambda: store.delete(id, recursive))
         rest = deleted[:-1]
         return f"deleted {deleted[-1]}" + (
-            f" and {len(rest)} subtask(s): {', '.join(rest)}" if rest else ""
+            f" and {plural(len(rest), 'subtask')}: {', '.join(rest)}" if rest else ""
         )
 
     @server.tool(

@@ -46,7 +46,7 @@ async def fails(client: Client, tool: str, **args: Any) -> str:
 
 
 def cli(
-    db: Path | None, *args: str, env: dict[str, str] | None = None
+    db: str | Path | None, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run `python -m ollie_nb.tasks [--db DB] ARGS...` and capture its output."""
     db_args = ["--db", str(db)] if db is not None else []

@@ -116,7 +116,7 @@ ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("task_edit", {"id": "{a}", "parent": "{a}"}, "cannot be its own parent"),
     ("task_edit", {"id": "{g}", "parent": "{a}"}, "would create a loop"),
     ("task_delete", {"id": "t-zzzzz"}, "no task with id 't-zzzzz'"),
-    ("task_delete", {"id": "{g}"}, "has 3 child task(s)"),
+    ("task_delete", {"id": "{g}"}, "has 3 child tasks"),
     ("task_dep", {"id": "{a}", "blocker": "{a}"}, "cannot block itself"),
     ("task_dep", {"id": "{a}", "blocker": "{b}"}, "would be a cycle"),
     ("task_dep", {"id": "{a}", "blocker": "{c}"}, "would be a cycle"),
@@ -215,7 +215,7 @@ async def test_task_read_shows_everything_around_a_task(client: Client) -> None:
     await ok(client, "task_update", id=b, assignee="bo", note="started on it")
 
     text = await ok(client, "task_read", id=b.upper())  # ids are case-insensitive
-    assert text.startswith(f"{b}  Second\nstatus: open (waiting on 1 blocker(s))\n")
+    assert text.startswith(f"{b}  Second\nstatus: open (waiting on 1 blocker)\n")
     for part in (
         f"parent: {goal}  [open]  Goal R",
         "assignee: bo",
@@ -277,7 +277,7 @@ async def test_task_delete_leaf_subtree_and_edges(client: Client) -> None:
 
     assert await ok(client, "task_delete", id=leaf) == f"deleted {leaf}"
     result = await ok(client, "task_delete", id=goal, recursive=True)
-    assert result == f"deleted {goal} and 2 subtask(s): {inner}, {a}"
+    assert result == f"deleted {goal} and 2 subtasks: {inner}, {a}"
     for gone in (leaf, goal, a, inner):
         assert "no task with id" in await fails(client, "task_read", id=gone)
     # Deleting its only unfinished blocker frees the survivor, and its edge is gone.

@@ -13,6 +13,7 @@ from ollie_nb.tasks import (
     InvalidTaskError,
     StoreError,
     TaskStore,
+    UnknownTaskError,
     _store,
     open_store,
     resolve_db_path,
@@ -224,3 +225,43 @@ def test_db_path_order_option_then_env_then_pwd(tmp_path: Path) -> None:
         tmp_path / "proj" / ".ollie" / "tasks.db"
     )
     assert resolve_db_path("~/x.db", {}) == Path.home() / "x.db"
+
+
+# --- goals close with their last step; claims -------------------------------------------------
+
+
+def test_a_goal_is_done_when_its_last_child_is_done(store: TaskStore) -> None:
+    top = store.create("top")
+    goal = store.create("goal", parent=top)
+    a, b = store.create("a", parent=goal), store.create("b", parent=goal)
+    after = store.create("after the goal", blockers=[goal])
+    store.update(a, status="done")
+    assert store.get(goal).status == "open"
+    seq = store.last_seq()
+    unblocked = store.update(b, status="done")
+    assert [r.id for r in unblocked] == [after]
+    assert (store.get(goal).status, store.get(top).status) == ("done", "done")
+    assert store.get(goal).closed_at
+    changes = [(e.type, e.task, e.payload.get("reason")) for e in store.events(seq)]
+    assert changes == [
+        ("status_changed", b, None),
+        ("status_changed", goal, "children_done"),
+        ("unblocked", after, "done"),
+        ("status_changed", top, "children_done"),
+    ]
+    store.update(a, status="open")  # reopening a step leaves the closed goal as it is
+    assert store.get(goal).status == "done"
+
+
+def test_claim_is_atomic_and_explains_a_refusal(store: TaskStore) -> None:
+    first = store.create("first")
+    second = store.create("second", blockers=[first])
+    task = store.claim(first, "ann")
+    assert (task.status, task.assignee) == ("in_progress", "ann")
+    with pytest.raises(InvalidTaskError, match="already claimed by ann"):
+        store.claim(first, "bob")
+    with pytest.raises(InvalidTaskError, match=f"waits on {first}"):
+        store.claim(second, "bob")
+    with pytest.raises(UnknownTaskError):
+        store.claim("t-zzzzz", "bob")
+    assert [t.id for t in store.list("in_progress")] == [first]
