@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import secrets
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -70,6 +71,7 @@ class PostgresTaskStore(SqlTaskStore):
     ) -> None:
         self._url = url
         self._timeout = timeout
+        self._origin = secrets.token_hex(8)
         self.max_concurrency = max_connections
         self._prepare(create)
         self._pool = ConnectionPool(
@@ -118,8 +120,9 @@ class PostgresTaskStore(SqlTaskStore):
         self._pool.close()
 
     def _changed(self, conn: Any) -> None:
-        # Identical notifications in one transaction collapse into one, sent at commit.
-        conn.execute("SELECT pg_notify(?, '')", (CHANNEL,))
+        # Identical notifications in one transaction collapse into one, sent at commit. The
+        # payload names this store, whose own changes are signalled by the server directly.
+        conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, self._origin))
 
     def _run(self, work: Callable[[Any], _T], *, write: bool) -> _T:
         """Run `work` in one transaction: writes serialised, reads on one snapshot."""
@@ -148,14 +151,19 @@ class PostgresTaskStore(SqlTaskStore):
     async def watch_changes(
         self, on_change: Callable[[], Awaitable[None]], interval: float
     ) -> None:
-        """LISTEN for the NOTIFY of every commit that logged events; reconnect when cut off."""
+        """LISTEN for the NOTIFY of every other store's commit that logged events.
+
+        On a lost connection, listen again after a pause, and report a change then: one
+        may have been missed meanwhile.
+        """
         while True:
             try:
                 aconn = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
                 async with aconn:
                     await aconn.execute(f"LISTEN {CHANNEL}")
                     await on_change()  # anything that happened while not listening
-                    async for _ in aconn.notifies():
-                        await on_change()
+                    async for note in aconn.notifies():
+                        if note.payload != self._origin:
+                            await on_change()
             except psycopg.Error:
                 await anyio.sleep(max(interval, 1.0))
