@@ -13,6 +13,9 @@ $OLLIE_TASKS_DB says otherwise; MCP servers start with a minimal environment, he
         args: [serve]
         env:
           PWD: "$PWD"
+
+A postgresql:// URL as --db or $OLLIE_TASKS_DB puts the store in a PostgreSQL database
+that agents on several machines share (psycopg 3, imported only then).
 """
 
 from __future__ import annotations

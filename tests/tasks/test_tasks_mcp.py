@@ -413,7 +413,9 @@ async def _wait_listening(proc: subprocess.Popen[Any], port: int) -> None:
                 await anyio.sleep(0.05)
 
 
-async def test_streamable_http_requires_the_bearer_token(db: Path) -> None:
+async def test_streamable_http_requires_the_bearer_token(any_db: str | Path) -> None:
+    # On PostgreSQL with a password in the URL (trust auth ignores it): never printed.
+    db = str(any_db).replace("postgres@", "postgres:Pw-in-url@")
     port = _free_port()
     env = {**os.environ, "OLLIE_TASKS_TOKEN": "tok-123"}
     proc = subprocess.Popen(
@@ -439,6 +441,7 @@ async def test_streamable_http_requires_the_bearer_token(db: Path) -> None:
         assert proc.stderr is not None
         stderr = proc.stderr.read().decode()
     assert "tok-123" not in stderr and "WARNING" not in stderr
+    assert "Pw-in-url" not in stderr and "serving MCP on" in stderr
 
 
 async def test_http_without_a_token_prints_a_fresh_one_and_warns_off_loopback(
