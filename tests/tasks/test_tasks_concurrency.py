@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -153,3 +155,55 @@ def test_eight_claimers_racing_claim_each_ready_task_exactly_once(any_db: str | 
     assert rows[blocked] == ("open", "")
     assert sorted(e.task for e in claimed_events) == sorted(ids)
     print("claims per agent:", sorted(len(t) for t in won.values()))
+
+
+def _server_pid(db: str | Path) -> int:
+    """The one live `ollie_nb.tasks serve` process on `db`, found through /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"ollie_nb.tasks" in argv and os.fsencode(str(db)) in argv:
+                found.append(int(entry))
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.anyio
+async def test_a_server_killed_mid_write_keeps_every_answered_create_whole(
+    any_db: str | Path,
+) -> None:
+    db = any_db
+    answered: list[str] = []
+    calls = 600  # sent at once; the kill comes after the first 50 writes
+
+    async def create(client: Any, i: int) -> None:
+        with contextlib.suppress(Exception):  # calls cut off by the kill fail; that is the point
+            answered.append(
+                await ok(
+                    client, "task_create", title=f"t{i}", body="b" * 3000, labels=["k", f"n{i}"]
+                )
+            )
+
+    with contextlib.suppress(Exception):
+        async with connect(db) as client:
+            pid = _server_pid(db)
+            async with anyio.create_task_group() as tg:
+                for i in range(calls):
+                    tg.start_soon(create, client, i)
+                with open_store(db, create=False) as probe, anyio.fail_after(30):
+                    while probe.last_seq() < 50:  # the server is well into the writes
+                        await anyio.sleep(0.001)
+                os.kill(pid, signal.SIGKILL)
+    tasks = {tid: title for tid, title in query(db, "SELECT id, title FROM tasks")}
+    assert set(answered) <= set(tasks)  # every create the client saw answered is there
+    created = {t for (t,) in query(db, "SELECT task FROM events WHERE type = 'created'")}
+    assert created == set(tasks)  # and no task lacks its event, nor an event its task
+    labels: dict[str, set[str]] = {}
+    for task, label in query(db, "SELECT task, label FROM labels"):
+        labels.setdefault(task, set()).add(label)
+    assert all(labels[t] == {"k", f"n{title[1:]}"} for t, title in tasks.items())
+    assert len(tasks) < calls  # the kill did cut the run short

@@ -265,3 +265,21 @@ def test_claim_is_atomic_and_explains_a_refusal(store: TaskStore) -> None:
     with pytest.raises(UnknownTaskError):
         store.claim("t-zzzzz", "bob")
     assert [t.id for t in store.list("in_progress")] == [first]
+
+
+def test_postgresql_schema_is_versioned_and_a_newer_one_refused(pg_cluster) -> None:
+    import psycopg
+
+    from ollie_nb.tasks._pg_schema import PG_SCHEMA_VERSION
+
+    url = pg_cluster.new_database()
+    open_store(url).close()
+    open_store(url).close()  # opening again must not migrate again
+    with psycopg.connect(url, autocommit=True) as conn:
+        versions = conn.execute("SELECT version FROM schema_version ORDER BY 1").fetchall()
+        assert versions == [(v,) for v in range(1, PG_SCHEMA_VERSION + 1)]
+        conn.execute("INSERT INTO schema_version VALUES (%s, 'later')", (PG_SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match="newer than this ollie-tasks understands"):
+        open_store(url)
+    with pytest.raises(StoreError, match="no task tables"):
+        open_store(pg_cluster.new_database(), create=False)
