@@ -90,20 +90,30 @@ def migrate(conn: Any) -> None:
     """Bring the database up to PG_SCHEMA_VERSION in one transaction (psycopg, autocommit on)."""
     if installed_version(conn) == PG_SCHEMA_VERSION:
         return
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        current = installed_version(conn)  # again under the lock
-        if current > PG_SCHEMA_VERSION:
-            raise StoreError(
-                f"the task database has schema version {current}, newer than this "
-                f"ollie-tasks understands ({PG_SCHEMA_VERSION}); upgrade ollie-nb"
-            )
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version ("
-            "version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+    # The lock is taken before the transaction begins: a transaction that started before
+    # another server's migration committed could still see the old catalog after waiting.
+    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
+        with conn.transaction():
+            _migrate_locked(conn)
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+
+
+def _migrate_locked(conn: Any) -> None:
+    """Apply the missing migrations; the caller holds the migration lock and a transaction."""
+    current = installed_version(conn)  # again, under the lock
+    if current > PG_SCHEMA_VERSION:
+        raise StoreError(
+            f"the task database has schema version {current}, newer than this "
+            f"ollie-tasks understands ({PG_SCHEMA_VERSION}); upgrade ollie-nb"
         )
-        for version in range(current + 1, PG_SCHEMA_VERSION + 1):
-            for statement in PG_MIGRATIONS[version - 1]:
-                conn.execute(statement)
-            applied_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            conn.execute("INSERT INTO schema_version VALUES (%s, %s)", (version, applied_at))
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version ("
+        "version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    for version in range(current + 1, PG_SCHEMA_VERSION + 1):
+        for statement in PG_MIGRATIONS[version - 1]:
+            conn.execute(statement)
+        applied_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        conn.execute("INSERT INTO schema_version VALUES (%s, %s)", (version, applied_at))

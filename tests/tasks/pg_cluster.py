@@ -35,7 +35,7 @@ def _free_port() -> int:
 
 @dataclass
 class PgCluster:
-    """A running cluster; `new_database()` hands each test a fresh, empty database."""
+    """A running cluster; `new_database()` hands each test a fresh, empty store location."""
 
     bin_dir: Path
     root: Path
@@ -71,6 +71,8 @@ class PgCluster:
             ),
             check=True, capture_output=True, timeout=90,
         )  # fmt: skip
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute("CREATE DATABASE tasks")
 
     def stop(self) -> None:
         subprocess.run(
@@ -84,12 +86,17 @@ class PgCluster:
         return f"postgresql://postgres{secret}@127.0.0.1:{self.port}/{dbname}"
 
     def new_database(self) -> str:
-        """Create an empty database and return its URL."""
+        """An empty place for a task store, as a URL: a schema of its own in database `tasks`.
+
+        A schema (chosen through the URL's search_path) rather than a database: CREATE
+        DATABASE copies a template and takes a third of a second here, CREATE SCHEMA a
+        millisecond. The stores cannot tell the difference.
+        """
         self._count += 1
-        name = f"tasks_{os.getpid()}_{self._count}"
-        with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        return self.url(name)
+        name = f"s{os.getpid()}_{self._count}"
+        with psycopg.connect(self.url("tasks"), autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {name}")
+        return self.url("tasks") + f"?options=-c%20search_path%3D{name}"
 
 
 def start_cluster(bin_dir: Path) -> PgCluster:

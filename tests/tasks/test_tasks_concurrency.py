@@ -207,3 +207,16 @@ async def test_a_server_killed_mid_write_keeps_every_answered_create_whole(
         labels.setdefault(task, set()).add(label)
     assert all(labels[t] == {"k", f"n{title[1:]}"} for t, title in tasks.items())
     assert len(tasks) < calls  # the kill did cut the run short
+
+
+def test_six_processes_opening_a_new_database_at_once_migrate_it_once(
+    any_db: str | Path,
+) -> None:
+    code = "import sys; from ollie_nb.tasks import open_store; open_store(sys.argv[1]).close()"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(any_db)], stderr=subprocess.PIPE)
+        for _ in range(6)
+    ]
+    errors = [p.communicate(timeout=60)[1].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, errors
+    assert query(any_db, "SELECT version FROM schema_version") == [(1,)]
