@@ -18,6 +18,7 @@ from bench import (
     plan_graph,
     plan_persistence,
     task_store,
+    task_store_pg,
     tool_call,
     turn_loop,
 )
@@ -32,6 +33,7 @@ ROWS: tuple[Row, ...] = (
     plan_graph.ROW,
     task_store.ROW,
     turn_loop.ROW,
+    task_store_pg.ROW,
 )
 
 
