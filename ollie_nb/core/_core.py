@@ -27,6 +27,7 @@ from ollie_nb.core._history import estimate_tokens
 from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._plans import PlanBook
 from ollie_nb.core._prompt import system_prompt
+from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
 from ollie_nb.core._secrets import Redactor, backend_secrets
 from ollie_nb.core._sessions import (
@@ -39,6 +40,7 @@ from ollie_nb.core._sessions import (
     session_payload,
 )
 from ollie_nb.core._turn import TurnRunner, UsageTotals, params
+from ollie_nb.core._wake import Waker
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.llm import Message, ToolDef
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
@@ -66,7 +68,9 @@ class AgentCore:
         approve: Approver | None = None,
         autosave: bool = True,
         execute: bool = True,
+        name: str = "",
     ) -> None:
+        self.name = name  # '' = the agent config's name; task assignments use it
         self._backend = backend
         self._agent_spec = agent
         self._workdir = str(Path(workdir or os.getcwd()).resolve())
@@ -88,6 +92,11 @@ class AgentCore:
         self.plan_book = PlanBook()
         self.redact = Redactor(lambda: backend_secrets(self._backend))
         self.watcher: TaskEventWatcher | None = None
+        self._waker: Waker | None = None
+        self._watch_sink: EventSink = _ignore
+        self._worked: set[str] = set()  # task ids of the step prompts this agent has taken
+        self._notes: list[str] = []  # told to the agent at its next turn
+        self._ending: asyncio.Future[None] | None = None
         self._queue: deque[str] = deque()
         self._injected: list[str] = []
         self._task: asyncio.Task[TurnResult] | None = None
@@ -238,7 +247,24 @@ class AgentCore:
 
     def pop_queue(self) -> str | None:
         """Take the next queued prompt (None when empty)."""
-        return self._queue.popleft() if self._queue else None
+        return self._take(self._queue.popleft()) if self._queue else None
+
+    def _take(self, prompt: str) -> str:
+        """Remember a task step as taken by this agent, so the watch never queues it again."""
+        step = read_step(prompt)
+        if step is not None and step.kind == "tasks":
+            self._worked.add(step.step_id)
+        return prompt
+
+    def note(self, text: str) -> None:
+        """A short note the agent reads at the start of its next turn."""
+        self._notes.append(text)
+
+    def _with_notes(self, prompt: str) -> str:
+        notes, self._notes = self._notes, []
+        if not notes:
+            return prompt
+        return prompt + "\n\n[task events since your last turn]\n" + "\n".join(notes)
 
     @property
     def queued(self) -> list[str]:
@@ -271,29 +297,99 @@ class AgentCore:
 
     # -- task events (event-driven planning) ----------------------------------
 
-    async def start_watching(self, interval: float = 2.0) -> TaskEventWatcher:
-        """Queue a step prompt whenever a step of our plans becomes ready on the task server."""
+    @property
+    def agent_name(self) -> str:
+        """The name task assignments address this agent by."""
+        return self.name or self.config.name
+
+    async def start_watching(
+        self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True
+    ) -> TaskEventWatcher:
+        """Watch the task server: ready and assigned steps are queued (and worked, with `wake`).
+
+        The ready steps of our plans are queued at once (a restart finds them again);
+        then each change signal (or poll, every `interval` s, without one) is read.
+        `on_event` gets the watch's events and the turns the agent starts itself.
+        """
         await self.stop_watching()
         if self.env is None:
             raise RuntimeError("the agent has not started: await core.start() first")
-        watcher = TaskEventWatcher.for_env(self.env, lambda: self.plans, self.queue, interval)
-        await watcher.start()
+        self._watch_sink = on_event or _ignore
+        hooks = WatchHooks(
+            plans=lambda: self.plans,
+            enqueue=self._enqueue_step,
+            queued=lambda: self._queue,
+            worked=lambda: self._worked,
+            statuses=self.plan_statuses,
+            note=self.note,
+            emit=self._emit_watch,
+        )
+        reactions = Reactions(hooks, self.agent_name)
+        watcher = TaskEventWatcher.for_env(self.env, reactions, interval)
+        if wake:
+            self._waker = Waker(self._wake_turn, self._wake_ended)
         self.watcher = watcher
+        await watcher.start()
         return watcher
 
     async def stop_watching(self) -> None:
-        if self.watcher is not None:
-            await self.watcher.stop()
-            self.watcher = None
+        """Stop the watch; a turn the agent started itself is interrupted."""
+        waker, self._waker = self._waker, None
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            await watcher.stop()
+        if waker is not None:
+            if waker.working:
+                self.interrupt()
+            await waker.stop()
+
+    def _enqueue_step(self, prompt: str) -> None:
+        self.queue(prompt)
+        if self._waker is not None:
+            self._waker.kick()
+
+    def _emit_watch(self, what: str, text: str, **data: Any) -> None:
+        try:
+            self._watch_sink(Event("watch", text, {"what": what, **data}))
+        except Exception:
+            log.exception("watch sink failed on %s", what)
+
+    async def _wake_turn(self) -> TurnResult | None:
+        """The waker's turn: the queue, worked when the agent is idle."""
+        if self.is_running or not self._queue:
+            return None
+        prompt = self.pop_queue()
+        assert prompt is not None
+        return await self.submit(prompt, self._watch_sink)
+
+    def _wake_ended(self, reason: str) -> None:
+        self._emit_watch("stopped", f"{reason}; the watch is off (turn it on again to go on)")
+        waker = self._waker
+
+        async def end() -> None:
+            if self._waker is waker:  # not a watch started again since
+                await self.stop_watching()
+
+        self._ending = asyncio.ensure_future(end())
+
+    async def run_until_idle(self, timeout: float | None = None) -> None:
+        """Wait until nothing is queued or running and the watch has read every event."""
+
+        async def settled() -> None:
+            while True:
+                await self.catch_up()
+                waker = self._waker
+                if not self.is_running and not self._queue and (waker is None or waker.idle):
+                    return
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(settled(), timeout)
 
     async def catch_up(self) -> None:
         """With a watcher on, read the task events now rather than at its next interval."""
         if self.watcher is None or not self.watcher.running:
             return
-        try:
-            await self.watcher.poll()
-        except Exception as exc:  # the watch's own loop logs it too
-            log.warning("task events: %s", exc)
+        await self.watcher.safe_poll()
 
     async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
         """Work the queued prompts now (one turn each); None when the queue is empty."""
@@ -323,13 +419,17 @@ class AgentCore:
             self._task = None
             self._sink = _ignore
             self.state = "idle"
+            if self._waker is not None:
+                self._waker.kick()  # work queued while this turn ran
 
     async def _run_prompts(self, prompt: str) -> TurnResult:
-        result = await self._runner.run(prompt, {})
+        result = await self._runner.run(self._with_notes(self._take(prompt)), {})
         done = 0
         while not result.interrupted and (self._queue or await self._steps_became_ready()):
+            if result.error and self._waker is not None:
+                break  # the watch reports the failure and ends; the queue stays
             done += 1
-            nxt = self._queue.popleft()
+            nxt = self._take(self._queue.popleft())
             meta = {"queued": True, "step": done, "total": done + len(self._queue)}
             result = await self._run_step_prompt(nxt, meta)
         if self.autosave:
@@ -341,7 +441,8 @@ class AgentCore:
         step = read_step(prompt)
         if step is not None and step.kind == "queue":
             self.plan_book.mark_queue_step(step.step_id, "in_progress")
-        result = await self._runner.run(prompt, {**meta, "qid": step.step_id if step else ""})
+        qid = step.step_id if step else ""
+        result = await self._runner.run(self._with_notes(prompt), {**meta, "qid": qid})
         if step is not None and step.kind == "queue":
             state = "todo" if result.interrupted else "failed" if result.error else "done"
             self.plan_book.mark_queue_step(step.step_id, state)
