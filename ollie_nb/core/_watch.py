@@ -25,6 +25,7 @@ from ollie_nb.tools import ToolResult
 log = logging.getLogger("ollie_nb.core")
 
 PAGE = 1000
+START_TIMEOUT = 10.0
 LOG_SIZE = 50
 EVENTS_URI = "tasks://events"  # the resource ollie-tasks signals on every change
 
@@ -52,6 +53,7 @@ class TaskEventWatcher:
         self.seq = 0
         self.log: deque[str] = deque(maxlen=LOG_SIZE)
         self._lock = asyncio.Lock()
+        self._listening = asyncio.Event()  # set once the mode is known
         self._task: asyncio.Task[None] | None = None
 
     @classmethod
@@ -78,8 +80,13 @@ class TaskEventWatcher:
         if page:
             self.seq = page[-1]["seq"]
         await self.stop()
-        self.log.extend(await self.reactions.catch_up())
+        self._listening.clear()
         self._task = asyncio.create_task(self._run(), name="ollie-task-events")
+        try:  # subscribed before the ready steps are queued: no change falls in between
+            await asyncio.wait_for(self._listening.wait(), START_TIMEOUT)
+        except asyncio.TimeoutError:
+            log.warning("task events: no subscription within %g s; going on", START_TIMEOUT)
+        self.log.extend(await self.reactions.catch_up())
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -98,6 +105,7 @@ class TaskEventWatcher:
             except Exception as exc:  # a lost stream or a bad answer must not end the watch
                 self.log.append(f"task events: {exc}")
                 log.warning("task events: %s", exc)
+                self._listening.set()
                 await asyncio.sleep(self.interval)
                 await self.safe_poll()  # until the stream is back, poll
 
@@ -107,6 +115,7 @@ class TaskEventWatcher:
             if signals is None:
                 return False
             self.mode = "subscribed"
+            self._listening.set()
             await self.poll()  # whatever happened before the subscription was acknowledged
             async for _ in signals:
                 await self.poll()
@@ -114,6 +123,7 @@ class TaskEventWatcher:
 
     async def _poll_forever(self) -> None:
         self.mode = "polling"
+        self._listening.set()
         while True:
             await self.safe_poll()
             await asyncio.sleep(self.interval)

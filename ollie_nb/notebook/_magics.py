@@ -58,6 +58,10 @@ class OllieMagics(Magics):
         "ask",
         help="Tools outside trustedTools: ask (input prompt), allow, or deny.",
     ).tag(config=True)
+    watch_interval = Float(
+        2.0,
+        help="Seconds between reads of task events when the task server offers no change signal.",
+    ).tag(config=True)
     offline_chunk_delay = Float(
         0.0, help="Seconds between words of the offline model's replies."
     ).tag(config=True)
