@@ -20,6 +20,7 @@ from bench import (
     task_store,
     tool_call,
     turn_loop,
+    watch,
 )
 from bench._report import Figure, machine, render_table, write_json
 from bench._run import Row, Settings
@@ -32,6 +33,7 @@ ROWS: tuple[Row, ...] = (
     plan_graph.ROW,
     task_store.ROW,
     turn_loop.ROW,
+    watch.ROW,
 )
 
 

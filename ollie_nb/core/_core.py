@@ -375,21 +375,30 @@ class AgentCore:
     async def run_until_idle(self, timeout: float | None = None) -> None:
         """Wait until nothing is queued or running and the watch has read every event."""
 
+        def idle() -> bool:
+            waker, watcher = self._waker, self.watcher
+            return (
+                not self.is_running
+                and not self._queue
+                and (waker is None or waker.idle)
+                and (watcher is None or not watcher.reading)
+            )
+
         async def settled() -> None:
             while True:
-                await self.catch_up()
-                waker = self._waker
-                if not self.is_running and not self._queue and (waker is None or waker.idle):
+                if idle() and self.watcher is not None:
+                    await self.watcher.safe_poll()  # what was signalled but not read yet
+                if idle():
                     return
                 await asyncio.sleep(0.01)
 
         await asyncio.wait_for(settled(), timeout)
 
     async def catch_up(self) -> None:
-        """With a watcher on, read the task events now rather than at its next interval."""
+        """With a watcher on, be current: read the events (or let a read under way finish)."""
         if self.watcher is None or not self.watcher.running:
             return
-        await self.watcher.safe_poll()
+        await self.watcher.catch_up()
 
     async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
         """Work the queued prompts now (one turn each); None when the queue is empty."""

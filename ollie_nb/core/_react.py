@@ -51,6 +51,22 @@ class Reactions:
         self.hooks = hooks
         self.name = name
         self._finished: set[int] = set()  # plans already announced (or found) finished
+        self._status: dict[str, str] = {}  # task id -> status: read once, then kept by the events
+
+    async def _statuses(self, record: PlanRecord) -> dict[str, str]:
+        """The plan's step statuses, read from the server only for steps not known yet."""
+        if any(i not in self._status for i in record.ids):
+            self._status.update(await self.hooks.statuses(record))
+        return {i: self._status[i] for i in record.ids if i in self._status}
+
+    def _track(self, event: dict[str, Any], payload: dict[str, Any]) -> None:
+        task, kind = str(event.get("task") or ""), event.get("type")
+        if kind == "created":
+            self._status[task] = "open"
+        elif kind == "status_changed" and isinstance(payload.get("to"), str):
+            self._status[task] = payload["to"]
+        elif kind == "deleted":
+            self._status.pop(task, None)
 
     async def catch_up(self) -> list[str]:
         """Queue every ready step of our plans now: a new watch (or kernel) finds them again."""
@@ -58,7 +74,7 @@ class Reactions:
         for record in self.hooks.plans():
             if record.kind != "tasks" or not record.ids:
                 continue
-            statuses = await self.hooks.statuses(record)
+            statuses = await self._statuses(record)
             if all(statuses.get(i) in FINISHED for i in record.ids):
                 self._finished.add(record.number)
                 continue
@@ -73,11 +89,12 @@ class Reactions:
         wanted: dict[str, tuple[PlanRecord, int, str]] = {}
         closed: list[tuple[PlanRecord, int, str]] = []
         for event in events:
+            payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+            self._track(event, payload)
             found = step_of(plans, str(event.get("task") or ""))
             if found is None:
                 continue
             record, index = found
-            payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
             kind, status = event.get("type"), payload.get("to")
             if kind == "unblocked":
                 wanted.setdefault(record.ids[index], (record, index, READY_NOTE))
@@ -87,7 +104,7 @@ class Reactions:
                 closed.append((record, index, status))
         lines = [self._closed(*c) for c in closed if c[0].ids[c[1]] not in self.hooks.worked()]
         touched = {r.number: r for r, _, _ in [*wanted.values(), *closed]}
-        live = {n: await self.hooks.statuses(r) for n, r in touched.items()}
+        live = {n: await self._statuses(r) for n, r in touched.items()}
         for record, index, note in sorted(wanted.values(), key=lambda w: (w[0].number, w[1])):
             if self._ready(record, index, live[record.number]):
                 lines.append(self._queue(record, index, note))

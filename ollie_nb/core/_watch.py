@@ -128,6 +128,19 @@ class TaskEventWatcher:
             await self.safe_poll()
             await asyncio.sleep(self.interval)
 
+    @property
+    def reading(self) -> bool:
+        """A read of the events is under way."""
+        return self._lock.locked()
+
+    async def catch_up(self) -> None:
+        """Be current now: polling, read the events; subscribed, let a read under way finish."""
+        if self.mode != "subscribed":
+            await self.safe_poll()
+            return
+        async with self._lock:
+            pass  # a signal not read yet is read by the watch loop itself
+
     async def safe_poll(self) -> list[str]:
         """`poll`, with a failure logged rather than raised."""
         try:
