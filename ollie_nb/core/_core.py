@@ -97,6 +97,7 @@ class AgentCore:
         self._worked: set[str] = set()  # task ids of the step prompts this agent has taken
         self._notes: list[str] = []  # told to the agent at its next turn
         self._ending: asyncio.Future[None] | None = None
+        self._updates: dict[str, Any] = {}  # call id -> args of the agent's task_update calls
         self._queue: deque[str] = deque()
         self._injected: list[str] = []
         self._task: asyncio.Task[TurnResult] | None = None
@@ -464,10 +465,24 @@ class AgentCore:
 
     def emit(self, kind: str, text: str = "", **data: Any) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""
+        if self.watcher is not None and data.get("tool") == "task_update":
+            self._own_update(kind, data)
         try:
             self._sink(Event(kind, text, data))  # type: ignore[arg-type]
         except Exception:
             log.exception("event sink failed on %s", kind)
+
+    def _own_update(self, kind: str, data: dict[str, Any]) -> None:
+        """Tell the watch of the agent's own successful task_update on its task server."""
+        if kind == "call":
+            self._updates[data.get("id", "")] = data.get("args")
+            return
+        args = self._updates.pop(data.get("id", ""), None)
+        watcher = self.watcher
+        ok = kind == "tool" and not data.get("is_error") and isinstance(args, dict)
+        if ok and watcher is not None and data.get("server") == watcher.server:
+            task_id = str(args.get("id", "")).strip().lower()
+            watcher.own_update(task_id, str(args.get("status", "")).strip())
 
     def _on_plan(self, record: PlanRecord) -> None:
         self.plan_book.added(record)

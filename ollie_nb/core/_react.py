@@ -112,6 +112,29 @@ class Reactions:
             lines.extend(self._maybe_finished(record, live[number]))
         return [line for line in lines if line]
 
+    def own_update(self, task_id: str, status: str) -> list[str]:
+        """The agent's own successful task_update: keep the status, queue what it made ready.
+
+        Readiness by the plan's own order, known at once: the turn after needs no wait for
+        the change signal's round trip. The events that follow find those steps queued.
+        """
+        if not status:
+            return []
+        self._status[task_id] = status
+        found = step_of(self.hooks.plans(), task_id)
+        if status != "done" or found is None:
+            return []
+        record, done = found
+        if any(i not in self._status for i in record.ids):
+            return []  # not all known yet: the events will tell
+        statuses = {i: self._status[i] for i in record.ids}
+        lines = [
+            self._queue(record, j, READY_NOTE)
+            for j, step in enumerate(record.steps)
+            if done in step.after and self._ready(record, j, statuses)
+        ]
+        return lines + self._maybe_finished(record, statuses)
+
     def _ready(self, record: PlanRecord, index: int, statuses: dict[str, str]) -> bool:
         step_id = record.ids[index]
         if statuses.get(step_id) != "open" or step_id in self.hooks.worked():

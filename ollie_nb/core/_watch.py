@@ -128,6 +128,10 @@ class TaskEventWatcher:
             await self.safe_poll()
             await asyncio.sleep(self.interval)
 
+    def own_update(self, task_id: str, status: str) -> None:
+        """The agent itself updated a task (and the server said ok)."""
+        self.log.extend(self.reactions.own_update(task_id, status))
+
     @property
     def reading(self) -> bool:
         """A read of the events is under way."""
