@@ -27,7 +27,6 @@ from ollie_nb.core._history import estimate_tokens
 from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._plans import PlanBook
 from ollie_nb.core._prompt import system_prompt
-from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
 from ollie_nb.core._secrets import Redactor, backend_secrets
 from ollie_nb.core._sessions import (
@@ -40,8 +39,8 @@ from ollie_nb.core._sessions import (
     session_payload,
 )
 from ollie_nb.core._turn import TurnRunner, UsageTotals, params
-from ollie_nb.core._wake import Waker
 from ollie_nb.core._watch import TaskEventWatcher
+from ollie_nb.core._watching import AgentWatch
 from ollie_nb.llm import Message, ToolDef
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
 from ollie_nb.tools import Dispatcher, ExecuteServer
@@ -91,13 +90,8 @@ class AgentCore:
         self.router = ToolRouter(Dispatcher())
         self.plan_book = PlanBook()
         self.redact = Redactor(lambda: backend_secrets(self._backend))
-        self.watcher: TaskEventWatcher | None = None
-        self._waker: Waker | None = None
-        self._watch_sink: EventSink = _ignore
-        self._worked: set[str] = set()  # task ids of the step prompts this agent has taken
+        self.watch = AgentWatch(self)
         self._notes: list[str] = []  # told to the agent at its next turn
-        self._ending: asyncio.Future[None] | None = None
-        self._updates: dict[str, Any] = {}  # call id -> args of the agent's task_update calls
         self._queue: deque[str] = deque()
         self._injected: list[str] = []
         self._task: asyncio.Task[TurnResult] | None = None
@@ -248,14 +242,7 @@ class AgentCore:
 
     def pop_queue(self) -> str | None:
         """Take the next queued prompt (None when empty)."""
-        return self._take(self._queue.popleft()) if self._queue else None
-
-    def _take(self, prompt: str) -> str:
-        """Remember a task step as taken by this agent, so the watch never queues it again."""
-        step = read_step(prompt)
-        if step is not None and step.kind == "tasks":
-            self._worked.add(step.step_id)
-        return prompt
+        return self.watch.take(self._queue.popleft()) if self._queue else None
 
     def note(self, text: str) -> None:
         """A short note the agent reads at the start of its next turn."""
@@ -303,6 +290,10 @@ class AgentCore:
         """The name task assignments address this agent by."""
         return self.name or self.config.name
 
+    @property
+    def watcher(self) -> TaskEventWatcher | None:
+        return self.watch.watcher
+
     async def start_watching(
         self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True
     ) -> TaskEventWatcher:
@@ -312,88 +303,15 @@ class AgentCore:
         then each change signal (or poll, every `interval` s, without one) is read.
         `on_event` gets the watch's events and the turns the agent starts itself.
         """
-        await self.stop_watching()
-        if self.env is None:
-            raise RuntimeError("the agent has not started: await core.start() first")
-        self._watch_sink = on_event or _ignore
-        hooks = WatchHooks(
-            plans=lambda: self.plans,
-            enqueue=self._enqueue_step,
-            queued=lambda: self._queue,
-            worked=lambda: self._worked,
-            statuses=self.plan_statuses,
-            note=self.note,
-            emit=self._emit_watch,
-        )
-        reactions = Reactions(hooks, self.agent_name)
-        watcher = TaskEventWatcher.for_env(self.env, reactions, interval)
-        if wake:
-            self._waker = Waker(self._wake_turn, self._wake_ended)
-        self.watcher = watcher
-        await watcher.start()
-        return watcher
+        return await self.watch.start(interval, on_event, wake)
 
     async def stop_watching(self) -> None:
         """Stop the watch; a turn the agent started itself is interrupted."""
-        waker, self._waker = self._waker, None
-        watcher, self.watcher = self.watcher, None
-        if watcher is not None:
-            await watcher.stop()
-        if waker is not None:
-            if waker.working:
-                self.interrupt()
-            await waker.stop()
-
-    def _enqueue_step(self, prompt: str) -> None:
-        self.queue(prompt)
-        if self._waker is not None:
-            self._waker.kick()
-
-    def _emit_watch(self, what: str, text: str, **data: Any) -> None:
-        try:
-            self._watch_sink(Event("watch", text, {"what": what, **data}))
-        except Exception:
-            log.exception("watch sink failed on %s", what)
-
-    async def _wake_turn(self) -> TurnResult | None:
-        """The waker's turn: the queue, worked when the agent is idle."""
-        if self.is_running or not self._queue:
-            return None
-        prompt = self.pop_queue()
-        assert prompt is not None
-        return await self.submit(prompt, self._watch_sink)
-
-    def _wake_ended(self, reason: str) -> None:
-        self._emit_watch("stopped", f"{reason}; the watch is off (turn it on again to go on)")
-        waker = self._waker
-
-        async def end() -> None:
-            if self._waker is waker:  # not a watch started again since
-                await self.stop_watching()
-
-        self._ending = asyncio.ensure_future(end())
+        await self.watch.stop()
 
     async def run_until_idle(self, timeout: float | None = None) -> None:
         """Wait until nothing is queued or running and the watch has read every event."""
-
-        def idle() -> bool:
-            waker, watcher = self._waker, self.watcher
-            return (
-                not self.is_running
-                and not self._queue
-                and (waker is None or waker.idle)
-                and (watcher is None or not watcher.reading)
-            )
-
-        async def settled() -> None:
-            while True:
-                if idle() and self.watcher is not None:
-                    await self.watcher.safe_poll()  # what was signalled but not read yet
-                if idle():
-                    return
-                await asyncio.sleep(0.01)
-
-        await asyncio.wait_for(settled(), timeout)
+        await self.watch.until_idle(timeout)
 
     async def catch_up(self) -> None:
         """With a watcher on, be current: read the events (or let a read under way finish)."""
@@ -429,17 +347,16 @@ class AgentCore:
             self._task = None
             self._sink = _ignore
             self.state = "idle"
-            if self._waker is not None:
-                self._waker.kick()  # work queued while this turn ran
+            self.watch.kick()  # work queued while this turn ran
 
     async def _run_prompts(self, prompt: str) -> TurnResult:
-        result = await self._runner.run(self._with_notes(self._take(prompt)), {})
+        result = await self._runner.run(self._with_notes(self.watch.take(prompt)), {})
         done = 0
         while not result.interrupted and (self._queue or await self._steps_became_ready()):
-            if result.error and self._waker is not None:
+            if result.error and self.watch.waker is not None:
                 break  # the watch reports the failure and ends; the queue stays
             done += 1
-            nxt = self._take(self._queue.popleft())
+            nxt = self.watch.take(self._queue.popleft())
             meta = {"queued": True, "step": done, "total": done + len(self._queue)}
             result = await self._run_step_prompt(nxt, meta)
         if self.autosave:
@@ -465,24 +382,11 @@ class AgentCore:
 
     def emit(self, kind: str, text: str = "", **data: Any) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""
-        if self.watcher is not None and data.get("tool") == "task_update":
-            self._own_update(kind, data)
+        self.watch.observe(kind, data)
         try:
             self._sink(Event(kind, text, data))  # type: ignore[arg-type]
         except Exception:
             log.exception("event sink failed on %s", kind)
-
-    def _own_update(self, kind: str, data: dict[str, Any]) -> None:
-        """Tell the watch of the agent's own successful task_update on its task server."""
-        if kind == "call":
-            self._updates[data.get("id", "")] = data.get("args")
-            return
-        args = self._updates.pop(data.get("id", ""), None)
-        watcher = self.watcher
-        ok = kind == "tool" and not data.get("is_error") and isinstance(args, dict)
-        if ok and watcher is not None and data.get("server") == watcher.server:
-            task_id = str(args.get("id", "")).strip().lower()
-            watcher.own_update(task_id, str(args.get("status", "")).strip())
 
     def _on_plan(self, record: PlanRecord) -> None:
         self.plan_book.added(record)

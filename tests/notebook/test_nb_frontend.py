@@ -327,4 +327,9 @@ def test_watch_wakes_the_agent_when_another_client_finishes_a_step(kernel, tmp_p
     assert any(line.split()[:3] == [number, "Ship", "it"] and "done" in line for line in plans)
     assert "stopped watching" in kernel.run("%ollie watch off").text()
     assert "the watch is off" in until_text(kernel, "print(w.status.value)", "the watch is off")
+    again = kernel.run("w2 = get_ipython().run_line_magic('ollie', 'watch on')\nw2.stop()")
+    assert again.error is None
+    stopped = until_text(kernel, "print(w2.status.value, w2.stop_button.disabled)", "True")
+    assert "the watch is off" in stopped and "True" in stopped  # the Stop button ended it
+    assert "not watching" in kernel.run("%ollie watch").text()
     kernel.run("%ollie agent default")
