@@ -22,7 +22,7 @@ from bench._run import Row, Settings, median, paired_ratio
 from bench._servers import task_server_args
 from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.llm import OfflineBackend
-from ollie_nb.planning import step_prompt
+from ollie_nb.planning import read_step, step_prompt
 from ollie_nb.tools import McpServer
 
 CHAIN = 20
@@ -45,8 +45,9 @@ class _Starts:
         self.at: dict[str, float] = {}
 
     def __call__(self, event: Any) -> None:
-        if event.kind == "turn_start":
-            self.at[event.text.split("[task ", 1)[-1].split("]", 1)[0]] = time.perf_counter()
+        step = read_step(event.text) if event.kind == "turn_start" else None
+        if step is not None:
+            self.at[step.step_id] = time.perf_counter()
 
 
 async def _wake(core: AgentCore, starts: _Starts, update: Any, tag: str) -> tuple[float, float]:
