@@ -164,7 +164,7 @@ class AgentWatch:
         ok = kind == "tool" and not data.get("is_error") and isinstance(args, dict)
         if ok and data.get("server") == self.watcher.server:
             task_id = str(args.get("id", "")).strip().lower()
-            self.watcher.own_update(task_id, str(args.get("status", "")).strip())
+            self.watcher.own_update(task_id, str(args.get("status", "")).strip().lower())
 
 
 def _ignore(event: Event) -> None:
