@@ -21,6 +21,7 @@ from bench import (
     task_store_pg,
     tool_call,
     turn_loop,
+    watch,
 )
 from bench._report import Figure, machine, render_table, write_json
 from bench._run import Row, Settings
@@ -34,6 +35,7 @@ ROWS: tuple[Row, ...] = (
     task_store.ROW,
     turn_loop.ROW,
     task_store_pg.ROW,
+    watch.ROW,
 )
 
 

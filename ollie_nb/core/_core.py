@@ -49,6 +49,7 @@ from ollie_nb.core._sessions import (
 )
 from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, UsageTotals, params
 from ollie_nb.core._watch import TaskEventWatcher
+from ollie_nb.core._watching import AgentWatch
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
 from ollie_nb.tools import Dispatcher, ExecuteServer, subprocess_env
@@ -75,7 +76,9 @@ class AgentCore:
         approve: Approver | None = None,
         autosave: bool = True,
         execute: bool = True,
+        name: str = "",
     ) -> None:
+        self.name = name  # '' = the agent config's name; task assignments use it
         self._backend = backend
         self._agent_spec = agent
         self._workdir = str(Path(workdir or os.getcwd()).resolve())
@@ -96,7 +99,8 @@ class AgentCore:
         self.router = ToolRouter(Dispatcher())
         self.plan_book = PlanBook()
         self.redact = Redactor(lambda: backend_secrets(self._backend))
-        self.watcher: TaskEventWatcher | None = None
+        self.watch = AgentWatch(self)
+        self._notes: list[str] = []  # told to the agent at its next turn
         self._queue: deque[str] = deque()
         self._injected: list[str] = []
         self._task: asyncio.Task[TurnResult] | None = None
@@ -259,7 +263,17 @@ class AgentCore:
 
     def pop_queue(self) -> str | None:
         """Take the next queued prompt (None when empty)."""
-        return self._queue.popleft() if self._queue else None
+        return self.watch.take(self._queue.popleft()) if self._queue else None
+
+    def note(self, text: str) -> None:
+        """A short note the agent reads at the start of its next turn."""
+        self._notes.append(text)
+
+    def _with_notes(self, prompt: str) -> str:
+        notes, self._notes = self._notes, []
+        if not notes:
+            return prompt
+        return prompt + "\n\n[task events since your last turn]\n" + "\n".join(notes)
 
     @property
     def queued(self) -> list[str]:
@@ -298,29 +312,39 @@ class AgentCore:
 
     # -- task events (event-driven planning) ----------------------------------
 
-    async def start_watching(self, interval: float = 2.0) -> TaskEventWatcher:
-        """Queue a step prompt whenever a step of our plans becomes ready on the task server."""
-        await self.stop_watching()
-        if self.env is None:
-            raise RuntimeError("the agent has not started: await core.start() first")
-        watcher = TaskEventWatcher.for_env(self.env, lambda: self.plans, self.queue, interval)
-        await watcher.start()
-        self.watcher = watcher
-        return watcher
+    @property
+    def agent_name(self) -> str:
+        """The name task assignments address this agent by."""
+        return self.name or self.config.name
+
+    @property
+    def watcher(self) -> TaskEventWatcher | None:
+        return self.watch.watcher
+
+    async def start_watching(
+        self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True
+    ) -> TaskEventWatcher:
+        """Watch the task server: ready and assigned steps are queued (and worked, with `wake`).
+
+        The ready steps of our plans are queued at once (a restart finds them again);
+        then each change signal (or poll, every `interval` s, without one) is read.
+        `on_event` gets the watch's events and the turns the agent starts itself.
+        """
+        return await self.watch.start(interval, on_event, wake)
 
     async def stop_watching(self) -> None:
-        if self.watcher is not None:
-            await self.watcher.stop()
-            self.watcher = None
+        """Stop the watch; a turn the agent started itself is interrupted."""
+        await self.watch.stop()
+
+    async def run_until_idle(self, timeout: float | None = None) -> None:
+        """Wait until nothing is queued or running and the watch has read every event."""
+        await self.watch.until_idle(timeout)
 
     async def catch_up(self) -> None:
-        """With a watcher on, read the task events now rather than at its next interval."""
+        """With a watcher on, be current: read the events (or let a read under way finish)."""
         if self.watcher is None or not self.watcher.running:
             return
-        try:
-            await self.watcher.poll()
-        except Exception as exc:  # the watch's own loop logs it too
-            log.warning("task events: %s", exc)
+        await self.watcher.catch_up()
 
     async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
         """Work the queued prompts now (one turn each); after a maxSteps stop, continue that work.
@@ -355,13 +379,16 @@ class AgentCore:
             self._task = None
             self._sink = _ignore
             self.state = "idle"
+            self.watch.kick()  # work queued while this turn ran
 
     async def _run_prompts(self, prompt: str) -> TurnResult:
-        result = await self._runner.run(prompt, {})
+        result = await self._runner.run(self._with_notes(self.watch.take(prompt)), {})
         done = 0
         while not result.interrupted and (self._queue or await self._steps_became_ready()):
+            if result.error and self.watch.waker is not None:
+                break  # the watch reports the failure and ends; the queue stays
             done += 1
-            nxt = self._queue.popleft()
+            nxt = self.watch.take(self._queue.popleft())
             meta = {"queued": True, "step": done, "total": done + len(self._queue)}
             result = await self._run_step_prompt(nxt, meta)
         self.step_limited = result.step_limit
@@ -374,7 +401,8 @@ class AgentCore:
         step = read_step(prompt)
         if step is not None and step.kind == "queue":
             self.plan_book.mark_queue_step(step.step_id, "in_progress")
-        result = await self._runner.run(prompt, {**meta, "qid": step.step_id if step else ""})
+        qid = step.step_id if step else ""
+        result = await self._runner.run(self._with_notes(prompt), {**meta, "qid": qid})
         if step is not None and step.kind == "queue":
             state = "todo" if result.interrupted else "failed" if result.error else "done"
             self.plan_book.mark_queue_step(step.step_id, state)
@@ -387,6 +415,7 @@ class AgentCore:
 
     def emit(self, kind: str, text: str = "", **data: Any) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""
+        self.watch.observe(kind, data)
         try:
             self._sink(Event(kind, text, data))  # type: ignore[arg-type]
         except Exception:

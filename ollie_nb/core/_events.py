@@ -17,6 +17,7 @@ EventKind = Literal[
     "info",  # text: a notice for the user
     "error",  # text: one readable line
     "turn_end",  # text: the reply; data: interrupted, stop_reason, steps
+    "watch",  # text: one line; data: what (queued, done, failed, cancelled, finished, stopped)
 ]
 
 

@@ -158,20 +158,19 @@ def cmd_run(m: Any, rest: str) -> Any:
 
 @command(
     "watch [on|off] [--interval S]",
-    "queue each step of your plans that becomes ready on the task server",
+    "the agent works each step of its plans that becomes ready or is assigned to it",
     words=("on", "off", "--interval"),
 )
-def cmd_watch(m: Any, rest: str) -> Displayable:
+def cmd_watch(m: Any, rest: str) -> Any:
     parser = ArgParser(prog="watch", add_help=False)
     parser.add_argument("action", nargs="?", choices=["on", "off"])
-    parser.add_argument("--interval", type=float, default=2.0, metavar="SECONDS")
+    parser.add_argument("--interval", type=float, default=None, metavar="SECONDS")
     args = parse_args(parser, rest)
     if args.action == "on":
-        watcher = m.core_call(lambda core: core.start_watching(args.interval))
-        return Notice(
-            f"watching task events on '{watcher.server}' every {watcher.interval:g} s: "
-            "each step of your plans that becomes ready is queued (%ollie run works them)"
-        )
+        from ollie_nb.notebook._watch_widget import start_watch_view
+
+        interval = m.watch_interval if args.interval is None else args.interval
+        return start_watch_view(m, m.runtime(), interval)
     if args.action == "off":
         m.core_call(lambda core: core.stop_watching())
         return Notice("stopped watching task events")
@@ -179,7 +178,7 @@ def cmd_watch(m: Any, rest: str) -> Displayable:
     if watcher is None:
         return Notice("not watching task events (%ollie watch on)")
     log = "\n".join(watcher.log) or "(nothing yet)"
-    return TextBlock(log, title=f"watching '{watcher.server}'; {queued} queued")
+    return TextBlock(log, title=f"watching '{watcher.server}' ({watcher.mode}); {queued} queued")
 
 
 @command("stop", "interrupt the running turn")

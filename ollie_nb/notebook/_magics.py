@@ -71,6 +71,10 @@ class OllieMagics(Magics):
     approval_timeout = Float(
         180.0, help="Seconds an approval waits for an answer before the call is denied."
     ).tag(config=True)
+    watch_interval = Float(
+        2.0,
+        help="Seconds between reads of task events when the task server offers no change signal.",
+    ).tag(config=True)
     offline_chunk_delay = Float(
         0.0, help="Seconds between words of the offline model's replies."
     ).tag(config=True)

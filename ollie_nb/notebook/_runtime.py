@@ -219,7 +219,9 @@ class NotebookRuntime:
 
     @property
     def busy(self) -> bool:
-        return self.turn_future is not None and not self.turn_future.done()
+        """A turn runs: one the kernel started, or one the agent started itself (watch on)."""
+        started = self.turn_future is not None and not self.turn_future.done()
+        return started or self.core.is_running
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the turn, close every MCP session, stop the loop thread."""
