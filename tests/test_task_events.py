@@ -37,10 +37,22 @@ def statuses(db) -> dict[str, str]:
 
 
 def done_events(db) -> list[str]:
-    """The task ids of every `status_changed ... to done` in the server's event log, in order."""
+    """The step ids of every `status_changed ... to done` in the server's event log, in order.
+
+    A goal that ollie-tasks closes itself with its last step (reason `children_done`)
+    is left out; `closed_goals` lists those.
+    """
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT task, payload FROM events WHERE type = 'status_changed'")
-        return [task for task, payload in rows if json.loads(payload)["to"] == "done"]
+        changes = [(task, json.loads(payload)) for task, payload in rows]
+    return [t for t, p in changes if p["to"] == "done" and p.get("reason") != "children_done"]
+
+
+def closed_goals(db) -> list[str]:
+    """The goals ollie-tasks closed because their last step was done."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT task, payload FROM events WHERE type = 'status_changed'")
+        return [t for t, p in rows if json.loads(p).get("reason") == "children_done"]
 
 
 async def second_agent(db, name: str, *calls: dict) -> list[str]:
@@ -92,6 +104,7 @@ def test_watch_on_works_the_whole_plan_by_itself(tmp_path):
     assert mode == "subscribed"
     assert updated_ids(events) == list(record.ids)  # each step once, in plan order
     assert done_events(db) == list(record.ids)
+    assert closed_goals(db) == [record.goal_id]
     watch = [e.text for e in events if e.kind == "watch"]
     assert watch[0] == f"step 1 of plan 1 is ready ({record.ids[0]}); queued"
     assert watch[-1] == "plan 1 is finished: Ship the report (all 3 steps done)"
@@ -120,6 +133,7 @@ def test_two_agents_in_two_processes_the_watcher_carries_on_after_the_other(tmp_
     ids = asyncio.run(scenario())
     assert updated_ids(events) == ids[1:]  # alice worked steps 2 and 3, no user action
     assert done_events(db) == ids  # every step done exactly once
+    assert len(closed_goals(db)) == 1
     watch = [e.text for e in events if e.kind == "watch"]
     other = f"step 1 of plan 1 is done ({ids[0]}), marked by another client: Collect data"
     assert watch[0] == other
@@ -200,6 +214,7 @@ def test_a_new_watcher_and_a_restarted_agent_lose_nothing_and_queue_nothing_twic
     events = asyncio.run(second_kernel())
     assert updated_ids(events) == ids[1:]
     assert done_events(db) == ids
+    assert len(closed_goals(db)) == 1
 
 
 def test_the_approval_gate_applies_to_turns_the_agent_starts_itself(tmp_path):
