@@ -28,6 +28,7 @@ KNOWN_KEYS = {
     "backend",
     "planTimeout",
     "passEnv",
+    "python",
 }
 SERVER_KEYS = {
     "command",
@@ -84,6 +85,7 @@ class AgentConfig:
     backend: str = ""
     plan_timeout: float = 120.0
     pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
+    python_exec: bool = False  # `"python": {"exec": true}`: offer python_exec in the notebook
     warnings: tuple[str, ...] = ()
 
     @classmethod
@@ -120,6 +122,7 @@ class AgentConfig:
             backend=_opt(data, "backend", str, where) or "",
             plan_timeout=_opt(data, "planTimeout", float, where, minimum=0.1) or 120.0,
             pass_env=_names(where, "passEnv", data.get("passEnv")),
+            python_exec=_python_exec(where, data.get("python"), warnings),
             warnings=tuple(warnings),
         )
 
@@ -235,6 +238,19 @@ def _names(where: str, key: str, raw: Any) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(isinstance(n, str) and n for n in raw):
         raise ConfigError(f"{where}: '{key}' must be a list of environment variable names")
     return tuple(raw)
+
+
+def _python_exec(where: str, raw: Any, warnings: list[str]) -> bool:
+    """The `python` section: `{"exec": true}` offers python_exec (it still asks unless trusted)."""
+    if raw is None:
+        return False
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: 'python' must be an object such as {{\"exec\": true}}")
+    warnings.extend(f"{where}: python: unknown key {k!r} ignored" for k in raw if k != "exec")
+    enabled = raw.get("exec", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: python.exec must be true or false")
+    return enabled
 
 
 def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:

@@ -117,6 +117,11 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
     def approve(name: str, args: dict[str, Any]) -> Any:
         return holder["runtime"].run_on_main(lambda: _ask_approval(magics, name, args))
 
+    from ollie_nb.notebook._kernel_tools import kernel_servers
+
+    shell = magics.shell if magics else None
+    servers = kernel_servers(shell, lambda: holder["runtime"])
+
     def factory() -> AgentCore:
         return AgentCore(
             backend,
@@ -124,6 +129,7 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
             workdir=(magics.workdir if magics else "") or os.getcwd(),
             queue_fallback=bool(magics and magics.fallback == "queue"),
             approve=approve,
+            extra_servers=servers,
         )
 
     runtime = NotebookRuntime(factory)

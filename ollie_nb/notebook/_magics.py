@@ -14,7 +14,12 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, Unicode
 
-from ollie_nb.notebook import _commands, _commands_plans, _commands_session  # noqa: F401
+from ollie_nb.notebook import (  # noqa: F401
+    _commands,
+    _commands_plans,
+    _commands_python,
+    _commands_session,
+)
 from ollie_nb.notebook._display import Notice, TextBlock
 from ollie_nb.notebook._prompt_line import OPTIONS_HELP, parse_prompt_line
 from ollie_nb.notebook._registry import COMMANDS
