@@ -79,7 +79,7 @@ def run_code(code: str, namespace: MutableMapping[str, Any], cap: int = OUTPUT_C
     try:
         tree = ast.parse(code, FILENAME, "exec")
     except SyntaxError as exc:
-        run.error = "error: " + "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        run.error = error_text(type(exc), exc, None)
         return run
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     writer = BoundedWriter(cap)
