@@ -15,6 +15,7 @@ from pathlib import Path
 from bench import (
     extension_load,
     first_prompt,
+    notebook_tool,
     plan_graph,
     plan_persistence,
     task_store,
@@ -32,6 +33,7 @@ ROWS: tuple[Row, ...] = (
     plan_graph.ROW,
     task_store.ROW,
     turn_loop.ROW,
+    notebook_tool.ROW,
 )
 
 
