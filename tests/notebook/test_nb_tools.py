@@ -244,5 +244,12 @@ def test_python_last_error_and_propose(kernel):
     assert failing.error is not None
     last = value(kernel, 'ask("python_last_error")')
     assert "error: KeyError: 'missing-key'" in last and "in broken" in last
-    reply = value(kernel, 'ask("python_propose", code="df.describe()", note="summary stats")')
-    assert "new cell below" in reply
+    run = kernel.run('r = ask("python_propose", code="df.describe()", note="summary stats")')
+    assert run.error is None, run.error
+    payloads = kernel.reply(run)["payload"]
+    assert {
+        "source": "set_next_input",
+        "text": "# summary stats\ndf.describe()",
+        "replace": False,
+    }.items() <= payloads[0].items()
+    assert "new cell below" in value(kernel, "r")
