@@ -7,6 +7,7 @@ notebook tools live in one registry per kernel; every agent of the kernel sees t
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections.abc import Callable, Mapping, MutableMapping
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 _IPYTHON_DIR = os.sep + "IPython" + os.sep
 _tools: NotebookToolServer | None = None
+_pending: set[asyncio.Future[None]] = set()  # refreshes started on the loop itself
 
 
 def notebook_tools() -> NotebookToolServer:
@@ -63,6 +65,14 @@ def _refresh() -> None:
 
     runtime = notebook._active
     if runtime is None or runtime.closed:
+        return
+    try:
+        on_loop = asyncio.get_running_loop() is runtime.loop
+    except RuntimeError:
+        on_loop = False
+    if on_loop:  # an async tool registering another: do not wait for ourselves
+        _pending.add(task := asyncio.ensure_future(runtime.core.refresh_tools()))
+        task.add_done_callback(_pending.discard)
         return
     runtime.submit(runtime.core.refresh_tools).result(timeout=10)
 

@@ -132,6 +132,25 @@ def test_redefining_replaces_the_tool_and_remove_tool_drops_it(kernel):
     assert "unknown tool 'version'" in value(kernel, 'ask("version")')
 
 
+def test_async_tools_run_on_the_agent_loop_and_sync_ones_on_the_kernel_thread(kernel):
+    code = '''
+    import threading
+
+    @ollie_nb.tool
+    async def where() -> str:
+        """Say which thread runs this, and register a tool on the way."""
+        ollie_nb.add_tool(lambda: "late", name="late")
+        return threading.current_thread().name
+    '''
+    assert kernel.run(textwrap.dedent(code)).error is None
+    assert value(kernel, 'ask("where")') == "tool said: ollie-runtime"
+    assert value(kernel, 'ask("late")') == "tool said: late"
+    kernel.run(
+        "@ollie_nb.tool\ndef where_sync() -> str:\n    return threading.current_thread().name"
+    )
+    assert value(kernel, 'ask("where_sync")') == "tool said: MainThread"  # the kernel thread
+
+
 def test_an_untrusted_tool_asks_and_a_denied_call_does_not_run(kernel):
     code = """
     calls = []
