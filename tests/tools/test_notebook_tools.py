@@ -146,3 +146,37 @@ def test_list_vars_is_bounded_and_skips_noise():
         "big (list): len 1000000: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, ...]",
         "token (str): (hidden: secret-looking name)",
     ]
+
+
+def test_a_script_core_takes_extra_servers_and_its_trusted_tools_decide():
+    from ollie_nb.core import AgentConfig, AgentCore
+    from ollie_nb.llm import OfflineBackend, ToolCall
+
+    def model(messages, tools):
+        last = messages[-1]
+        if last.role == "tool":
+            return "got " + last.content
+        return [ToolCall("c1", "double", '{"n": 21}')]
+
+    def double(n: int) -> int:
+        return 2 * n
+
+    server = NotebookToolServer()
+    server.add(double)
+
+    async def turn(config):
+        core = AgentCore(
+            OfflineBackend(model),
+            agent=config,
+            extra_servers=lambda cfg: {"notebook": server},
+            execute=False,
+            autosave=False,
+        )
+        async with core:
+            assert "notebook" in [s["name"] for s in core.list_servers()["servers"]]
+            return (await core.submit("go")).reply
+
+    assert asyncio.run(turn(AgentConfig())) == "got 42"
+    denied = asyncio.run(turn(AgentConfig(trusted_tools=("reasoning_*",))))
+    assert "not in trustedTools and was not approved" in denied
+    assert asyncio.run(turn(AgentConfig(trusted_tools=("notebook/*",)))) == "got 42"
