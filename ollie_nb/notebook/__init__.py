@@ -117,12 +117,9 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
     def approve(name: str, args: dict[str, Any]) -> Any:
         return holder["runtime"].run_on_main(lambda: _ask_approval(magics, name, args))
 
-    from IPython import get_ipython
-
     from ollie_nb.notebook._kernel_tools import kernel_servers
 
-    shell = magics.shell if magics else get_ipython()
-    servers = kernel_servers(shell, lambda: holder["runtime"])
+    servers = kernel_servers(magics.shell if magics else None, lambda: holder["runtime"])
 
     def factory() -> AgentCore:
         return AgentCore(

@@ -112,7 +112,14 @@ class KernelWorkbench:
 def kernel_servers(
     shell: Any, runtime: Callable[[], NotebookRuntime]
 ) -> Callable[[AgentConfig], Mapping[str, Server]]:
-    """The extra built-in servers of the kernel's agent, as a function of its agent config."""
+    """The extra built-in servers of the kernel's agent, as a function of its agent config.
+
+    `shell` None means the running IPython shell, if any (no shell: no python tools).
+    """
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
 
     async def run_sync(fn: Callable[[], Any]) -> Any:
         return await runtime().run_on_main(fn)
