@@ -155,14 +155,21 @@ def load_agent_config(path: str | os.PathLike[str], name: str = "") -> AgentConf
     return AgentConfig.from_dict(data, str(file), name=name or file.stem)
 
 
-_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 def expand_vars(text: str, env: Mapping[str, str], missing: list[str] | None = None) -> str:
-    """Expand `$VAR` and `${VAR}` like Go's os.ExpandEnv: unset names become empty (and are noted)."""
+    """Expand `$VAR`, `${VAR}` and `${VAR:-default}` (the default when VAR is unset or empty).
+
+    Like Go's os.ExpandEnv an unset name without a default becomes empty; it is noted
+    in `missing`, so a caller can refuse it where an empty value would be dangerous.
+    """
 
     def repl(match: re.Match[str]) -> str:
-        key = match.group(1) or match.group(2)
+        key = match.group(1) or match.group(3)
+        default = match.group(2)
+        if default is not None:
+            return env.get(key) or default
         if key not in env and missing is not None and key not in missing:
             missing.append(key)
         return env.get(key, "")

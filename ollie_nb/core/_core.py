@@ -29,7 +29,7 @@ from ollie_nb.core._compact import (
     keep_budget,
     summarise,
 )
-from ollie_nb.core._config import AgentConfig
+from ollie_nb.core._config import AgentConfig, ConfigError
 from ollie_nb.core._env import AgentEnv, build_agent_env, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, TurnResult
 from ollie_nb.core._history import estimate_tokens
@@ -574,6 +574,25 @@ class AgentCore:
             self.env.reasoning.first_number = len(saved.plans) + 1
         self.reply = saved.last_reply
         return data
+
+    async def resume(self, session_id: str) -> str:
+        """Restore a session and the agent it used; a note when that agent cannot come back.
+
+        The agent (servers, hooks, trust) is switched to by the path the session
+        recorded; a session of the default agent, or of the current one, switches nothing.
+        """
+        data = self.restore(session_id)
+        name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
+        if name == self.config.name and path == self.config.path:
+            return ""
+        try:
+            await self.switch_agent(path or name)
+        except (ConfigError, OSError) as exc:
+            return (
+                f"this session used the agent {name!r} ({path or 'by name'}), which could not "
+                f"be loaded: {exc}; switch with %ollie agent NAME|PATH"
+            )
+        return f"agent: {self.config.name} (the agent this session used)"
 
     def rename(self, name: str) -> None:
         """Name the session (and save it, so the name sticks)."""
