@@ -2,24 +2,37 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Mapping
+from typing import Any
 
 from ollie_nb.notebook._display import Displayable, esc
-from ollie_nb.planning import GraphvizUnavailable, PlanRecord, plan_svg
+from ollie_nb.planning import DOT_TIMEOUT, GraphvizUnavailable, PlanRecord, plan_svg
 
 _PROGRESS = {"done", "cancelled"}
+# dot runs here during a turn, never on the kernel thread: the cell shows the plan as text
+# until the graph is drawn (one drawing at a time; dot itself is killed at DOT_TIMEOUT).
+_DRAWER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ollie-dot")
 
 
 class PlanGraphView(Displayable):
     """The plan graph (HTML) with the plan text as text/plain; never raises when drawn."""
 
     def __init__(
-        self, record: PlanRecord, statuses: Mapping[str, str] | None = None, *, rankdir: str = "LR"
+        self,
+        record: PlanRecord,
+        statuses: Mapping[str, str] | None = None,
+        *,
+        rankdir: str = "LR",
+        background: bool = False,
     ) -> None:
         self.record = record
         self.statuses = dict(statuses or {})
         self.rankdir = rankdir
         self.warning = ""
+        self.background = background  # draw off the kernel thread (a turn's live views)
+        self._drawn: dict[Any, str | GraphvizUnavailable] = {}
+        self._drawing: tuple[Any, concurrent.futures.Future[str]] | None = None
 
     def text(self) -> str:
         return self.record.text
@@ -46,10 +59,51 @@ class PlanGraphView(Displayable):
         text = self.text() + (f"\n⚠ {self.warning}" if self.warning else "")
         return {"text/plain": text, "text/html": page}
 
+    def _key(self) -> Any:
+        return tuple(sorted(self.statuses.items())), self.rankdir
+
+    def _drawing_done(self) -> str | GraphvizUnavailable | None:
+        """The SVG for the present statuses (or why there is none); None while it is drawn."""
+        key = self._key()
+        if key in self._drawn:
+            return self._drawn[key]
+        if not self.background:
+            try:
+                self._drawn[key] = self.svg()
+            except GraphvizUnavailable as exc:
+                self._drawn[key] = exc
+            return self._drawn[key]
+        if self._drawing is None or self._drawing[0] != key:
+            self._drawing = (key, _DRAWER.submit(self.svg))
+        future = self._drawing[1]
+        if not future.done():
+            return None
+        exc = future.exception()
+        self._drawn[key] = exc if isinstance(exc, GraphvizUnavailable) else future.result()
+        return self._drawn[key]
+
+    @property
+    def drawing(self) -> bool:
+        """True while the graph for the present statuses is being drawn in the background."""
+        return self._drawing_done() is None
+
+    def wait_drawn(self, timeout: float = DOT_TIMEOUT + 1) -> None:
+        """Wait (on the caller's thread) for a background drawing, at most `timeout` seconds."""
+        if self._drawing is not None:
+            concurrent.futures.wait([self._drawing[1]], timeout)
+
     def html(self) -> str:
         self.warning = ""
+        drawn = self._drawing_done()
+        if drawn is None:
+            return (
+                '<div style="color: var(--jp-ui-font-color2, #666)">drawing the graph …</div>'
+                f"<pre>{esc(self.record.text)}</pre>"
+            )
         try:
-            body = f'<div class="ollie-plan" style="overflow:auto">{self.svg()}</div>'
+            if isinstance(drawn, GraphvizUnavailable):
+                raise drawn
+            body = f'<div class="ollie-plan" style="overflow:auto">{drawn}</div>'
         except GraphvizUnavailable as exc:
             self.warning = str(exc)
             return (

@@ -63,6 +63,7 @@ class TurnView:
         self._usage: dict[str, Any] = {}
         self.plans: list[PlanGraphView] = []
         self._plan_updates: list[Callable[[Any], None]] = []
+        self._undrawn: list[PlanGraphView] = []  # shown as text while dot draws them
         self._pending_plans: list[PlanGraphView] = []
         self.progress: tuple[int, int] | None = None
         self.result_reply = ""
@@ -149,14 +150,25 @@ class TurnView:
             self._show(Notice(record.warning.removeprefix("warning: "), "warning"))
         if not self.settings.show_plans:
             return
-        self._pending_plans.append(PlanGraphView(record, {}, rankdir=self.settings.rankdir))
+        view = PlanGraphView(record, {}, rankdir=self.settings.rankdir, background=True)
+        self._pending_plans.append(view)
 
     def _show_pending_plans(self) -> None:
         """Draw plans under the reasoning_plan call that made them."""
         for view in self._pending_plans:
             self.plans.append(view)
             self._plan_updates.append(self._make_live(view))
+            self._undrawn.append(view)
         self._pending_plans = []
+
+    def _show_drawn_plans(self, wait: bool = False) -> None:
+        """Replace a plan shown as text while its graph was drawn, once it is (or `wait`)."""
+        for view in list(self._undrawn):
+            if wait:
+                view.wait_drawn()
+            if not view.drawing:
+                self._undrawn.remove(view)
+                self._plan_updates[self.plans.index(view)](view)
 
     def _refresh_plans(self) -> None:
         if self._plan_statuses is None:
@@ -166,6 +178,8 @@ class TurnView:
             if statuses != view.statuses:
                 view.statuses = statuses
                 update(view)
+                if view.drawing and view not in self._undrawn:
+                    self._undrawn.append(view)
 
     def _on_usage(self, event: Event) -> None:
         self._usage = dict(event.data)
@@ -181,7 +195,8 @@ class TurnView:
         self.tick()
 
     def tick(self) -> None:
-        """Called by the pump between events: counts a retry's wait down in the live area."""
+        """Called by the pump between events: plans drawn meanwhile, a retry's countdown."""
+        self._show_drawn_plans()
         if self._retry is None:
             return
         reason, attempt, until = self._retry
@@ -214,6 +229,7 @@ class TurnView:
         """After the last turn: settle, refresh plan statuses, show the usage footer."""
         self._settle()
         self._refresh_plans()
+        self._show_drawn_plans(wait=True)
         if self.settings.usage_footer and self._usage:
             u = self._usage
             seconds = time.perf_counter() - self._started

@@ -89,7 +89,7 @@ def test_semicolon_silences_and_out_keeps_results(kernel):
     silent = kernel.run("%ollie usage;")
     assert silent.outputs == []
     shown = kernel.run("r = %ollie usage\nprint(type(r).__name__, r.text().startswith('ℹ usage:'))")
-    assert "Notice True" in shown.text()
+    assert "UsageView True" in shown.text()
 
 
 FALLBACKS = {

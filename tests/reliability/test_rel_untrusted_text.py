@@ -108,3 +108,38 @@ def test_the_background_widget_status_escapes_the_tool_name():
     turn._on_event(Event("call", "", {"tool": EVIL_TOOL}))
     assert live_tags(turn.status.value) == []
     assert "&lt;img" in turn.status.value
+
+
+def test_a_turn_draws_its_plan_graph_off_the_kernel_thread(monkeypatch):
+    """The cell shows the plan as text at once; dot runs on another thread; the graph follows."""
+    import threading
+
+    from ollie_nb.notebook import _plans
+    from ollie_nb.planning import PlanRecord, PlanStep
+
+    release = threading.Event()
+    threads: list[str] = []
+
+    def slow_svg(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        release.wait(10)
+        return "<svg>drawn</svg>"
+
+    monkeypatch.setattr(_plans, "plan_svg", slow_svg)
+    record = PlanRecord(1, "Goal", (PlanStep("a"), PlanStep("b", after=(0,))), text="Plan: Goal")
+    updates: list[str] = []
+
+    def live(obj):
+        updates.append(obj._repr_mimebundle_()["text/html"])
+        return lambda new: updates.append(new._repr_mimebundle_()["text/html"])
+
+    view = TurnView(Settings(), lambda obj: None, live)
+    view(Event("plan", "", {"record": record}))
+    view(Event("tool", "", {"id": "p", "tool": "reasoning_plan"}))
+    assert "drawing the graph" in updates[0] and "Plan: Goal" in updates[0]
+    view.tick()
+    assert len(updates) == 1  # still drawing: nothing replaced, the kernel thread not held
+    release.set()
+    view.finish()
+    assert "<svg>drawn</svg>" in updates[-1]
+    assert threads and all(name.startswith("ollie-dot") for name in threads)
