@@ -149,7 +149,11 @@ class TurnView:
             self._show(Notice(record.warning.removeprefix("warning: "), "warning"))
         if not self.settings.show_plans:
             return
-        self._pending_plans.append(PlanGraphView(record, {}, rankdir=self.settings.rankdir))
+        # A plan just filed has every step open. The graph is refreshed with live statuses
+        # at the turn's end; its text keeps the first ones (`%ollie plan` shows them now).
+        fresh = {i: "todo" for i in record.ids} if record.kind in ("tasks", "queue") else {}
+        view = PlanGraphView(record, fresh, rankdir=self.settings.rankdir)
+        self._pending_plans.append(view.keep_text())
 
     def _show_pending_plans(self) -> None:
         """Draw plans under the reasoning_plan call that made them."""

@@ -240,6 +240,10 @@ def test_task_server_agent_persists_and_shows_statuses(kernel, tmp_path):
     )
     graph = kernel.run("%ollie plan")
     assert "1 of 4 steps done" in graph.html()
+    assert graph.text().splitlines()[-1] == "1 of 4 steps done"  # what nbval compares
+    assert any(
+        line.endswith(" Collect data") and " done " in line for line in graph.text().splitlines()
+    )
     mcp = kernel.run("%ollie mcp")
     assert "task server 'tasks'" in mcp.text()
     back = kernel.run("%ollie agent default")
