@@ -151,14 +151,25 @@ def test_inject_reaches_the_model_in_the_next_tool_result(fake_task_server, tmp_
 
 
 def test_inject_when_idle_becomes_the_next_prompt(tmp_path):
-    core = AgentCore(OfflineBackend(turns=["a", "b"]), workdir=tmp_path)
+    received = []
+
+    def model(messages, tools):
+        received.append([(m.role, m.content) for m in messages[1:]])
+        return f"reply {len(received)}"
+
+    core = AgentCore(OfflineBackend(model), workdir=tmp_path)
 
     async def scenario():
         async with core:
             core.inject("first")
-            return core.queued
+            queued = core.queued
+            result = await core.run_queue()
+            return queued, result, core.queued
 
-    assert asyncio.run(scenario()) == ["first"]
+    queued, result, left = asyncio.run(scenario())
+    assert queued == ["first"] and left == []
+    assert received == [[("user", "first")]]  # what the model got as the next turn's prompt
+    assert result.reply == "reply 1"
 
 
 def test_interrupt_mid_tool_cancels_and_session_stays_usable(fake_task_server, tmp_path):
