@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,6 +45,40 @@ def fake_task_server(tmp_path):
         }
 
     return make
+
+
+@pytest.fixture
+def ollie_tasks(tmp_path):
+    """Factory: an mcpServers entry for the real `ollie-tasks` over stdio, and its database."""
+
+    def make(*, timeout: float = 30.0, name: str = "tasks") -> tuple[dict, Path]:
+        db = tmp_path / f"{name}.db"
+        args = ["-m", "ollie_nb.tasks", "serve", "--db", str(db), "--watch-interval", "0"]
+        return {name: {"command": sys.executable, "args": args, "timeout": timeout}}, db
+
+    return make
+
+
+def read_db(db: Path) -> dict[str, dict]:
+    """The tasks a real task database holds, read straight from SQLite (no server between):
+    id -> {title, parent, blockers, status}; {} before the server created the file."""
+    if not db.exists():
+        return {}
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        rows = conn.execute("SELECT id, title, coalesce(parent, ''), status FROM tasks")
+        tasks = {i: {"title": t, "parent": p, "blockers": [], "status": s} for i, t, p, s in rows}
+        for task, blocker in conn.execute("SELECT task, blocker FROM deps ORDER BY task, blocker"):
+            tasks[task]["blockers"].append(blocker)
+    finally:
+        conn.close()
+    return tasks
+
+
+@pytest.fixture
+def db_tasks():
+    """The reader of a real task database, as a fixture."""
+    return read_db
 
 
 def read_store(config: dict, name: str = "tasks") -> dict:

@@ -53,8 +53,8 @@ async def run_core(core, *prompts):
     return results, events
 
 
-def test_offline_plan_persisted_on_task_server(fake_task_server, stored_tasks, tmp_path):
-    servers = fake_task_server()
+def test_offline_plan_persisted_on_task_server(ollie_tasks, db_tasks, tmp_path):
+    servers, db = ollie_tasks()
     core = AgentCore(
         OfflineBackend(), agent=AgentConfig.from_dict({"mcpServers": servers}), workdir=tmp_path
     )
@@ -62,8 +62,15 @@ def test_offline_plan_persisted_on_task_server(fake_task_server, stored_tasks, t
     assert "plan" in kinds(events)
     record = next(e.data["record"] for e in events if e.kind == "plan")
     assert record.persisted and len(record.ids) == 4
-    tasks = stored_tasks(servers)
+    tasks = db_tasks(db)
     assert len(tasks) == 5
+    assert [tasks[i]["title"] for i in record.ids] == [
+        "Collect data",
+        "Clean data",
+        "Draw charts",
+        "Publish",
+    ]
+    assert all(tasks[i]["parent"] == record.goal_id for i in record.ids)
     assert tasks[record.ids[2]]["blockers"] == [record.ids[1]]
     assert result.reply and not result.interrupted
     assert_consistent(core.history)
@@ -398,10 +405,10 @@ def test_corrupt_session_file_gives_clear_error(tmp_path):
         core.restore("nope")
 
 
-def test_switch_agent_rebuilds_servers_and_keeps_fallback(fake_task_server, tmp_path):
+def test_switch_agent_rebuilds_servers_and_keeps_fallback(ollie_tasks, tmp_path):
     agents = tmp_path / ".ollie" / "agents"
     agents.mkdir(parents=True)
-    (agents / "tasks.json").write_text(json.dumps({"mcpServers": fake_task_server()}))
+    (agents / "tasks.json").write_text(json.dumps({"mcpServers": ollie_tasks()[0]}))
     seen = []
     core = AgentCore(
         OfflineBackend(),
@@ -426,7 +433,10 @@ def test_switch_agent_rebuilds_servers_and_keeps_fallback(fake_task_server, tmp_
     assert during["plan_backend"] == "task server 'tasks'"
     tasks_entry = next(s for s in during["servers"] if s["name"] == "tasks")
     assert tasks_entry["state"] == "connected"
-    assert ("task_create", "Create a task; return its id.") in tasks_entry["tools"]
+    assert (
+        "task_create",
+        "Create an open task and return its id (the only text of the result).",
+    ) in tasks_entry["tools"]
     assert after["plan_backend"] == "<lambda>()"
     assert seen == ["Ship the report"]
     assert [p.number for p in core.plans] == [1, 2]  # numbering goes on across the switch
