@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from absent import in_ci
 
 FIXTURES = Path(__file__).parent / "fixtures"
 for _harnesses in ("llm", "notebook"):  # llm_fake_provider, kernel_harness: shared by folders
@@ -102,3 +103,24 @@ def _private_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("OLLIE_ENV_FILE", str(base / "config" / "env"))
     for name in ("OLLIE_BACKEND", "OLLIE_MODEL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(name, raising=False)
+
+
+def _fail_skips_in_ci(report: pytest.TestReport | pytest.CollectReport) -> None:
+    """In CI (CI=true) a skipped test or module fails, with the reason it gave for skipping."""
+    if in_ci() and report.skipped and not hasattr(report, "wasxfail"):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"CI=true: nothing may be skipped in CI; {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _fail_skips_in_ci(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _fail_skips_in_ci(outcome.get_result())
