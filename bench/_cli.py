@@ -18,8 +18,10 @@ from bench import (
     plan_graph,
     plan_persistence,
     task_store,
+    task_store_pg,
     tool_call,
     turn_loop,
+    watch,
 )
 from bench._report import Figure, machine, render_table, write_json
 from bench._run import Row, Settings
@@ -32,6 +34,8 @@ ROWS: tuple[Row, ...] = (
     plan_graph.ROW,
     task_store.ROW,
     turn_loop.ROW,
+    task_store_pg.ROW,
+    watch.ROW,
 )
 
 

@@ -4,8 +4,8 @@ Throughput is timed in batches, interleaved: creates through MCP (SDK client, on
 session, one call after another), TaskStore.create in process, and plain sqlite3 inserts
 into a database with the store's own schema (made by opening a TaskStore), each insert
 its own transaction as a create is. `ready` runs on a store of 1000 plans (a goal and 9
-chained steps each), 600 of them finished and the rest part-way, made through the
-store's API.
+chained steps each), 600 of them finished (their goals closed with their last step)
+and the rest part-way, made through the store's API.
 """
 
 from __future__ import annotations
@@ -38,20 +38,28 @@ INSERT_SQL = (
 
 
 def fill_store(store: TaskStore) -> int:
-    """Make the 10,000-task store; return how many tasks are ready."""
+    """Make the 10,000-task store; return how many tasks are ready.
+
+    Each plan is created whole before any step is marked done, as an agent saves a plan.
+    """
     for plan in range(PLANS):
         goal = store.create(f"Goal {plan}: ship report {plan}", "Plan of 9 steps.")
-        previous = ""
+        steps: list[str] = []
         for step in range(PLAN_STEPS):
-            previous = store.create(
-                f"Step {step + 1} of goal {plan}",
-                "Do the step and check it.",
-                parent=goal,
-                blockers=[previous] if previous else [],
+            steps.append(
+                store.create(
+                    f"Step {step + 1} of goal {plan}",
+                    "Do the step and check it.",
+                    parent=goal,
+                    blockers=steps[-1:],
+                )
             )
+        for step, task_id in enumerate(steps):
             if plan < FINISHED or step < plan % PLAN_STEPS:
-                store.update(previous, "done")
-    return PLANS + (PLANS - FINISHED)
+                store.update(task_id, "done")
+    # A finished plan's goal closed with its last step: the goal and the next step of each
+    # unfinished plan are ready.
+    return 2 * (PLANS - FINISHED)
 
 
 def _raw_connection(path: Path) -> sqlite3.Connection:

@@ -87,7 +87,7 @@ def test_unknown_keys_warn_once_each(tmp_path):
         ({"prompt": ["a"]}, "'prompt' must be a string"),
         ({"trustedTools": "all"}, "'trustedTools' must be a list"),
         ({"hooks": {"onStart": ["x"]}}, "hooks.onStart is not a hook event"),
-        ({"hooks": {"stop": [3]}}, "entries must be shell commands"),
+        ({"hooks": {"stop": [3]}}, "hooks.stop must be a shell command, an array of them, or"),
         ({"hooks": "x"}, "'hooks' must be an object"),
     ],
 )

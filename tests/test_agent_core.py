@@ -121,13 +121,37 @@ def test_bad_tool_calls_become_error_results(tmp_path):
     assert_consistent(core.history)
 
 
-def test_max_steps_stops_a_looping_model(tmp_path):
-    looping = OfflineBackend(lambda messages, tools: [call("reasoning_think", {"thought": "t"})])
-    core = AgentCore(looping, agent=AgentConfig(max_steps=3), workdir=tmp_path)
-    _, events = asyncio.run(run_core(core, "loop"))
-    assert any("stopped after 3 model calls" in e.text for e in events if e.kind == "info")
-    assert core.usage.requests == 3
+def test_max_steps_stops_a_looping_model_and_run_continues(tmp_path):
+    def model(messages, tools):
+        if "step limit" in messages[-1].content:
+            return "continued and done"
+        return [call("reasoning_think", {"thought": "t"})]
+
+    core = AgentCore(OfflineBackend(model), agent=AgentConfig(max_steps=3), workdir=tmp_path)
+
+    async def scenario():
+        events = []
+        async with core:
+            first = await core.submit("loop", events.append)
+            limited = core.step_limited
+            second = await core.run_queue(events.append)
+            return first, limited, second, events
+
+    first, limited, second, events = asyncio.run(scenario())
+    notes = [e.text for e in events if e.kind == "info"]
+    assert (
+        "stopped: this turn reached maxSteps (3 model calls); "
+        "send a prompt or `%ollie run` to continue"
+    ) in notes
+    assert first.step_limit and limited and first.steps == 3
+    assert second.reply == "continued and done" and not core.step_limited
+    assert core.usage.requests == 4
     assert_consistent(core.history)
+
+
+def test_max_steps_default_is_high_not_fifty():
+    assert AgentConfig().max_steps == 200
+    assert AgentConfig.from_dict({}).max_steps == 200
 
 
 def test_inject_reaches_the_model_in_the_next_tool_result(fake_task_server, tmp_path):
@@ -419,7 +443,7 @@ def test_switch_agent_rebuilds_servers_and_keeps_fallback(ollie_tasks, tmp_path)
     async def scenario():
         async with core:
             before = core.list_servers()
-            env = await core.switch_agent("tasks")
+            env = await core.switch_agent("tasks", trust=True)
             during = core.list_servers()
             await core.submit(LIST_PROMPT)
             await core.switch_agent("default")
@@ -454,10 +478,34 @@ def test_compact_replaces_history_with_summary(tmp_path):
             await core.submit("b")
             return await core.compact()
 
-    summary = asyncio.run(scenario())
-    assert summary == "SUMMARY: we said one, two"
+    done = asyncio.run(scenario())
+    assert done.summary == "SUMMARY: we said one, two"
     assert [m.role for m in core.history] == ["user", "assistant"]
-    assert core.history[0].content.endswith(summary)
+    first = core.history[0].content
+    assert first.startswith("Summary of the conversation so far:\nSUMMARY: we said one, two")
+    assert first.endswith("verbatim:\n\na\n\n---\n\nb")  # the user's words are kept
+    archived = [json.loads(line) for line in core.archive_path.read_text().splitlines()]
+    assert [(m["role"], m["content"]) for m in archived] == [
+        ("user", "a"),
+        ("assistant", "one"),
+        ("user", "b"),
+        ("assistant", "two"),
+    ]
+
+
+def test_compact_without_a_summary_keeps_the_history(tmp_path):
+    core = AgentCore(OfflineBackend(turns=["one", "   "]), workdir=tmp_path)
+
+    async def scenario():
+        async with core:
+            await core.submit("a")
+            return await core.compact()
+
+    done = asyncio.run(scenario())
+    assert done.history is None
+    assert done.note == "the model gave no summary; the history is unchanged"
+    assert [m.content for m in core.history] == ["a", "one"]
+    assert not core.archive_path.exists()
 
 
 def test_submit_while_running_queues(tmp_path):

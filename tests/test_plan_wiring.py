@@ -171,7 +171,8 @@ def test_no_backend_in_context_only():
     env, result = asyncio.run(plan_with({}))
     assert env.plan_backend is None
     assert result.text.splitlines()[-1] == (
-        "No plan backend is configured; this plan lives in context only."
+        "No plan backend is configured; this plan lives in context only. "
+        "Work the steps yourself now, in order."
     )
 
 

@@ -3,13 +3,18 @@
 Frontend-agnostic: a script drives AgentCore with asyncio; the notebook is one frontend of it.
 """
 
+from ollie_nb.core._agents import (
+    UntrustedAgentError,
+    agent_dirs,
+    list_agents,
+    resolve_agent,
+    trust_agent_file,
+)
 from ollie_nb.core._config import (
     AgentConfig,
     ConfigError,
     McpServerConfig,
-    agent_dirs,
     expand_vars,
-    list_agents,
     load_agent_config,
 )
 from ollie_nb.core._core import AgentCore
@@ -17,9 +22,10 @@ from ollie_nb.core._env import AgentEnv, ServerStatus, build_agent_env
 from ollie_nb.core._events import Event, EventSink, TurnResult
 from ollie_nb.core._routing import Approver
 from ollie_nb.core._sessions import SessionError, SessionInfo, list_sessions, sessions_dir
-from ollie_nb.core._turn import UsageTotals
+from ollie_nb.core._turn import CONTINUE_PROMPT, UsageTotals
 
 __all__ = [
+    "CONTINUE_PROMPT",
     "AgentConfig",
     "AgentCore",
     "AgentEnv",
@@ -32,6 +38,7 @@ __all__ = [
     "SessionError",
     "SessionInfo",
     "TurnResult",
+    "UntrustedAgentError",
     "UsageTotals",
     "agent_dirs",
     "build_agent_env",
@@ -39,5 +46,7 @@ __all__ = [
     "list_agents",
     "list_sessions",
     "load_agent_config",
+    "resolve_agent",
     "sessions_dir",
+    "trust_agent_file",
 ]

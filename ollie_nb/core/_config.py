@@ -10,7 +10,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HOOK_EVENTS = ("agentSpawn", "userPromptSubmit", "stop")
+HOOK_EVENTS = (
+    "agentSpawn",
+    "userPromptSubmit",
+    "stop",
+    "preTurn",
+    "postTurn",
+    "preCompact",
+    "postCompact",
+    "turnError",
+)
+DEFAULT_MAX_STEPS = 200
+"""A turn's model calls: ollie has no cap; a high one stops a runaway loop from burning tokens
+for hours, while real work (tens of tool calls) never meets it. The next prompt continues."""
 KNOWN_KEYS = {
     "name",
     "description",
@@ -79,7 +91,7 @@ class AgentConfig:
     frequency_penalty: float | None = None
     presence_penalty: float | None = None
     top_p: float | None = None
-    max_steps: int = 50
+    max_steps: int = DEFAULT_MAX_STEPS
     model: str = ""
     backend: str = ""
     plan_timeout: float = 120.0
@@ -115,7 +127,7 @@ class AgentConfig:
             frequency_penalty=_opt(data, "frequencyPenalty", float, where),
             presence_penalty=_opt(data, "presencePenalty", float, where),
             top_p=_opt(data, "topP", float, where, minimum=0),
-            max_steps=_opt(data, "maxSteps", int, where, minimum=1) or 50,
+            max_steps=_opt(data, "maxSteps", int, where, minimum=1) or DEFAULT_MAX_STEPS,
             model=_opt(data, "model", str, where) or "",
             backend=_opt(data, "backend", str, where) or "",
             plan_timeout=_opt(data, "planTimeout", float, where, minimum=0.1) or 120.0,
@@ -204,6 +216,7 @@ def _str_map(at: str, key: str, raw: Any) -> dict[str, str]:
 
 
 def _hooks(where: str, raw: Any) -> dict[str, tuple[str, ...]]:
+    """hooks: event -> a command string or an array of them; "" means no hook (as in ollie)."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
@@ -214,18 +227,9 @@ def _hooks(where: str, raw: Any) -> dict[str, tuple[str, ...]]:
             raise ConfigError(
                 f"{where}: hooks.{event} is not a hook event (events: {', '.join(HOOK_EVENTS)})"
             )
-        items = value if isinstance(value, list) else [value]
-        commands = []
-        for item in items:
-            if isinstance(item, Mapping):
-                item = item.get("command")
-            if not isinstance(item, str) or not item.strip():
-                raise ConfigError(
-                    f"{where}: hooks.{event} entries must be shell commands "
-                    '(a string, or {"command": "..."})'
-                )
-            commands.append(item)
-        hooks[event] = tuple(commands)
+        commands = tuple(c for c in map(_hook_command(where, event), _items(value)) if c)
+        if commands:
+            hooks[event] = commands
     return hooks
 
 
@@ -235,6 +239,24 @@ def _names(where: str, key: str, raw: Any) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(isinstance(n, str) and n for n in raw):
         raise ConfigError(f"{where}: '{key}' must be a list of environment variable names")
     return tuple(raw)
+
+
+def _items(value: Any) -> list[Any]:
+    return [] if value is None else value if isinstance(value, list) else [value]
+
+
+def _hook_command(where: str, event: str) -> Any:
+    def command(item: Any) -> str:
+        if isinstance(item, Mapping):
+            item = item.get("command", "")
+        if not isinstance(item, str):
+            raise ConfigError(
+                f"{where}: hooks.{event} must be a shell command, an array of them, or "
+                '"" for none (an entry may also be {"command": "..."})'
+            )
+        return item.strip()
+
+    return command
 
 
 def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:
@@ -263,42 +285,3 @@ def _opt(
     if minimum is not None and value < minimum:
         raise ConfigError(f"{where}: '{key}' must be at least {minimum:g}")
     return value
-
-
-def agent_dirs(workdir: str) -> list[Path]:
-    """Where named agents live: `<workdir>/.ollie/agents`, then the user config dir's `agents`."""
-    import platformdirs
-
-    user = os.environ.get("OLLIE_CONFIG_DIR") or platformdirs.user_config_dir(
-        "ollie_nb", appauthor=False
-    )
-    return [Path(workdir) / ".ollie" / "agents", Path(user) / "agents"]
-
-
-def list_agents(workdir: str) -> list[str]:
-    """Names of the agents found in agent_dirs, plus `default`."""
-    names = {"default"}
-    for directory in agent_dirs(workdir):
-        if directory.is_dir():
-            names.update(p.stem for p in directory.glob("*.json"))
-    return sorted(names)
-
-
-def resolve_agent(spec: Any, workdir: str) -> AgentConfig:
-    """An agent config from a name (looked up in agent_dirs), a JSON path, or a config."""
-    if isinstance(spec, AgentConfig):
-        return spec
-    if spec is None or spec == "default":
-        return AgentConfig()
-    text = os.fspath(spec)
-    path = Path(text).expanduser()
-    if text.endswith(".json") or os.sep in text or path.exists():
-        if not path.is_absolute():
-            path = Path(workdir) / path
-        return load_agent_config(path)
-    for directory in agent_dirs(workdir):
-        candidate = directory / f"{text}.json"
-        if candidate.exists():
-            return load_agent_config(candidate, name=text)
-    known = ", ".join(list_agents(workdir)) or "none"
-    raise ConfigError(f"no agent named {text!r} (agents: {known}; or give a path to a JSON file)")

@@ -19,8 +19,16 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ollie_nb.core._compact import NO_SUMMARY, compacted_history, summarise
-from ollie_nb.core._config import AgentConfig, resolve_agent
+from ollie_nb.core._agents import resolve_agent
+from ollie_nb.core._compact import (
+    Compaction,
+    archive,
+    archive_path,
+    compact_result,
+    keep_budget,
+    summarise,
+)
+from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._env import AgentEnv, build_agent_env, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, TurnResult
 from ollie_nb.core._history import estimate_tokens
@@ -37,9 +45,11 @@ from ollie_nb.core._sessions import (
     new_session_id,
     save_session,
     session_payload,
+    sessions_dir,
 )
-from ollie_nb.core._turn import TurnRunner, UsageTotals, params
+from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, UsageTotals, params
 from ollie_nb.core._watch import TaskEventWatcher
+from ollie_nb.core._watching import AgentWatch
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
 from ollie_nb.tools import Dispatcher, ExecuteServer, subprocess_env
@@ -66,7 +76,9 @@ class AgentCore:
         approve: Approver | None = None,
         autosave: bool = True,
         execute: bool = True,
+        name: str = "",
     ) -> None:
+        self.name = name  # '' = the agent config's name; task assignments use it
         self._backend = backend
         self._agent_spec = agent
         self._workdir = str(Path(workdir or os.getcwd()).resolve())
@@ -87,13 +99,15 @@ class AgentCore:
         self.router = ToolRouter(Dispatcher())
         self.plan_book = PlanBook()
         self.redact = Redactor(lambda: backend_secrets(self._backend))
-        self.watcher: TaskEventWatcher | None = None
+        self.watch = AgentWatch(self)
+        self._notes: list[str] = []  # told to the agent at its next turn
         self._queue: deque[str] = deque()
         self._injected: list[str] = []
         self._task: asyncio.Task[TurnResult] | None = None
         self._sink: EventSink = _ignore
         self._spawn_context: list[str] = []
         self._runner = TurnRunner(self)
+        self.step_limited = False  # the last turn stopped at maxSteps
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -249,7 +263,17 @@ class AgentCore:
 
     def pop_queue(self) -> str | None:
         """Take the next queued prompt (None when empty)."""
-        return self._queue.popleft() if self._queue else None
+        return self.watch.take(self._queue.popleft()) if self._queue else None
+
+    def note(self, text: str) -> None:
+        """A short note the agent reads at the start of its next turn."""
+        self._notes.append(text)
+
+    def _with_notes(self, prompt: str) -> str:
+        notes, self._notes = self._notes, []
+        if not notes:
+            return prompt
+        return prompt + "\n\n[task events since your last turn]\n" + "\n".join(notes)
 
     @property
     def queued(self) -> list[str]:
@@ -288,34 +312,49 @@ class AgentCore:
 
     # -- task events (event-driven planning) ----------------------------------
 
-    async def start_watching(self, interval: float = 2.0) -> TaskEventWatcher:
-        """Queue a step prompt whenever a step of our plans becomes ready on the task server."""
-        await self.stop_watching()
-        if self.env is None:
-            raise RuntimeError("the agent has not started: await core.start() first")
-        watcher = TaskEventWatcher.for_env(self.env, lambda: self.plans, self.queue, interval)
-        await watcher.start()
-        self.watcher = watcher
-        return watcher
+    @property
+    def agent_name(self) -> str:
+        """The name task assignments address this agent by."""
+        return self.name or self.config.name
+
+    @property
+    def watcher(self) -> TaskEventWatcher | None:
+        return self.watch.watcher
+
+    async def start_watching(
+        self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True
+    ) -> TaskEventWatcher:
+        """Watch the task server: ready and assigned steps are queued (and worked, with `wake`).
+
+        The ready steps of our plans are queued at once (a restart finds them again);
+        then each change signal (or poll, every `interval` s, without one) is read.
+        `on_event` gets the watch's events and the turns the agent starts itself.
+        """
+        return await self.watch.start(interval, on_event, wake)
 
     async def stop_watching(self) -> None:
-        if self.watcher is not None:
-            await self.watcher.stop()
-            self.watcher = None
+        """Stop the watch; a turn the agent started itself is interrupted."""
+        await self.watch.stop()
+
+    async def run_until_idle(self, timeout: float | None = None) -> None:
+        """Wait until nothing is queued or running and the watch has read every event."""
+        await self.watch.until_idle(timeout)
 
     async def catch_up(self) -> None:
-        """With a watcher on, read the task events now rather than at its next interval."""
+        """With a watcher on, be current: read the events (or let a read under way finish)."""
         if self.watcher is None or not self.watcher.running:
             return
-        try:
-            await self.watcher.poll()
-        except Exception as exc:  # the watch's own loop logs it too
-            log.warning("task events: %s", exc)
+        await self.watcher.catch_up()
 
     async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
-        """Work the queued prompts now (one turn each); None when the queue is empty."""
+        """Work the queued prompts now (one turn each); after a maxSteps stop, continue that work.
+
+        None when there is nothing to run.
+        """
         await self.catch_up()
         prompt = self.pop_queue()
+        if prompt is None and self.step_limited:
+            prompt = CONTINUE_PROMPT
         return None if prompt is None else await self.submit(prompt, on_event)
 
     # -- turns -------------------------------------------------------------
@@ -340,15 +379,19 @@ class AgentCore:
             self._task = None
             self._sink = _ignore
             self.state = "idle"
+            self.watch.kick()  # work queued while this turn ran
 
     async def _run_prompts(self, prompt: str) -> TurnResult:
-        result = await self._runner.run(prompt, {})
+        result = await self._runner.run(self._with_notes(self.watch.take(prompt)), {})
         done = 0
         while not result.interrupted and (self._queue or await self._steps_became_ready()):
+            if result.error and self.watch.waker is not None:
+                break  # the watch reports the failure and ends; the queue stays
             done += 1
-            nxt = self._queue.popleft()
+            nxt = self.watch.take(self._queue.popleft())
             meta = {"queued": True, "step": done, "total": done + len(self._queue)}
             result = await self._run_step_prompt(nxt, meta)
+        self.step_limited = result.step_limit
         if self.autosave:
             self.save()
         return result
@@ -358,7 +401,8 @@ class AgentCore:
         step = read_step(prompt)
         if step is not None and step.kind == "queue":
             self.plan_book.mark_queue_step(step.step_id, "in_progress")
-        result = await self._runner.run(prompt, {**meta, "qid": step.step_id if step else ""})
+        qid = step.step_id if step else ""
+        result = await self._runner.run(self._with_notes(prompt), {**meta, "qid": qid})
         if step is not None and step.kind == "queue":
             state = "todo" if result.interrupted else "failed" if result.error else "done"
             self.plan_book.mark_queue_step(step.step_id, state)
@@ -371,6 +415,7 @@ class AgentCore:
 
     def emit(self, kind: str, text: str = "", **data: Any) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""
+        self.watch.observe(kind, data)
         try:
             self._sink(Event(kind, text, data))  # type: ignore[arg-type]
         except Exception:
@@ -399,11 +444,16 @@ class AgentCore:
 
     # -- agents ------------------------------------------------------------
 
-    async def switch_agent(self, spec: str | os.PathLike[str] | AgentConfig) -> AgentEnv:
-        """Tear the env down and build it again for another agent (fallback re-applied)."""
+    async def switch_agent(
+        self, spec: str | os.PathLike[str] | AgentConfig, *, trust: bool = False
+    ) -> AgentEnv:
+        """Tear the env down and build it again for another agent (fallback re-applied).
+
+        `trust=True` records that the user trusts a project agent named by `spec`.
+        """
         if self.is_running:
             raise RuntimeError("a turn is running; stop it before switching agents")
-        config = resolve_agent(spec, self._workdir)
+        config = resolve_agent(spec, self._workdir, trust=trust)
         await self.stop_watching()  # its task server is about to go
         if config.backend and config.backend != getattr(self._backend, "name", ""):
             self._backend = _default_backend(config)
@@ -429,20 +479,52 @@ class AgentCore:
             self.env.reasoning.plans.clear()
             self.env.reasoning.first_number = 1
 
-    async def compact(self) -> str:
-        """Replace the history with the model's own summary of it."""
+    async def compact(self) -> Compaction:
+        """Replace the history with the model's summary and the user's latest messages."""
         if self.is_running:
             raise RuntimeError("a turn is running; compact after it ends")
+        return await self.compact_history()
+
+    async def compact_history(self) -> Compaction:
+        """Compact now (also from inside a turn): pre/postCompact hooks, archive, then save.
+
+        A summary that comes back empty leaves the history as it was.
+        """
         if not self.history:
-            return ""
+            return Compaction(None, "nothing to compact")
+        before = await self._runner.hooks("preCompact", {"messages": len(self.history)})
+        extra = "\n".join(self.redact(c) for c in before.context)
         self.usage.requests += 1
         summary = await summarise(
-            self.backend, self.system_prompt(), self.history, params(self.config)
+            self.backend, self.system_prompt(), self.history, params(self.config), extra
         )
-        self.history = compacted_history(summary)
+        try:
+            window = await self.backend.context_length()
+        except Exception:  # unknown: ollie's budget
+            window = None
+        done = compact_result(summary, self.history, keep_budget(window))
+        if done.history is None:
+            return done
+        archive(self.archive_path, self.history, self.redact)
+        self.history = done.history
+        self.usage.last_input_tokens = 0  # the next request's size is the new history's
+        after = await self._runner.hooks("postCompact", {"summary": summary})
+        if after.context:
+            self.history.append(Message.user("\n".join(self.redact(c) for c in after.context)))
+            self.history.append(Message.assistant("Noted."))
         if self.autosave:
             self.save()
-        return summary or NO_SUMMARY
+        return done
+
+    @property
+    def last_error(self) -> str:
+        """The traceback of the last internal error in a turn ('' when none)."""
+        return self._runner.last_error
+
+    @property
+    def archive_path(self) -> Path:
+        """Where compacted-away messages go: `<session id>.archive.jsonl` beside the session."""
+        return archive_path(sessions_dir() / f"{self.session_id}.json")
 
     # -- sessions ----------------------------------------------------------
 

@@ -116,8 +116,8 @@ async def build_agent_env(
     for server, (error, seconds) in zip(enabled, results):
         status = ServerStatus(server.name, "connected", server.transport, seconds=seconds)
         if error:
-            status.state, status.detail = "failed", error
-            env.messages.append(f"MCP server {error}")
+            status.state, status.detail = "failed", error + _env_hint(config, server.name, error)
+            env.messages.append(f"MCP server {status.detail}")
         else:
             dispatcher.add_server(server.name, server)
             try:
@@ -131,6 +131,24 @@ async def build_agent_env(
 
     wire_plan_backend(env, fallback_plan_backend)
     return env
+
+
+def _env_hint(config: AgentConfig, name: str, error: str) -> str:
+    """For a stdio server without an `env` key that started and failed: it ran in a minimal
+    environment (a command that was not found never ran, so the hint would mislead)."""
+    sc = config.mcp_servers[name]
+    if not sc.command or sc.env or "not found" in error:
+        return ""
+    return (
+        f" (it has no 'env' key, so it ran in a minimal environment (PATH, HOME, USER, SHELL, "
+        f"TERM): if it needs variables such as API keys, add them under mcpServers.{name}.env)"
+    )
+
+
+def maybe_task_server(sc: McpServerConfig) -> bool:
+    """Whether a configured server looks like a task server (its name or command says so)."""
+    words = " ".join([sc.name, sc.command, *sc.args, sc.url]).lower()
+    return "task" in words
 
 
 def _make_server(
@@ -173,7 +191,13 @@ def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
     """Wire the env's reasoning server: task server > fallback > none, noting why."""
     env.task_server = env.status_reader = None
     task_server = next((s.name for s in env.servers.values() if "task_create" in s.tools), None)
-    failed = [s for s in env.servers.values() if s.state == "failed"]
+    failed = [
+        s
+        for s in env.servers.values()
+        if s.state == "failed"
+        and s.name in env.config.mcp_servers
+        and maybe_task_server(env.config.mcp_servers[s.name])
+    ]
     if task_server is not None:
         has_delete = "task_delete" in env.servers[task_server].tools
         backend: Any = TaskServerPlanBackend(env.dispatcher, task_server, can_delete=has_delete)

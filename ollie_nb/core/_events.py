@@ -17,6 +17,7 @@ EventKind = Literal[
     "info",  # text: a notice for the user
     "error",  # text: one readable line
     "turn_end",  # text: the reply; data: interrupted, stop_reason, steps
+    "watch",  # text: one line; data: what (queued, done, failed, cancelled, finished, stopped)
 ]
 
 
@@ -42,3 +43,4 @@ class TurnResult:
     queued: bool = False
     error: str = ""
     steps: int = 0
+    step_limit: bool = False  # stopped at maxSteps; the next prompt or `%ollie run` continues

@@ -11,12 +11,25 @@ from ollie_nb.core._env import AgentEnv
 
 
 def plans_sentence(env: AgentEnv | None) -> str:
-    """One sentence telling the model where its plans go."""
+    """Which plan backend is wired and how the steps come back to the model."""
     if env is not None and env.task_server:
-        return f"Plans are persisted as tasks on the '{env.task_server}' MCP server."
-    if env is not None and env.reasoning.plan_backend is not None:
-        return f"Plans are handed to {env.reasoning.plan_backend_label}."
-    return "Plans stay in this conversation only."
+        return (
+            f"Plans are persisted as tasks on the '{env.task_server}' MCP server: after "
+            "reasoning_plan, use task_list to see the ready steps (each has a task id), work "
+            "them, and mark each one done with task_update when you finish it."
+        )
+    backend = env.reasoning.plan_backend if env is not None else None
+    if backend is not None and getattr(backend, "plan_kind", "") == "queue":
+        return (
+            "Plans go to the prompt queue: after reasoning_plan, stop; each step comes back "
+            "to you later as its own queued prompt, one at a time."
+        )
+    if backend is not None:
+        return (
+            f"Plans are handed to {env.reasoning.plan_backend_label}; "  # type: ignore[union-attr]
+            "its answer after reasoning_plan says how the steps come back."
+        )
+    return "Plans stay in this conversation only: work the steps yourself, in order."
 
 
 def system_prompt(

@@ -9,11 +9,14 @@ The runner works on a `TurnHost` (the AgentCore) through the narrow protocol bel
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ollie_nb.core._compact import COMPACT_AT, Compaction, needs_compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._events import TurnResult
 from ollie_nb.core._history import close_interrupted
@@ -26,6 +29,11 @@ if TYPE_CHECKING:
     from ollie_nb.llm import Backend
 
 MAX_STOP_CONTINUES = 5
+MIN_COMPACT_TOKENS = 1000  # below this the context window is not even asked for
+log = logging.getLogger("ollie_nb.core")
+CONTINUE_PROMPT = (
+    "Continue the work you were doing when the turn stopped at the step limit (maxSteps)."
+)
 
 
 @dataclass
@@ -36,6 +44,7 @@ class UsageTotals:
     output_tokens: int = 0
     requests: int = 0
     last_input_tokens: int = 0
+    cost: float | None = None  # money, when the backend reports it with its usage
 
     def __str__(self) -> str:
         return (
@@ -66,6 +75,8 @@ class TurnHost(Protocol):
     def system_prompt(self) -> str: ...
     def take_injected(self) -> list[str]: ...
     def subprocess_env(self) -> dict[str, str]: ...
+    def context_size(self) -> int: ...
+    async def compact_history(self) -> Compaction: ...
 
 
 class _Ended(Exception):
@@ -83,15 +94,29 @@ class TurnRunner:
         self.partial: list[str] = []
         self.last_text = ""  # the latest model response's text
         self.interrupting = False  # set by AgentCore.interrupt: a user's stop, not a shutdown
+        self.carried: list[str] = []  # postTurn hook output, for the next turn's prompt
+        self.last_error = ""  # the traceback of the last internal error (for `%ollie debug`)
 
     async def run(self, prompt: str, meta: dict[str, Any]) -> TurnResult:
-        """One turn: prompt hooks, then model and tool steps until a final reply."""
+        """One turn; an internal error runs the turnError hooks and is kept for `%ollie debug`."""
+        try:
+            return await self._run(prompt, meta)
+        except Exception as exc:
+            self.last_error = traceback.format_exc()
+            message = f"internal error: {type(exc).__name__}: {self.host.redact(str(exc))}"
+            await self._turn_error(message)
+            self.host.state = "idle"
+            raise
+
+    async def _run(self, prompt: str, meta: dict[str, Any]) -> TurnResult:
+        """Prompt hooks, compaction if due, then model and tool steps until a final reply."""
         host = self.host
         host.emit("turn_start", prompt, prompt=prompt, **meta)
         try:
             prompt = await self._prompt_hooks(prompt)
         except _Ended as ended:
             return ended.result
+        await self._compact_if_due()
         host.history.append(Message.user(prompt))
         self.partial = []
         steps = 0
@@ -103,8 +128,11 @@ class TurnRunner:
                 if calls:
                     await self._tool_step(calls)
                 elif not await self._continue_after_reply(stop_continues):
+                    await self._post_turn()
                     return self.end(TurnResult(reply=self.last_text, steps=steps))
         except _Ended as ended:
+            if ended.result.error:
+                await self._turn_error(ended.result.error)
             return ended.result
         except asyncio.CancelledError:
             host.history[:] = close_interrupted(host.history, "".join(self.partial))
@@ -118,7 +146,7 @@ class TurnRunner:
     # -- phases ----------------------------------------------------------------
 
     async def _prompt_hooks(self, prompt: str) -> str:
-        """userPromptSubmit hooks: may block the prompt, or add context to it."""
+        """userPromptSubmit hooks (may block or add context), then preTurn hooks' context."""
         host = self.host
         outcome = await self.hooks("userPromptSubmit", {"prompt": prompt})
         if outcome.block:
@@ -126,19 +154,62 @@ class TurnRunner:
             host.emit("error", f"prompt blocked by a userPromptSubmit hook: {reason}")
             host.emit("turn_end", "", blocked=reason, interrupted=False)
             raise _Ended(TurnResult(blocked=reason))
-        if outcome.context:
-            prompt += "\n\n" + "\n".join(host.redact(c) for c in outcome.context)
+        before = await self.hooks("preTurn", {"prompt": prompt})
+        context = [*self.carried, *outcome.context, *before.context]
+        self.carried = []
+        if context:
+            prompt += "\n\n" + "\n".join(host.redact(c) for c in context)
         return prompt
+
+    async def _compact_if_due(self) -> None:
+        """Compact first when the context reaches 75% of the model's window (ollie's rule)."""
+        host = self.host
+        size = host.context_size() if host.history else 0
+        if size < MIN_COMPACT_TOKENS:  # no model's window is that small: skip the probe
+            return
+        try:
+            window = await host.backend.context_length()
+        except Exception as exc:  # an unknown window: no automatic compaction this turn
+            log.info("context length unknown: %s", exc)
+            return
+        if not needs_compaction(size, window):
+            return
+        host.emit(
+            "info",
+            f"context at {size} of {window} tokens (over {COMPACT_AT:.0%}): compacting first",
+        )
+        try:
+            done = await host.compact_history()
+        except LLMError as exc:
+            host.emit("info", f"compaction failed: {host.redact(str(exc))}; the history is kept")
+            return
+        host.emit("info", done.note)
+
+    async def _post_turn(self) -> None:
+        """postTurn hooks: their output joins the context of the next turn."""
+        outcome = await self.hooks("postTurn", {"reply": self.last_text})
+        self.carried.extend(outcome.context)
+
+    async def _turn_error(self, message: str) -> None:
+        """turnError hooks, told what went wrong (their output is ignored)."""
+        try:
+            await self.hooks("turnError", {"error": message})
+        except Exception as exc:  # a failing hook must not hide the turn's own error
+            self.host.emit("info", f"turnError hook failed: {type(exc).__name__}")
 
     async def _model_step(self, steps: int) -> tuple[ToolCall, ...]:
         """One model call (within maxSteps); the reply joins the history."""
         host = self.host
         limit = host.config.max_steps
         if steps > limit:
-            note = f"stopped after {steps - 1} model calls (maxSteps {limit})"
+            note = (
+                f"stopped: this turn reached maxSteps ({limit} model calls); "
+                "send a prompt or `%ollie run` to continue"
+            )
             host.emit("info", note)
             host.history.append(Message.assistant(f"[{note}]"))
-            raise _Ended(self.end(TurnResult(reply=host.reply, steps=steps - 1)))
+            result = TurnResult(reply=host.reply, steps=steps - 1, step_limit=True)
+            raise _Ended(self.end(result))
         try:
             text, calls = await self.respond()
         except LLMError as exc:
@@ -226,6 +297,9 @@ class TurnRunner:
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
         totals.last_input_tokens = usage.input_tokens
+        cost = getattr(usage, "cost", None)
+        if isinstance(cost, (int, float)):
+            totals.cost = (totals.cost or 0.0) + cost
         self.host.emit(
             "usage",
             str(totals),

@@ -152,6 +152,7 @@ class OfflineBackend:
         turns: Sequence[Turn] | None = None,
         model: str = OFFLINE_MODEL,
         chunk_delay: float = 0.0,
+        context_length: int | None = None,
     ) -> None:
         if fn is not None and not callable(fn):
             raise TypeError(
@@ -164,6 +165,7 @@ class OfflineBackend:
         self._next_turn = 0
         self._model = model
         self.chunk_delay = chunk_delay
+        self.window = context_length  # a context window to report (tests of compaction)
 
     @property
     def model(self) -> str:
@@ -175,8 +177,8 @@ class OfflineBackend:
         self._model = name
 
     async def context_length(self) -> int | None:
-        """No real context window: None."""
-        return None
+        """The window given at construction; None (no real window) by default."""
+        return self.window
 
     async def models(self) -> list[str]:
         """The one offline model."""

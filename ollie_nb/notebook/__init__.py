@@ -114,8 +114,7 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
         backend.chunk_delay = magics.offline_chunk_delay
     holder: dict[str, NotebookRuntime] = {}
 
-    def approve(name: str, args: dict[str, Any]) -> Any:
-        return holder["runtime"].run_on_main(lambda: _ask_approval(magics, name, args))
+    approve = _approvals(magics, holder)
 
     def factory() -> AgentCore:
         return AgentCore(
@@ -142,18 +141,32 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
     return runtime
 
 
-def _ask_approval(magics: OllieMagics | None, name: str, args: dict[str, Any]) -> bool:
-    mode = magics.approval if magics else "ask"
-    if mode != "ask":
-        return mode == "allow"
-    import json
+def _approvals(magics: OllieMagics | None, holder: dict[str, NotebookRuntime]) -> Any:
+    """The approver the core calls for tools outside trustedTools: the notebook widget."""
+    from IPython.display import display
 
-    shown = json.dumps(args, ensure_ascii=False)[:300]
-    try:
-        answer = input(f"ollie wants to run {name}({shown}). Allow? [y/N] ")
-    except (EOFError, RuntimeError, OSError):  # no stdin (e.g. a background turn)
-        return False
-    return answer.strip().lower() in ("y", "yes")
+    from ollie_nb.notebook._approval import ApprovalRequest, Approvals
+
+    def describe(name: str, args: dict[str, Any]) -> ApprovalRequest:
+        core = holder["runtime"].core
+        schema = next((d.input_schema for d in core.tools if d.name == name), None)
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        known = frozenset(props) if isinstance(props, dict) else None
+        return ApprovalRequest(name, core.router.server_of(name), dict(args), known)
+
+    def show(obj: Any) -> None:
+        sink = holder["runtime"].show
+        (sink or display)(obj)
+
+    return Approvals(
+        mode=lambda: magics.approval if magics else "ask",
+        timeout=lambda: magics.approval_timeout if magics else 180.0,
+        describe=describe,
+        on_main=lambda fn: holder["runtime"].on_main(fn),
+        # a foreground turn: no background output to show in, and a cell waiting in the pump
+        in_foreground=lambda: holder["runtime"].show is None and holder["runtime"].pumping,
+        show=show,
+    )
 
 
 def notebook_plan_backend(target: Any, runtime: NotebookRuntime | None = None) -> Any:

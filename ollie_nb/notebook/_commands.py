@@ -150,16 +150,18 @@ def cmd_agents(m: Any, rest: str) -> Displayable:
 
 
 @command(
-    "agent [NAME|PATH]",
-    "show or switch the agent (servers rebuilt, fallback re-applied)",
+    "agent [NAME|PATH] [--trust]",
+    "show or switch the agent (servers rebuilt, fallback re-applied); --trust a project agent",
+    words=("--trust",),
     completer=_agent_names,
 )
 def cmd_agent(m: Any, rest: str) -> Displayable:
-    if not rest:
+    spec, trust = rest.removesuffix("--trust").strip(), rest.endswith("--trust")
+    if not spec:
         return Notice(f"agent: {m.runtime().core.config.name}")
     if m.runtime().busy:
         raise UsageError("%ollie agent: a turn is running; %ollie stop first")
-    env = m.core_call(lambda core: core.switch_agent(rest))
+    env = m.core_call(lambda core: core.switch_agent(spec, trust=trust))
     parts: list[Displayable] = [Notice(f"agent: {env.config.name}; {env.plan_backend_reason}")]
     parts.extend(Notice(message, "warning") for message in env.messages)
     return Group(*parts)

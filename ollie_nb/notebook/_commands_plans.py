@@ -8,6 +8,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ollie_nb.core import CONTINUE_PROMPT
 from ollie_nb.notebook._commands import TASK_STATUSES, command, words_of
 from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock
 
@@ -109,13 +110,24 @@ def cmd_tasks(m: Any, rest: str) -> Displayable:
     return TextBlock(result.text, title=f"tasks on '{server}' ({status})")
 
 
-@command("queue [clear]", "queued prompts, or drop them", words=("clear",))
+@command(
+    "queue [clear|pop]",
+    "queued prompts, drop them, or take the next one off",
+    words=("clear", "pop"),
+)
 def cmd_queue(m: Any, rest: str) -> Displayable:
-    words = words_of(rest, "queue", most=1, usage="queue [clear]")
+    words = words_of(rest, "queue", most=1, usage="queue [clear|pop]")
     if words == ["clear"]:
         return Notice(f"cleared {m.on_loop(lambda core: core.clear_queue())} queued prompts")
+    if words == ["pop"]:
+        taken = m.on_loop(lambda core: core.pop_queue())
+        if taken is None:
+            return Notice("the queue is empty")
+        return TextBlock(taken, title="taken off the queue (it will not run):")
     if words:
-        raise UsageError("%ollie queue: use '%ollie queue' or '%ollie queue clear'")
+        raise UsageError(
+            "%ollie queue: use '%ollie queue', '%ollie queue clear' or '%ollie queue pop'"
+        )
     queued = m.on_loop(lambda core: core.queued)
     rows = [(i + 1, p.splitlines()[0][:80] if p else "") for i, p in enumerate(queued)]
     return Table("queue", ["#", "prompt"], rows, empty="(the queue is empty)")
@@ -131,7 +143,8 @@ def cmd_run(m: Any, rest: str) -> Any:
 
     async def pop(core: Any) -> str | None:
         await core.catch_up()  # the watcher's news first
-        return core.pop_queue()
+        prompt = core.pop_queue()
+        return CONTINUE_PROMPT if prompt is None and core.step_limited else prompt
 
     prompt = m.core_call(pop)
     if prompt is None:
@@ -145,20 +158,19 @@ def cmd_run(m: Any, rest: str) -> Any:
 
 @command(
     "watch [on|off] [--interval S]",
-    "queue each step of your plans that becomes ready on the task server",
+    "the agent works each step of its plans that becomes ready or is assigned to it",
     words=("on", "off", "--interval"),
 )
-def cmd_watch(m: Any, rest: str) -> Displayable:
+def cmd_watch(m: Any, rest: str) -> Any:
     parser = ArgParser(prog="watch", add_help=False)
     parser.add_argument("action", nargs="?", choices=["on", "off"])
-    parser.add_argument("--interval", type=float, default=2.0, metavar="SECONDS")
+    parser.add_argument("--interval", type=float, default=None, metavar="SECONDS")
     args = parse_args(parser, rest)
     if args.action == "on":
-        watcher = m.core_call(lambda core: core.start_watching(args.interval))
-        return Notice(
-            f"watching task events on '{watcher.server}' every {watcher.interval:g} s: "
-            "each step of your plans that becomes ready is queued (%ollie run works them)"
-        )
+        from ollie_nb.notebook._watch_widget import start_watch_view
+
+        interval = m.watch_interval if args.interval is None else args.interval
+        return start_watch_view(m, m.runtime(), interval)
     if args.action == "off":
         m.core_call(lambda core: core.stop_watching())
         return Notice("stopped watching task events")
@@ -166,7 +178,7 @@ def cmd_watch(m: Any, rest: str) -> Displayable:
     if watcher is None:
         return Notice("not watching task events (%ollie watch on)")
     log = "\n".join(watcher.log) or "(nothing yet)"
-    return TextBlock(log, title=f"watching '{watcher.server}'; {queued} queued")
+    return TextBlock(log, title=f"watching '{watcher.server}' ({watcher.mode}); {queued} queued")
 
 
 @command("stop", "interrupt the running turn")

@@ -12,11 +12,16 @@ from ollie_nb.notebook._commands import _session_ids, command, words_of
 from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock
 
 
-@command("compact", "replace the history with the model's own summary of it")
+@command(
+    "compact",
+    "replace the history with the model's summary and your latest messages (archived first)",
+)
 def cmd_compact(m: Any, rest: str) -> Displayable:
     words_of(rest, "compact", most=0, usage="compact")
-    summary = m.core_call(lambda core: core.compact())
-    return TextBlock(summary or "(nothing to compact)", title="compacted; summary:")
+    done = m.core_call(lambda core: core.compact())
+    if done.history is None:
+        return Notice(done.note, "warning" if done.note != "nothing to compact" else "info")
+    return TextBlock(done.summary, title=f"{done.note}; summary:")
 
 
 @command("context", "tokens the next request sends, against the model's window")

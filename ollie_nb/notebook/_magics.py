@@ -14,10 +14,20 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, Unicode
 
-from ollie_nb.notebook import _commands, _commands_plans, _commands_session  # noqa: F401
+from ollie_nb.llm import LLMError
+from ollie_nb.notebook import (  # noqa: F401  (they register their commands)
+    _commands,
+    _commands_inspect,
+    _commands_plans,
+    _commands_session,
+)
+from ollie_nb.notebook._commands_inspect import record_error
 from ollie_nb.notebook._display import Notice, TextBlock
 from ollie_nb.notebook._prompt_line import OPTIONS_HELP, parse_prompt_line
 from ollie_nb.notebook._registry import COMMANDS
+
+USAGE_ERRORS = (ValueError, RuntimeError, OSError, LookupError, TimeoutError, LLMError)
+"""What the core raises for a request that cannot be met (bad names, files, state, backends)."""
 
 HELP_HEAD = f"""\
 %%ollie {OPTIONS_HELP}   run the cell as a prompt
@@ -56,7 +66,14 @@ class OllieMagics(Magics):
     approval = Enum(
         ["ask", "allow", "deny"],
         "ask",
-        help="Tools outside trustedTools: ask (input prompt), allow, or deny.",
+        help="Tools outside trustedTools: ask (a widget in the notebook), allow, or deny.",
+    ).tag(config=True)
+    approval_timeout = Float(
+        180.0, help="Seconds an approval waits for an answer before the call is denied."
+    ).tag(config=True)
+    watch_interval = Float(
+        2.0,
+        help="Seconds between reads of task events when the task server offers no change signal.",
     ).tag(config=True)
     offline_chunk_delay = Float(
         0.0, help="Seconds between words of the offline model's replies."
@@ -98,8 +115,11 @@ class OllieMagics(Magics):
             raise
         except KeyboardInterrupt:
             raise UsageError("%ollie: interrupted") from None
-        except Exception as exc:
+        except USAGE_ERRORS as exc:
             raise UsageError(f"%ollie: {_one_line(exc)}") from None
+        except Exception as exc:  # a bug: shown with its type, traceback kept for %ollie debug
+            display(record_error(exc))
+            return None
 
     def on_loop(self, fn: Callable[[Any], Any]) -> Any:
         """Run the plain `fn(core)` on the runtime loop, where the core lives, and return its result."""
@@ -157,9 +177,10 @@ class OllieMagics(Magics):
             view.finish()
             display(Notice("interrupted; the turn did not wind down in time", "warning"))
             return None
-        except Exception as exc:
+        except Exception as exc:  # the turn loop answers every usage problem itself: a bug
             view.finish()
-            raise UsageError(f"%ollie: {_one_line(exc)}") from None
+            display(record_error(exc))
+            return None
         view.finish()
         return None
 

@@ -63,6 +63,7 @@ class NotebookRuntime:
         self._inbox: queue.Queue[Any] = queue.Queue()  # events and _MainCalls for the kernel thread
         self._pumping = threading.Event()
         self.view: Callable[[Event], None] | None = None  # renders the current turn's events
+        self.show: Callable[[Any], None] | None = None  # a background turn's output, else None
         self.turn_future: concurrent.futures.Future[TurnResult] | None = None
         self.core: AgentCore = self.call(self._make_core)
 
@@ -126,6 +127,17 @@ class NotebookRuntime:
                 return await asyncio.to_thread(fn)
         return await wrapped
 
+    def on_main(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+        """Run `fn()` on the kernel thread when it next pumps or drains (never elsewhere)."""
+        call = _MainCall(fn)
+        self._inbox.put(call)
+        return call.future
+
+    @property
+    def pumping(self) -> bool:
+        """True while a foreground cell waits in `pump` (the kernel thread is ours)."""
+        return self._pumping.is_set()
+
     def pump(
         self,
         future: concurrent.futures.Future[T],
@@ -181,6 +193,7 @@ class NotebookRuntime:
     ) -> concurrent.futures.Future[TurnResult]:
         """Start a turn on the loop; its events go to `view` on the kernel thread."""
         self.view = view
+        self.show = None
         future = self.submit(lambda: self.core.submit(prompt, self.post_event))
         self.turn_future = future
         return future
@@ -206,7 +219,9 @@ class NotebookRuntime:
 
     @property
     def busy(self) -> bool:
-        return self.turn_future is not None and not self.turn_future.done()
+        """A turn runs: one the kernel started, or one the agent started itself (watch on)."""
+        started = self.turn_future is not None and not self.turn_future.done()
+        return started or self.core.is_running
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the turn, close every MCP session, stop the loop thread."""

@@ -71,6 +71,7 @@ class BackgroundTurn:
         )
         self.started = time.perf_counter()
         self.future = runtime.start_turn(prompt, self._on_event)
+        runtime.show = sink.show  # approval requests appear in this turn's output
         self._loop = asyncio.get_event_loop()
         self._loop.call_later(TICK, self._tick)
 

@@ -107,9 +107,8 @@ class TaskServerPlanBackend:
         return PlanResult(
             ids=ids,
             goal_id=goal_id,
-            message=(
-                f"Plan saved on {self.label}: goal {goal_id} with {len(steps)} step tasks "
-                "(parent = goal, blockers = after)."
+            message=TASKS_COMMITTED.format(
+                label=self.label, goal_id=goal_id, n=len(steps), server=self.server
             ),
         )
 
@@ -201,6 +200,13 @@ class TaskServerPlanBackend:
         return not result.is_error, result.is_error and "timed out" in result.text
 
 
+TASKS_COMMITTED = (
+    "Plan saved on {label}: goal {goal_id} with {n} step tasks (parent = goal, blockers = "
+    "after). Tasks committed. Use task_list to see ready steps; when you finish a step, "
+    "mark it done with task_update (its id, status done) before you start the next."
+)
+
+
 def _goal_task_text(goal: str, count: int) -> tuple[str, str]:
     title = goal if len(goal) <= GOAL_TITLE_CHARS else goal[: GOAL_TITLE_CHARS - 1] + "…"
     body = f"Plan of {count} steps." + (f"\n\n{goal}" if title != goal else "")
@@ -213,7 +219,9 @@ def _first_line(text: str) -> str:
 
 
 QUEUED_MESSAGE = (
-    "Plan queued ({n} steps). Stop here; the queue re-enters you with each step in order."
+    "Plan queued ({n} steps). Stop here — do not execute the steps now. The queue will "
+    "re-enter you with each step in order, one prompt per step; work only the step each "
+    "prompt gives you."
 )
 
 

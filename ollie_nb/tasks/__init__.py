@@ -1,4 +1,4 @@
-"""Reference task server: a SQLite task store with an MCP front (`ollie-tasks serve`) and a CLI.
+"""Reference task server: a task store (SQLite file or PostgreSQL) with an MCP front and a CLI.
 
 It is a standalone program that ships in the package and imports nothing else of
 ollie_nb: the agent core talks to it only over MCP, as to any third-party task server.
@@ -13,10 +13,14 @@ $OLLIE_TASKS_DB says otherwise; MCP servers start with a minimal environment, he
         args: [serve]
         env:
           PWD: "$PWD"
+
+A postgresql:// URL as --db or $OLLIE_TASKS_DB puts the store in a PostgreSQL database
+that agents on several machines share (psycopg 3, imported only then).
 """
 
 from __future__ import annotations
 
+from ollie_nb.tasks._backends import open_store
 from ollie_nb.tasks._errors import (
     CycleError,
     InvalidTaskError,
@@ -24,19 +28,23 @@ from ollie_nb.tasks._errors import (
     TaskError,
     UnknownTaskError,
 )
-from ollie_nb.tasks._location import resolve_db_path
+from ollie_nb.tasks._location import is_database_url, redact_url, resolve_db, resolve_db_path
 from ollie_nb.tasks._schema import SCHEMA_VERSION, STATUSES
+from ollie_nb.tasks._sqlite import SqliteTaskStore
 from ollie_nb.tasks._store import (
     DETACH_PARENT,
     LIST_FILTERS,
     Event,
     Note,
+    SqlTaskStore,
     Task,
     TaskNode,
     TaskRef,
-    TaskStore,
     TaskSummary,
 )
+
+TaskStore = SqliteTaskStore
+"""The SQLite store under its first name."""
 
 __all__ = [
     "DETACH_PARENT",
@@ -47,6 +55,8 @@ __all__ = [
     "Event",
     "InvalidTaskError",
     "Note",
+    "SqlTaskStore",
+    "SqliteTaskStore",
     "StoreError",
     "Task",
     "TaskError",
@@ -55,5 +65,9 @@ __all__ = [
     "TaskStore",
     "TaskSummary",
     "UnknownTaskError",
+    "is_database_url",
+    "open_store",
+    "redact_url",
+    "resolve_db",
     "resolve_db_path",
 ]

@@ -1,16 +1,28 @@
-"""Where the task database lives when no path is given."""
+"""Where the task database lives: a file path (SQLite) or a postgresql:// URL, and how to print it."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 DB_ENV_VAR = "OLLIE_TASKS_DB"
-"""Environment variable naming the database file."""
+"""Environment variable naming the database: a file path or a postgresql:// URL."""
 
 DEFAULT_DB_RELPATH = Path(".ollie") / "tasks.db"
 """The database's place inside the project directory."""
+
+URL_SCHEMES: tuple[str, ...] = ("postgresql://", "postgres://")
+"""Prefixes that mark a database given as a PostgreSQL URL rather than a file path."""
+
+_HIDDEN = "***"
+
+
+def is_database_url(target: str | os.PathLike[str]) -> bool:
+    """True when `target` names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(target, str) and target.strip().lower().startswith(URL_SCHEMES)
 
 
 def resolve_db_path(db: str | None = None, environ: Mapping[str, str] | None = None) -> Path:
@@ -26,3 +38,46 @@ def resolve_db_path(db: str | None = None, environ: Mapping[str, str] | None = N
         return Path(env[DB_ENV_VAR]).expanduser()
     project = env.get("PWD") or os.getcwd()
     return Path(project).expanduser() / DEFAULT_DB_RELPATH
+
+
+def resolve_db(db: str | None = None, environ: Mapping[str, str] | None = None) -> str | Path:
+    """Like `resolve_db_path`, but a postgresql:// URL (option or variable) stays a URL."""
+    env = os.environ if environ is None else environ
+    chosen = db or env.get(DB_ENV_VAR) or ""
+    if is_database_url(chosen):
+        return chosen.strip()
+    return resolve_db_path(db, env)
+
+
+def _secrets_of(url: str) -> list[str]:
+    """The password of a URL, as written and decoded, from its user part or its query."""
+    parts = urlsplit(url)
+    found: list[str] = []
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        if ":" in userinfo:
+            raw = userinfo.split(":", 1)[1]
+            found += [raw, unquote(raw)]
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key.lower() == "password" and value:
+            found.append(value)
+    return [s for s in found if s]
+
+
+def redact_url(url: str) -> str:
+    """The URL with its password (in the user part or `?password=`) shown as ***."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            netloc = f"{userinfo.split(':', 1)[0]}:{_HIDDEN}@{host}"
+    query = re.sub(r"(?i)(^|&)(password=)[^&]*", rf"\g<1>\g<2>{_HIDDEN}", parts.query)
+    return parts._replace(netloc=netloc, query=query).geturl()
+
+
+def redact(text: str, url: str) -> str:
+    """`text` with every spelling of `url`'s password replaced by ***."""
+    for secret in sorted(_secrets_of(url), key=len, reverse=True):
+        text = text.replace(secret, _HIDDEN)
+    return text

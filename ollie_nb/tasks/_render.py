@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ollie_nb.tasks._store import Event, Task, TaskNode, TaskRef, TaskSummary
+from ollie_nb.tasks._store import Event, Task, TaskNode, TaskRef, TaskSummary, plural
+
+SEQ_WIDTH = 7
+"""Width of the seq column of event lines, so columns line up up to seq 9,999,999."""
 
 
 def summary_line(task: TaskSummary) -> str:
@@ -42,13 +45,40 @@ def task_list(tasks: Sequence[TaskSummary], what: str, limit: int | None = None)
     return "\n".join(lines)
 
 
+def task_list_json(tasks: Sequence[TaskSummary], limit: int) -> str:
+    """A list of tasks as JSON for programs; `blockers` are the ones not done yet.
+
+    At most `limit` tasks; a cut list says so in an object of its own at the end.
+    """
+    shown = [
+        {
+            "id": t.id,
+            "title": t.title,
+            "status": t.status,
+            "assignee": t.assignee,
+            "parent": t.parent,
+            "labels": list(t.labels),
+            "blockers": list(t.waiting_on),
+            "created_at": t.created_at,
+            "updated_at": t.updated_at,
+        }
+        for t in tasks[:limit]
+    ]
+    document: dict[str, object] = {"tasks": shown, "total": len(tasks)}
+    if len(tasks) > limit:
+        document["truncated"] = True
+    return json.dumps(document, ensure_ascii=False)
+
+
 def task_detail(task: Task) -> str:
     """A task with all its fields, neighbours, body and notes, for reading in full."""
     if task.ready:
         state = f"{task.status} (ready)"
     else:
         waiting = [b for b in task.blockers if b.status != "done"]
-        state = task.status + (f" (waiting on {len(waiting)} blocker(s))" if waiting else "")
+        state = task.status + (
+            f" (waiting on {plural(len(waiting), 'blocker')})" if waiting else ""
+        )
     lines = [f"{task.id}  {task.title}", f"status: {state}"]
     if task.parent is not None:
         lines.append("parent: " + ref_line(task.parent))
@@ -93,7 +123,7 @@ def task_tree(nodes: Sequence[TaskNode]) -> str:
 def event_line(event: Event) -> str:
     """One event in one line: seq, time, type, task, payload."""
     payload = json.dumps(event.payload, ensure_ascii=False, separators=(",", ":"))
-    return f"{event.seq}  {event.time}  {event.type:<14}  {event.task}  {payload}"
+    return f"{event.seq:>{SEQ_WIDTH}}  {event.time}  {event.type:<14}  {event.task}  {payload}"
 
 
 def events_json(events: Sequence[Event]) -> str:

@@ -1,20 +1,15 @@
-"""TaskStore: tasks, blocking edges and an append-only event log in one SQLite file."""
+"""The task store's rules, once for both backends: tasks, blocking edges, an event log."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import random
 import secrets
-import sqlite3
-import threading
-import time
-from collections.abc import Callable, Iterable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from ollie_nb.tasks._errors import (
     CycleError,
@@ -22,7 +17,7 @@ from ollie_nb.tasks._errors import (
     StoreError,
     UnknownTaskError,
 )
-from ollie_nb.tasks._schema import CLOSED_STATUSES, STATUSES, migrate
+from ollie_nb.tasks._schema import CLOSED_STATUSES, STATUSES
 
 MAX_TITLE_CHARS = 500
 MAX_BODY_BYTES = 64 * 1024
@@ -45,6 +40,7 @@ _ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 _ID_LENGTH = 5
 
 _T = TypeVar("_T")
+_S = TypeVar("_S", bound="SqlTaskStore")
 
 
 def _now() -> str:
@@ -52,15 +48,14 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def plural(count: int, word: str, many: str = "") -> str:
+    """`1 blocker`, `2 blockers`; `many` for irregular plurals (`child`, `children`)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
 def _new_id(length: int) -> str:
     """A fresh random task id such as `t-7kq2m`."""
     return ID_PREFIX + "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    """True when SQLite gave up waiting for another connection's lock."""
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
 
 
 @dataclass(frozen=True)
@@ -233,30 +228,47 @@ def _unique_ids(raw: Iterable[str], what: str) -> list[str]:
     return ids
 
 
-# --- SQL shared by several operations ----------------------------------------------------------
+# --- SQL that differs between the backends ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The few SQL fragments SQLite and PostgreSQL spell differently; the rest is shared."""
+
+    name: str
+    summaries: str
+    ready_summaries: str
+    blocked: str
+
 
 _SUMMARY_SELECT = """
 SELECT t.id, t.title, t.status, coalesce(t.parent, ''), t.assignee,
-       (SELECT group_concat(l.label, ',') FROM labels l WHERE l.task = t.id),
+       (SELECT {labels} FROM labels l WHERE l.task = t.id),
        {waiting},
        t.created_at, t.updated_at
 FROM tasks t
 """
 
-_WAITING = """(SELECT group_concat(d.blocker, ',') FROM deps d
-         JOIN tasks b INDEXED BY tasks_id_status ON b.id = d.blocker
-         WHERE d.task = t.id AND b.status <> 'done')"""
 
-_SUMMARIES = _SUMMARY_SELECT.format(waiting=_WAITING)
-# For `ready` the blockers not done are empty by definition: skip that subquery.
-_READY_SUMMARIES = _SUMMARY_SELECT.format(waiting="NULL")
+def make_dialect(name: str, aggregate: Callable[[str], str], status_index: str) -> Dialect:
+    """Build a backend's fragments from its list aggregate and its blocker-status index hint."""
+    waiting = (
+        f"(SELECT {aggregate('d.blocker')} FROM deps d JOIN tasks b {status_index}"
+        " ON b.id = d.blocker WHERE d.task = t.id AND b.status <> 'done')"
+    )
+    labels = aggregate("l.label")
+    return Dialect(
+        name=name,
+        summaries=_SUMMARY_SELECT.format(labels=labels, waiting=waiting),
+        # For `ready` the blockers not done are empty by definition: skip that subquery.
+        ready_summaries=_SUMMARY_SELECT.format(labels=labels, waiting="NULL"),
+        # A task is blocked while any of its blockers is not done.
+        blocked=(
+            f"EXISTS (SELECT 1 FROM deps d JOIN tasks b {status_index} ON b.id = d.blocker "
+            "WHERE d.task = t.id AND b.status <> 'done')"
+        ),
+    )
 
-# A task is blocked while any of its blockers is not done. INDEXED BY: the planner would
-# otherwise take the primary-key index and read every blocker's row just for its status.
-_BLOCKED = (
-    "EXISTS (SELECT 1 FROM deps d JOIN tasks b INDEXED BY tasks_id_status ON b.id = d.blocker "
-    "WHERE d.task = t.id AND b.status <> 'done')"
-)
 
 _CLOSED_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(CLOSED_STATUSES)) + ")"
 
@@ -278,104 +290,86 @@ def _summary(row: Sequence[Any]) -> TaskSummary:
     )
 
 
-def _refs(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> tuple[TaskRef, ...]:
+class Cursor(Protocol):
+    """What the store reads from a statement: rows, one row, or the count of rows changed."""
+
+    rowcount: int
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Conn(Protocol):
+    """The DB-API subset the shared store logic uses; `?` placeholders on both backends."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> Cursor: ...
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any: ...
+
+
+def _refs(conn: Conn, sql: str, params: Sequence[Any]) -> tuple[TaskRef, ...]:
     return tuple(TaskRef(*row) for row in conn.execute(sql, params))
 
 
-class TaskStore:
-    """Tasks with parents, blockers, labels, notes and an event log, kept in one SQLite file.
+class SqlTaskStore(ABC):
+    """Tasks with parents, blockers, labels, notes and an event log, kept in a SQL database.
 
-    Every change is one `BEGIN IMMEDIATE` transaction that also appends its events, so
-    several processes can share the file and a crash never leaves half a change. One
-    connection per store, guarded by a lock, so a store may be used from worker threads.
+    The rules live here once; a backend supplies its connection handling (`_run`), its
+    `Dialect` and the way it tells other processes about a change (`watch_changes`).
+    Every change is one transaction that also appends its events, and backends run write
+    transactions one at a time, so event seqs commit in order and `since` cursors never
+    skip an event.
     """
 
-    def __init__(
-        self, path: str | os.PathLike[str], *, create: bool = True, busy_timeout: float = 10.0
-    ) -> None:
-        self.path = Path(path).expanduser()
-        self._busy_timeout = busy_timeout
-        self._lock = threading.RLock()
-        if not create and not self.path.exists():
-            raise StoreError(f"no task database at {self.path}")
-        if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            conn = sqlite3.connect(
-                str(self.path),
-                timeout=busy_timeout,
-                isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE ... COMMIT
-                check_same_thread=False,  # guarded by self._lock instead
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open task database {self.path}: {exc}") from exc
-        self._conn = conn
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            # In WAL mode NORMAL never corrupts and never loses a commit when a process
-            # dies; only a power cut can drop the last commits. FULL would fsync each one.
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            migrate(conn)
-        except sqlite3.Error as exc:
-            conn.close()
-            raise StoreError(f"cannot use task database {self.path}: {exc}") from exc
-        except BaseException:
-            conn.close()
-            raise
+    dialect: Dialect
+    max_concurrency: int = 1
+    """How many worker threads may use the store at once."""
 
-    # --- lifecycle ---------------------------------------------------------------------------
+    @property
+    @abstractmethod
+    def location(self) -> str:
+        """Where the data lives, safe to print (a file path, or a URL without its password)."""
 
+    @abstractmethod
     def close(self) -> None:
-        """Close the connection; the store is unusable afterwards."""
-        with self._lock:
-            self._conn.close()
+        """Release the connection(s); the store is unusable afterwards."""
 
-    def __enter__(self) -> TaskStore:
+    @abstractmethod
+    def _run(self, work: Callable[[Conn], _T], *, write: bool) -> _T:
+        """Run `work` in one transaction; writes are serialised across processes."""
+
+    @abstractmethod
+    async def watch_changes(
+        self, on_change: Callable[[], Awaitable[None]], interval: float
+    ) -> None:
+        """Call `on_change` whenever another process may have changed the data; runs forever."""
+
+    def _changed(self, conn: Conn) -> None:  # noqa: B027 (a hook: most backends need nothing)
+        """Hook run once per logged event inside the transaction (PostgreSQL notifies here)."""
+
+    def __enter__(self: _S) -> _S:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    # --- transactions ------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.location!r})"
 
-    def _run(self, work: Callable[[sqlite3.Connection], _T], *, write: bool) -> _T:
-        """Run `work` in one transaction, retrying while other processes hold the lock."""
-        deadline = time.monotonic() + self._busy_timeout
-        conn = self._conn
-        with self._lock:
-            while True:
-                try:
-                    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                    try:
-                        result = work(conn)
-                        conn.execute("COMMIT")
-                    except BaseException:
-                        if conn.in_transaction:
-                            conn.execute("ROLLBACK")
-                        raise
-                    return result
-                except sqlite3.OperationalError as exc:
-                    if not _is_busy(exc):
-                        raise StoreError(f"task database error: {exc}") from exc
-                    if time.monotonic() >= deadline:
-                        raise StoreError(
-                            f"the task database stayed locked for {self._busy_timeout:g} s "
-                            "by another process; try again"
-                        ) from exc
-                    time.sleep(random.uniform(0.005, 0.05))
-
-    @staticmethod
     def _event(
-        conn: sqlite3.Connection, now: str, type_: str, task_id: str, payload: dict[str, Any]
+        self, conn: Conn, now: str, type_: str, task_id: str, payload: dict[str, Any]
     ) -> None:
         conn.execute(
             "INSERT INTO events (time, type, task, payload) VALUES (?, ?, ?, ?)",
             (now, type_, task_id, json.dumps(payload, ensure_ascii=False, separators=(",", ":"))),
         )
+        self._changed(conn)
 
     @staticmethod
-    def _require(conn: sqlite3.Connection, task_id: str) -> tuple[str, str, str | None]:
+    def _require(conn: Conn, task_id: str) -> tuple[str, str, str | None]:
         """Return (status, title, parent) of a task, or raise UnknownTaskError."""
         row = conn.execute(
             "SELECT status, title, parent FROM tasks WHERE id = ?", (task_id,)
@@ -386,7 +380,7 @@ class TaskStore:
 
     def _emit_unblocked(
         self,
-        conn: sqlite3.Connection,
+        conn: Conn,
         now: str,
         candidates: Iterable[str],
         by: str,
@@ -397,7 +391,7 @@ class TaskStore:
         for task_id in candidates:
             row = conn.execute(
                 f"SELECT t.id, t.status, t.title FROM tasks t WHERE t.id = ? "
-                f"AND t.status NOT IN {_CLOSED_SQL} AND NOT {_BLOCKED}",
+                f"AND t.status NOT IN {_CLOSED_SQL} AND NOT {self.dialect.blocked}",
                 (task_id,),
             ).fetchone()
             if row is not None:
@@ -426,7 +420,7 @@ class TaskStore:
             )
         label_list = _labels(labels)
 
-        def work(conn: sqlite3.Connection) -> str:
+        def work(conn: Conn) -> str:
             if parent_id is not None:
                 self._require(conn, parent_id)
             for blocker in blocker_ids:
@@ -453,23 +447,19 @@ class TaskStore:
         return self._run(work, write=True)
 
     @staticmethod
-    def _insert_task(
-        conn: sqlite3.Connection, title: str, body: str, parent: str | None, now: str
-    ) -> str:
+    def _insert_task(conn: Conn, title: str, body: str, parent: str | None, now: str) -> str:
         """Insert the task row under a fresh random id, drawing again on a collision."""
         for attempt in range(20):
             task_id = _new_id(_ID_LENGTH + attempt // 5)
-            try:
-                conn.execute(
-                    "INSERT INTO tasks (id, title, body, parent, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (task_id, title, body, parent, now, now),
-                )
-            except sqlite3.IntegrityError as exc:
-                if "UNIQUE" in str(exc):
-                    continue
-                raise
-            return task_id
+            # ON CONFLICT DO NOTHING rather than catching the error: on PostgreSQL a failed
+            # statement would abort the whole transaction.
+            inserted = conn.execute(
+                "INSERT INTO tasks (id, title, body, parent, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                (task_id, title, body, parent, now, now),
+            ).rowcount
+            if inserted == 1:
+                return task_id
         raise StoreError("could not draw an unused task id; the id space looks exhausted")
 
     def update(
@@ -483,7 +473,7 @@ class TaskStore:
         if not (new_status or new_assignee or note):
             raise InvalidTaskError("nothing to update: give status, assignee or note")
 
-        def work(conn: sqlite3.Connection) -> tuple[TaskRef, ...]:
+        def work(conn: Conn) -> tuple[TaskRef, ...]:
             old_status = self._require(conn, task_id)[0]
             now = _now()
             unblocked: tuple[TaskRef, ...] = ()
@@ -513,6 +503,7 @@ class TaskStore:
                         )
                     ]
                     unblocked = self._emit_unblocked(conn, now, dependents, task_id, "done")
+                    unblocked += self._close_finished_goals(conn, now, task_id)
             payload: dict[str, Any] = {}
             if new_assignee:
                 conn.execute("UPDATE tasks SET assignee = ? WHERE id = ?", (new_assignee, task_id))
@@ -531,6 +522,98 @@ class TaskStore:
 
         return self._run(work, write=True)
 
+    def _close_finished_goals(self, conn: Conn, now: str, task_id: str) -> tuple[TaskRef, ...]:
+        """Mark done each goal above `task_id` whose children are now all done.
+
+        A goal is closed once, when its last open child gets done; reopening a child later
+        leaves the goal as it is (the goal's dependents may have started already), so
+        whoever reopens the work also decides whether the goal is open again.
+        """
+        unblocked: tuple[TaskRef, ...] = ()
+        (parent,) = conn.execute("SELECT parent FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        while parent is not None:
+            row = conn.execute(
+                f"SELECT status, parent FROM tasks WHERE id = ? AND status NOT IN {_CLOSED_SQL} "
+                "AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = ? AND c.status <> 'done')",
+                (parent, parent),
+            ).fetchone()
+            if row is None:
+                break
+            old_status, grandparent = row
+            conn.execute(
+                "UPDATE tasks SET status = 'done', closed_at = ?, updated_at = ? WHERE id = ?",
+                (now, now, parent),
+            )
+            payload = {"from": old_status, "to": "done", "reason": "children_done"}
+            self._event(conn, now, "status_changed", parent, payload)
+            dependents = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT task FROM deps WHERE blocker = ? ORDER BY task", (parent,)
+                )
+            ]
+            unblocked += self._emit_unblocked(conn, now, dependents, parent, "done")
+            parent = grandparent
+        return unblocked
+
+    def claim(self, task_id: str, assignee: str) -> Task:
+        """Take a ready, unclaimed task for `assignee`: in_progress, in one conditional UPDATE.
+
+        Of several claimers racing for one task exactly one wins, on both backends, and the
+        others get an error saying who holds it. Claiming again a task one already holds
+        in progress succeeds and changes nothing, so a retried call is harmless.
+        """
+        task_id = _task_id(task_id)
+        who = _assignee(assignee)
+        if not who:
+            raise InvalidTaskError("assignee is empty: say who claims the task")
+
+        def work(conn: Conn) -> None:
+            now = _now()
+            claimed = conn.execute(
+                "UPDATE tasks SET status = 'in_progress', assignee = ?, updated_at = ? "
+                "WHERE id = ? AND status = 'open' AND assignee IN ('', ?) "
+                "AND NOT EXISTS (SELECT 1 FROM deps d JOIN tasks b ON b.id = d.blocker "
+                "WHERE d.task = ? AND b.status <> 'done')",
+                (who, now, task_id, who, task_id),
+            ).rowcount
+            if claimed == 1:
+                self._event(
+                    conn, now, "status_changed", task_id, {"from": "open", "to": "in_progress"}
+                )
+                self._event(conn, now, "claimed", task_id, {"assignee": who})
+                return
+            self._refuse_claim(conn, task_id, who)
+
+        self._run(work, write=True)
+        return self.get(task_id)
+
+    def _refuse_claim(self, conn: Conn, task_id: str, who: str) -> None:
+        """Explain why a claim matched no row; return quietly if `who` already holds it."""
+        row = conn.execute("SELECT status, assignee FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        if row is None:
+            self._require(conn, task_id)
+        status, holder = row
+        if status == "in_progress" and holder == who:
+            return
+        if holder and holder != who:
+            raise InvalidTaskError(f"{task_id} is already claimed by {holder} ({status})")
+        if status != "open":
+            raise InvalidTaskError(
+                f"{task_id} is {status}, not open: only an open task can be claimed"
+            )
+        waiting = [
+            r[0]
+            for r in conn.execute(
+                "SELECT d.blocker FROM deps d JOIN tasks b ON b.id = d.blocker "
+                "WHERE d.task = ? AND b.status <> 'done' ORDER BY d.blocker",
+                (task_id,),
+            )
+        ]
+        raise InvalidTaskError(
+            f"{task_id} is not ready: it waits on {', '.join(waiting)}; claim a ready task"
+        )
+
     def edit(self, task_id: str, title: str = "", body: str = "", parent: str = "") -> None:
         """Revise title, body or parent; empty means unchanged, parent `-` detaches."""
         task_id = _task_id(task_id)
@@ -543,7 +626,7 @@ class TaskStore:
                 f"nothing to edit: give title, body or parent ({DETACH_PARENT!r} detaches)"
             )
 
-        def work(conn: sqlite3.Connection) -> None:
+        def work(conn: Conn) -> None:
             _, old_title, old_parent = self._require(conn, task_id)
             now = _now()
             payload: dict[str, Any] = {}
@@ -568,13 +651,13 @@ class TaskStore:
         self._run(work, write=True)
 
     @staticmethod
-    def _check_parent_cycle(conn: sqlite3.Connection, task_id: str, new_parent: str) -> None:
+    def _check_parent_cycle(conn: Conn, task_id: str, new_parent: str) -> None:
         if new_parent == task_id:
             raise CycleError(f"{task_id} cannot be its own parent")
         row = conn.execute(
             """
             WITH RECURSIVE up(id) AS (
-                SELECT ? UNION SELECT t.parent FROM tasks t JOIN up ON t.id = up.id
+                SELECT CAST(? AS TEXT) UNION SELECT t.parent FROM tasks t JOIN up ON t.id = up.id
                 WHERE t.parent IS NOT NULL)
             SELECT 1 FROM up WHERE id = ?
             """,
@@ -590,12 +673,12 @@ class TaskStore:
         """Delete a task (with its subtree when `recursive`) and its edges; return deleted ids."""
         task_id = _task_id(task_id)
 
-        def work(conn: sqlite3.Connection) -> list[str]:
+        def work(conn: Conn) -> list[str]:
             self._require(conn, task_id)
             subtree = conn.execute(
                 """
                 WITH RECURSIVE sub(id, depth) AS (
-                    SELECT ?, 0 UNION ALL
+                    SELECT CAST(? AS TEXT), 0 UNION ALL
                     SELECT t.id, sub.depth + 1 FROM tasks t JOIN sub ON t.parent = sub.id)
                 SELECT sub.id, sub.depth, t.title, coalesce(t.parent, ''), t.status
                 FROM sub JOIN tasks t ON t.id = sub.id ORDER BY sub.depth DESC, sub.id
@@ -607,7 +690,7 @@ class TaskStore:
                 children = sorted(row[0] for row in subtree if row[1] == 1)
                 shown = ", ".join(children[:10]) + (", ..." if len(children) > 10 else "")
                 raise InvalidTaskError(
-                    f"{task_id} has {len(children)} child task(s) ({shown}): delete them first "
+                    f"{task_id} has {plural(len(children), 'child task')} ({shown}): delete them first "
                     "or delete with recursive=true"
                 )
             now = _now()
@@ -651,7 +734,7 @@ class TaskStore:
         if task_id == blocker:
             raise CycleError(f"{task_id} cannot block itself")
 
-        def work(conn: sqlite3.Connection) -> bool:
+        def work(conn: Conn) -> bool:
             self._require(conn, task_id)
             self._require(conn, blocker)
             if conn.execute(
@@ -686,7 +769,7 @@ class TaskStore:
         task_id = _task_id(task_id)
         blocker = _task_id(blocker, "blocker")
 
-        def work(conn: sqlite3.Connection) -> tuple[TaskRef, ...]:
+        def work(conn: Conn) -> tuple[TaskRef, ...]:
             self._require(conn, task_id)
             blocker_status = self._require(conn, blocker)[0]
             cursor = conn.execute(
@@ -709,7 +792,7 @@ class TaskStore:
         """Return one task with its notes, blockers, dependents and children."""
         task_id = _task_id(task_id)
 
-        def work(conn: sqlite3.Connection) -> Task:
+        def work(conn: Conn) -> Task:
             row = conn.execute(
                 "SELECT id, title, body, status, parent, assignee, created_at, updated_at, "
                 "coalesce(closed_at, '') FROM tasks WHERE id = ?",
@@ -780,7 +863,7 @@ class TaskStore:
         where: list[str] = []
         params: list[Any] = []
         if status == "ready":
-            where.append("t.status = 'open' AND NOT " + _BLOCKED)
+            where.append("t.status = 'open' AND NOT " + self.dialect.blocked)
         elif status != "all":
             where.append("t.status = ?")
             params.append(status)
@@ -790,11 +873,12 @@ class TaskStore:
         if label:
             where.append("EXISTS (SELECT 1 FROM labels l WHERE l.task = t.id AND l.label = ?)")
             params.append(label)
-        select = _READY_SUMMARIES if status == "ready" else _SUMMARIES
+        d = self.dialect
+        select = d.ready_summaries if status == "ready" else d.summaries
         sql = select + (" WHERE " + " AND ".join(where) if where else "")
         sql += " ORDER BY t.rowid"
 
-        def work(conn: sqlite3.Connection) -> list[TaskSummary]:
+        def work(conn: Conn) -> list[TaskSummary]:
             if parent_id:
                 self._require(conn, parent_id)
             return [_summary(row) for row in conn.execute(sql, params)]
@@ -809,16 +893,18 @@ class TaskStore:
         """The task forest (or the subtree under `root`), children in creation order."""
         root_id = _task_id(root) if root.strip() else ""
 
-        def work(conn: sqlite3.Connection) -> list[TaskSummary]:
+        def work(conn: Conn) -> list[TaskSummary]:
             if not root_id:
-                return [_summary(r) for r in conn.execute(_SUMMARIES + " ORDER BY t.rowid")]
+                return [
+                    _summary(r) for r in conn.execute(self.dialect.summaries + " ORDER BY t.rowid")
+                ]
             self._require(conn, root_id)
             sql = (
-                _SUMMARIES
+                self.dialect.summaries
                 + """
                 WHERE t.id IN (
                     WITH RECURSIVE sub(id) AS (
-                        SELECT ? UNION ALL SELECT c.id FROM tasks c JOIN sub ON c.parent = sub.id)
+                        SELECT CAST(? AS TEXT) UNION ALL SELECT c.id FROM tasks c JOIN sub ON c.parent = sub.id)
                     SELECT id FROM sub)
                 ORDER BY t.rowid
                 """
@@ -848,7 +934,7 @@ class TaskStore:
             raise InvalidTaskError(f"limit must be between 1 and {MAX_EVENTS_PAGE}")
         limit = min(limit, MAX_EVENTS_PAGE)
 
-        def work(conn: sqlite3.Connection) -> list[Event]:
+        def work(conn: Conn) -> list[Event]:
             rows = conn.execute(
                 "SELECT seq, time, type, task, payload FROM events WHERE seq > ? "
                 "ORDER BY seq LIMIT ?",

@@ -3,27 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
+import secrets
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ollie_nb.tasks import _render
+from ollie_nb.tasks._backends import open_store
 from ollie_nb.tasks._errors import StoreError, TaskError
-from ollie_nb.tasks._location import DB_ENV_VAR, resolve_db_path
-from ollie_nb.tasks._store import LIST_FILTERS, TaskStore
+from ollie_nb.tasks._location import DB_ENV_VAR, resolve_db
+from ollie_nb.tasks._store import LIST_FILTERS, SqlTaskStore
 
 PROG = "ollie-tasks"
 
+HTTP_CONNECTIONS = 4
+"""PostgreSQL connections the HTTP server pools for its concurrent clients."""
 
-def _open(args: argparse.Namespace, *, create: bool = False) -> TaskStore:
+
+def _open(
+    args: argparse.Namespace, *, create: bool = False, max_connections: int = 1
+) -> SqlTaskStore:
     """Open the database the arguments point at; reading never creates one."""
-    path = resolve_db_path(args.db)
+    target = resolve_db(args.db)
     try:
-        return TaskStore(path, create=create)
+        return open_store(target, create=create, max_connections=max_connections)
     except StoreError as exc:
-        if path.exists():
+        if isinstance(target, str) or target.exists():
             raise
         raise StoreError(
             f"{exc} (pass --db PATH, set {DB_ENV_VAR}, or run from the project directory)"
@@ -36,19 +44,45 @@ def _print_json(value: Any) -> None:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     # Imported here: the MCP SDK takes most of a second to import, and only serve needs it.
-    from ollie_nb.tasks.server import serve
+    from ollie_nb.tasks import server
 
-    with _open(args, create=True) as store:
-        if args.http:
-            print(
-                f"{PROG}: serving MCP on http://127.0.0.1:{args.port}/mcp (database {store.path})",
-                file=sys.stderr,
+    if not args.http:
+        with _open(args, create=True) as store:
+            server.serve(store, watch_interval=args.watch_interval)
+        return 0
+    from ollie_nb.tasks._http import TOKEN_ENV_VAR, is_loopback
+
+    token = args.token or os.environ.get(TOKEN_ENV_VAR, "")
+    with _open(args, create=True, max_connections=HTTP_CONNECTIONS) as store:
+        say = functools.partial(print, file=sys.stderr, flush=True)
+        if not is_loopback(args.host):
+            say(
+                f"{PROG}: WARNING: listening on {args.host}, not loopback: other machines "
+                "can reach this server; only the bearer token keeps them out"
             )
-        serve(
+        if not token:
+            token = secrets.token_urlsafe(32)
+            say(f"{PROG}: no --token or ${TOKEN_ENV_VAR} given; this run's token is: {token}")
+        say(
+            f"{PROG}: serving MCP on http://{args.host}:{args.port}/mcp (database {store.location})"
+        )
+        server.serve_http(
             store,
-            http_port=args.port if args.http else None,
+            host=args.host,
+            port=args.port,
+            token=token,
             watch_interval=args.watch_interval,
         )
+    return 0
+
+
+def _cmd_claim(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        task = store.claim(args.id, args.assignee)
+    if args.json:
+        _print_json(task.to_dict())
+    else:
+        print(f"claimed: {_render.ref_line(task.ref())} @{task.assignee}")
     return 0
 
 
@@ -110,21 +144,31 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; `--db` is accepted before or after the subcommand."""
-    db_help = f"task database file (default: ${DB_ENV_VAR}, else $PWD/.ollie/tasks.db)"
+    db_help = (
+        "task database: a SQLite file or a postgresql://user@host:port/dbname URL "
+        f"(default: ${DB_ENV_VAR}, else $PWD/.ollie/tasks.db)"
+    )
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS, help=db_help)
+    common.add_argument("--db", metavar="DB", default=argparse.SUPPRESS, help=db_help)
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Task store for planning agents: an MCP server and a CLI over one "
-        "SQLite file. Without a subcommand and with stdin not a terminal, it serves MCP "
+        "SQLite file or a PostgreSQL database. Without a subcommand and with stdin not a terminal, it serves MCP "
         "over stdio.",
     )
-    parser.add_argument("--db", metavar="PATH", default=None, help=db_help)
+    parser.add_argument("--db", metavar="DB", default=None, help=db_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(
@@ -137,16 +181,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = add("serve", _cmd_serve, "serve the task tools over MCP (stdio by default)", False)
     serve.add_argument("--http", action="store_true", help="serve streamable HTTP instead")
+    serve.add_argument("--port", type=int, default=8000, help="HTTP port (default: 8000)")
     serve.add_argument(
-        "--port", type=int, default=8000, help="HTTP port on 127.0.0.1 (default: 8000)"
+        "--host",
+        default="127.0.0.1",
+        help="HTTP bind address (default: 127.0.0.1; anything else is reachable from "
+        "other machines)",
+    )
+    serve.add_argument(
+        "--token",
+        default="",
+        help="bearer token HTTP clients must send (default: $OLLIE_TASKS_TOKEN, else a "
+        "fresh one printed to stderr at start)",
     )
     serve.add_argument(
         "--watch-interval",
         type=float,
-        default=0.5,
+        default=0.025,
         metavar="SECONDS",
-        help="how often to look for changes by other processes (0: never; default: 0.5)",
+        help="how often to look at a SQLite file for changes by other processes "
+        "(PostgreSQL notifies instead; 0: never watch; default: 0.025)",
     )
+
+    claim = add("claim", _cmd_claim, "claim a ready, unclaimed task: in_progress for ASSIGNEE")
+    claim.add_argument("id", metavar="ID")
+    claim.add_argument("--as", dest="assignee", required=True, metavar="ASSIGNEE")
 
     list_ = add("list", _cmd_list, "list tasks, one per line")
     list_.add_argument("--status", choices=LIST_FILTERS, default="open", help="default: open")
@@ -163,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--since", type=_non_negative_int, default=0, metavar="SEQ", help="only after this seq"
     )
     events.add_argument(
-        "--limit", type=_non_negative_int, default=1000, metavar="N", help="default: 1000"
+        "--limit", type=_positive_int, default=1000, metavar="N", help="1 to 1000 (default: 1000)"
     )
 
     tree = add("tree", _cmd_tree, "show goals with their steps as an indented tree")

@@ -7,10 +7,12 @@ method in a worker thread (SQLite may wait for another process's lock) and turns
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -23,7 +25,7 @@ from pydantic import Field
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._errors import TaskError
 from ollie_nb.tasks._schema import STATUSES
-from ollie_nb.tasks._store import DETACH_PARENT, Task, TaskRef, TaskStore
+from ollie_nb.tasks._store import DETACH_PARENT, SqlTaskStore, Task, TaskRef, plural
 
 EVENTS_URI = "tasks://events"
 """Resource whose update signal fires on every change; read the changes with task_events."""
@@ -48,19 +50,27 @@ _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_worl
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 TaskId = Annotated[str, Field(description="Task id, e.g. t-7kq2m")]
+Format = Annotated[
+    Literal["text", "json"], Field(description="'text' to read (default) or 'json' to parse")
+]
 
 
-def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
+WATCH_INTERVAL = 0.025
+"""Seconds between two looks at SQLite's change counter (PostgreSQL is told by NOTIFY)."""
+
+
+def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL) -> MCPServer:
     """Build the MCP server over `store`.
 
     Every change made through this server signals `tasks://events` at once. Changes
-    made by other processes sharing the database are noticed by polling the newest
-    event seq every `watch_interval` seconds (0 turns the polling off).
+    made by other processes sharing the database are noticed by the store's own watch:
+    SQLite's `PRAGMA data_version` every `watch_interval` seconds, PostgreSQL's
+    LISTEN/NOTIFY (0 turns the watch off on both).
     """
     bus = InMemorySubscriptionBus()
-    # One worker thread at a time: the store serialises on one connection anyway,
-    # and a thread parked on that lock would only take a slot from the pool.
-    limiter = anyio.CapacityLimiter(1)
+    # As many worker threads as the store has connections: SQLite serialises on one
+    # connection anyway, and a thread parked on that lock would only take a pool slot.
+    limiter = anyio.CapacityLimiter(store.max_concurrency)
     seen = {"seq": store.last_seq()}
 
     async def run(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
@@ -87,13 +97,13 @@ def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
         await signal(seq)
         return result
 
+    async def on_change() -> None:
+        # A ToolError: locked for long by another process; the next change signals again.
+        with contextlib.suppress(ToolError):
+            await signal(await run(store.last_seq))
+
     async def watch() -> None:
-        while True:
-            await anyio.sleep(watch_interval)
-            try:
-                await signal(await run(store.last_seq))
-            except ToolError:
-                continue  # locked for long by another process: try again next round
+        await store.watch_changes(on_change, watch_interval)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
@@ -139,24 +149,51 @@ def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
         description=(
             "List tasks, one per line: id, status, title, and what each waits on. "
             "status is one of " + ", ".join(STATUSES) + ", or 'ready' (open with every "
-            "blocker done) or 'all'."
+            "blocker done) or 'all'. format 'json' returns {tasks: [{id, title, status, "
+            "assignee, parent, labels, blockers, created_at, updated_at}], total} instead "
+            "(blockers: those not done yet; truncated: true when cut at 500)."
         ),
     )
     async def task_list(
         status: Annotated[str, Field(description="A status, 'ready' or 'all'")] = "open",
         parent: Annotated[str, Field(description="Only the direct children of this task")] = "",
         label: Annotated[str, Field(description="Only tasks with this label")] = "",
+        format: Format = "text",
     ) -> str:
         tasks = await run(store.list, status, parent, label)
+        if format == "json":
+            return _render.task_list_json(tasks, LIST_LIMIT)
         return _render.task_list(tasks, _selection(status, parent, label), LIST_LIMIT)
 
     @server.tool(
         structured_output=False,
         annotations=_READ_ONLY,
-        description="Read one task in full: body, notes, blockers, dependents and children.",
+        description=(
+            "Read one task in full: body, notes, blockers, dependents and children. "
+            "format 'json' returns the task as one JSON object."
+        ),
     )
-    async def task_read(id: TaskId) -> str:
-        return _render.task_detail(await run(store.get, id))
+    async def task_read(id: TaskId, format: Format = "text") -> str:
+        task = await run(store.get, id)
+        if format == "json":
+            return json.dumps(task.to_dict(), ensure_ascii=False)
+        return _render.task_detail(task)
+
+    @server.tool(
+        structured_output=False,
+        annotations=_WRITE,
+        description=(
+            "Claim a ready task for an assignee: it becomes in_progress with that assignee, "
+            "atomically, so of several agents claiming one task exactly one wins. Refused "
+            "when the task is not open, waits on a blocker, or is claimed by someone else."
+        ),
+    )
+    async def task_claim(
+        id: TaskId,
+        assignee: Annotated[str, Field(description="Who takes the task, e.g. an agent's name")],
+    ) -> str:
+        task = await change(lambda: store.claim(id, assignee))
+        return f"claimed: {_render.ref_line(task.ref())} @{task.assignee}"
 
     @server.tool(
         structured_output=False,
@@ -213,7 +250,7 @@ def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
         deleted = await change(lambda: store.delete(id, recursive))
         rest = deleted[:-1]
         return f"deleted {deleted[-1]}" + (
-            f" and {len(rest)} subtask(s): {', '.join(rest)}" if rest else ""
+            f" and {plural(len(rest), 'subtask')}: {', '.join(rest)}" if rest else ""
         )
 
     @server.tool(
@@ -242,7 +279,7 @@ def build_server(store: TaskStore, *, watch_interval: float = 0.5) -> MCPServer:
         annotations=_READ_ONLY,
         description=(
             "Events after seq `since` as a JSON list of {seq, time, type, task, payload}; "
-            "types: created, updated, status_changed, edited, deleted, dep_added, "
+            "types: created, updated, status_changed, claimed, edited, deleted, dep_added, "
             "dep_removed, unblocked. Pass the last seq seen to get only what is new."
         ),
     )
@@ -280,10 +317,24 @@ def _selection(status: str, parent: str, label: str) -> str:
     return words
 
 
-def serve(store: TaskStore, *, http_port: int | None = None, watch_interval: float = 0.5) -> None:
-    """Serve `store` over stdio, or over streamable HTTP on 127.0.0.1:`http_port`."""
+def serve(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL) -> None:
+    """Serve `store` over stdio."""
+    build_server(store, watch_interval=watch_interval).run()
+
+
+def serve_http(
+    store: SqlTaskStore,
+    *,
+    host: str,
+    port: int,
+    token: str,
+    watch_interval: float = WATCH_INTERVAL,
+) -> None:
+    """Serve `store` over streamable HTTP on host:port; every request must carry `token`."""
+    import uvicorn
+
+    from ollie_nb.tasks._http import RequireBearer
+
     server = build_server(store, watch_interval=watch_interval)
-    if http_port is None:
-        server.run()
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=http_port)
+    app = RequireBearer(server.streamable_http_app(host=host), token)
+    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()

@@ -13,7 +13,8 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import IO, Any, TypeVar
 
 from ollie_nb.tools._dispatcher import exc_summary
@@ -246,6 +247,23 @@ class McpServer:
                 )
             return ToolResult.error(f"{self.name}.{name}: {summary}")
         return _tool_result(result)
+
+    @asynccontextmanager
+    async def resource_updates(self, uri: str) -> AsyncIterator[AsyncIterator[Any] | None]:
+        """The server's change signals for `uri` (MCP subscriptions/listen), or None if it offers none.
+
+        Enter and exit it in one task. The signals carry no data: refetch on each one.
+        """
+        from mcp.client.subscriptions import ListenNotSupportedError
+
+        client = await self._live_client()
+        async with AsyncExitStack() as stack:
+            try:
+                sub = await stack.enter_async_context(client.listen(resource_subscriptions=[uri]))
+            except ListenNotSupportedError:
+                sub = None
+            honored = sub.honored.resource_subscriptions if sub and sub.honored else None
+            yield sub if honored and uri in honored else None
 
     async def _live_client(self) -> Any:
         """The connected client, reconnecting once if the session died or was never started."""

@@ -350,8 +350,10 @@ def test_quickstart_draws_the_plan_graph_and_widgets_in_jupyterlab(
     # A widget view: the self-refreshing plan graph of `%ollie plan --watch`.
     add_cell_and_run(panel, WATCH_CELL)
     wait_until_finished(page, code_cells + 1)
-    watch = panel.locator(".jp-OutputArea-output .jupyter-widgets.widget-vbox").filter(
-        has=page.locator("svg")
+    watch = (
+        panel.locator(".jp-OutputArea-output .jupyter-widgets.widget-vbox")
+        .filter(has=page.locator("svg"))
+        .filter(has=page.locator(".widget-button", has_text="Stop watching"))
     )
     expect(watch.first).to_be_visible()
     expect(watch.first.locator(".widget-button", has_text="Stop watching")).to_be_visible()

@@ -55,9 +55,21 @@ class Kernel:
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
 
-    def run(self, code: str, timeout: float = 60.0, on_message: Any = None) -> CellRun:
-        """Execute `code`; collect iopub output until the kernel is idle again."""
-        msg_id = self.kc.execute(code, allow_stdin=False)
+    def run(
+        self,
+        code: str,
+        timeout: float = 60.0,
+        on_message: Any = None,
+        allow_stdin: bool = False,
+        on_input: Any = None,
+    ) -> CellRun:
+        """Execute `code`; collect iopub output until the kernel is idle again.
+
+        `allow_stdin=True` sends the request as a notebook a person uses does (nbclient,
+        papermill and nbval send False: no one is there to answer). `on_input(prompt)`
+        answers the kernel's input requests.
+        """
+        msg_id = self.kc.execute(code, allow_stdin=allow_stdin)
         run = CellRun()
         by_display: dict[str, int] = {}
         started = time.monotonic()
@@ -65,8 +77,10 @@ class Kernel:
             remaining = timeout - (time.monotonic() - started)
             if remaining <= 0:
                 raise TimeoutError(f"cell did not finish in {timeout} s: {code[:60]!r}")
+            if on_input is not None:
+                self._answer_input(on_input)
             try:
-                msg = self.kc.get_iopub_msg(timeout=remaining)
+                msg = self.kc.get_iopub_msg(timeout=min(remaining, 0.05) if on_input else remaining)
             except queue.Empty:
                 continue
             if msg["parent_header"].get("msg_id") != msg_id:
@@ -98,6 +112,14 @@ class Kernel:
                 run.error = content
         run.seconds = time.monotonic() - started
         return run
+
+    def _answer_input(self, on_input: Any) -> None:
+        try:
+            msg = self.kc.get_stdin_msg(timeout=0.01)
+        except queue.Empty:
+            return
+        if msg["msg_type"] == "input_request":
+            self.kc.input(on_input(msg["content"]["prompt"]))
 
     def interrupt(self) -> None:
         self.km.interrupt_kernel()

@@ -279,34 +279,64 @@ def test_tab_completion(kernel):
     assert {"queue", "off", "my_plans"} <= set(reply["matches"])
 
 
-def test_watch_queues_ready_steps_and_run_works_them(kernel, tmp_path):
+OTHER_CLIENT = """
+import sys
+from ollie_nb.tools import McpServer
+
+async def other_client(db, *updates):
+    args = ["-m", "ollie_nb.tasks", "serve", "--db", db]
+    other = McpServer("other", command=sys.executable, args=args)
+    await other.connect()
+    try:
+        for update in updates:
+            result = await other.call_tool("task_update", update)
+            assert not result.is_error, result.text
+    finally:
+        await other.aclose()
+"""
+
+
+def until_text(kernel, code: str, wanted: str, timeout: float = 30.0) -> str:
+    """Run `code` until its output contains `wanted` (bounded)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = kernel.run(code).text()
+        if wanted in text or time.monotonic() > deadline:
+            return text
+        time.sleep(0.2)
+
+
+def test_watch_wakes_the_agent_when_another_client_finishes_a_step(kernel, tmp_path):
     agent = tasks_agent_file(tmp_path)
+    db = str(tmp_path / "tasks.db")
     kernel.run(f"%ollie agent {agent}")
-    kernel.run("%%ollie\nShip it\n- Build\n- Test")
+    kernel.run("%%ollie\nShip it\n- Build\n- Test\n- Release")
     assert "not watching" in kernel.run("%ollie watch").text()
-    on = kernel.run("%ollie watch on --interval 0.2")
-    assert "watching task events on 'tasks' every 0.2 s" in on.text()
-    ready_id = (
-        kernel.run(
-            "import ollie_nb\n"
-            "rec = ollie_nb.agent().plans[-1]\n"
-            "r = ollie_nb.agent().call(lambda core: core.env.dispatcher.dispatch("
-            "'tasks', 'task_update', {'id': rec.ids[0], 'status': 'done'}))\n"
-            "print(rec.ids[1])"
-        )
-        .text()
-        .strip()
-    )
-    # the kernel is idle; the watcher polls on the runtime's loop every 0.2 s
-    deadline = time.monotonic() + 15
-    status = kernel.run("%ollie watch").text()
-    while f"({ready_id}); queued" not in status and time.monotonic() < deadline:
-        time.sleep(0.1)
-        status = kernel.run("%ollie watch").text()
-    assert "step 2 of plan" in status and f"({ready_id}); queued" in status
-    assert f"[task {ready_id}]: Test" in kernel.run("%ollie queue").text()
-    worked = kernel.run("%ollie run")
-    assert "Completed step: Test" in worked.text()
-    assert "the queue is empty" in kernel.run("%ollie run").text()
+    kernel.run(OTHER_CLIENT)
+    plan = "import ollie_nb\nrec = ollie_nb.agent().plans[-1]\nprint(rec.number, *rec.ids)"
+    number, build, test, _release = kernel.run(plan).text().split()
+    claim = f"await other_client({db!r}, {{'id': {build!r}, 'status': 'in_progress'}})"
+    assert kernel.run(claim).error is None
+    on = kernel.run("w = get_ipython().run_line_magic('ollie', 'watch on')\nw")
+    assert on.text() == "ollie: watching task events (steps worked by the agent show in the widget)"
+    assert "(subscribed); 0 queued" in kernel.run("%ollie watch").text()  # Build is taken
+    done = f"await other_client({db!r}, {{'id': {build!r}, 'status': 'done'}})"
+    assert kernel.run(done).error is None  # another process: the agent carries on by itself
+    status = until_text(kernel, "%ollie watch", "is finished")
+    assert f"step 1 of plan {number} is done ({build}), marked by another client: Build" in status
+    assert f"plan {number} is finished: Ship it (all 3 steps done)" in status
+    shown = until_text(kernel, "print(w.steps, w.watching)", "2 True")
+    assert shown.strip() == "2 True"  # Test and Release, worked by the agent in the widget
+    outputs = kernel.run("print([o['data']['text/plain'] for o in w.output.outputs])").text()
+    assert f"Step 2 of 3 [task {test}]: Test" in outputs
+    assert "Completed step: Release" in outputs
+    plans = kernel.run("%ollie plans").text().splitlines()
+    assert any(line.split()[:3] == [number, "Ship", "it"] and "done" in line for line in plans)
     assert "stopped watching" in kernel.run("%ollie watch off").text()
+    assert "the watch is off" in until_text(kernel, "print(w.status.value)", "the watch is off")
+    again = kernel.run("w2 = get_ipython().run_line_magic('ollie', 'watch on')\nw2.stop()")
+    assert again.error is None
+    stopped = until_text(kernel, "print(w2.status.value, w2.stop_button.disabled)", "True")
+    assert "the watch is off" in stopped and "True" in stopped  # the Stop button ended it
+    assert "not watching" in kernel.run("%ollie watch").text()
     kernel.run("%ollie agent default")

@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 PYTHON_M = [sys.executable, "-m", "ollie_nb.tasks"]
 
 
-def server_params(db: Path, *extra: str) -> StdioServerParameters:
+def server_params(db: str | Path, *extra: str) -> StdioServerParameters:
     """How an MCP client starts `python -m ollie_nb.tasks serve --db DB`."""
     return StdioServerParameters(
         command=sys.executable, args=["-m", "ollie_nb.tasks", "serve", "--db", str(db), *extra]
@@ -22,7 +22,7 @@ def server_params(db: Path, *extra: str) -> StdioServerParameters:
 
 
 @asynccontextmanager
-async def connect(db: Path, *extra: str, mode: str = "auto") -> AsyncIterator[Client]:
+async def connect(db: str | Path, *extra: str, mode: str = "auto") -> AsyncIterator[Client]:
     """A Client connected to a fresh server process on `db`; the process ends on exit."""
     async with Client(server_params(db, *extra), read_timeout_seconds=30, mode=mode) as client:
         yield client
@@ -46,7 +46,7 @@ async def fails(client: Client, tool: str, **args: Any) -> str:
 
 
 def cli(
-    db: Path | None, *args: str, env: dict[str, str] | None = None
+    db: str | Path | None, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run `python -m ollie_nb.tasks [--db DB] ARGS...` and capture its output."""
     db_args = ["--db", str(db)] if db is not None else []

@@ -1,6 +1,6 @@
 """A store writer for the crash test: creates tasks with blockers and labels until killed.
 
-Usage: python tasks_writer.py DB. Prints the running count of created tasks, one per line.
+Usage: python tasks_writer.py DB (a SQLite path or a postgresql:// URL). Prints the running count of created tasks, one per line.
 """
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from __future__ import annotations
 import random
 import sys
 
-from ollie_nb.tasks import TaskStore
+from ollie_nb.tasks import open_store
 
 
 def main(db: str) -> None:
     """Write forever; every task has up to three blockers and two labels."""
-    store = TaskStore(db)
+    store = open_store(db)
     recent = [t.id for t in store.list("all")][-20:]
     count = 0
     while True:

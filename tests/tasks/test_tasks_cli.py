@@ -158,3 +158,48 @@ def test_the_package_imports_nothing_else_of_ollie_nb() -> None:
     assert mcp_modules == []
     assert "ollie_nb.tasks.server" in ours
     assert [m for m in ours if m != "ollie_nb" and not m.startswith("ollie_nb.tasks")] == []
+
+
+def test_events_limit_0_is_a_usage_error_and_columns_stay_aligned(
+    db: Path, plan: dict[str, str]
+) -> None:
+    refused = cli(db, "events", "--limit", "0")
+    assert refused.returncode == 2 and "must be 1 or more" in refused.stderr
+    with TaskStore(db) as store:
+        for i in range(6):
+            store.update(plan["c"], note=f"note {i}")
+    lines = cli(db, "events").stdout.splitlines()
+    assert len(lines) == 12
+    assert len({line.index(" 20") for line in lines}) == 1  # the time column starts alike
+
+
+def test_new_database_and_its_directory_are_private(db: Path) -> None:
+    assert cli(db, "serve").returncode == 0
+    assert db.stat().st_mode & 0o777 == 0o600
+    assert db.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_claim_from_the_command_line(db: Path, plan: dict[str, str]) -> None:
+    claimed = cli(db, "claim", plan["b"], "--as", "ann")
+    assert claimed.stdout == f"claimed: {plan['b']}  [in_progress]  Test @ann\n"
+    again = cli(db, "claim", plan["b"], "--as", "bob")
+    assert again.returncode == 1 and "already claimed by ann" in again.stderr
+
+
+def test_postgresql_url_works_and_its_password_is_never_printed(pg_cluster) -> None:
+    url = pg_cluster.new_database().replace("postgres@", "postgres:Sekr3t-pw@")
+    assert "Sekr3t-pw" in url
+    env = {**os.environ, "OLLIE_TASKS_DB": url}
+    assert cli(None, "serve", env=env).returncode == 0  # creates the schema, then stdin ends
+    from ollie_nb.tasks import open_store
+
+    with open_store(url) as store:
+        task = store.create("On PostgreSQL")
+        assert "Sekr3t-pw" not in repr(store) and "***" in store.location
+    listed = cli(None, "list", env=env)
+    assert listed.stdout.startswith(task) and listed.returncode == 0
+    wrong = url.rsplit("/", 1)[0] + "/no_such_db"
+    for result in (cli(wrong, "list"), cli(url.replace("127.0.0.1", "127.0.0.1:1"), "list")):
+        assert result.returncode == 1 and result.stderr.startswith("ollie-tasks: error:")
+        assert "Sekr3t-pw" not in result.stdout + result.stderr
+        assert "postgres:***@" in result.stderr

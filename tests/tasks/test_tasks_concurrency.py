@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from tasks_harness import connect, ok
 
+from ollie_nb.tasks import open_store
+
 WRITER = Path(__file__).with_name("tasks_writer.py")
+CLAIMER = Path(__file__).with_name("tasks_claimer.py")
 
 
 @pytest.mark.anyio
-async def test_four_servers_create_1000_distinct_tasks(db: Path) -> None:
+async def test_four_servers_create_1000_distinct_tasks(any_db: str | Path) -> None:
+    db = any_db
     ids: list[list[str]] = [[] for _ in range(4)]
     finished: list[int] = []
     all_finished = anyio.Event()
@@ -49,18 +56,24 @@ async def test_four_servers_create_1000_distinct_tasks(db: Path) -> None:
     all_ids = [i for per_server in ids for i in per_server]
     assert [len(per_server) for per_server in ids] == [250] * 4
     assert len(set(all_ids)) == 1000
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT count(*) FROM tasks").fetchone() == (1000,)
-        created = conn.execute("SELECT task FROM events WHERE type = 'created'").fetchall()
-        assert sorted(t for (t,) in created) == sorted(all_ids)
-    conn.close()
+    assert query(db, "SELECT count(*) FROM tasks") == [(1000,)]
+    created = query(db, "SELECT task FROM events WHERE type = 'created'")
+    assert sorted(t for (t,) in created) == sorted(all_ids)
     lines = listing[0].splitlines()
     assert len(lines) == 501
     assert lines[-1] == "... 500 more open tasks not shown; narrow the list with parent or label"
     print(f"4 servers x 250 task_create: {elapsed:.2f} s including spawning")
 
 
-def _kill_writer_midway(db: Path, after: int) -> int:
+def query(db: str | Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows of one raw SQL query (`?` placeholders) on either backend."""
+    with open_store(db, create=False) as store:
+        return [
+            tuple(r) for r in store._run(lambda c: c.execute(sql, params).fetchall(), write=False)
+        ]
+
+
+def _kill_writer_midway(db: str | Path, after: int) -> int:
     """Start a writer, SIGKILL it once it has created `after` tasks; return its last count."""
     proc = subprocess.Popen(
         [sys.executable, str(WRITER), str(db)], stdout=subprocess.PIPE, text=True
@@ -80,38 +93,130 @@ def _kill_writer_midway(db: Path, after: int) -> int:
     return count
 
 
-def test_sigkill_mid_write_leaves_no_half_created_task(db: Path) -> None:
-    db.parent.mkdir(parents=True)
+def test_sigkill_mid_write_leaves_no_half_created_task(any_db: str | Path) -> None:
+    db = any_db
+    open_store(db).close()  # the schema (and the SQLite file) exist before the first kill
     reported = sum(_kill_writer_midway(db, after) for after in (150, 250, 200))
 
-    conn = sqlite3.connect(db)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
-        tasks = {tid for (tid,) in conn.execute("SELECT id FROM tasks")}
-        created = {
-            task: json.loads(payload)
-            for task, payload in conn.execute(
-                "SELECT task, payload FROM events WHERE type = 'created'"
+    if isinstance(db, Path):
+        conn = sqlite3.connect(db)
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+            assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        finally:
+            conn.close()
+    tasks = {tid for (tid,) in query(db, "SELECT id FROM tasks")}
+    created = {
+        task: json.loads(payload)
+        for task, payload in query(db, "SELECT task, payload FROM events WHERE type = 'created'")
+    }
+    # Every task has its created event and every created event its task (nothing is deleted).
+    assert set(created) == tasks
+    # Every create the writer reported as done survived the kills.
+    assert len(tasks) >= reported
+    deps: dict[str, set[str]] = {}
+    for task, blocker in query(db, "SELECT task, blocker FROM deps"):
+        deps.setdefault(task, set()).add(blocker)
+    labels: dict[str, set[str]] = {}
+    for task, label in query(db, "SELECT task, label FROM labels"):
+        labels.setdefault(task, set()).add(label)
+    for task, payload in created.items():
+        assert deps.get(task, set()) == set(payload["blockers"]), task
+        assert labels.get(task, set()) == set(payload["labels"]), task
+    notes = query(db, "SELECT count(*) FROM notes")[0][0]
+    done_events = query(db, "SELECT count(*) FROM events WHERE type = 'updated'")[0][0]
+    assert notes == done_events
+
+
+def test_eight_claimers_racing_claim_each_ready_task_exactly_once(any_db: str | Path) -> None:
+    with open_store(any_db) as store:
+        ids = [store.create(f"ready {i}") for i in range(100)]
+        blocked = store.create("not ready", blockers=[ids[0]])
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(CLAIMER), str(any_db), f"agent-{n}", *ids, blocked],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(8)
+    ]
+    won: dict[str, list[str]] = {}
+    for n, proc in enumerate(procs):
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0
+        won[f"agent-{n}"] = out.split()
+    claims = [task for tasks in won.values() for task in tasks]
+    assert sorted(claims) == sorted(ids)  # each ready task once, the blocked one never
+    with open_store(any_db) as store:
+        rows = {t.id: (t.status, t.assignee) for t in store.list("all")}
+        claimed_events = [e for e in store.events(0, 1000) if e.type == "claimed"]
+    for agent, tasks in won.items():
+        assert all(rows[t] == ("in_progress", agent) for t in tasks)
+    assert rows[blocked] == ("open", "")
+    assert sorted(e.task for e in claimed_events) == sorted(ids)
+    print("claims per agent:", sorted(len(t) for t in won.values()))
+
+
+def _server_pid(db: str | Path) -> int:
+    """The one live `ollie_nb.tasks serve` process on `db`, found through /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"ollie_nb.tasks" in argv and os.fsencode(str(db)) in argv:
+                found.append(int(entry))
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.anyio
+async def test_a_server_killed_mid_write_keeps_every_answered_create_whole(
+    any_db: str | Path,
+) -> None:
+    db = any_db
+    answered: list[str] = []
+    calls = 600  # sent at once; the kill comes after the first 50 writes
+
+    async def create(client: Any, i: int) -> None:
+        with contextlib.suppress(Exception):  # calls cut off by the kill fail; that is the point
+            answered.append(
+                await ok(
+                    client, "task_create", title=f"t{i}", body="b" * 3000, labels=["k", f"n{i}"]
+                )
             )
-        }
-        # Every task has its created event and every created event its task (nothing is deleted).
-        assert set(created) == tasks
-        # Every create the writer reported as done survived the kills.
-        assert len(tasks) >= reported
-        for task, payload in created.items():
-            blockers = {
-                b for (b,) in conn.execute("SELECT blocker FROM deps WHERE task = ?", (task,))
-            }
-            labels = {
-                lb for (lb,) in conn.execute("SELECT label FROM labels WHERE task = ?", (task,))
-            }
-            assert blockers == set(payload["blockers"]), task
-            assert labels == set(payload["labels"]), task
-        notes = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
-        done_events = conn.execute("SELECT count(*) FROM events WHERE type = 'updated'").fetchone()[
-            0
-        ]
-        assert notes == done_events
-    finally:
-        conn.close()
+
+    with contextlib.suppress(Exception):
+        async with connect(db) as client:
+            pid = _server_pid(db)
+            async with anyio.create_task_group() as tg:
+                for i in range(calls):
+                    tg.start_soon(create, client, i)
+                with open_store(db, create=False) as probe, anyio.fail_after(30):
+                    while probe.last_seq() < 50:  # the server is well into the writes
+                        await anyio.sleep(0.001)
+                os.kill(pid, signal.SIGKILL)
+    tasks = {tid: title for tid, title in query(db, "SELECT id, title FROM tasks")}
+    assert set(answered) <= set(tasks)  # every create the client saw answered is there
+    created = {t for (t,) in query(db, "SELECT task FROM events WHERE type = 'created'")}
+    assert created == set(tasks)  # and no task lacks its event, nor an event its task
+    labels: dict[str, set[str]] = {}
+    for task, label in query(db, "SELECT task, label FROM labels"):
+        labels.setdefault(task, set()).add(label)
+    assert all(labels[t] == {"k", f"n{title[1:]}"} for t, title in tasks.items())
+    assert len(tasks) < calls  # the kill did cut the run short
+
+
+def test_six_processes_opening_a_new_database_at_once_migrate_it_once(
+    any_db: str | Path,
+) -> None:
+    code = "import sys; from ollie_nb.tasks import open_store; open_store(sys.argv[1]).close()"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(any_db)], stderr=subprocess.PIPE)
+        for _ in range(6)
+    ]
+    errors = [p.communicate(timeout=60)[1].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, errors
+    assert query(any_db, "SELECT version FROM schema_version") == [(1,)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -11,8 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
+import httpx2
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from tasks_harness import PYTHON_M, connect, fails, ok
 
 pytestmark = pytest.mark.anyio
@@ -27,13 +31,14 @@ TOOLS = {
     "task_delete",
     "task_dep",
     "task_events",
+    "task_claim",
 }
 
 
 @pytest.fixture(scope="module")
-async def client(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Client]:
-    """One server process for the whole module; each test makes the tasks it changes."""
-    async with connect(tmp_path_factory.mktemp("mcp") / "tasks.db") as c:
+async def client(module_db: str | Path) -> AsyncIterator[Client]:
+    """One server process per backend for the whole module; each test makes what it changes."""
+    async with connect(module_db) as c:
         yield c
 
 
@@ -111,7 +116,7 @@ ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("task_edit", {"id": "{a}", "parent": "{a}"}, "cannot be its own parent"),
     ("task_edit", {"id": "{g}", "parent": "{a}"}, "would create a loop"),
     ("task_delete", {"id": "t-zzzzz"}, "no task with id 't-zzzzz'"),
-    ("task_delete", {"id": "{g}"}, "has 3 child task(s)"),
+    ("task_delete", {"id": "{g}"}, "has 3 child tasks"),
     ("task_dep", {"id": "{a}", "blocker": "{a}"}, "cannot block itself"),
     ("task_dep", {"id": "{a}", "blocker": "{b}"}, "would be a cycle"),
     ("task_dep", {"id": "{a}", "blocker": "{c}"}, "would be a cycle"),
@@ -210,7 +215,7 @@ async def test_task_read_shows_everything_around_a_task(client: Client) -> None:
     await ok(client, "task_update", id=b, assignee="bo", note="started on it")
 
     text = await ok(client, "task_read", id=b.upper())  # ids are case-insensitive
-    assert text.startswith(f"{b}  Second\nstatus: open (waiting on 1 blocker(s))\n")
+    assert text.startswith(f"{b}  Second\nstatus: open (waiting on 1 blocker)\n")
     for part in (
         f"parent: {goal}  [open]  Goal R",
         "assignee: bo",
@@ -272,7 +277,7 @@ async def test_task_delete_leaf_subtree_and_edges(client: Client) -> None:
 
     assert await ok(client, "task_delete", id=leaf) == f"deleted {leaf}"
     result = await ok(client, "task_delete", id=goal, recursive=True)
-    assert result == f"deleted {goal} and 2 subtask(s): {inner}, {a}"
+    assert result == f"deleted {goal} and 2 subtasks: {inner}, {a}"
     for gone in (leaf, goal, a, inner):
         assert "no task with id" in await fails(client, "task_read", id=gone)
     # Deleting its only unfinished blocker frees the survivor, and its edge is gone.
@@ -341,15 +346,17 @@ async def test_subscriber_gets_a_signal_after_task_create(client: Client) -> Non
     assert str(event.uri) == "tasks://events"
 
 
-async def test_subscriber_gets_a_signal_for_a_change_by_another_process(tmp_path: Path) -> None:
-    db = tmp_path / "shared.db"
+async def test_subscriber_gets_a_signal_for_a_change_by_another_process(
+    any_db: str | Path,
+) -> None:
+    db = any_db
     async with (
         connect(db) as watcher,
         connect(db) as writer,
         watcher.listen(resource_subscriptions=["tasks://events"]) as sub,
     ):
         t = await ok(writer, "task_create", title="Made elsewhere")
-        with anyio.fail_after(5):  # the watcher polls every 0.5 s
+        with anyio.fail_after(5):  # data_version every 25 ms, or NOTIFY
             await sub.__anext__()
         events = json.loads(await ok(watcher, "task_events"))
     assert [e["task"] for e in events] == [t]
@@ -358,7 +365,8 @@ async def test_subscriber_gets_a_signal_for_a_change_by_another_process(tmp_path
 # --- persistence and other transports ------------------------------------------------------
 
 
-async def test_tasks_survive_restart_and_are_shared_between_processes(db: Path) -> None:
+async def test_tasks_survive_restart_and_are_shared_between_processes(any_db: str | Path) -> None:
+    db = any_db
     async with connect(db) as first:
         goal = await ok(first, "task_create", title="Persistent goal")
         step = await ok(first, "task_create", title="Persistent step", parent=goal, blockers=[goal])
@@ -368,7 +376,6 @@ async def test_tasks_survive_restart_and_are_shared_between_processes(db: Path) 
             )
             await ok(second, "task_update", id=goal, status="done")
         assert step in await ok(first, "task_list", status="ready")
-    assert db.exists()
     async with connect(db) as restarted:
         listing = await ok(restarted, "task_list", status="all")
         assert listing.splitlines() == [
@@ -389,26 +396,112 @@ async def test_legacy_handshake_gives_the_same_create_result(db: Path) -> None:
     assert re.fullmatch(ID_RE, result.content[0].text)
 
 
-async def test_streamable_http_on_localhost(db: Path) -> None:
+def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+        return probe.getsockname()[1]
+
+
+async def _wait_listening(proc: subprocess.Popen[Any], port: int) -> None:
+    with anyio.fail_after(20):
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return
+            except OSError:
+                assert proc.poll() is None, "server exited"
+                await anyio.sleep(0.05)
+
+
+async def test_streamable_http_requires_the_bearer_token(any_db: str | Path) -> None:
+    # On PostgreSQL with a password in the URL (trust auth ignores it): never printed.
+    db = str(any_db).replace("postgres@", "postgres:Pw-in-url@")
+    port = _free_port()
+    env = {**os.environ, "OLLIE_TASKS_TOKEN": "tok-123"}
     proc = subprocess.Popen(
         [*PYTHON_M, "serve", "--db", str(db), "--http", "--port", str(port)],
         stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
     )
+    url = f"http://127.0.0.1:{port}/mcp"
     try:
-        with anyio.fail_after(20):
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    assert proc.poll() is None, "server exited"
-                    await anyio.sleep(0.05)
-        async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=30) as client:
+        await _wait_listening(proc, port)
+        async with httpx.AsyncClient() as http:
+            for headers in ({}, {"Authorization": "Bearer wrong"}):
+                refused = await http.post(url, json={}, headers=headers)
+                assert refused.status_code == 401, refused.text
+        authed = httpx2.AsyncClient(headers={"Authorization": "Bearer tok-123"})
+        async with authed, Client(streamable_http_client(url, http_client=authed)) as client:
             task_id = await ok(client, "task_create", title="Over HTTP")
             assert await ok(client, "task_list") == f"{task_id}  open         Over HTTP"
     finally:
         proc.terminate()
         proc.wait(10)
+        assert proc.stderr is not None
+        stderr = proc.stderr.read().decode()
+    assert "tok-123" not in stderr and "WARNING" not in stderr
+    assert "Pw-in-url" not in stderr and "serving MCP on" in stderr
+
+
+async def test_http_without_a_token_prints_a_fresh_one_and_warns_off_loopback(
+    tmp_path: Path,
+) -> None:
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "OLLIE_TASKS_TOKEN"}
+    proc = subprocess.Popen(
+        [*PYTHON_M, "serve", "--db", str(tmp_path / "t.db"), "--http", "--host", "0.0.0.0",
+         "--port", str(port)],
+        stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        lines = [proc.stderr.readline() for _ in range(3)]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert "WARNING: listening on 0.0.0.0, not loopback" in lines[0]
+    token = re.search(r"this run's token is: (\S+)", lines[1])
+    assert token and len(token.group(1)) >= 32
+    assert f"http://0.0.0.0:{port}/mcp" in lines[2]
+
+
+# --- claims and JSON forms ------------------------------------------------------------------
+
+
+async def test_task_claim_takes_a_ready_task_once(client: Client) -> None:
+    first = await ok(client, "task_create", title="Claim me")
+    later = await ok(client, "task_create", title="After", blockers=[first])
+    seq = await last_seq(client)
+    assert await ok(client, "task_claim", id=first, assignee="ann") == (
+        f"claimed: {first}  [in_progress]  Claim me @ann"
+    )
+    assert "already claimed by ann" in await fails(client, "task_claim", id=first, assignee="bob")
+    await ok(client, "task_claim", id=first, assignee="ann")  # a retry by the holder is fine
+    assert f"waits on {first}" in await fails(client, "task_claim", id=later, assignee="bob")
+    await ok(client, "task_update", id=first, status="done")
+    assert "done, not open" in await fails(client, "task_claim", id=first, assignee="ann")
+    assert "assignee is empty" in await fails(client, "task_claim", id=later, assignee=" ")
+    types = [(e["type"], e["task"]) for e in await events_since(client, seq)]
+    assert types == [
+        ("status_changed", first),
+        ("claimed", first),
+        ("status_changed", first),
+        ("unblocked", later),
+    ]
+
+
+async def test_task_list_and_read_as_json(client: Client) -> None:
+    goal = await ok(client, "task_create", title="JSON goal", labels=["js"])
+    step = await ok(client, "task_create", title='Step "quoted"', parent=goal, blockers=[goal])
+    listed = json.loads(await ok(client, "task_list", label="js", format="json"))
+    assert listed["total"] == 1 and "truncated" not in listed
+    assert listed["tasks"][0]["id"] == goal and listed["tasks"][0]["labels"] == ["js"]
+    children = json.loads(await ok(client, "task_list", parent=goal, format="json"))["tasks"]
+    assert [(c["id"], c["title"], c["blockers"], c["parent"]) for c in children] == [
+        (step, 'Step "quoted"', [goal], goal)
+    ]
+    task = json.loads(await ok(client, "task_read", id=step, format="json"))
+    assert task["blockers"] == [{"id": goal, "status": "open", "title": "JSON goal"}]
+    assert task["ready"] is False and task["parent"]["id"] == goal
+    assert "format" in await fails(client, "task_read", id=step, format="xml")

@@ -13,14 +13,17 @@ from ollie_nb.tasks import (
     InvalidTaskError,
     StoreError,
     TaskStore,
+    UnknownTaskError,
     _store,
+    open_store,
     resolve_db_path,
 )
 
 
 @pytest.fixture
-def store(db: Path):
-    with TaskStore(db) as s:
+def store(any_db: str | Path):
+    """A fresh store on each backend in turn."""
+    with open_store(any_db) as s:
         yield s
 
 
@@ -192,15 +195,16 @@ def test_ready_on_10000_tasks_is_exact(store: TaskStore) -> None:
             if previous:
                 deps.append((tid, previous))
             previous = tid
-    conn = sqlite3.connect(store.path)
-    with conn:
+
+    def insert(conn) -> None:  # raw rows through the store's own connection, either backend
         conn.executemany(
             "INSERT INTO tasks (id, title, status, parent, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')",
             rows,
         )
         conn.executemany("INSERT INTO deps (task, blocker) VALUES (?, ?)", deps)
-    conn.close()
+
+    store._run(insert, write=True)
 
     ready = store.ready()
     # every goal, plus the one step of each unfinished plan whose predecessor is done
@@ -221,3 +225,61 @@ def test_db_path_order_option_then_env_then_pwd(tmp_path: Path) -> None:
         tmp_path / "proj" / ".ollie" / "tasks.db"
     )
     assert resolve_db_path("~/x.db", {}) == Path.home() / "x.db"
+
+
+# --- goals close with their last step; claims -------------------------------------------------
+
+
+def test_a_goal_is_done_when_its_last_child_is_done(store: TaskStore) -> None:
+    top = store.create("top")
+    goal = store.create("goal", parent=top)
+    a, b = store.create("a", parent=goal), store.create("b", parent=goal)
+    after = store.create("after the goal", blockers=[goal])
+    store.update(a, status="done")
+    assert store.get(goal).status == "open"
+    seq = store.last_seq()
+    unblocked = store.update(b, status="done")
+    assert [r.id for r in unblocked] == [after]
+    assert (store.get(goal).status, store.get(top).status) == ("done", "done")
+    assert store.get(goal).closed_at
+    changes = [(e.type, e.task, e.payload.get("reason")) for e in store.events(seq)]
+    assert changes == [
+        ("status_changed", b, None),
+        ("status_changed", goal, "children_done"),
+        ("unblocked", after, "done"),
+        ("status_changed", top, "children_done"),
+    ]
+    store.update(a, status="open")  # reopening a step leaves the closed goal as it is
+    assert store.get(goal).status == "done"
+
+
+def test_claim_is_atomic_and_explains_a_refusal(store: TaskStore) -> None:
+    first = store.create("first")
+    second = store.create("second", blockers=[first])
+    task = store.claim(first, "ann")
+    assert (task.status, task.assignee) == ("in_progress", "ann")
+    with pytest.raises(InvalidTaskError, match="already claimed by ann"):
+        store.claim(first, "bob")
+    with pytest.raises(InvalidTaskError, match=f"waits on {first}"):
+        store.claim(second, "bob")
+    with pytest.raises(UnknownTaskError):
+        store.claim("t-zzzzz", "bob")
+    assert [t.id for t in store.list("in_progress")] == [first]
+
+
+def test_postgresql_schema_is_versioned_and_a_newer_one_refused(pg_cluster) -> None:
+    import psycopg
+
+    from ollie_nb.tasks._pg_schema import PG_SCHEMA_VERSION
+
+    url = pg_cluster.new_database()
+    open_store(url).close()
+    open_store(url).close()  # opening again must not migrate again
+    with psycopg.connect(url, autocommit=True) as conn:
+        versions = conn.execute("SELECT version FROM schema_version ORDER BY 1").fetchall()
+        assert versions == [(v,) for v in range(1, PG_SCHEMA_VERSION + 1)]
+        conn.execute("INSERT INTO schema_version VALUES (%s, 'later')", (PG_SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match="newer than this ollie-tasks understands"):
+        open_store(url)
+    with pytest.raises(StoreError, match="no task tables"):
+        open_store(pg_cluster.new_database(), create=False)

@@ -1,0 +1,173 @@
+"""What task events lead to: ready or assigned steps queued once, others' work noted, plans finished.
+
+The watcher (`_watch`) reads the events; this module decides. A step is queued only
+when its live status is `open`, every step it comes after is `done`, it is not in the
+queue already and this agent has not worked it: so several events for one step, a new
+watcher, or the agent's own updates never queue a step twice. It is handed narrow
+callables (`WatchHooks`), never the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ollie_nb.planning import PlanRecord, read_step, step_prompt
+
+READY_NOTE = "(ready now: every step it waits for is done; plan: {goal})"
+ASSIGNED_NOTE = "(assigned to you, {name}; plan: {goal})"
+FINISHED = ("done", "cancelled")
+CLOSED = ("done", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class WatchHooks:
+    """What the watch may read and do: the agent's plans, queue and worked steps, notes, events."""
+
+    plans: Callable[[], Sequence[PlanRecord]]
+    enqueue: Callable[[str], Any]
+    queued: Callable[[], Sequence[str]]
+    worked: Callable[[], Collection[str]]  # step ids this agent has taken (worked or working)
+    statuses: Callable[[PlanRecord], Awaitable[dict[str, str]]]
+    note: Callable[[str], None]  # told to the agent at its next turn
+    emit: Callable[..., None]  # emit(what, text, **data): shown by the frontend
+
+
+def step_of(plans: Sequence[PlanRecord], task_id: str) -> tuple[PlanRecord, int] | None:
+    """The task-server plan (latest first) and index of the step with this task id."""
+    if not task_id:
+        return None
+    for record in reversed(plans):
+        if record.kind == "tasks" and task_id in record.ids:
+            return record, record.ids.index(task_id)
+    return None
+
+
+class Reactions:
+    """Turns batches of task events into queued step prompts, notes and watch events."""
+
+    def __init__(self, hooks: WatchHooks, name: str) -> None:
+        self.hooks = hooks
+        self.name = name
+        self._finished: set[int] = set()  # plans already announced (or found) finished
+        self._status: dict[str, str] = {}  # task id -> status: read once, then kept by the events
+
+    async def _statuses(self, record: PlanRecord) -> dict[str, str]:
+        """The plan's step statuses, read from the server only for steps not known yet."""
+        if any(i not in self._status for i in record.ids):
+            self._status.update(await self.hooks.statuses(record))
+        return {i: self._status[i] for i in record.ids if i in self._status}
+
+    def _track(self, event: dict[str, Any], payload: dict[str, Any]) -> None:
+        task, kind = str(event.get("task") or ""), event.get("type")
+        if kind == "created":
+            self._status[task] = "open"
+        elif kind == "status_changed" and isinstance(payload.get("to"), str):
+            self._status[task] = payload["to"]
+        elif kind == "deleted":
+            self._status.pop(task, None)
+
+    async def catch_up(self) -> list[str]:
+        """Queue every ready step of our plans now: a new watch (or kernel) finds them again."""
+        lines: list[str] = []
+        for record in self.hooks.plans():
+            if record.kind != "tasks" or not record.ids:
+                continue
+            statuses = await self._statuses(record)
+            if all(statuses.get(i) in FINISHED for i in record.ids):
+                self._finished.add(record.number)
+                continue
+            for index in range(len(record.ids)):
+                if self._ready(record, index, statuses):
+                    lines.append(self._queue(record, index, READY_NOTE))
+        return lines
+
+    async def react(self, events: Sequence[dict[str, Any]]) -> list[str]:
+        """Act on new events; return one line per thing done (the watch log keeps them)."""
+        plans = self.hooks.plans()
+        wanted: dict[str, tuple[PlanRecord, int, str]] = {}
+        closed: list[tuple[PlanRecord, int, str]] = []
+        for event in events:
+            payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+            self._track(event, payload)
+            found = step_of(plans, str(event.get("task") or ""))
+            if found is None:
+                continue
+            record, index = found
+            kind, status = event.get("type"), payload.get("to")
+            if kind == "unblocked":
+                wanted.setdefault(record.ids[index], (record, index, READY_NOTE))
+            elif kind == "updated" and self.name and payload.get("assignee") == self.name:
+                wanted[record.ids[index]] = (record, index, ASSIGNED_NOTE)
+            elif kind == "status_changed" and status in CLOSED:
+                closed.append((record, index, status))
+        lines = [self._closed(*c) for c in closed if c[0].ids[c[1]] not in self.hooks.worked()]
+        touched = {r.number: r for r, _, _ in [*wanted.values(), *closed]}
+        live = {n: await self._statuses(r) for n, r in touched.items()}
+        for record, index, note in sorted(wanted.values(), key=lambda w: (w[0].number, w[1])):
+            if self._ready(record, index, live[record.number]):
+                lines.append(self._queue(record, index, note))
+        for number, record in touched.items():
+            lines.extend(self._maybe_finished(record, live[number]))
+        return [line for line in lines if line]
+
+    def own_update(self, task_id: str, status: str) -> list[str]:
+        """The agent's own successful task_update: keep the status, queue what it made ready.
+
+        Readiness by the plan's own order, known at once: the turn after needs no wait for
+        the change signal's round trip. The events that follow find those steps queued.
+        """
+        if not status:
+            return []
+        self._status[task_id] = status
+        found = step_of(self.hooks.plans(), task_id)
+        if status != "done" or found is None:
+            return []
+        record, done = found
+        if any(i not in self._status for i in record.ids):
+            return []  # not all known yet: the events will tell
+        statuses = {i: self._status[i] for i in record.ids}
+        lines = [
+            self._queue(record, j, READY_NOTE)
+            for j, step in enumerate(record.steps)
+            if done in step.after and self._ready(record, j, statuses)
+        ]
+        return lines + self._maybe_finished(record, statuses)
+
+    def _ready(self, record: PlanRecord, index: int, statuses: dict[str, str]) -> bool:
+        step_id = record.ids[index]
+        if statuses.get(step_id) != "open" or step_id in self.hooks.worked():
+            return False
+        if any(statuses.get(record.ids[j]) != "done" for j in record.steps[index].after):
+            return False
+        queued = (read_step(p) for p in self.hooks.queued())
+        return all(s is None or s.step_id != step_id for s in queued)
+
+    def _queue(self, record: PlanRecord, index: int, note: str) -> str:
+        text = note.format(goal=record.goal, name=self.name)
+        self.hooks.enqueue(step_prompt(record.steps, index, record.ids, kind="tasks", note=text))
+        why = "assigned to you" if note is ASSIGNED_NOTE else "ready"
+        line = f"step {index + 1} of plan {record.number} is {why} ({record.ids[index]}); queued"
+        self.hooks.emit("queued", line, record=record, step_id=record.ids[index])
+        return line
+
+    def _closed(self, record: PlanRecord, index: int, status: str) -> str:
+        title = record.steps[index].title
+        line = (
+            f"step {index + 1} of plan {record.number} is {status} ({record.ids[index]}), "
+            f"marked by another client: {title}"
+        )
+        self.hooks.note(line)
+        self.hooks.emit(status, line, record=record, step_id=record.ids[index])
+        return line
+
+    def _maybe_finished(self, record: PlanRecord, statuses: dict[str, str]) -> list[str]:
+        if record.number in self._finished:
+            return []
+        if not all(statuses.get(i) in FINISHED for i in record.ids):
+            return []
+        self._finished.add(record.number)
+        line = f"plan {record.number} is finished: {record.goal} (all {len(record.ids)} steps done)"
+        self.hooks.emit("finished", line, record=record, statuses=statuses)
+        return [line]

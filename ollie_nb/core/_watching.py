@@ -1,0 +1,171 @@
+"""AgentWatch: the agent's side of the watch: its watcher, its waker, the sink, the steps it took.
+
+`AgentCore.start_watching` / `stop_watching` / `run_until_idle` hand their work to
+this class, which reaches the agent only through the `WatchHost` protocol below.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Protocol
+
+from ollie_nb.core._env import AgentEnv
+from ollie_nb.core._events import Event, EventSink, TurnResult
+from ollie_nb.core._react import Reactions, WatchHooks
+from ollie_nb.core._wake import Waker
+from ollie_nb.core._watch import TaskEventWatcher
+from ollie_nb.planning import PlanRecord, read_step
+
+log = logging.getLogger("ollie_nb.core")
+
+
+class WatchHost(Protocol):
+    """What the watch needs of the agent (AgentCore provides it)."""
+
+    env: AgentEnv | None
+
+    @property
+    def plans(self) -> list[PlanRecord]: ...
+    @property
+    def agent_name(self) -> str: ...
+    @property
+    def is_running(self) -> bool: ...
+    @property
+    def queued(self) -> list[str]: ...
+    async def plan_statuses(self, record: PlanRecord) -> dict[str, str]: ...
+    def queue(self, prompt: str) -> int: ...
+    def pop_queue(self) -> str | None: ...
+    def note(self, text: str) -> None: ...
+    def interrupt(self) -> bool: ...
+    async def submit(self, prompt: str, on_event: EventSink | None = None) -> TurnResult: ...
+
+
+class AgentWatch:
+    """Watches the task server for one agent and, with `wake`, has it work what gets queued."""
+
+    def __init__(self, host: WatchHost) -> None:
+        self.host = host
+        self.watcher: TaskEventWatcher | None = None
+        self.waker: Waker | None = None
+        self.sink: EventSink = _ignore
+        self.worked: set[str] = set()  # task ids of the step prompts the agent has taken
+        self._updates: dict[str, Any] = {}  # call id -> args of the agent's task_update calls
+        self._ending: asyncio.Future[None] | None = None
+
+    def take(self, prompt: str) -> str:
+        """Remember a task step as taken by the agent, so the watch never queues it again."""
+        step = read_step(prompt)
+        if step is not None and step.kind == "tasks":
+            self.worked.add(step.step_id)
+        return prompt
+
+    async def start(
+        self, interval: float, on_event: EventSink | None, wake: bool
+    ) -> TaskEventWatcher:
+        """See `AgentCore.start_watching`."""
+        await self.stop()
+        host = self.host
+        if host.env is None:
+            raise RuntimeError("the agent has not started: await core.start() first")
+        self.sink = on_event or _ignore
+        hooks = WatchHooks(
+            plans=lambda: host.plans,
+            enqueue=self._enqueue,
+            queued=lambda: host.queued,
+            worked=lambda: self.worked,
+            statuses=host.plan_statuses,
+            note=host.note,
+            emit=self.emit,
+        )
+        watcher = TaskEventWatcher.for_env(host.env, Reactions(hooks, host.agent_name), interval)
+        if wake:
+            self.waker = Waker(self._wake_turn, self._ended)
+        self.watcher = watcher
+        await watcher.start()
+        return watcher
+
+    async def stop(self) -> None:
+        """Stop the watch; a turn the agent started itself is interrupted."""
+        waker, self.waker = self.waker, None
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            await watcher.stop()
+        if waker is not None:
+            if waker.working:
+                self.host.interrupt()
+            await waker.stop()
+
+    def kick(self) -> None:
+        """A turn ended or a prompt was queued: let the waker look."""
+        if self.waker is not None:
+            self.waker.kick()
+
+    def _enqueue(self, prompt: str) -> None:
+        self.host.queue(prompt)
+        self.kick()
+
+    def emit(self, what: str, text: str, **data: Any) -> None:
+        """A watch event to the sink; a failing sink is logged, never raised."""
+        try:
+            self.sink(Event("watch", text, {"what": what, **data}))
+        except Exception:
+            log.exception("watch sink failed on %s", what)
+
+    async def _wake_turn(self) -> TurnResult | None:
+        """The waker's turn: the queue, worked when the agent is idle."""
+        host = self.host
+        if host.is_running or not host.queued:
+            return None
+        prompt = host.pop_queue()
+        return None if prompt is None else await host.submit(prompt, self.sink)
+
+    def _ended(self, reason: str) -> None:
+        self.emit("stopped", f"{reason}; the watch is off (turn it on again to go on)")
+        waker = self.waker
+
+        async def end() -> None:
+            if self.waker is waker:  # not a watch started again since
+                await self.stop()
+
+        self._ending = asyncio.ensure_future(end())
+
+    def idle(self) -> bool:
+        """Nothing queued, running, about to run, or being read."""
+        waker, watcher = self.waker, self.watcher
+        return (
+            not self.host.is_running
+            and not self.host.queued
+            and (waker is None or waker.idle)
+            and (watcher is None or not watcher.reading)
+        )
+
+    async def until_idle(self, timeout: float | None) -> None:
+        """See `AgentCore.run_until_idle`."""
+
+        async def settled() -> None:
+            while True:
+                if self.idle() and self.watcher is not None:
+                    await self.watcher.safe_poll()  # what was signalled but not read yet
+                if self.idle():
+                    return
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(settled(), timeout)
+
+    def observe(self, kind: str, data: dict[str, Any]) -> None:
+        """Tell the watcher of the agent's own successful task_update on its task server."""
+        if self.watcher is None or data.get("tool") != "task_update":
+            return
+        if kind == "call":
+            self._updates[data.get("id", "")] = data.get("args")
+            return
+        args = self._updates.pop(data.get("id", ""), None)
+        ok = kind == "tool" and not data.get("is_error") and isinstance(args, dict)
+        if ok and data.get("server") == self.watcher.server:
+            task_id = str(args.get("id", "")).strip().lower()
+            self.watcher.own_update(task_id, str(args.get("status", "")).strip().lower())
+
+
+def _ignore(event: Event) -> None:
+    return None

@@ -1,0 +1,291 @@
+"""Approvals in the notebook: a widget that shows a tool call in full and asks Allow / Deny.
+
+A tool outside `trustedTools` asks here before it runs, in a foreground turn (the
+widget appears in the cell; clicks are read while the cell waits, through
+jupyter-ui-poll; on ipykernel 7, where a running cell cannot read them, the answer
+is typed into an input box under the widget) and in a background one (the widget
+appears in the turn's output). The request shows the
+tool, its server and every argument in full: code arguments in a code block,
+non-printing and bidirectional characters escaped, keys the tool's schema does
+not know listed. No answer within `timeout` seconds denies; a run with no one to
+answer (nbclient, papermill, nbval: the execute request does not allow stdin) is
+denied at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import html
+import json
+import time
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ONCE, SESSION, DENY = "allow once", "allow for this session", "deny"
+CODE_KEYS = {"code", "command", "script", "source", "sql", "query", "cmd", "shell", "program"}
+SHOW_CHARS = 20_000  # per argument; the rest is named by a "N more characters" marker
+_pending: list[ApprovalWidget] = []
+recent: collections.deque[ApprovalWidget] = collections.deque(maxlen=10)
+"""The latest approval widgets, newest last (answered or not), for a look at what was asked."""
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One tool call waiting for a yes or no."""
+
+    tool: str
+    server: str
+    args: Mapping[str, Any]
+    known_keys: frozenset[str] | None = None  # the schema's properties (None: no schema)
+
+    @property
+    def unknown_keys(self) -> list[str]:
+        """Argument keys the tool's schema does not list (the server may ignore them)."""
+        if self.known_keys is None:
+            return []
+        return [k for k in self.args if k not in self.known_keys]
+
+
+def escape_invisible(text: str) -> str:
+    """Show control, format (bidi, zero-width) and other non-printing characters as `\\u....`."""
+    out = []
+    for char in text:
+        if char in "\n\t":
+            out.append(char)
+        elif unicodedata.category(char) in {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}:
+            out.append(f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def shown(text: str, limit: int = SHOW_CHARS) -> str:
+    """The text up to `limit` characters, with a visible marker naming what is left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… [{len(text) - limit} more characters not shown]"
+
+
+def _value_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1)
+
+
+def request_html(request: ApprovalRequest) -> str:
+    """The request as HTML: every untrusted field escaped; code keys first, in code blocks."""
+    esc = lambda t: html.escape(escape_invisible(t))  # noqa: E731
+    parts = [
+        f"<b>ollie wants to run</b> <code>{esc(request.tool)}</code>"
+        f" from server <code>{esc(request.server or '?')}</code>"
+    ]
+    keys = sorted(
+        request.args, key=lambda k: (k.lower() not in CODE_KEYS, list(request.args).index(k))
+    )
+    for key in keys:
+        text = esc(shown(_value_text(request.args[key])))
+        parts.append(
+            f"<div><b>{esc(key)}</b> ({len(_value_text(request.args[key]))} characters):"
+            f"<pre style='white-space:pre-wrap;max-height:30em;overflow:auto'>{text}</pre></div>"
+        )
+    if not request.args:
+        parts.append("<div>(no arguments)</div>")
+    if request.unknown_keys:
+        names = ", ".join(f"<code>{esc(k)}</code>" for k in request.unknown_keys)
+        parts.append(f"<div>⚠ keys not in the tool's schema: {names}</div>")
+    return "\n".join(parts)
+
+
+def request_text(request: ApprovalRequest) -> str:
+    """The request as plain text (for text frontends and the tool result)."""
+    server = escape_invisible(request.server or "?")
+    lines = [f"ollie wants to run {escape_invisible(request.tool)} ({server})"]
+    for key, value in request.args.items():
+        lines.append(f"{escape_invisible(key)}:\n{escape_invisible(shown(_value_text(value)))}")
+    if request.unknown_keys:
+        unknown = ", ".join(escape_invisible(k) for k in request.unknown_keys)
+        lines.append(f"keys not in the tool's schema: {unknown}")
+    return "\n".join(lines)
+
+
+class ApprovalWidget:
+    """The request with Allow once / Allow for this session / Deny; `future` gets the answer."""
+
+    def __init__(self, request: ApprovalRequest, timeout: float) -> None:
+        import ipywidgets as widgets
+
+        self.request = request
+        self.future: concurrent.futures.Future[str] = concurrent.futures.Future()
+        self.body = widgets.HTML(request_html(request))
+        self.buttons = [
+            widgets.Button(description="Allow once", button_style="success"),
+            widgets.Button(description="Allow for this session"),
+            widgets.Button(description="Deny", button_style="danger"),
+        ]
+        for button, answer in zip(self.buttons, (ONCE, SESSION, DENY)):
+            button.on_click(lambda _, a=answer: self.decide(a))
+        self.status = widgets.HTML(f"waiting (denied after {timeout:g} s without an answer)")
+        self.widget = widgets.VBox([self.body, widgets.HBox([*self.buttons, self.status])])
+        _pending.append(self)
+        recent.append(self)
+
+    def allow_once(self) -> None:
+        self.decide(ONCE)
+
+    def allow_session(self) -> None:
+        self.decide(SESSION)
+
+    def deny(self) -> None:
+        self.decide(DENY)
+
+    def decide(self, answer: str, why: str = "") -> None:
+        """Record the answer (the first one counts) and show it; the buttons go inactive."""
+        if self.future.done():
+            return
+        self.future.set_result(answer)
+        if self in _pending:
+            _pending.remove(self)
+        for button in self.buttons:
+            button.disabled = True
+        self.status.value = html.escape(f"{answer}{f' ({why})' if why else ''}")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        if isinstance(bundle, dict):
+            bundle["text/plain"] = request_text(self.request)
+        return bundle
+
+
+def pending() -> list[ApprovalWidget]:
+    """The approval widgets waiting for an answer, oldest first."""
+    return list(_pending)
+
+
+def no_one_to_answer() -> bool:
+    """True in a run that cannot answer (nbclient, papermill, nbval): stdin is not allowed.
+
+    Jupyter frontends a person uses send `allow_stdin: true` with each execute
+    request; batch runners send false. Outside a kernel nobody can click either.
+    """
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+    except ImportError:
+        return True
+    if kernel is None:
+        return True
+    return not bool(getattr(kernel, "_allow_stdin", False))
+
+
+def clicks_reach_a_waiting_cell() -> bool:
+    """Whether widget clicks can be read while a cell runs (jupyter-ui-poll on this kernel).
+
+    jupyter-ui-poll reads them through `kernel.do_one_iteration`, which ipykernel 7
+    no longer has; there a foreground turn asks on stdin instead.
+    """
+    try:
+        import jupyter_ui_poll  # noqa: F401
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return hasattr(getattr(get_ipython(), "kernel", None), "do_one_iteration")
+
+
+def wait_with_ui(future: concurrent.futures.Future[str], timeout: float) -> None:
+    """Block the kernel thread until answered or timed out, reading widget clicks meanwhile."""
+    from jupyter_ui_poll import ui_events
+
+    deadline = time.monotonic() + timeout
+    with ui_events() as poll:
+        while not future.done() and time.monotonic() < deadline:
+            poll(20)
+            time.sleep(0.05)
+
+
+def ask_on_stdin(widget: ApprovalWidget) -> None:
+    """A foreground turn on a kernel that cannot read clicks mid-cell: the answer is typed."""
+    for button in widget.buttons:
+        button.disabled = True
+    widget.status.value = "answer in the input box below"
+    try:
+        typed = input(f"Allow {widget.request.tool}? [o]nce / [s]ession / [N]o: ")
+    except (EOFError, RuntimeError, OSError):
+        typed = ""
+    choice = typed.strip().lower()
+    answer = ONCE if choice in ("o", "once", "y", "yes") else DENY
+    widget.decide(SESSION if choice in ("s", "session") else answer)
+
+
+@dataclass
+class Approvals:
+    """The notebook's approver: mode (ask/allow/deny), session allowances, the timeout."""
+
+    mode: Callable[[], str]
+    timeout: Callable[[], float]
+    describe: Callable[[str, dict[str, Any]], ApprovalRequest]
+    on_main: Callable[[Callable[[], Any]], concurrent.futures.Future[Any]]
+    in_foreground: Callable[[], bool]
+    show: Callable[[Any], None]
+    allowed: set[str] = field(default_factory=set)
+
+    async def __call__(self, name: str, args: dict[str, Any]) -> bool:
+        """Ask on the kernel thread; True when the user allowed this call."""
+        mode = self.mode()
+        if mode != "ask":
+            return mode == "allow"
+        if name in self.allowed:
+            return True
+        request = self.describe(name, args)
+        # A foreground cell waits (and times out) on the kernel thread itself; anything else
+        # waits here, also for the kernel thread to take the request (it may never, e.g. under
+        # `await agent.aask(...)` with nothing draining).
+        limit = None if self.in_foreground() else self.timeout()
+        try:
+            answer = await asyncio.wait_for(
+                asyncio.wrap_future(self.on_main(lambda: self._ask(request))), limit
+            )
+            if isinstance(answer, concurrent.futures.Future):
+                answer = await asyncio.wait_for(asyncio.wrap_future(answer), self.timeout())
+        except asyncio.TimeoutError:
+            answer = DENY
+        return self._apply(name, answer)
+
+    def _ask(self, request: ApprovalRequest) -> Any:
+        """On the kernel thread: deny at once, or show the widget (and wait in a foreground turn)."""
+        if no_one_to_answer():
+            from ollie_nb.notebook._display import Notice
+
+            self.show(
+                Notice(
+                    f"{request.tool} was denied: no one can answer an approval in this run "
+                    "(the execute request does not allow input); add it to trustedTools or "
+                    "set %config OllieMagics.approval",
+                    "warning",
+                )
+            )
+            return DENY
+        widget = ApprovalWidget(request, self.timeout())
+        self.show(widget)
+        if self.in_foreground() and not clicks_reach_a_waiting_cell():
+            ask_on_stdin(widget)  # no timeout there: input() cannot be withdrawn
+            return widget.future.result()
+        if self.in_foreground():
+            wait_with_ui(widget.future, self.timeout())
+            widget.decide(DENY, "no answer in time")
+            return widget.future.result()
+        timer = _deny_later(widget, self.timeout())
+        widget.future.add_done_callback(lambda _: timer.cancel())
+        return widget.future
+
+    def _apply(self, name: str, answer: str) -> bool:
+        if answer == SESSION:
+            self.allowed.add(name)
+        return answer in (ONCE, SESSION)
+
+
+def _deny_later(widget: ApprovalWidget, timeout: float) -> Any:
+    loop = asyncio.get_event_loop()
+    return loop.call_later(timeout, lambda: widget.decide(DENY, "no answer in time"))

@@ -1,0 +1,142 @@
+"""`%ollie watch on`'s widget: the steps the agent works by itself, their replies, a Stop button.
+
+The core calls `post` on its loop thread for each watch event and each event of a
+turn it started itself; a periodic callback on the kernel's own loop (between
+cells, like BackgroundTurn) renders them into an ipywidgets Output, one TurnView
+per turn, so the notebook stays usable while the agent works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+from typing import TYPE_CHECKING, Any
+
+from ollie_nb.notebook._display import Notice, esc
+from ollie_nb.notebook._widgets import OutputSink, _plan_statuses_off_thread
+
+if TYPE_CHECKING:
+    from ollie_nb.core import Event
+    from ollie_nb.notebook._magics import OllieMagics
+    from ollie_nb.notebook._runtime import NotebookRuntime
+
+TICK = 0.1
+PLAIN = "ollie: watching task events (steps worked by the agent show in the widget)"
+LEVELS = {"failed": "warning", "stopped": "error"}
+
+
+class WatchView:
+    """The live area of the cell that turned the watch on."""
+
+    def __init__(self, magics: OllieMagics, runtime: NotebookRuntime) -> None:
+        import ipywidgets as widgets
+
+        self.magics = magics
+        self.runtime = runtime
+        self.status = widgets.HTML("<b>ollie</b> watching task events …")
+        self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="warning")
+        self.stop_button.on_click(lambda _: self.stop())
+        self.output = widgets.Output()
+        self.widget = widgets.VBox([widgets.HBox([self.status, self.stop_button]), self.output])
+        self.sink = OutputSink(self.output)
+        self.events: queue.Queue[Event] = queue.Queue()
+        self.steps = 0
+        self.watching = True
+        self._view: Any = None
+        self._statuses = _plan_statuses_off_thread(runtime)
+        self._loop = asyncio.get_event_loop()
+
+    def post(self, event: Event) -> None:
+        """The core's sink (called on the runtime's loop thread)."""
+        self.events.put(event)
+
+    def begin(self, server: str, mode: str) -> None:
+        """The watch is on: say how it listens, and start rendering."""
+        self._server, self._mode = server, mode
+        self._show_status()
+        self._loop.call_later(TICK, self._tick)
+
+    def _show_status(self, state: str = "") -> None:
+        how = "on each change signal" if self._mode == "subscribed" else "by polling"
+        state = state or f"watching '{esc(self._server)}' {how}"
+        self.status.value = f"<b>ollie</b> {state} · {self.steps} steps worked"
+
+    def _tick(self) -> None:
+        try:
+            self.runtime.drain()  # approval prompts of the agent's own turns
+            while True:
+                try:
+                    self._render(self.events.get_nowait())
+                except queue.Empty:
+                    break
+            if self._view is not None:
+                self._view.tick()
+                if not self.runtime.core.is_running and self.events.empty():
+                    self._view.finish()  # the turns of this wake-up are over
+                    self._view = None
+        except Exception as exc:  # a rendering bug must not stop the watch's display
+            self.sink.show(Notice(f"rendering failed: {exc}", "error"))
+        if self.watching and self.runtime.core.watcher is None and self.events.empty():
+            self._finish("the watch is off")
+        if self.watching:
+            self._loop.call_later(TICK, self._tick)
+
+    def _render(self, event: Event) -> None:
+        from ollie_nb.notebook._render import TurnView
+
+        if event.kind == "watch":
+            self._on_watch(event)
+            return
+        if event.kind == "turn_start":
+            if self._view is not None:
+                self._view.finish()
+            show, live = self.sink.show, self.sink.live
+            self._view = TurnView(self.magics.settings(), show, live, self._statuses)
+            self.steps += 1
+            self._show_status()
+            if not event.data.get("step"):  # TurnView labels the queued ones itself
+                label = next((ln for ln in event.text.splitlines() if ln.strip()), "")
+                self.sink.show(Notice(f"▶ {label[:200]}", "info"))
+        if self._view is not None:
+            self._view(event)
+
+    def _on_watch(self, event: Event) -> None:
+        what = event.data.get("what", "")
+        self.sink.show(Notice(event.text, LEVELS.get(what, "info")))
+        if what == "finished":
+            from ollie_nb.notebook._plans import PlanGraphView
+
+            record, statuses = event.data["record"], event.data.get("statuses", {})
+            self.sink.show(PlanGraphView(record, statuses, rankdir=self.magics.rankdir))
+        if what == "stopped":
+            self._finish("stopped: a turn failed")
+
+    def _finish(self, state: str) -> None:
+        self.watching = False
+        if self._view is not None:
+            self._view.finish()
+            self._view = None
+        self.stop_button.disabled = True
+        self.stop_button.button_style = ""
+        self._show_status(state)
+
+    def stop(self) -> None:
+        """The Stop button: end the watch (a turn the agent started itself is interrupted)."""
+        self.runtime.submit(lambda: self.runtime.core.stop_watching())
+        self.status.value = "<b>ollie</b> stopping …"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        if isinstance(bundle, dict):
+            bundle["text/plain"] = PLAIN
+        return bundle
+
+
+def start_watch_view(magics: OllieMagics, runtime: NotebookRuntime, interval: float) -> WatchView:
+    """Turn the watch on with the widget as its sink; return the widget (the cell ends at once)."""
+    view = WatchView(magics, runtime)
+    watcher = magics.core_call(
+        lambda core: core.start_watching(interval, on_event=view.post, wake=True)
+    )
+    view.begin(watcher.server, watcher.mode)
+    return view
