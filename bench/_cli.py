@@ -15,6 +15,7 @@ from pathlib import Path
 from bench import (
     extension_load,
     first_prompt,
+    notebook_tool,
     plan_graph,
     plan_persistence,
     task_store,
@@ -36,6 +37,7 @@ ROWS: tuple[Row, ...] = (
     turn_loop.ROW,
     task_store_pg.ROW,
     watch.ROW,
+    notebook_tool.ROW,
 )
 
 

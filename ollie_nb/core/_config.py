@@ -40,6 +40,7 @@ KNOWN_KEYS = {
     "backend",
     "planTimeout",
     "passEnv",
+    "python",
 }
 SERVER_KEYS = {
     "command",
@@ -96,6 +97,7 @@ class AgentConfig:
     backend: str = ""
     plan_timeout: float = 120.0
     pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
+    python_exec: bool = False  # `"python": {"exec": true}`: offer python_exec in the notebook
     warnings: tuple[str, ...] = ()
 
     @classmethod
@@ -132,6 +134,7 @@ class AgentConfig:
             backend=_opt(data, "backend", str, where) or "",
             plan_timeout=_opt(data, "planTimeout", float, where, minimum=0.1) or 120.0,
             pass_env=_names(where, "passEnv", data.get("passEnv")),
+            python_exec=_python_exec(where, data.get("python"), warnings),
             warnings=tuple(warnings),
         )
 
@@ -257,6 +260,19 @@ def _hook_command(where: str, event: str) -> Any:
         return item.strip()
 
     return command
+
+
+def _python_exec(where: str, raw: Any, warnings: list[str]) -> bool:
+    """The `python` section: `{"exec": true}` offers python_exec (it still asks unless trusted)."""
+    if raw is None:
+        return False
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: 'python' must be an object such as {{\"exec\": true}}")
+    warnings.extend(f"{where}: python: unknown key {k!r} ignored" for k in raw if k != "exec")
+    enabled = raw.get("exec", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: python.exec must be true or false")
+    return enabled
 
 
 def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:

@@ -16,6 +16,7 @@ import logging
 import os
 import time
 from collections import deque
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,14 +53,18 @@ from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
-from ollie_nb.tools import Dispatcher, ExecuteServer, subprocess_env
+from ollie_nb.tools import Dispatcher, ExecuteServer, Server, TrustAdvice, subprocess_env
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
 
 log = logging.getLogger("ollie_nb.core")
 
-__all__ = ["AgentCore", "Approver", "UsageTotals"]
+__all__ = ["AgentCore", "Approver", "ExtraServers", "UsageTotals"]
+
+ExtraServers = Mapping[str, Server] | Callable[[AgentConfig], Mapping[str, Server]]
+"""Built-in servers a frontend adds (the notebook's `notebook` and `python`): a mapping, or
+a function of the agent config called at every start and switch."""
 
 
 class AgentCore:
@@ -77,6 +82,7 @@ class AgentCore:
         autosave: bool = True,
         execute: bool = True,
         name: str = "",
+        extra_servers: ExtraServers | None = None,
     ) -> None:
         self.name = name  # '' = the agent config's name; task assignments use it
         self._backend = backend
@@ -87,6 +93,7 @@ class AgentCore:
         self.approve = approve
         self.autosave = autosave
         self._execute = execute
+        self._extra_servers = extra_servers
         self.config = AgentConfig()
         self.env: AgentEnv | None = None
         self.history: list[Message] = []
@@ -147,6 +154,8 @@ class AgentCore:
                 env_passthrough=self.config.pass_env,
                 secrets=lambda: backend_secrets(self._backend),
             )
+        extra = self._extra_servers
+        builtins.update((extra(self.config) if callable(extra) else extra) or {})
         self.env = await build_agent_env(
             self.config,
             Dispatcher(),
@@ -170,6 +179,10 @@ class AgentCore:
         if self.queue_fallback:
             return QueuePlanBackend(self.queue)
         return None
+
+    async def refresh_tools(self) -> None:
+        """List the servers' tools again (after notebook tools were added or removed)."""
+        await self.router.refresh()
 
     # -- public state ------------------------------------------------------
 
@@ -214,12 +227,17 @@ class AgentCore:
             status = env.servers.get(server) if env else None
             return server if status is not None and status.state == "built-in" else None
 
+        def advice(server: str, tool: str) -> Any:
+            found = env.dispatcher.get_server(server) if env else None
+            return found.tool_trust(tool) if isinstance(found, TrustAdvice) else None
+
         return TrustGate(
             self.config.trusted_tools,
             self.approve,
             builtin_of,
             env.task_server if env else None,
             lambda message: self.emit("error", message),
+            advice,
         )
 
     @property

@@ -19,6 +19,7 @@ from ollie_nb.notebook import (  # noqa: F401  (they register their commands)
     _commands,
     _commands_inspect,
     _commands_plans,
+    _commands_python,
     _commands_session,
 )
 from ollie_nb.notebook._commands_inspect import record_error
