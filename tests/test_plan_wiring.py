@@ -265,4 +265,4 @@ def test_fake_task_server_deletes_like_ollie_tasks(fake_task_server, ollie_tasks
 
     real = asyncio.run(deletes(ollie_tasks()[0]["tasks"]))
     fake = asyncio.run(deletes(fake_task_server()["tasks"]))
-    assert real == fake == [(True, ""), (False, "deleted G and 1 subtask(s): S"), (True, "")]
+    assert real == fake == [(True, ""), (False, "deleted G and 1 subtask: S"), (True, "")]

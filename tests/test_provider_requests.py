@@ -185,7 +185,7 @@ def test_plan_round_trip_persists_on_real_ollie_tasks(provider, wire, tmp_path):
     assert wire.tools(second) == sent
 
     assert wire.system(first) == prompt == wire.system(second)
-    assert "Plans are persisted as tasks on the 'tasks' MCP server." in prompt
+    assert "Plans are persisted as tasks on the 'tasks' MCP server: after reasoning_plan" in prompt
     assert first["messages"][-1] == wire.user("Plan the report")
 
     text = tool_text(core, "call_plan")
@@ -228,7 +228,7 @@ def test_queue_fallback_sends_each_step_as_the_next_prompt(provider, wire, tmp_p
     assert bodies[2]["messages"][-1] == wire.user(step_prompts[0])
     assert bodies[3]["messages"][-1] == wire.user(step_prompts[1])
     assert all(wire.system(body) == prompt for body in bodies)
-    assert "Plans are handed to" in prompt
+    assert "Plans go to the prompt queue: after reasoning_plan, stop;" in prompt
 
 
 def test_denied_tool_result_is_sent_and_nothing_ran(provider, wire, tmp_path):
