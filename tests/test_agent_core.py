@@ -53,8 +53,8 @@ async def run_core(core, *prompts):
     return results, events
 
 
-def test_offline_plan_persisted_on_task_server(fake_task_server, stored_tasks, tmp_path):
-    servers = fake_task_server()
+def test_offline_plan_persisted_on_task_server(ollie_tasks, db_tasks, tmp_path):
+    servers, db = ollie_tasks()
     core = AgentCore(
         OfflineBackend(), agent=AgentConfig.from_dict({"mcpServers": servers}), workdir=tmp_path
     )
@@ -62,8 +62,15 @@ def test_offline_plan_persisted_on_task_server(fake_task_server, stored_tasks, t
     assert "plan" in kinds(events)
     record = next(e.data["record"] for e in events if e.kind == "plan")
     assert record.persisted and len(record.ids) == 4
-    tasks = stored_tasks(servers)
+    tasks = db_tasks(db)
     assert len(tasks) == 5
+    assert [tasks[i]["title"] for i in record.ids] == [
+        "Collect data",
+        "Clean data",
+        "Draw charts",
+        "Publish",
+    ]
+    assert all(tasks[i]["parent"] == record.goal_id for i in record.ids)
     assert tasks[record.ids[2]]["blockers"] == [record.ids[1]]
     assert result.reply and not result.interrupted
     assert_consistent(core.history)
@@ -175,14 +182,25 @@ def test_inject_reaches_the_model_in_the_next_tool_result(fake_task_server, tmp_
 
 
 def test_inject_when_idle_becomes_the_next_prompt(tmp_path):
-    core = AgentCore(OfflineBackend(turns=["a", "b"]), workdir=tmp_path)
+    received = []
+
+    def model(messages, tools):
+        received.append([(m.role, m.content) for m in messages[1:]])
+        return f"reply {len(received)}"
+
+    core = AgentCore(OfflineBackend(model), workdir=tmp_path)
 
     async def scenario():
         async with core:
             core.inject("first")
-            return core.queued
+            queued = core.queued
+            result = await core.run_queue()
+            return queued, result, core.queued
 
-    assert asyncio.run(scenario()) == ["first"]
+    queued, result, left = asyncio.run(scenario())
+    assert queued == ["first"] and left == []
+    assert received == [[("user", "first")]]  # what the model got as the next turn's prompt
+    assert result.reply == "reply 1"
 
 
 def test_interrupt_mid_tool_cancels_and_session_stays_usable(fake_task_server, tmp_path):
@@ -411,10 +429,10 @@ def test_corrupt_session_file_gives_clear_error(tmp_path):
         core.restore("nope")
 
 
-def test_switch_agent_rebuilds_servers_and_keeps_fallback(fake_task_server, tmp_path):
+def test_switch_agent_rebuilds_servers_and_keeps_fallback(ollie_tasks, tmp_path):
     agents = tmp_path / ".ollie" / "agents"
     agents.mkdir(parents=True)
-    (agents / "tasks.json").write_text(json.dumps({"mcpServers": fake_task_server()}))
+    (agents / "tasks.json").write_text(json.dumps({"mcpServers": ollie_tasks()[0]}))
     seen = []
     core = AgentCore(
         OfflineBackend(),
@@ -439,7 +457,10 @@ def test_switch_agent_rebuilds_servers_and_keeps_fallback(fake_task_server, tmp_
     assert during["plan_backend"] == "task server 'tasks'"
     tasks_entry = next(s for s in during["servers"] if s["name"] == "tasks")
     assert tasks_entry["state"] == "connected"
-    assert ("task_create", "Create a task; return its id.") in tasks_entry["tools"]
+    assert (
+        "task_create",
+        "Create an open task and return its id (the only text of the result).",
+    ) in tasks_entry["tools"]
     assert after["plan_backend"] == "<lambda>()"
     assert seen == ["Ship the report"]
     assert [p.number for p in core.plans] == [1, 2]  # numbering goes on across the switch

@@ -45,17 +45,18 @@ class RecordingFallback:
         return [f"f{i}" for i in range(len(steps))]
 
 
-def test_task_server_persists_plan_with_parent_and_blockers(fake_task_server, stored_tasks):
-    servers = fake_task_server()
+def test_task_server_persists_plan_with_parent_and_blockers(ollie_tasks, db_tasks):
+    servers, db = ollie_tasks()
     env, result = asyncio.run(plan_with(servers))
     assert env.task_server == "tasks"
     assert "exposes task_create" in env.plan_backend_reason
     assert not result.is_error
-    tasks = stored_tasks(servers)
+    tasks = db_tasks(db)
     assert len(tasks) == 6  # one goal + five steps
     goal_id = next(i for i, t in tasks.items() if t["title"] == "Ship the report")
     by_title = {t["title"]: (i, t) for i, t in tasks.items()}
     assert all(t["parent"] == goal_id for i, t in tasks.items() if i != goal_id)
+    assert tasks[goal_id]["parent"] == "" and all(t["status"] == "open" for t in tasks.values())
     clean_id = by_title["Clean data"][0]
     assert by_title["Draw charts"][1]["blockers"] == [clean_id]
     assert sorted(by_title["Publish"][1]["blockers"]) == sorted(
@@ -130,12 +131,11 @@ def test_task_server_wrong_ids_rolls_back_what_it_can(
     status = result.text.splitlines()[-1]
     assert reason in status and status.startswith("warning:")
     assert "rolled back 3 created tasks" in status
-    # the tasks behind malformed answers have no usable id, so they cannot be deleted
-    # (deleting guessed ids could destroy someone else's task); the warning says so.
-    # Steps 3 and 4 share a dependency layer, are created concurrently, and both fail.
+    # the tasks behind malformed answers have no usable id (steps 3 and 4 share a layer,
+    # are created concurrently, and both fail); no id is guessed, but they are children
+    # of the goal, so deleting the goal with its subtree (the convention) removes them too
     assert "may hold a task" in status
-    left = stored_tasks(servers)
-    assert sorted(t["title"] for t in left.values()) == ["Draw charts", "Write summary"]
+    assert stored_tasks(servers) == {}
 
 
 def test_server_without_task_delete_still_persists(fake_task_server):
@@ -146,13 +146,13 @@ def test_server_without_task_delete_still_persists(fake_task_server):
     assert result.text.splitlines()[-1].startswith("Plan saved")
 
 
-def test_task_server_wins_over_fallback(fake_task_server, stored_tasks):
+def test_task_server_wins_over_fallback(ollie_tasks, db_tasks):
     fallback = RecordingFallback()
-    servers = fake_task_server()
+    servers, db = ollie_tasks()
     env, _result = asyncio.run(plan_with(servers, fallback))
     assert fallback.calls == []
     assert env.task_server == "tasks"
-    assert len(stored_tasks(servers)) == 6
+    assert len(db_tasks(db)) == 6
 
 
 def test_fallback_used_without_task_server():
@@ -176,21 +176,21 @@ def test_no_backend_in_context_only():
     )
 
 
-def test_disabled_server_is_not_started(fake_task_server, stored_tasks):
-    servers = fake_task_server()
+def test_disabled_server_is_not_started(ollie_tasks):
+    servers, db = ollie_tasks()
     servers["tasks"]["disabled"] = True
     env, _ = asyncio.run(plan_with(servers))
     assert env.servers["tasks"].state == "disabled"
     assert env.task_server is None
-    assert stored_tasks(servers) == {}
+    assert not db.exists()  # the server never ran, so it never made its database
 
 
-def test_rebuild_rewires_from_scratch(fake_task_server):
+def test_rebuild_rewires_from_scratch(ollie_tasks):
     """An agent switch: the env is built again and the backend follows the new servers."""
 
     async def scenario():
         fallback = RecordingFallback()
-        with_server = AgentConfig.from_dict({"mcpServers": fake_task_server()})
+        with_server = AgentConfig.from_dict({"mcpServers": ollie_tasks()[0]})
         env1 = await build_agent_env(with_server, Dispatcher(), ".", fallback)
         first = env1.task_server
         await env1.aclose()
@@ -206,24 +206,24 @@ def test_rebuild_rewires_from_scratch(fake_task_server):
     assert "[f0]" in result.text
 
 
-def test_env_vars_expanded_at_connect(fake_task_server, tmp_path, monkeypatch, stored_tasks):
-    servers = fake_task_server()
-    store = servers["tasks"]["env"]["STORE"]
-    monkeypatch.setenv("OLLIE_TEST_STORE", store)
-    servers["tasks"]["env"]["STORE"] = "${OLLIE_TEST_STORE}"
-    servers["tasks"]["env"]["UNSET_ONE"] = "$OLLIE_SURELY_NOT_SET"
+def test_env_vars_expanded_at_connect(ollie_tasks, monkeypatch, db_tasks):
+    servers, db = ollie_tasks()
+    monkeypatch.setenv("OLLIE_TEST_DB", str(db))
+    args = servers["tasks"]["args"]
+    args[args.index(str(db))] = "${OLLIE_TEST_DB}"
+    servers["tasks"]["env"] = {"UNSET_ONE": "$OLLIE_SURELY_NOT_SET"}
     env, _result = asyncio.run(plan_with(servers))
     assert env.task_server == "tasks"
-    assert len(stored_tasks({"tasks": {"env": {"STORE": store}}})) == 6
+    assert len(db_tasks(db)) == 6
     assert any("$OLLIE_SURELY_NOT_SET not set" in m for m in env.messages)
 
 
-def test_concurrent_layer_creation_keeps_step_order(fake_task_server, stored_tasks):
+def test_concurrent_layer_creation_keeps_step_order(ollie_tasks, db_tasks):
     wide = {"goal": "Wide", "steps": [{"title": f"s{i}"} for i in range(30)]}
-    servers = fake_task_server()
+    servers, db = ollie_tasks()
     env, _result = asyncio.run(plan_with(servers, plan=wide))
     record = env.reasoning.plans[-1]
-    tasks = stored_tasks(servers)
+    tasks = db_tasks(db)
     assert [tasks[i]["title"] for i in record.ids] == [f"s{i}" for i in range(30)]
 
 
@@ -236,3 +236,33 @@ def test_plan_result_message_reaches_the_model():
     _, result = asyncio.run(plan_with({}, Messenger(), plan))
     assert result.text.splitlines()[-1] == "Filed in the lab notebook."
     assert "[a] x" in result.text
+
+
+def test_fake_task_server_deletes_like_ollie_tasks(fake_task_server, ollie_tasks):
+    """The fault-mode fake keeps the task_delete convention of the real server."""
+    from mcp import Client, StdioServerParameters
+
+    async def deletes(entry: dict) -> list[tuple[bool, str]]:
+        params = StdioServerParameters(
+            command=entry["command"], args=entry["args"], env=entry.get("env")
+        )
+        async with Client(params, read_timeout_seconds=30) as client:
+
+            async def call(tool: str, **args) -> tuple[bool, str]:
+                result = await client.call_tool(tool, args)
+                return result.is_error, "\n".join(c.text for c in result.content)
+
+            _, goal = await call("task_create", title="goal")
+            _, step = await call("task_create", title="step", parent=goal)
+            refused = await call("task_delete", id=goal)
+            deleted = await call("task_delete", id=goal, recursive=True)
+            gone = await call("task_read", id=step)
+            return [
+                (refused[0], ""),
+                (deleted[0], deleted[1].replace(goal, "G").replace(step, "S")),
+                (gone[0], ""),
+            ]
+
+    real = asyncio.run(deletes(ollie_tasks()[0]["tasks"]))
+    fake = asyncio.run(deletes(fake_task_server()["tasks"]))
+    assert real == fake == [(True, ""), (False, "deleted G and 1 subtask: S"), (True, "")]

@@ -7,7 +7,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ollie_nb.notebook._display import Displayable, esc
-from ollie_nb.planning import DOT_TIMEOUT, GraphvizUnavailable, PlanRecord, plan_svg
+from ollie_nb.planning import (
+    DOT_TIMEOUT,
+    GraphvizUnavailable,
+    PlanRecord,
+    PlanView,
+    plan_svg,
+    plan_view,
+)
 
 _PROGRESS = {"done", "cancelled"}
 # dot runs here during a turn, never on the kernel thread: the cell shows the plan as text
@@ -33,9 +40,30 @@ class PlanGraphView(Displayable):
         self.background = background  # draw off the kernel thread (a turn's live views)
         self._drawn: dict[Any, str | GraphvizUnavailable] = {}
         self._drawing: tuple[Any, concurrent.futures.Future[str]] | None = None
+        self.kept_text = ""  # when set, the text/plain form stays this while the HTML updates
 
     def text(self) -> str:
-        return self.record.text
+        """The plan text, then each step's status and the progress when statuses are known."""
+        view = self.view()
+        if view is None:
+            return self.record.text
+        done, total = self.progress()
+        width = max(len(s) for s in view.statuses)
+        lines = [
+            f"{i + 1}. {status:<{width}}  {step.title}"
+            for i, (step, status) in enumerate(zip(view.steps, view.statuses, strict=True))
+        ]
+        return "\n".join([self.record.text, "", *lines, f"{done} of {total} steps done"])
+
+    def view(self) -> PlanView | None:
+        """Each step's effective status, or None when no status is known (or the plan is bad)."""
+        if not self.statuses:
+            return None
+        r = self.record
+        try:
+            return plan_view(r.goal, r.steps, list(r.ids) or None, self.statuses, goal_id=r.goal_id)
+        except ValueError:
+            return None
 
     def svg(self) -> str:
         """The inline SVG; raises GraphvizUnavailable when dot cannot run."""
@@ -50,13 +78,20 @@ class PlanGraphView(Displayable):
         )
 
     def progress(self) -> tuple[int, int]:
-        """(finished steps, all steps) from the known statuses."""
-        done = sum(1 for s in self.statuses.values() if s in _PROGRESS)
+        """(finished steps, all steps) from the known statuses of this plan's steps."""
+        view = self.view()
+        done = sum(1 for s in view.statuses if s in _PROGRESS) if view else 0
         return done, len(self.record.steps)
+
+    def keep_text(self) -> PlanGraphView:
+        """Freeze the text/plain form as it is now (for a live output: nbval and terminals
+        see only its first display, so its text must not change with later updates)."""
+        self.kept_text = self.text()
+        return self
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
         page = self.html()
-        text = self.text() + (f"\n⚠ {self.warning}" if self.warning else "")
+        text = (self.kept_text or self.text()) + (f"\n⚠ {self.warning}" if self.warning else "")
         return {"text/plain": text, "text/html": page}
 
     def _key(self) -> Any:

@@ -150,8 +150,11 @@ class TurnView:
             self._show(Notice(record.warning.removeprefix("warning: "), "warning"))
         if not self.settings.show_plans:
             return
-        view = PlanGraphView(record, {}, rankdir=self.settings.rankdir, background=True)
-        self._pending_plans.append(view)
+        # A plan just filed has every step open. The graph is refreshed with live statuses
+        # at the turn's end; its text keeps the first ones (`%ollie plan` shows them now).
+        fresh = {i: "todo" for i in record.ids} if record.kind in ("tasks", "queue") else {}
+        view = PlanGraphView(record, fresh, rankdir=self.settings.rankdir, background=True)
+        self._pending_plans.append(view.keep_text())
 
     def _show_pending_plans(self) -> None:
         """Draw plans under the reasoning_plan call that made them."""

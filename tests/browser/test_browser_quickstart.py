@@ -28,15 +28,19 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from absent import skip_or_fail
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
-    pytest.skip(
+    skip_or_fail(
         f"{CHROMIUM} is missing (Debian: apt-get install chromium)", allow_module_level=True
     )
-playwright = pytest.importorskip(
-    "playwright.sync_api", reason="the playwright package is missing (pip install -e '.[dev]')"
-)
+try:
+    import playwright.sync_api as playwright
+except ImportError:
+    skip_or_fail(
+        "the playwright package is missing (pip install -e '.[dev]')", allow_module_level=True
+    )
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = "01-quickstart.ipynb"

@@ -87,7 +87,8 @@ def test_ctrl_c_stops_a_slow_tool_and_the_session_survives(kernel):
     ended = time.monotonic() - interrupted_at
     assert not worker.is_alive()
     print(f"the cell ended {ended:.2f} s after Ctrl-C")
-    assert ended < 2.0, f"the cell took {ended:.2f} s to end after Ctrl-C"
+    # the bound includes kernel round trips on a busy machine; unfixed, the tool runs 30 s
+    assert ended < 6.0, f"the cell took {ended:.2f} s to end after Ctrl-C"
     run = result["run"]
     assert run.error is None, run.error  # no KeyboardInterrupt traceback
     assert any("interrupted" in t for t in run.texts())
@@ -101,7 +102,7 @@ def test_ctrl_c_stops_a_slow_tool_and_the_session_survives(kernel):
 def test_background_turn_returns_at_once_and_stop_works(kernel):
     start = time.monotonic()
     run = kernel.run("%%ollie --bg\nslow")
-    assert time.monotonic() - start < 2.0
+    assert time.monotonic() - start < 5.0  # a kernel round trip; the turn itself takes 30 s
     assert run.error is None
     bundle = run.outputs[-1]["data"]
     assert "application/vnd.jupyter.widget-view+json" in bundle

@@ -95,3 +95,26 @@ def test_errors_and_interruptions_are_one_line_notices():
         "⚠ interrupted; the session is still usable",
     ]
     assert view.interrupted
+
+
+def test_plan_text_plain_shows_each_step_status_and_the_progress():
+    from ollie_nb.notebook._plans import PlanGraphView
+    from ollie_nb.planning import format_plan
+
+    steps = (PlanStep("Collect"), PlanStep("Clean", after=(0,)), PlanStep("Chart", after=(1,)))
+    text = format_plan("Report", steps, ["a1", "a2", "a3"], "Plan saved.")
+    record = PlanRecord(1, "Report", steps, ids=("a1", "a2", "a3"), text=text, backend="x")
+    assert PlanGraphView(record, {}).text() == text  # no statuses known: the plan text alone
+    statuses = {"a1": "closed", "a2": "in_progress", "goal": "done", "other": "done"}
+    view = PlanGraphView(record, statuses)
+    shown = view.text()
+    assert view._repr_mimebundle_()["text/plain"].startswith(shown)  # plus a warning without dot
+    assert shown.startswith(text + "\n\n")
+    assert shown[len(text) + 2 :].split("\n") == [
+        "1. done         Collect",
+        "2. in_progress  Clean",
+        "3. blocked      Chart",
+        "1 of 3 steps done",
+    ]
+    everything = {"a1": "done", "a2": "done", "a3": "cancelled"}
+    assert PlanGraphView(record, everything).text().endswith("\n3 of 3 steps done")

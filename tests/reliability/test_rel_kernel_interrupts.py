@@ -81,6 +81,11 @@ def kernel(tmp_path_factory):
     k.shutdown()
 
 
+# How soon a cell must end after Ctrl-C. The time includes the interrupt request's and the
+# cell's kernel round trips on a busy machine; without the fix a cell runs on for 30 s.
+ENDS_WITHIN = 6.0
+
+
 def interrupt_when(
     kernel: Kernel,
     code: str,
@@ -129,7 +134,7 @@ def test_ctrl_c_while_waiting_for_the_model(kernel):
     run, ended = interrupt_when(
         kernel, "%%ollie\nwait for it", lambda k, c: k == "status", wait=0.8
     )
-    assert ended < 2.0, f"{ended:.2f} s"
+    assert ended < ENDS_WITHIN, f"{ended:.2f} s"
     assert run.error is None and "Traceback" not in run.stderr()
     assert any("interrupted" in t for t in run.texts())
     history = kernel.run("%ollie history 2").text()
@@ -139,7 +144,7 @@ def test_ctrl_c_while_waiting_for_the_model(kernel):
 
 def test_ctrl_c_mid_stream_keeps_the_partial_reply(kernel):
     run, ended = interrupt_when(kernel, "%%ollie\ntalk to me", lambda k, c: shown(k, c, "word5 "))
-    assert ended < 2.0, f"{ended:.2f} s"
+    assert ended < ENDS_WITHIN, f"{ended:.2f} s"
     assert run.error is None and "Traceback" not in run.stderr()
     last = kernel.run("print(ollie_nb.agent().history[-1].content)").text().strip()
     assert last.startswith("word0 word1 word2") and last.endswith("[interrupted by the user]")
@@ -159,7 +164,7 @@ def test_ctrl_c_mid_tool_kills_its_process(kernel):
         also=lambda: kernel.pidfile.exists() and kernel.pidfile.read_text().strip() != "",
     )
     pgid = int(kernel.pidfile.read_text())
-    assert ended < 2.0, f"{ended:.2f} s"
+    assert ended < ENDS_WITHIN, f"{ended:.2f} s"
     assert run.error is None and "Traceback" not in run.stderr()
     left = wait_group_gone(pgid, within=5.0)
     assert not left, f"the tool's process group {pgid} outlived the interrupt: {left}"
@@ -173,11 +178,12 @@ def test_ctrl_c_inside_a_notebook_fallback_on_the_kernel_thread(kernel):
     run, ended = interrupt_when(
         kernel, "%%ollie\nplan it", lambda k, c: shown(k, c, "fallback started"), 0.3
     )
-    assert ended < 3.0, f"{ended:.2f} s"
+    assert ended < ENDS_WITHIN, f"{ended:.2f} s"
     text = run.text() + run.stderr()
     assert run.error is None and "Traceback" not in text and "never retrieved" not in text
-    # Ctrl-C fails the fallback and interrupts the turn; which the user sees first depends
-    # on whether the plan's warning was written before the interrupt reached the loop
+    # Ctrl-C fails the fallback and interrupts the turn; which the user sees depends on
+    # whether the plan's warning was written before the interrupt reached the loop (both
+    # outcomes were seen in full-suite runs)
     failed = "sleepy() failed (interrupted (KeyboardInterrupt)); this plan lives in context"
     assert failed in text or "interrupted; the session is still usable" in text, text
     assert_alive_and_consistent(kernel)

@@ -95,8 +95,7 @@ def test_every_displayable_escapes_its_fields(obj):
 
 
 def test_the_background_widget_status_escapes_the_tool_name():
-    pytest.importorskip("ipywidgets")
-    from ollie_nb.notebook._widgets import BackgroundTurn
+    from ollie_nb.notebook._widgets import BackgroundTurn  # ipywidgets is a dependency
 
     turn = BackgroundTurn.__new__(BackgroundTurn)  # only the status rendering is under test
     import ipywidgets as widgets
