@@ -388,6 +388,7 @@ class AgentCore:
             self.queue(prompt)
             return TurnResult(queued=True)
         self._sink = on_event or _ignore
+        self.redact.refresh()
         self._runner.interrupting = False
         task = asyncio.ensure_future(self._run_prompts(prompt))
         self._task = task

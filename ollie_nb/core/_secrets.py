@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable
 
 from ollie_nb.tools import is_secret_name, url_credentials
 
 REDACTED = "***"
 MIN_SECRET_CHARS = 8  # shorter values would redact ordinary words
+ENVIRON_TTL = 1.0  # seconds a read of the environment's secrets is reused
 
 
 class Redactor:
@@ -22,13 +24,32 @@ class Redactor:
 
     def __init__(self, extra: Callable[[], Iterable[str | None]] = tuple) -> None:
         self._extra = extra
+        self._from_environ: set[str] = set()
+        self._read_at = -ENVIRON_TTL
+
+    def refresh(self) -> None:
+        """Read the environment's secrets now (AgentCore does at the start of every turn)."""
+        found = {v for k, v in os.environ.items() if v and is_secret_name(k)}
+        for value in os.environ.values():
+            if "://" in value:
+                found.update(url_credentials(value))
+        self._from_environ, self._read_at = found, time.monotonic()
+
+    def _environ_secrets(self) -> set[str]:
+        """The environment's secrets, read again when older than ENVIRON_TTL seconds.
+
+        Reading the environment costs more than redacting a tool result, and it rarely
+        changes while a kernel runs; every turn starts with a fresh read.
+        """
+        if time.monotonic() - self._read_at > ENVIRON_TTL:
+            self.refresh()
+        return self._from_environ
 
     def values(self, text: str = "") -> list[str]:
         """The secret values known now (and those written inside URLs in `text`)."""
-        found = {v for k, v in os.environ.items() if v and is_secret_name(k)}
-        for value in os.environ.values():
-            found.update(url_credentials(value))
-        found.update(url_credentials(text))
+        found = set(self._environ_secrets())
+        if "://" in text:
+            found.update(url_credentials(text))
         found.update(v for v in self._extra() if isinstance(v, str))
         return sorted((v for v in found if len(v) >= MIN_SECRET_CHARS), key=len, reverse=True)
 

@@ -24,7 +24,7 @@ from ollie_nb.tools import ToolResult
 
 log = logging.getLogger("ollie_nb.core")
 
-PAGE = 1000
+PAGE = 200  # events per read; a page must stay well under the tool-result cap
 START_TIMEOUT = 10.0
 LOG_SIZE = 50
 EVENTS_URI = "tasks://events"  # the resource ollie-tasks signals on every change

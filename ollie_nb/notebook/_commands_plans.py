@@ -8,7 +8,6 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ollie_nb.core import CONTINUE_PROMPT
 from ollie_nb.notebook._commands import TASK_STATUSES, command, words_of
 from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock, plural
 
@@ -143,6 +142,8 @@ def cmd_run(m: Any, rest: str) -> Any:
         return Notice("a turn is running; the queue is worked when it ends")
 
     async def pop(core: Any) -> str | None:
+        from ollie_nb.core import CONTINUE_PROMPT
+
         await core.catch_up()  # the watcher's news first
         prompt = core.pop_queue()
         return CONTINUE_PROMPT if prompt is None and core.step_limited else prompt

@@ -9,7 +9,6 @@ from IPython.core.error import UsageError
 from ollie_nb.notebook._commands import words_of
 from ollie_nb.notebook._display import Notice
 from ollie_nb.notebook._registry import COMMANDS
-from ollie_nb.tools import PythonServer
 
 
 @COMMANDS.command(
@@ -24,6 +23,8 @@ def cmd_python(m: Any, rest: str) -> Notice:
     wanted = None if not words else words[0] == "on"
 
     async def apply(core: Any) -> bool | None:
+        from ollie_nb.tools import PythonServer
+
         server = core.env.dispatcher.get_server("python") if core.env else None
         if not isinstance(server, PythonServer):
             return None

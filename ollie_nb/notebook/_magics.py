@@ -14,7 +14,6 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, Unicode
 
-from ollie_nb.llm import LLMError
 from ollie_nb.notebook import (  # noqa: F401  (they register their commands)
     _commands,
     _commands_inspect,
@@ -27,8 +26,10 @@ from ollie_nb.notebook._display import Live, Notice, TextBlock
 from ollie_nb.notebook._prompt_line import OPTIONS_HELP, parse_prompt_line
 from ollie_nb.notebook._registry import COMMANDS
 
-USAGE_ERRORS = (ValueError, RuntimeError, OSError, LookupError, TimeoutError, LLMError)
-"""What the core raises for a request that cannot be met (bad names, files, state, backends)."""
+USAGE_ERRORS = (ValueError, RuntimeError, OSError, LookupError, TimeoutError)
+"""What the core raises for a request that cannot be met (bad names, files, state); and
+LLMError (chat backends), matched by `_usage_error` without importing the llm layer at
+`%load_ext` time."""
 
 HELP_HEAD = f"""\
 %%ollie {OPTIONS_HELP}   run the cell as a prompt
@@ -116,10 +117,10 @@ class OllieMagics(Magics):
             raise
         except KeyboardInterrupt:
             raise UsageError("%ollie: interrupted") from None
-        except USAGE_ERRORS as exc:
-            raise UsageError(f"%ollie: {_one_line(exc)}") from None
-        except Exception as exc:  # a bug: shown with its type, traceback kept for %ollie debug
-            display(record_error(exc))
+        except Exception as exc:
+            if _usage_error(exc):
+                raise UsageError(f"%ollie: {_one_line(exc)}") from None
+            display(record_error(exc))  # a bug: shown with its type, %ollie debug has the traceback
             return None
 
     def on_loop(self, fn: Callable[[Any], Any]) -> Any:
@@ -258,6 +259,12 @@ def _text_only() -> bool:
 
 def _ignore(obj: Any) -> None:
     return None
+
+
+def _usage_error(exc: Exception) -> bool:
+    from ollie_nb.llm import LLMError
+
+    return isinstance(exc, (*USAGE_ERRORS, LLMError))
 
 
 def _one_line(exc: BaseException) -> str:
