@@ -120,23 +120,7 @@ async def build_agent_env(
             env.servers[name] = ServerStatus(name, "failed", detail=str(exc))
             env.messages.append(f"MCP server {exc}")
 
-    results = await asyncio.gather(*(_connect(s) for s in enabled))
-    for server, (error, seconds) in zip(enabled, results):
-        status = ServerStatus(server.name, "connected", server.transport, seconds=seconds)
-        if error:
-            status.state, status.detail = "failed", error + _env_hint(config, server.name, error)
-            env.messages.append(f"MCP server {status.detail}")
-        else:
-            dispatcher.add_server(server.name, server)
-            try:
-                status.tools = [t.name for t in await server.list_tools()]
-            except Exception as exc:
-                status.state, status.detail = "failed", f"listing tools: {exc}"
-                env.messages.append(f"MCP server {server.name}: could not list tools: {exc}")
-                dispatcher.remove_server(server.name)
-                await server.aclose()
-        env.servers[server.name] = status
-
+    await _connect_all(env, enabled)
     wire_plan_backend(env, fallback_plan_backend)
     return env
 
@@ -157,6 +141,27 @@ def maybe_task_server(sc: McpServerConfig) -> bool:
     """Whether a configured server looks like a task server (its name or command says so)."""
     words = " ".join([sc.name, sc.command, *sc.args, sc.url]).lower()
     return "task" in words
+
+
+async def _connect_all(env: AgentEnv, servers: list[McpServer]) -> None:
+    """Connect the servers concurrently; each one's status (and any failure) lands in `env`."""
+    config, dispatcher, enabled = env.config, env.dispatcher, servers
+    results = await asyncio.gather(*(_connect(s) for s in enabled))
+    for server, (error, seconds) in zip(enabled, results):
+        status = ServerStatus(server.name, "connected", server.transport, seconds=seconds)
+        if error:
+            status.state, status.detail = "failed", error + _env_hint(config, server.name, error)
+            env.messages.append(f"MCP server {status.detail}")
+        else:
+            dispatcher.add_server(server.name, server)
+            try:
+                status.tools = [t.name for t in await server.list_tools()]
+            except Exception as exc:
+                status.state, status.detail = "failed", f"listing tools: {exc}"
+                env.messages.append(f"MCP server {server.name}: could not list tools: {exc}")
+                dispatcher.remove_server(server.name)
+                await server.aclose()
+        env.servers[server.name] = status
 
 
 class UnsetVariable(ValueError):

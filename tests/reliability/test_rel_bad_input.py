@@ -353,7 +353,11 @@ def test_agent_file_problems_that_only_warn(kernel):
     assert "unknown key 'colour' ignored" in text
     assert "mcpServers.ghost: unknown key 'retries' ignored" in text
     assert "command not found" in text
-    assert "$OLLIE_REL_NOT_SET not set in the environment (expanded empty)" in text
+    # an unset variable in a path is refused, not expanded to "/tasks.db"
+    assert (
+        "envy: $OLLIE_REL_NOT_SET is not set (used in its command, args, cwd or url); set it, "
+        "or give a default as ${OLLIE_REL_NOT_SET:-VALUE}"
+    ) in text
     assert "failed to connect" in text  # the plan backend line says why plans stay in context
     assert "agent: warns" in text
     plan = kernel.run("%%ollie\nGoal\n- a\n- b")
