@@ -40,6 +40,7 @@ KNOWN_KEYS = {
     "backend",
     "planTimeout",
     "passEnv",
+    "maxParallel",
 }
 SERVER_KEYS = {
     "command",
@@ -95,6 +96,7 @@ class AgentConfig:
     model: str = ""
     backend: str = ""
     plan_timeout: float = 120.0
+    max_parallel: int = 4  # sub-agents running at once
     pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
     warnings: tuple[str, ...] = ()
 
@@ -132,6 +134,7 @@ class AgentConfig:
             backend=_opt(data, "backend", str, where) or "",
             plan_timeout=_opt(data, "planTimeout", float, where, minimum=0.1) or 120.0,
             pass_env=_names(where, "passEnv", data.get("passEnv")),
+            max_parallel=_opt(data, "maxParallel", int, where, minimum=1) or 4,
             warnings=tuple(warnings),
         )
 

@@ -31,6 +31,7 @@ from ollie_nb.core._compact import (
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._env import AgentEnv, build_agent_env, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, TurnResult
+from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, TaskSteps
 from ollie_nb.core._history import estimate_tokens
 from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._plans import PlanBook
@@ -47,12 +48,13 @@ from ollie_nb.core._sessions import (
     session_payload,
     sessions_dir,
 )
+from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, UsageTotals, params
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
-from ollie_nb.tools import Dispatcher, ExecuteServer, subprocess_env
+from ollie_nb.tools import Dispatcher, ExecuteServer, SubagentServer, subprocess_env
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
@@ -107,6 +109,8 @@ class AgentCore:
         self._sink: EventSink = _ignore
         self._spawn_context: list[str] = []
         self._runner = TurnRunner(self)
+        self._plan_task: asyncio.Task[PlanRun] | None = None
+        self.subagents = SubAgents(self, self.config.max_parallel, self._child_note)
         self.step_limited = False  # the last turn stopped at maxSteps
 
     # -- lifecycle ---------------------------------------------------------
@@ -131,6 +135,7 @@ class AgentCore:
         self.interrupt()
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
+        await self.subagents.aclose()
         await self._close_env()
 
     async def _close_env(self) -> None:
@@ -140,7 +145,8 @@ class AgentCore:
             self.env = None
 
     async def _build_env(self) -> None:
-        builtins: dict[str, Any] = {}
+        builtins: dict[str, Any] = {"subagent": SubagentServer(SubagentTools(self.subagents))}
+        self.subagents.limit = self.config.max_parallel
         if self._execute:
             builtins["execute"] = ExecuteServer(
                 lambda: self._workdir,
@@ -303,12 +309,76 @@ class AgentCore:
         return taken
 
     def interrupt(self) -> bool:
-        """Cancel the running turn (call on the agent's loop); True if one was running."""
+        """Cancel the running turn and every sub-agent's (on the agent's loop); True if any ran."""
+        children = self.subagents.interrupt_all()
+        if self._plan_task is not None and not self._plan_task.done():
+            self._plan_task.cancel()
+            children += 1
         if self._task is None or self._task.done():
-            return False
+            return children > 0
         self._runner.interrupting = True
         self._task.cancel()
         return True
+
+    def _child_note(self, text: str) -> None:
+        """A sub-agent finished: the note is queued to this agent (worked now with a watch)."""
+        self.queue(text)
+        self.emit("info", text)
+        self.watch.kick()
+
+    # -- parallel plan runs ----------------------------------------------------
+
+    async def run_plan(
+        self,
+        parallel: int | None = None,
+        key: str | int | None = None,
+        on_event: EventSink | None = None,
+    ) -> PlanRun:
+        """Work a plan's steps in sub-agents, `parallel` at once (default maxParallel).
+
+        Every ready step is claimed and handed to a child; newly ready steps follow
+        until all are done or one fails. `interrupt()` stops it and every child.
+        """
+        if self.env is None:
+            await self.start()
+        record = self.find_plan(key)
+        if record is None:
+            raise ValueError("there is no plan yet: ask for one first")
+        if self._plan_task is not None and not self._plan_task.done():
+            raise RuntimeError("a parallel run is under way; stop it first")
+        store = self._step_store(record)
+        if record.kind == "queue":  # its children work the steps: the queue's copies go
+            kept = [p for p in self._queue if (s := read_step(p)) is None or s.kind != "queue"]
+            self._queue = deque(kept)
+        width = parallel or self.subagents.limit
+        owner = f"{self.agent_name}@{self.session_id[-4:]}"
+        run = ParallelRun(record, store, self.subagents, width, owner, on_event or _ignore)
+        self._plan_task = asyncio.ensure_future(run.run())
+        try:
+            return await self._plan_task
+        finally:
+            self._plan_task = None
+
+    def _step_store(self, record: PlanRecord) -> StepStore:
+        env = self.env
+        assert env is not None
+        if record.kind == "queue":
+            return QueueSteps(
+                lambda: self.plan_book.queue_statuses(record), self.plan_book.mark_queue_step
+            )
+        if record.kind != "tasks" or env.task_server is None:
+            raise ValueError(
+                f"plan {record.number} is kept in the conversation only; "
+                "a parallel run needs a task server or the queue fallback"
+            )
+        server = env.task_server
+        atomic = "task_claim" in env.servers[server].tools
+        return TaskSteps(
+            record,
+            lambda tool, args: env.dispatcher.dispatch(server, tool, args),
+            lambda: self.plan_statuses(record),
+            atomic,
+        )
 
     # -- task events (event-driven planning) ----------------------------------
 

@@ -11,6 +11,7 @@ from ollie_nb.tools._environ import (
 from ollie_nb.tools._execute import ExecuteServer
 from ollie_nb.tools._mcp import McpConnectError, McpServer
 from ollie_nb.tools._reasoning import PLAN_SCHEMA, ReasoningServer
+from ollie_nb.tools._subagent import SubagentControl, SubagentServer
 from ollie_nb.tools._types import Server, ToolInfo, ToolResult
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
     "McpServer",
     "ReasoningServer",
     "Server",
+    "SubagentControl",
+    "SubagentServer",
     "ToolInfo",
     "ToolResult",
     "cap_text",
