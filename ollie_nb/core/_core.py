@@ -355,9 +355,12 @@ class AgentCore:
         run = ParallelRun(record, store, self.subagents, width, owner, on_event or _ignore)
         self._plan_task = asyncio.ensure_future(run.run())
         try:
-            return await self._plan_task
+            result = await self._plan_task
         finally:
             self._plan_task = None
+        if result.failed or result.interrupted:
+            self.note(result.summary)  # the agent reads it at its next turn
+        return result
 
     def _step_store(self, record: PlanRecord) -> StepStore:
         env = self.env
