@@ -110,6 +110,7 @@ class AgentCore:
         self._spawn_context: list[str] = []
         self._runner = TurnRunner(self)
         self._plan_task: asyncio.Task[PlanRun] | None = None
+        self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
         self.subagents = SubAgents(self, self.config.max_parallel, self._child_note)
         self.step_limited = False  # the last turn stopped at maxSteps
 
@@ -146,7 +147,7 @@ class AgentCore:
 
     async def _build_env(self) -> None:
         builtins: dict[str, Any] = {"subagent": SubagentServer(SubagentTools(self.subagents))}
-        self.subagents.limit = self.config.max_parallel
+        self.subagents.limit = self.max_parallel or self.config.max_parallel
         if self._execute:
             builtins["execute"] = ExecuteServer(
                 lambda: self._workdir,
@@ -192,6 +193,11 @@ class AgentCore:
     @property
     def is_running(self) -> bool:
         return self._task is not None and not self._task.done()
+
+    @property
+    def parallel_running(self) -> bool:
+        """A parallel plan run is under way (`run_plan`)."""
+        return self._plan_task is not None and not self._plan_task.done()
 
     @property
     def workdir(self) -> str:
@@ -350,7 +356,7 @@ class AgentCore:
         if record.kind == "queue":  # its children work the steps: the queue's copies go
             kept = [p for p in self._queue if (s := read_step(p)) is None or s.kind != "queue"]
             self._queue = deque(kept)
-        width = parallel or self.subagents.limit
+        width = parallel or self.max_parallel or self.subagents.limit
         owner = f"{self.agent_name}@{self.session_id[-4:]}"
         run = ParallelRun(record, store, self.subagents, width, owner, on_event or _ignore)
         self._plan_task = asyncio.ensure_future(run.run())

@@ -180,7 +180,7 @@ class ChildSession:
     def status(self) -> str:
         """idle, running (its state), failed or interrupted, in one word."""
         if self.busy:
-            return "running" if self.state == "idle" else self.state
+            return "running"
         if self.interrupted:
             return "interrupted"
         return "failed" if self.error else ("done" if self.turns else "idle")

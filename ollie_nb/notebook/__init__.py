@@ -117,13 +117,15 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
     approve = _approvals(magics, holder)
 
     def factory() -> AgentCore:
-        return AgentCore(
+        core = AgentCore(
             backend,
             agent=(magics.agent if magics else "") or None,
             workdir=(magics.workdir if magics else "") or os.getcwd(),
             queue_fallback=bool(magics and magics.fallback == "queue"),
             approve=approve,
         )
+        core.max_parallel = magics.max_parallel if magics else 0
+        return core
 
     runtime = NotebookRuntime(factory)
     holder["runtime"] = runtime

@@ -14,10 +14,16 @@ class PlanGraphView(Displayable):
     """The plan graph (HTML) with the plan text as text/plain; never raises when drawn."""
 
     def __init__(
-        self, record: PlanRecord, statuses: Mapping[str, str] | None = None, *, rankdir: str = "LR"
+        self,
+        record: PlanRecord,
+        statuses: Mapping[str, str] | None = None,
+        *,
+        rankdir: str = "LR",
+        groups: Mapping[str, str] | None = None,
     ) -> None:
         self.record = record
         self.statuses = dict(statuses or {})
+        self.groups = dict(groups or {})  # step id -> who works it (a sub-agent), drawn as boxes
         self.rankdir = rankdir
         self.warning = ""
 
@@ -33,6 +39,7 @@ class PlanGraphView(Displayable):
             list(r.ids) or None,
             self.statuses or None,
             goal_id=r.goal_id,
+            groups=self.groups or None,
             rankdir=self.rankdir,
         )
 
