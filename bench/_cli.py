@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bench import (
     extension_load,
+    fanout,
     first_prompt,
     plan_graph,
     plan_persistence,
@@ -36,6 +37,7 @@ ROWS: tuple[Row, ...] = (
     turn_loop.ROW,
     task_store_pg.ROW,
     watch.ROW,
+    fanout.ROW,
 )
 
 
