@@ -358,7 +358,8 @@ class AgentCore:
             self._queue = deque(kept)
         width = parallel or self.max_parallel or self.subagents.limit
         owner = f"{self.agent_name}@{self.session_id[-4:]}"
-        run = ParallelRun(record, store, self.subagents, width, owner, on_event or _ignore)
+        sink = on_event or _ignore
+        run = ParallelRun(record, store, self.subagents, width, owner, sink, self.watch.worked.add)
         self._plan_task = asyncio.ensure_future(run.run())
         try:
             result = await self._plan_task

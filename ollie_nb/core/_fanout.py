@@ -143,12 +143,14 @@ class ParallelRun:
         width: int,
         owner: str,
         sink: EventSink,
+        on_claim: Callable[[str], Any] = lambda step_id: None,
     ) -> None:
         self.record, self.store, self.agents = record, store, agents
         self.width, self.owner, self._sink = max(1, width), owner, sink
         self.result = PlanRun(record.number, note=store.note)
         self._inflight: dict[asyncio.Task[str], str] = {}
         self._skip: set[str] = set()  # steps another agent took first
+        self._on_claim = on_claim  # e.g. the watch: it must not queue a step a child works
 
     def emit(self, what: str, text: str, **data: Any) -> None:
         with contextlib.suppress(Exception):  # a frontend's bug must not stop the run
@@ -222,6 +224,7 @@ class ParallelRun:
             name, prompt, step=self.record.steps[index].title, notify=False, bypass_limit=True
         )
         self.result.workers[step_id] = name
+        self._on_claim(step_id)
         self.emit("claimed", f"step {index + 1} ({step_id}) -> {name}", step_id=step_id, child=name)
         self._inflight[asyncio.ensure_future(self._work(step_id, child))] = step_id
 
