@@ -16,6 +16,7 @@ from bench import (
     extension_load,
     fanout,
     first_prompt,
+    notebook_tool,
     plan_graph,
     plan_persistence,
     task_store,
@@ -38,6 +39,7 @@ ROWS: tuple[Row, ...] = (
     task_store_pg.ROW,
     watch.ROW,
     fanout.ROW,
+    notebook_tool.ROW,
 )
 
 

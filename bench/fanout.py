@@ -1,4 +1,4 @@
-"""Row 10: sub-agents working a plan's independent steps in parallel.
+"""Row 11: sub-agents working a plan's independent steps in parallel.
 
 Eight independent steps, each doing one second of work through an MCP tool (a test
 server's `sleep`), worked by `run_plan(parallel=4)`: held to the ideal of two seconds,
@@ -125,7 +125,7 @@ async def run(settings: Settings) -> list[Figure]:
     ideal_wide, ideal_diamond = 8 * WORK / 4, 3 * WORK
     return [
         Figure(
-            row=10,
+            row=11,
             what="8 independent 1 s steps, 4 sub-agents",
             unit="s",
             ours=median(wide),
@@ -136,7 +136,7 @@ async def run(settings: Settings) -> list[Figure]:
             note=f"the same 8 steps one after another: {median(sequential):.2f} s",
         ),
         Figure(
-            row=10,
+            row=11,
             what="8 independent 1 s steps, one after another",
             unit="s",
             ours=median(sequential),
@@ -145,7 +145,7 @@ async def run(settings: Settings) -> list[Figure]:
             samples=len(sequential),
         ),
         Figure(
-            row=10,
+            row=11,
             what="diamond 1 -> 4 -> 1 of 1 s steps, 4 sub-agents",
             unit="s",
             ours=median(diamond),
@@ -155,7 +155,7 @@ async def run(settings: Settings) -> list[Figure]:
             samples=len(diamond),
         ),
         Figure(
-            row=10,
+            row=11,
             what="spawn a sub-agent: spawn to its first model request",
             unit="ms",
             ours=median(delays) * 1000,
@@ -164,7 +164,7 @@ async def run(settings: Settings) -> list[Figure]:
             samples=len(delays),
         ),
         Figure(
-            row=10,
+            row=11,
             what="memory per idle sub-agent (after one short turn)",
             unit="B",
             ours=per_child,
@@ -175,4 +175,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(10, "fanout", "Sub-agents: a plan's independent steps in parallel", run)
+ROW = Row(11, "fanout", "Sub-agents: a plan's independent steps in parallel", run)

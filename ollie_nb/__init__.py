@@ -48,3 +48,29 @@ def agent() -> Any:
     from ollie_nb.notebook import agent as kernel_agent
 
     return kernel_agent()
+
+
+def tool(fn: Any = None, *, name: str | None = None, trusted: bool = True) -> Any:
+    """`@ollie_nb.tool`: make a notebook function a tool of the kernel's agent (it stays a function).
+
+    The schema comes from its type hints, the description from its docstring. Trusted
+    by default (it is your code) unless the agent file's trustedTools leaves it out;
+    `trusted=False` asks before every call. Redefining it replaces the tool.
+    """
+    from ollie_nb.notebook._kernel_tools import tool as register
+
+    return register(fn, name=name, trusted=trusted)
+
+
+def add_tool(fn: Any, name: str | None = None, trusted: bool = True) -> str:
+    """Register `fn` as a tool of the kernel's agent; returns the tool name."""
+    from ollie_nb.notebook._kernel_tools import add_tool as add
+
+    return add(fn, name, trusted)
+
+
+def remove_tool(name: str) -> bool:
+    """Remove a notebook tool; False when none had that name."""
+    from ollie_nb.notebook._kernel_tools import remove_tool as remove
+
+    return remove(name)

@@ -16,8 +16,13 @@ MODULE_LINES = 400
 
 
 def _reason_above(lines: list[str], first_line: int) -> bool:
-    above = lines[first_line - 2].strip() if first_line >= 2 else ""
-    return above.startswith("# long:")
+    """Whether the comment block right above line `first_line` (1-based) starts `# long:`."""
+    index = first_line - 2
+    while index >= 0 and lines[index].strip().startswith("#"):
+        if lines[index].strip().startswith("# long:"):
+            return True
+        index -= 1
+    return False
 
 
 def long_functions() -> list[str]:

@@ -41,6 +41,7 @@ KNOWN_KEYS = {
     "planTimeout",
     "passEnv",
     "maxParallel",
+    "python",
 }
 SERVER_KEYS = {
     "command",
@@ -98,6 +99,7 @@ class AgentConfig:
     plan_timeout: float = 120.0
     max_parallel: int = 4  # sub-agents running at once
     pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
+    python_exec: bool = False  # `"python": {"exec": true}`: offer python_exec in the notebook
     warnings: tuple[str, ...] = ()
 
     @classmethod
@@ -135,6 +137,7 @@ class AgentConfig:
             plan_timeout=_opt(data, "planTimeout", float, where, minimum=0.1) or 120.0,
             pass_env=_names(where, "passEnv", data.get("passEnv")),
             max_parallel=_opt(data, "maxParallel", int, where, minimum=1) or 4,
+            python_exec=_python_exec(where, data.get("python"), warnings),
             warnings=tuple(warnings),
         )
 
@@ -155,14 +158,21 @@ def load_agent_config(path: str | os.PathLike[str], name: str = "") -> AgentConf
     return AgentConfig.from_dict(data, str(file), name=name or file.stem)
 
 
-_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 def expand_vars(text: str, env: Mapping[str, str], missing: list[str] | None = None) -> str:
-    """Expand `$VAR` and `${VAR}` like Go's os.ExpandEnv: unset names become empty (and are noted)."""
+    """Expand `$VAR`, `${VAR}` and `${VAR:-default}` (the default when VAR is unset or empty).
+
+    Like Go's os.ExpandEnv an unset name without a default becomes empty; it is noted
+    in `missing`, so a caller can refuse it where an empty value would be dangerous.
+    """
 
     def repl(match: re.Match[str]) -> str:
-        key = match.group(1) or match.group(2)
+        key = match.group(1) or match.group(3)
+        default = match.group(2)
+        if default is not None:
+            return env.get(key) or default
         if key not in env and missing is not None and key not in missing:
             missing.append(key)
         return env.get(key, "")
@@ -260,6 +270,19 @@ def _hook_command(where: str, event: str) -> Any:
         return item.strip()
 
     return command
+
+
+def _python_exec(where: str, raw: Any, warnings: list[str]) -> bool:
+    """The `python` section: `{"exec": true}` offers python_exec (it still asks unless trusted)."""
+    if raw is None:
+        return False
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: 'python' must be an object such as {{\"exec\": true}}")
+    warnings.extend(f"{where}: python: unknown key {k!r} ignored" for k in raw if k != "exec")
+    enabled = raw.get("exec", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: python.exec must be true or false")
+    return enabled
 
 
 def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:

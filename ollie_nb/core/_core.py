@@ -16,6 +16,7 @@ import logging
 import os
 import time
 from collections import deque
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from ollie_nb.core._compact import (
     keep_budget,
     summarise,
 )
-from ollie_nb.core._config import AgentConfig
+from ollie_nb.core._config import AgentConfig, ConfigError
 from ollie_nb.core._env import AgentEnv, build_agent_env, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, TurnResult
 from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, TaskSteps
@@ -54,14 +55,25 @@ from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
-from ollie_nb.tools import Dispatcher, ExecuteServer, SubagentServer, subprocess_env
+from ollie_nb.tools import (
+    Dispatcher,
+    ExecuteServer,
+    Server,
+    SubagentServer,
+    TrustAdvice,
+    subprocess_env,
+)
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
 
 log = logging.getLogger("ollie_nb.core")
 
-__all__ = ["AgentCore", "Approver", "UsageTotals"]
+__all__ = ["AgentCore", "Approver", "ExtraServers", "UsageTotals"]
+
+ExtraServers = Mapping[str, Server] | Callable[[AgentConfig], Mapping[str, Server]]
+"""Built-in servers a frontend adds (the notebook's `notebook` and `python`): a mapping, or
+a function of the agent config called at every start and switch."""
 
 
 class AgentCore:
@@ -79,6 +91,7 @@ class AgentCore:
         autosave: bool = True,
         execute: bool = True,
         name: str = "",
+        extra_servers: ExtraServers | None = None,
     ) -> None:
         self.name = name  # '' = the agent config's name; task assignments use it
         self._backend = backend
@@ -89,6 +102,7 @@ class AgentCore:
         self.approve = approve
         self.autosave = autosave
         self._execute = execute
+        self._extra_servers = extra_servers
         self.config = AgentConfig()
         self.env: AgentEnv | None = None
         self.history: list[Message] = []
@@ -154,6 +168,8 @@ class AgentCore:
                 env_passthrough=self.config.pass_env,
                 secrets=lambda: backend_secrets(self._backend),
             )
+        extra = self._extra_servers
+        builtins.update((extra(self.config) if callable(extra) else extra) or {})
         self.env = await build_agent_env(
             self.config,
             Dispatcher(),
@@ -177,6 +193,10 @@ class AgentCore:
         if self.queue_fallback:
             return QueuePlanBackend(self.queue)
         return None
+
+    async def refresh_tools(self) -> None:
+        """List the servers' tools again (after notebook tools were added or removed)."""
+        await self.router.refresh()
 
     # -- public state ------------------------------------------------------
 
@@ -226,12 +246,17 @@ class AgentCore:
             status = env.servers.get(server) if env else None
             return server if status is not None and status.state == "built-in" else None
 
+        def advice(server: str, tool: str) -> Any:
+            found = env.dispatcher.get_server(server) if env else None
+            return found.tool_trust(tool) if isinstance(found, TrustAdvice) else None
+
         return TrustGate(
             self.config.trusted_tools,
             self.approve,
             builtin_of,
             env.task_server if env else None,
             lambda message: self.emit("error", message),
+            advice,
         )
 
     @property
@@ -636,6 +661,25 @@ class AgentCore:
             self.env.reasoning.first_number = len(saved.plans) + 1
         self.reply = saved.last_reply
         return data
+
+    async def resume(self, session_id: str) -> str:
+        """Restore a session and the agent it used; a note when that agent cannot come back.
+
+        The agent (servers, hooks, trust) is switched to by the path the session
+        recorded; a session of the default agent, or of the current one, switches nothing.
+        """
+        data = self.restore(session_id)
+        name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
+        if name == self.config.name and path == self.config.path:
+            return ""
+        try:
+            await self.switch_agent(path or name)
+        except (ConfigError, OSError) as exc:
+            return (
+                f"this session used the agent {name!r} ({path or 'by name'}), which could not "
+                f"be loaded: {exc}; switch with %ollie agent NAME|PATH"
+            )
+        return f"agent: {self.config.name} (the agent this session used)"
 
     def rename(self, name: str) -> None:
         """Name the session (and save it, so the name sticks)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -102,6 +103,9 @@ async def build_agent_env(
 
     base_env = dict(os.environ if environ is None else environ)
     base_env["PWD"] = workdir  # the agent's working directory, as PLANNING.md's example expects
+    # The kernel's own interpreter, so `"command": "$OLLIE_PYTHON"` starts a Python server
+    # (ollie-tasks) of this environment whichever Jupyter started the kernel.
+    base_env.setdefault("OLLIE_PYTHON", sys.executable)
     enabled = []
     for name, server_config in config.mcp_servers.items():
         if server_config.disabled:
@@ -110,7 +114,11 @@ async def build_agent_env(
         if dispatcher.get_server(name) is not None:
             env.messages.append(f"MCP server {name!r} skipped: the name is taken by a built-in")
             continue
-        enabled.append(_make_server(server_config, base_env, workdir, env.messages))
+        try:
+            enabled.append(_make_server(server_config, base_env, workdir, env.messages))
+        except UnsetVariable as exc:
+            env.servers[name] = ServerStatus(name, "failed", detail=str(exc))
+            env.messages.append(f"MCP server {exc}")
 
     results = await asyncio.gather(*(_connect(s) for s in enabled))
     for server, (error, seconds) in zip(enabled, results):
@@ -151,18 +159,37 @@ def maybe_task_server(sc: McpServerConfig) -> bool:
     return "task" in words
 
 
+class UnsetVariable(ValueError):
+    """A `$VAR` without a default is unset where an empty value would change what runs."""
+
+
 def _make_server(
     sc: McpServerConfig, base_env: Mapping[str, str], workdir: str, messages: list[str]
 ) -> McpServer:
+    """The server of a config entry, `$VAR`s expanded; UnsetVariable for a path-like field.
+
+    `${NOPE}/x/tasks.db` must not become `/x/tasks.db`: an unset variable in command,
+    args, cwd or url is refused unless written with a default (`${NOPE:-...}`).
+    """
+    unset: list[str] = []
+    strict = lambda text: expand_vars(text, base_env, unset)  # noqa: E731
+    command, args = strict(sc.command), [strict(a) for a in sc.args]
+    cwd, url = strict(sc.cwd), strict(sc.url)
+    if unset:
+        names = ", ".join(f"${name}" for name in unset)
+        raise UnsetVariable(
+            f"{sc.name}: {names} is not set (used in its command, args, cwd or url); set it, "
+            f"or give a default as ${{{unset[0]}:-VALUE}}"
+        )
     missing: list[str] = []
     expand = lambda text: expand_vars(text, base_env, missing)  # noqa: E731
     server = McpServer(
         sc.name,
-        command=expand(sc.command) or None,
-        args=[expand(a) for a in sc.args],
+        command=command or None,
+        args=args,
         env={k: expand(v) for k, v in sc.env.items()},
-        cwd=expand(sc.cwd) or workdir,
-        url=expand(sc.url) or None,
+        cwd=cwd or workdir,
+        url=url or None,
         headers={k: expand(v) for k, v in sc.headers.items()},
         call_timeout=sc.timeout,
         connect_timeout=sc.connect_timeout,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ollie_nb.llm import ToolCall, ToolDef
-from ollie_nb.tools import Dispatcher, ToolResult, exc_summary
+from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary
 
 Approver = Callable[[str, dict[str, Any]], "bool | Awaitable[bool]"]
 """Asked before a tool outside trustedTools runs: (model-visible name, arguments) -> allow?"""
@@ -56,9 +56,11 @@ def pattern_trusts(pattern: str, tool: str, server: str, builtin: str | None) ->
 class TrustGate:
     """Decides whether a tool may run without asking, and asks `approve` about the rest.
 
-    Planning built-ins always run. Without `trustedTools` only the wired task server's
-    `task_*` tools (the agent's own plan store) run too; everything else asks, and with
-    no one to ask (`approve` is None) it is denied.
+    Planning built-ins always run. A built-in server may advise (`advice`): ASK tools
+    always ask; without `trustedTools`, DEFAULT tools (notebook tools, read-only python
+    tools) and the wired task server's `task_*` tools (the agent's own plan store) run
+    too. With `trustedTools` the list is the whole truth for everything else. What is
+    not trusted asks, and with no one to ask (`approve` is None) it is denied.
     """
 
     trusted: tuple[str, ...] | None
@@ -66,14 +68,19 @@ class TrustGate:
     builtin_of: Callable[[str], str | None]  # a server's built-in name, None for MCP servers
     task_server: str | None = None
     on_error: Callable[[str], None] = lambda message: None
+    advice: Callable[[str, str], Trust | None] = lambda server, tool: None  # built-ins' say
 
     def trusts(self, tool: str, server: str) -> bool:
         """Whether `tool` of `server` runs without asking."""
         builtin = self.builtin_of(server)
         if builtin in PLANNING_BUILTINS:
             return True
+        advice = self.advice(server, tool) if builtin else None
+        if advice is Trust.ASK:
+            return False
         if self.trusted is None:
-            return server == self.task_server and tool.startswith("task_")
+            is_task = server == self.task_server and tool.startswith("task_")
+            return is_task or advice is Trust.DEFAULT
         return any(pattern_trusts(p, tool, server, builtin) for p in self.trusted)
 
     async def allows(self, name: str, tool: str, server: str, args: dict[str, Any]) -> bool:

@@ -116,6 +116,10 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
 
     approve = _approvals(magics, holder)
 
+    from ollie_nb.notebook._kernel_tools import kernel_servers
+
+    servers = kernel_servers(magics.shell if magics else None, lambda: holder["runtime"])
+
     def factory() -> AgentCore:
         core = AgentCore(
             backend,
@@ -123,6 +127,7 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
             workdir=(magics.workdir if magics else "") or os.getcwd(),
             queue_fallback=bool(magics and magics.fallback == "queue"),
             approve=approve,
+            extra_servers=servers,
         )
         core.max_parallel = magics.max_parallel if magics else 0
         return core

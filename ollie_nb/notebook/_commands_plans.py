@@ -10,7 +10,7 @@ from IPython.core.error import UsageError
 
 from ollie_nb.core import CONTINUE_PROMPT
 from ollie_nb.notebook._commands import TASK_STATUSES, command, words_of
-from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock
+from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock, plural
 
 
 class ArgParser(argparse.ArgumentParser):
@@ -118,7 +118,8 @@ def cmd_tasks(m: Any, rest: str) -> Displayable:
 def cmd_queue(m: Any, rest: str) -> Displayable:
     words = words_of(rest, "queue", most=1, usage="queue [clear|pop]")
     if words == ["clear"]:
-        return Notice(f"cleared {m.on_loop(lambda core: core.clear_queue())} queued prompts")
+        cleared = m.on_loop(lambda core: core.clear_queue())
+        return Notice(f"cleared {plural(cleared, 'queued prompt')}")
     if words == ["pop"]:
         taken = m.on_loop(lambda core: core.pop_queue())
         if taken is None:
@@ -195,7 +196,10 @@ def cmd_watch(m: Any, rest: str) -> Any:
     return TextBlock(log, title=f"watching '{watcher.server}' ({watcher.mode}); {queued} queued")
 
 
-@command("stop", "interrupt the running turn, a parallel run and every sub-agent")
+@command(
+    "stop",
+    "interrupt the running turn, a parallel run and every sub-agent; the queue waits for the next prompt or %ollie run",
+)
 def cmd_stop(m: Any, rest: str) -> Displayable:
     words_of(rest, "stop", most=0, usage="stop")
     runtime = m.runtime()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ollie_nb.notebook._commands import _session_ids, command, words_of
-from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock
+from ollie_nb.notebook._display import Displayable, Group, Notice, Table, TextBlock, plural
 
 
 @command(
@@ -33,13 +34,23 @@ def cmd_context(m: Any, rest: str) -> Displayable:
 
     size, limit, messages = m.core_call(measure)
     share = f" of {limit} ({100 * size / limit:.0f}%)" if limit else ""
-    return Notice(f"context: about {size} tokens{share}; {messages} messages")
+    return Notice(f"context: about {size} tokens{share}; {plural(messages, 'message')}")
 
 
-@command("usage", "requests and tokens of this session")
+class UsageView(Notice):
+    """`r = %ollie usage`: the session's usage as fields, shown as one line."""
+
+    def __init__(self, usage: Any) -> None:
+        super().__init__(f"usage: {usage}")
+        self.requests = usage.requests
+        self.input_tokens = usage.input_tokens
+        self.output_tokens = usage.output_tokens
+
+
+@command("usage", "requests and tokens of this session (fields: requests, input_tokens, ...)")
 def cmd_usage(m: Any, rest: str) -> Displayable:
     words_of(rest, "usage", most=0, usage="usage")
-    return Notice(f"usage: {m.on_loop(lambda core: str(core.usage))}")
+    return UsageView(m.on_loop(lambda core: copy.copy(core.usage)))
 
 
 @command("history [N]", "the last N messages, one line each")
@@ -54,7 +65,9 @@ def cmd_history(m: Any, rest: str) -> Displayable:
         if message.tool_calls:
             body += " " + " ".join(f"[{c.name} {c.arguments[:80]}]" for c in message.tool_calls)
         lines.append(f"{message.role:>9}: {' '.join(body.split())[:200]}")
-    return TextBlock("\n".join(lines) or "(empty)", title=f"history ({len(history)} messages)")
+    return TextBlock(
+        "\n".join(lines) or "(empty)", title=f"history ({plural(len(history), 'message')})"
+    )
 
 
 @command("clear", "forget the conversation; a new session starts")
@@ -91,15 +104,20 @@ def cmd_resume(m: Any, rest: str) -> Displayable:
     if not rest:
         raise UsageError("%ollie resume: give a session id or name (see %ollie sessions)")
 
-    def restore(core: Any) -> tuple[str, int, int]:
+    async def resume(core: Any) -> tuple[str, int, int, str]:
         try:
-            core.restore(rest)
+            note = await core.resume(rest)
         except (SessionError, RuntimeError) as exc:
             raise UsageError(f"%ollie resume: {exc}") from None
-        return core.session_id, len(core.history), len(core.plans)
+        return core.session_id, len(core.history), len(core.plans), note
 
-    session, messages, plans = m.on_loop(restore)
-    return Notice(f"resumed {session}: {messages} messages, {plans} plans")
+    session, messages, plans, note = m.core_call(resume)
+    done = Notice(f"resumed {session}: {plural(messages, 'message')}, {plural(plans, 'plan')}")
+    return (
+        Group(done, Notice(note, "info" if note.startswith("agent:") else "warning"))
+        if note
+        else done
+    )
 
 
 @command("rename NAME", "name the session (and save it)")

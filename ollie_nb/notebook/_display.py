@@ -40,6 +40,11 @@ def _markdown() -> Any:
     return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 
+def plural(count: int, noun: str) -> str:
+    """`1 plan`, `2 plans`."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def shorten(text: str, limit: int) -> str:
     """Keep the head of a long text and say how much was cut."""
     if limit <= 0 or len(text) <= limit:

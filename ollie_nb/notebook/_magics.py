@@ -19,10 +19,11 @@ from ollie_nb.notebook import (  # noqa: F401  (they register their commands)
     _commands,
     _commands_inspect,
     _commands_plans,
+    _commands_python,
     _commands_session,
 )
 from ollie_nb.notebook._commands_inspect import record_error
-from ollie_nb.notebook._display import Notice, TextBlock
+from ollie_nb.notebook._display import Live, Notice, TextBlock
 from ollie_nb.notebook._prompt_line import OPTIONS_HELP, parse_prompt_line
 from ollie_nb.notebook._registry import COMMANDS
 
@@ -237,8 +238,29 @@ def _show(obj: Any) -> None:
 
 
 def _live_display(obj: Any) -> Callable[[Any], None]:
+    """Show `obj` and return a function that replaces it in place.
+
+    A terminal (IPython's own, not a kernel) cannot replace an output: every update would
+    print again, and a half-streamed line would stay. There the streaming area is not
+    shown at all (the finished reply is, as its own output) and other objects once.
+    """
+    if _text_only():
+        if not isinstance(obj, Live):
+            display(obj)
+        return _ignore
     handle = display(obj, display_id=True)
     return handle.update
+
+
+def _text_only() -> bool:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "TerminalInteractiveShell"
+
+
+def _ignore(obj: Any) -> None:
+    return None
 
 
 def _one_line(exc: BaseException) -> str:

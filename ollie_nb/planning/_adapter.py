@@ -40,6 +40,9 @@ class AdaptedPlanBackend:
             )
         self.target = target
         self._fn = fn
+        # Sync code handed to a runner of the caller's (the notebook's kernel thread) runs
+        # where nothing can stop it from outside: a timeout would only stop waiting for it.
+        self.stoppable = run_sync is None or _is_async(fn)
         self._run_sync = run_sync or _in_thread
         self.label: str = getattr(target, "label", None) or _name(target)
         self.plan_kind: PlanKind = (
@@ -61,6 +64,12 @@ class AdaptedPlanBackend:
             if inspect.isawaitable(answer):
                 answer = await answer
         return _normalise(answer, self.label)
+
+
+def _is_async(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
+    )
 
 
 async def _in_thread(fn: Callable[[], Any]) -> Any:

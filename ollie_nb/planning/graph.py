@@ -7,15 +7,24 @@ package stays cheap and works where graphviz is not installed.
 from __future__ import annotations
 
 import math
-import re
-import subprocess
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._backends import dependency_layers
+from ._dot import (
+    DOT_TIMEOUT,
+    INSTALL_HINT,
+    GraphTimeout,
+    GraphvizUnavailable,
+    require_graphviz,
+    svg_of,
+)
+from ._graph_status import STATUS_STYLES, STATUSES, StatusKey, StatusStyle, normalise_status
+from ._graph_text import EDGE_COLOUR, _dot_text, _legend_label, _one_line, _tooltip, _wrap_title
 from ._types import PlanStep
+
+_svg_of = svg_of  # the name the drawing tests patch and call
 
 if TYPE_CHECKING:
     import graphviz
@@ -36,119 +45,10 @@ __all__ = [
     "plan_view",
 ]
 
-# Keys of a status mapping: a 0-based step index, or a step id (or the goal id).
-StatusKey = int | str
-
-STATUSES: tuple[str, ...] = (
-    "todo",
-    "in_progress",
-    "done",
-    "failed",
-    "blocked",
-    "cancelled",
-    "deferred",
-)
-"""Every status a drawn step can have; the last two are inactive and drawn greyed."""
-
-INSTALL_HINT = "apt-get install graphviz, brew install graphviz or conda install graphviz"
-"""How to get the `dot` program, named in every GraphvizUnavailable message."""
-
-
-class GraphvizUnavailable(RuntimeError):
-    """Graphviz (the `dot` program or the Python package) is missing; the text plan still works."""
-
-
-class GraphTimeout(GraphvizUnavailable):
-    """`dot` did not finish in time and was stopped; the text plan still works."""
-
-
-DOT_TIMEOUT = 15.0
-"""Seconds `dot` may take for one drawing. A 1000-step plan (the most a plan may have)
-draws in about 3.5 s on a busy 2-core machine; a graph dot cannot lay out in reasonable
-time (41 steps each after all earlier ones once took 49 s) must not hold the kernel."""
-
-
-# Task servers and people spell statuses many ways; this maps them onto STATUSES.
-_STATUS_ALIASES: dict[str, str] = {
-    "": "todo",
-    "todo": "todo",
-    "to_do": "todo",
-    "open": "todo",
-    "new": "todo",
-    "pending": "todo",
-    "ready": "todo",
-    "queued": "todo",
-    "in_progress": "in_progress",
-    "inprogress": "in_progress",
-    "started": "in_progress",
-    "doing": "in_progress",
-    "running": "in_progress",
-    "active": "in_progress",
-    "wip": "in_progress",
-    "done": "done",
-    "closed": "done",
-    "complete": "done",
-    "completed": "done",
-    "finished": "done",
-    "resolved": "done",
-    "failed": "failed",
-    "fail": "failed",
-    "failure": "failed",
-    "error": "failed",
-    "errored": "failed",
-    "blocked": "blocked",
-    "waiting": "blocked",
-    "cancelled": "cancelled",
-    "canceled": "cancelled",
-    "abandoned": "cancelled",
-    "wontfix": "cancelled",
-    "deferred": "deferred",
-    "postponed": "deferred",
-    "on_hold": "deferred",
-    "later": "deferred",
-}
-
-
-def normalise_status(raw: str | None) -> str:
-    """Map a task server's status word (e.g. `open`, `closed`) onto STATUSES; unknown -> `todo`."""
-    if raw is None:
-        return "todo"
-    key = re.sub(r"[\s-]+", "_", str(raw).strip().lower())
-    return _STATUS_ALIASES.get(key, "todo")
-
-
-@dataclass(frozen=True)
-class StatusStyle:
-    """How one status is drawn; also what a legend shows for it."""
-
-    fill: str
-    border: str
-    font: str
-    line: str
-    label: str
-    inactive: bool = False
-
-
-# Okabe-Ito hues (safe for the common colour-vision deficiencies) as borders, with
-# light tints as fills and near-black text, so nodes read the same on light and dark
-# page backgrounds; line styles repeat the distinction without colour.
-STATUS_STYLES: Mapping[str, StatusStyle] = {
-    "todo": StatusStyle("#FFFFFF", "#0072B2", "#1A1A1A", "solid", "to do"),
-    "in_progress": StatusStyle("#FBE3B0", "#E69F00", "#1A1A1A", "bold", "in progress"),
-    "done": StatusStyle("#C5E8DB", "#009E73", "#1A1A1A", "solid", "done"),
-    "failed": StatusStyle("#F6CCB8", "#D55E00", "#1A1A1A", "bold", "failed"),
-    "blocked": StatusStyle("#EBD5E4", "#CC79A7", "#1A1A1A", "dashed", "blocked"),
-    "cancelled": StatusStyle("#E3E3E3", "#9A9A9A", "#6B6B6B", "dotted", "cancelled", True),
-    "deferred": StatusStyle("#E3E3E3", "#9A9A9A", "#6B6B6B", "dotted", "deferred", True),
-}
-
 _GOAL_FILL = "#0072B2"
 _GOAL_FONT = "#FFFFFF"
-_EDGE_COLOUR = "#8A8A8A"
 _FONT = "Helvetica,Arial,sans-serif"
 
-_WRAP_WIDTH = 28
-_WRAP_LINES = 3
 # Above this many steps nodes get smaller and tooltips shorter.
 _COMPACT_FROM = 40
 # Above this many steps edges are drawn straight: spline routing dominates dot's time.
@@ -236,77 +136,6 @@ def _by_step(
 
 
 # Characters XML 1.0 cannot carry (and lone surrogates, which cannot be encoded).
-_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
-
-
-def _clean(text: str) -> str:
-    """Drop characters that cannot appear in SVG text."""
-    return _UNSAFE_CHARS.sub("", str(text))
-
-
-def _one_line(text: str) -> str:
-    """Text for a single-line label: unsafe characters dropped, whitespace runs made one space."""
-    return " ".join(_clean(text).split())
-
-
-def _wrap_title(text: str, width: int = _WRAP_WIDTH, max_lines: int = _WRAP_LINES) -> list[str]:
-    """Wrap a title into at most `max_lines` lines of `width` characters, ending in … if cut."""
-    lines = textwrap.wrap(
-        _one_line(text), width=width, break_long_words=True, break_on_hyphens=True
-    )
-    if not lines:
-        return [""]
-    if len(lines) > max_lines:
-        lines = lines[:max_lines]
-        lines[-1] = lines[-1][: width - 1].rstrip() + "…"
-    return lines
-
-
-def _escape_line(line: str) -> str:
-    """Make one line literal for a DOT escString: backslashes and entities are not interpreted."""
-    return line.replace("\\", "\\\\").replace("&", "&amp;")
-
-
-def _dot_text(lines: Sequence[str]) -> str:
-    """A DOT label/tooltip value showing `lines` literally, one per line, never as HTML."""
-    from graphviz import nohtml
-
-    return nohtml("\\n".join(_escape_line(line) for line in lines))
-
-
-# Some dot versions expand \N, \G, \E, \T, \H, \L in tooltips even when the backslash
-# is escaped; an invisible word joiner after the backslash keeps such text literal.
-_TOOLTIP_SUBST = re.compile(r"\\(?=[GNETHL])")
-
-
-def _tooltip(text: str, limit: int) -> str:
-    """Tooltip text: the original line breaks kept, cut at `limit` characters."""
-    text = _clean(text).replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ").strip()
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    text = _TOOLTIP_SUBST.sub(lambda m: "\\\u2060", text)
-    return _dot_text(text.split("\n"))
-
-
-def _legend_label(statuses: Sequence[str], fontsize: int) -> str:
-    """An HTML-like table showing the style of each status present in the plan."""
-    rows = []
-    for status in STATUSES:
-        if status not in statuses:
-            continue
-        st = STATUS_STYLES[status]
-        line = "" if st.line in ("solid", "bold") else f' STYLE="{st.line}"'
-        text = f'<FONT COLOR="{st.font}">{st.label}</FONT>'
-        if st.line == "bold":
-            text = f"<B>{text}</B>"
-        rows.append(f'<TR><TD BGCOLOR="{st.fill}" COLOR="{st.border}"{line}>{text}</TD></TR>')
-    return (
-        f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="3" CELLPADDING="2">'
-        f'<TR><TD BORDER="0"><FONT COLOR="{_EDGE_COLOUR}" POINT-SIZE="{fontsize}">'
-        f"status</FONT></TD></TR>{''.join(rows)}</TABLE>>"
-    )
-
-
 def direct_after(steps: Sequence[PlanStep]) -> list[tuple[int, ...]]:
     """Each step's `after` without the steps it already waits for through another one.
 
@@ -346,18 +175,6 @@ def _stagger(view: PlanView) -> list[int]:
     return extra
 
 
-def _require_graphviz():
-    """Import the graphviz package, or say how to install it."""
-    try:
-        import graphviz
-    except ImportError as exc:
-        raise GraphvizUnavailable(
-            "cannot draw the plan graph: the graphviz Python package is not installed "
-            f"(pip install graphviz; and the dot program: {INSTALL_HINT})"
-        ) from exc
-    return graphviz
-
-
 def plan_graph(
     goal: str,
     steps: Sequence[PlanStep],
@@ -385,13 +202,37 @@ def _graph_of(
     view: PlanView, *, rankdir: str, legend: bool, compact: bool | None
 ) -> graphviz.Digraph:
     """Draw a resolved PlanView (see plan_graph)."""
-    graphviz = _require_graphviz()
     n = len(view.steps)
-    if compact is None:
-        compact = n > _COMPACT_FROM
+    compact = n > _COMPACT_FROM if compact is None else compact
     fontsize = 9 if compact else 11
     tooltip_limit = 300 if compact else 2000
+    g = _digraph(view, rankdir, compact, fontsize)
+    _add_goal(g, view, fontsize, tooltip_limit)
+    if legend and n:
+        g.node(
+            "legend",
+            label=_legend_label(view.statuses, fontsize),
+            shape="plaintext",
+            margin="0",
+            fontsize=str(fontsize),
+            **{"class": "plan-legend"},
+        )
+    clusters = _clusters(view, fontsize)
+    _add_steps(g, view, clusters, tooltip_limit)
+    for c in clusters.values():
+        g.subgraph(c)
+    extra = _stagger(view)
+    for i, after in enumerate(direct_after(view.steps)):
+        minlen = str(1 + extra[i]) if extra[i] else None
+        if not after:
+            g.edge("goal", f"s{i}", style="dashed", minlen=minlen)
+        for a in after:
+            g.edge(f"s{a}", f"s{i}", minlen=minlen)
+    return g
 
+
+def _digraph(view: PlanView, rankdir: str, compact: bool, fontsize: int) -> graphviz.Digraph:
+    """The empty graph with its layout, node and edge attributes."""
     graph_attr = {
         "rankdir": rankdir,
         "bgcolor": "transparent",
@@ -404,10 +245,10 @@ def _graph_of(
         # Merges the fans of edges out of one node so staggered layers pack tightly;
         # dot cannot combine it with clusters.
         graph_attr["concentrate"] = "true"
-    if n >= _STRAIGHT_FROM:
+    if len(view.steps) >= _STRAIGHT_FROM:
         # Long edges make thousands of virtual nodes; placing them is most of dot's time.
         graph_attr.update(splines="line", nslimit="0.5", nslimit1="2", mclimit="0.3")
-    g = graphviz.Digraph(
+    return require_graphviz().Digraph(
         "plan",
         graph_attr=graph_attr,
         node_attr={
@@ -418,9 +259,11 @@ def _graph_of(
             "height": "0.3",
             "penwidth": "1.2",
         },
-        edge_attr={"color": _EDGE_COLOUR, "arrowsize": "0.6", "penwidth": "1"},
+        edge_attr={"color": EDGE_COLOUR, "arrowsize": "0.6", "penwidth": "1"},
     )
 
+
+def _add_goal(g: graphviz.Digraph, view: PlanView, fontsize: int, tooltip_limit: int) -> None:
     goal_lines = _wrap_title(view.goal, width=36)
     if view.goal_id:
         goal_lines = [_one_line(view.goal_id), *goal_lines]
@@ -435,31 +278,32 @@ def _graph_of(
         fontsize=str(fontsize + 1),
         **{"class": "plan-goal"},
     )
-    if legend and n:
-        g.node(
-            "legend",
-            label=_legend_label(view.statuses, fontsize),
-            shape="plaintext",
-            margin="0",
-            fontsize=str(fontsize),
-            **{"class": "plan-legend"},
-        )
 
+
+def _clusters(view: PlanView, fontsize: int) -> dict[str, graphviz.Digraph]:
+    """One dashed cluster per named group of steps."""
+    graphviz = require_graphviz()
     clusters: dict[str, graphviz.Digraph] = {}
-    if view.groups:
-        for name in dict.fromkeys(x for x in view.groups if x):
-            c = graphviz.Digraph(
-                f"cluster_{len(clusters)}",
-                graph_attr={
-                    "label": _dot_text([_one_line(name)]),
-                    "style": "dashed,rounded",
-                    "color": _EDGE_COLOUR,
-                    "fontcolor": _EDGE_COLOUR,
-                    "fontsize": str(fontsize),
-                },
-            )
-            clusters[name] = c
+    for name in dict.fromkeys(x for x in view.groups if x):
+        clusters[name] = graphviz.Digraph(
+            f"cluster_{len(clusters)}",
+            graph_attr={
+                "label": _dot_text([_one_line(name)]),
+                "style": "dashed,rounded",
+                "color": EDGE_COLOUR,
+                "fontcolor": EDGE_COLOUR,
+                "fontsize": str(fontsize),
+            },
+        )
+    return clusters
 
+
+def _add_steps(
+    g: graphviz.Digraph,
+    view: PlanView,
+    clusters: Mapping[str, graphviz.Digraph],
+    tooltip_limit: int,
+) -> None:
     for i, step in enumerate(view.steps):
         status = view.statuses[i]
         st = STATUS_STYLES[status]
@@ -478,22 +322,6 @@ def _graph_of(
             fontcolor=st.font,
             **{"class": f"plan-step status-{status}"},
         )
-    for c in clusters.values():
-        g.subgraph(c)
-
-    extra = _stagger(view)
-    for i, after in enumerate(direct_after(view.steps)):
-        minlen = str(1 + extra[i]) if extra[i] else None
-        if not after:
-            g.edge("goal", f"s{i}", style="dashed", minlen=minlen)
-        for a in after:
-            g.edge(f"s{a}", f"s{i}", minlen=minlen)
-    return g
-
-
-# Everything dot writes before the <svg> element: XML prolog, doctype, and comments
-# naming the graphviz version, which would make saved outputs differ between machines.
-_SVG_START = re.compile(r"<svg\b")
 
 
 def plan_svg(
@@ -525,48 +353,4 @@ def plan_svg(
         legend=legend,
         compact=compact,
     )
-    return _svg_of(g, timeout)
-
-
-def _svg_of(graph: graphviz.Digraph, timeout: float = DOT_TIMEOUT) -> str:
-    """Run dot on a graph and return inline-ready SVG (see plan_svg for the errors)."""
-    try:
-        text = _run_dot(graph.source, timeout)
-    except _DotFailed:
-        if graph.graph_attr.get("concentrate") != "true":
-            raise
-        # Some dot versions fail on rare shapes with merged edges; draw them unmerged.
-        graph = graph.copy()
-        del graph.graph_attr["concentrate"]
-        text = _run_dot(graph.source, timeout)
-    match = _SVG_START.search(text)
-    return text[match.start() :] if match else text
-
-
-class _DotFailed(GraphvizUnavailable):
-    """dot exited with an error status; like a missing dot, the text plan still works."""
-
-
-def _run_dot(source: str, timeout: float) -> str:
-    """`dot -Tsvg` on DOT source, killed after `timeout` seconds.
-
-    A subprocess of our own rather than graphviz's `pipe`, which has no timeout.
-    """
-    try:
-        done = subprocess.run(
-            ["dot", "-Tsvg"], input=source.encode("utf-8"), capture_output=True, timeout=timeout
-        )
-    except FileNotFoundError as exc:
-        raise GraphvizUnavailable(
-            "cannot draw the plan graph: the Graphviz dot program is not installed "
-            f"({INSTALL_HINT})"
-        ) from exc
-    except subprocess.TimeoutExpired:
-        raise GraphTimeout(
-            f"cannot draw the plan graph: dot took longer than {timeout:g} s and was stopped"
-        ) from None
-    if done.returncode != 0:
-        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        reason = detail[-1] if detail else f"exit status {done.returncode}"
-        raise _DotFailed(f"cannot draw the plan graph: dot failed ({reason})")
-    return done.stdout.decode("utf-8")
+    return svg_of(g, timeout)

@@ -788,6 +788,8 @@ class SqlTaskStore(ABC):
 
     # --- reads -------------------------------------------------------------------------------
 
+    # long: one task from six small queries, each a few lines; split, they would only be
+    # named after their table
     def get(self, task_id: str) -> Task:
         """Return one task with its notes, blockers, dependents and children."""
         task_id = _task_id(task_id)

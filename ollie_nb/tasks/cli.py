@@ -151,6 +151,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
+# long: one flat argparse definition per subcommand, read top to bottom like the help
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; `--db` is accepted before or after the subcommand."""
     db_help = (

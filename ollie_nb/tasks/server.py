@@ -59,6 +59,48 @@ WATCH_INTERVAL = 0.025
 """Seconds between two looks at SQLite's change counter (PostgreSQL is told by NOTIFY)."""
 
 
+class _StoreCalls:
+    """Store calls in worker threads (SQLite may wait for another process's lock), each
+    change followed by the `tasks://events` signal; a TaskError becomes a ToolError."""
+
+    def __init__(self, store: SqlTaskStore, bus: InMemorySubscriptionBus) -> None:
+        self.store = store
+        self.bus = bus
+        # As many worker threads as the store has connections: SQLite serialises on one
+        # connection anyway, and a thread parked on that lock would only take a pool slot.
+        self.limiter = anyio.CapacityLimiter(store.max_concurrency)
+        self.seen = store.last_seq()
+
+    async def run(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        try:
+            return await anyio.to_thread.run_sync(
+                functools.partial(fn, *args, **kwargs), limiter=self.limiter
+            )
+        except TaskError as exc:
+            raise ToolError(str(exc)) from exc
+
+    async def signal(self, seq: int) -> None:
+        """Publish the update signal if the event log has moved past what was signalled."""
+        if seq != self.seen:
+            self.seen = seq
+            await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
+
+    async def change(self, work: Callable[[], _T]) -> _T:
+        """Run a change (and any read of its result) in one worker call, then signal it."""
+
+        def work_then_seq() -> tuple[_T, int]:
+            return work(), self.store.last_seq()
+
+        result, seq = await self.run(work_then_seq)
+        await self.signal(seq)
+        return result
+
+    async def on_change(self) -> None:
+        """Another process changed the database: signal it (a lock held long: next time)."""
+        with contextlib.suppress(ToolError):
+            await self.signal(await self.run(self.store.last_seq))
+
+
 def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL) -> MCPServer:
     """Build the MCP server over `store`.
 
@@ -68,48 +110,13 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
     LISTEN/NOTIFY (0 turns the watch off on both).
     """
     bus = InMemorySubscriptionBus()
-    # As many worker threads as the store has connections: SQLite serialises on one
-    # connection anyway, and a thread parked on that lock would only take a pool slot.
-    limiter = anyio.CapacityLimiter(store.max_concurrency)
-    seen = {"seq": store.last_seq()}
-
-    async def run(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-        try:
-            return await anyio.to_thread.run_sync(
-                functools.partial(fn, *args, **kwargs), limiter=limiter
-            )
-        except TaskError as exc:
-            raise ToolError(str(exc)) from exc
-
-    async def signal(seq: int) -> None:
-        """Publish the update signal if the event log has moved past what was signalled."""
-        if seq != seen["seq"]:
-            seen["seq"] = seq
-            await bus.publish(ResourceUpdated(uri=EVENTS_URI))
-
-    async def change(work: Callable[[], _T]) -> _T:
-        """Run a change (and any read of its result) in one worker call, then signal it."""
-
-        def work_then_seq() -> tuple[_T, int]:
-            return work(), store.last_seq()
-
-        result, seq = await run(work_then_seq)
-        await signal(seq)
-        return result
-
-    async def on_change() -> None:
-        # A ToolError: locked for long by another process; the next change signals again.
-        with contextlib.suppress(ToolError):
-            await signal(await run(store.last_seq))
-
-    async def watch() -> None:
-        await store.watch_changes(on_change, watch_interval)
+    calls = _StoreCalls(store, bus)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
         async with anyio.create_task_group() as tg:
             if watch_interval > 0:
-                tg.start_soon(watch)
+                tg.start_soon(store.watch_changes, calls.on_change, watch_interval)
             try:
                 yield {}
             finally:
@@ -122,6 +129,15 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         lifespan=lifespan,
         log_level="WARNING",
     )
+    _add_create_and_reads(server, store, calls)
+    _add_updates(server, store, calls)
+    _add_structure(server, store, calls)
+    _add_events(server, store, calls)
+    return server
+
+
+def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+    """The tools task_create, task_list and task_read."""
 
     @server.tool(
         structured_output=False,
@@ -141,7 +157,7 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         ] = (),
         labels: Annotated[tuple[str, ...], Field(description="Short tags, no spaces")] = (),
     ) -> str:
-        return await change(lambda: store.create(title, body, parent, blockers, labels))
+        return await calls.change(lambda: store.create(title, body, parent, blockers, labels))
 
     @server.tool(
         structured_output=False,
@@ -160,7 +176,7 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         label: Annotated[str, Field(description="Only tasks with this label")] = "",
         format: Format = "text",
     ) -> str:
-        tasks = await run(store.list, status, parent, label)
+        tasks = await calls.run(store.list, status, parent, label)
         if format == "json":
             return _render.task_list_json(tasks, LIST_LIMIT)
         return _render.task_list(tasks, _selection(status, parent, label), LIST_LIMIT)
@@ -174,10 +190,14 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         ),
     )
     async def task_read(id: TaskId, format: Format = "text") -> str:
-        task = await run(store.get, id)
+        task = await calls.run(store.get, id)
         if format == "json":
             return json.dumps(task.to_dict(), ensure_ascii=False)
         return _render.task_detail(task)
+
+
+def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+    """The tools task_claim and task_update: who works on a task and where it stands."""
 
     @server.tool(
         structured_output=False,
@@ -192,7 +212,7 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         id: TaskId,
         assignee: Annotated[str, Field(description="Who takes the task, e.g. an agent's name")],
     ) -> str:
-        task = await change(lambda: store.claim(id, assignee))
+        task = await calls.change(lambda: store.claim(id, assignee))
         return f"claimed: {_render.ref_line(task.ref())} @{task.assignee}"
 
     @server.tool(
@@ -212,10 +232,14 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         def update_then_read() -> tuple[tuple[TaskRef, ...], Task]:
             return store.update(id, status, assignee, note), store.get(id)
 
-        unblocked, task = await change(update_then_read)
+        unblocked, task = await calls.change(update_then_read)
         lines = [f"ok: {_render.ref_line(task.ref())}"]
         lines += [f"unblocked: {_render.ref_line(r)}" for r in unblocked]
         return "\n".join(lines)
+
+
+def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+    """The tools task_edit, task_delete and task_dep: a task's text, the tree and its edges."""
 
     @server.tool(
         structured_output=False,
@@ -235,7 +259,7 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
             store.edit(id, title, body, parent)
             return store.get(id)
 
-        task = await change(edit_then_read)
+        task = await calls.change(edit_then_read)
         return f"ok: {_render.ref_line(task.ref())}"
 
     @server.tool(
@@ -247,7 +271,7 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         ),
     )
     async def task_delete(id: TaskId, recursive: bool = False) -> str:
-        deleted = await change(lambda: store.delete(id, recursive))
+        deleted = await calls.change(lambda: store.delete(id, recursive))
         rest = deleted[:-1]
         return f"deleted {deleted[-1]}" + (
             f" and {plural(len(rest), 'subtask')}: {', '.join(rest)}" if rest else ""
@@ -267,12 +291,16 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         remove: bool = False,
     ) -> str:
         if remove:
-            unblocked = await change(lambda: store.remove_dep(id, blocker))
+            unblocked = await calls.change(lambda: store.remove_dep(id, blocker))
             lines = [f"ok: {id} is no longer blocked by {blocker}"]
             lines += [f"unblocked: {_render.ref_line(r)}" for r in unblocked]
             return "\n".join(lines)
-        added = await change(lambda: store.add_dep(id, blocker))
+        added = await calls.change(lambda: store.add_dep(id, blocker))
         return f"ok: {id} is {'now' if added else 'already'} blocked by {blocker}"
+
+
+def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+    """The tools task_events and the tasks://events resource."""
 
     @server.tool(
         structured_output=False,
@@ -287,7 +315,7 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         since: Annotated[int, Field(description="Return events with seq greater than this")] = 0,
         limit: Annotated[int, Field(description="At most this many events (max 1000)")] = 100,
     ) -> str:
-        return _render.events_json(await run(store.events, since, limit))
+        return _render.events_json(await calls.run(store.events, since, limit))
 
     @server.resource(
         EVENTS_URI,
@@ -299,11 +327,9 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         ),
     )
     async def events_resource() -> str:
-        last = await run(store.last_seq)
-        recent = await run(store.events, max(0, last - RECENT_EVENTS), RECENT_EVENTS)
+        last = await calls.run(store.last_seq)
+        recent = await calls.run(store.events, max(0, last - RECENT_EVENTS), RECENT_EVENTS)
         return _render.events_json(recent)
-
-    return server
 
 
 def _selection(status: str, parent: str, label: str) -> str:

@@ -10,9 +10,11 @@ from ollie_nb.tools._environ import (
 )
 from ollie_nb.tools._execute import ExecuteServer
 from ollie_nb.tools._mcp import McpConnectError, McpServer
+from ollie_nb.tools._notebook import NotebookToolServer, SyncRunner
+from ollie_nb.tools._python import PythonServer, Workbench
 from ollie_nb.tools._reasoning import PLAN_SCHEMA, ReasoningServer
 from ollie_nb.tools._subagent import SubagentControl, SubagentServer
-from ollie_nb.tools._types import Server, ToolInfo, ToolResult
+from ollie_nb.tools._types import Server, ToolInfo, ToolResult, Trust, TrustAdvice
 
 __all__ = [
     "DEFAULT_RESULT_CAP",
@@ -22,12 +24,18 @@ __all__ = [
     "ExecuteServer",
     "McpConnectError",
     "McpServer",
+    "NotebookToolServer",
+    "PythonServer",
     "ReasoningServer",
     "Server",
     "SubagentControl",
     "SubagentServer",
+    "SyncRunner",
     "ToolInfo",
     "ToolResult",
+    "Trust",
+    "TrustAdvice",
+    "Workbench",
     "cap_text",
     "clean_arguments",
     "exc_summary",

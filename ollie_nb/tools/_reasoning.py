@@ -148,8 +148,12 @@ class ReasoningServer:
         elif backend is None:
             status = NO_BACKEND
         else:
+            # planTimeout stops waiting for a backend; code that cannot be stopped from outside
+            # (a notebook's sync fallback, on the kernel thread) is waited for, and told apart.
+            timeout = self.plan_timeout if backend.stoppable else None
+            started = time.perf_counter()
             try:
-                result = await asyncio.wait_for(backend.create_plan(goal, steps), self.plan_timeout)
+                result = await asyncio.wait_for(backend.create_plan(goal, steps), timeout)
             except asyncio.TimeoutError:
                 warning = status_failed(backend.label, f"no answer within {self.plan_timeout:g} s")
             except asyncio.CancelledError:
@@ -164,6 +168,13 @@ class ReasoningServer:
                 else:
                     ids, goal_id = tuple(result.ids), result.goal_id
             status = warning or (result.message or status_saved(backend.label, len(steps), goal_id))
+            late = time.perf_counter() - started
+            if not backend.stoppable and late > self.plan_timeout:
+                status += (
+                    f" ({backend.label} took {late:.1f} s, past planTimeout {self.plan_timeout:g} s:"
+                    " code running on the kernel thread cannot be stopped from outside;"
+                    " Ctrl-C stops it)"
+                )
         record = PlanRecord(
             number=self.first_number + len(self.plans),
             goal=goal,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -39,3 +40,18 @@ class Server(Protocol):
     async def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult: ...
 
     async def aclose(self) -> None: ...
+
+
+class Trust(enum.Enum):
+    """What a built-in server advises about one of its tools (the trust gate decides)."""
+
+    DEFAULT = "default"  # runs without asking unless the agent file's trustedTools leaves it out
+    LISTED = "listed"  # runs without asking only when trustedTools names it
+    ASK = "ask"  # always asks, whatever trustedTools says
+
+
+@runtime_checkable
+class TrustAdvice(Protocol):
+    """A built-in server that advises the trust gate about its tools."""
+
+    def tool_trust(self, tool: str) -> Trust: ...

@@ -20,6 +20,7 @@ class CellRun:
     error: dict[str, Any] | None = None
     seconds: float = 0.0
     updates: int = 0
+    msg_id: str = ""
 
     def texts(self) -> list[str]:
         """text/plain of every display/result output, and stream text."""
@@ -70,7 +71,7 @@ class Kernel:
         answers the kernel's input requests.
         """
         msg_id = self.kc.execute(code, allow_stdin=allow_stdin)
-        run = CellRun()
+        run = CellRun(msg_id=msg_id)
         by_display: dict[str, int] = {}
         started = time.monotonic()
         while True:
@@ -120,6 +121,18 @@ class Kernel:
             return
         if msg["msg_type"] == "input_request":
             self.kc.input(on_input(msg["content"]["prompt"]))
+
+    def reply(self, run: CellRun, timeout: float = 10.0) -> dict[str, Any]:
+        """The execute_reply of a run (its payloads: set_next_input, ...)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                msg = self.kc.get_shell_msg(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                continue
+            if msg["parent_header"].get("msg_id") == run.msg_id:
+                return msg["content"]
+        raise TimeoutError(f"no execute_reply for {run.msg_id}")
 
     def interrupt(self) -> None:
         self.km.interrupt_kernel()
