@@ -66,15 +66,31 @@ def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(
     assert spawned_a == "sub-agent a started; you will be told when it finishes"
     assert "a: done: a did: count apples" in waited
     assert "b: done: b did: count pears" in waited
-    # the completion notes were queued to the parent and worked as turns after its own
+    # subagent_wait handed the replies over, so their completion notes were taken back
     assert not queued
     users = [m.content for m in core.history if m.role == "user"]
-    assert "sub-agent a finished: a did: count apples" in users
-    assert "sub-agent b finished: b did: count pears" in users
+    assert users == ["fan out"]
     # each child has its own history and usage; the parent's tools stay the parent's
     assert [m.role for m in children["a"].history] == ["user", "assistant"]
     assert children["a"].usage.requests == 1
     assert all(not d.name.startswith("subagent_") for d in children["a"].router.defs)
+
+
+def test_without_a_wait_the_completion_notes_are_worked_as_turns_after_the_parents(tmp_path):
+    calls = [[call("subagent_spawn", name="a", prompt="count apples")]]
+    core = AgentCore(OfflineBackend(scripted(calls, 0.05)), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            first = await core.submit("fan out")  # ends before the child does
+            await core.subagents.wait(["a"], 5)
+            return first, await core.run_queue()
+
+    first, noted = asyncio.run(scenario())
+    assert first.reply == "parent done"
+    users = [m.content for m in core.history if m.role == "user"]
+    assert users == ["fan out", "sub-agent a finished: a did: count apples"]
+    assert noted is not None and not noted.error
 
 
 def test_bad_subagent_calls_get_clear_errors_and_the_turn_goes_on(tmp_path):

@@ -125,7 +125,9 @@ class AgentCore:
         self._runner = TurnRunner(self)
         self._plan_task: asyncio.Task[PlanRun] | None = None
         self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
-        self.subagents = SubAgents(self, self.config.max_parallel, self._child_note)
+        self.subagents = SubAgents(
+            self, self.config.max_parallel, self._child_note, self._withdraw_note
+        )
         self.step_limited = False  # the last turn stopped at maxSteps
 
     # -- lifecycle ---------------------------------------------------------
@@ -356,6 +358,10 @@ class AgentCore:
         self.queue(text)
         self.emit("info", text)
         self.watch.kick()
+
+    def _withdraw_note(self, text: str) -> None:
+        if text in self._queue:
+            self._queue.remove(text)
 
     # -- parallel plan runs ----------------------------------------------------
 

@@ -206,10 +206,18 @@ def first_lines(text: str, count: int = NOTE_LINES, width: int = 200) -> str:
 class SubAgents:
     """A parent's children: spawn, send, list, wait, interrupt; at most `limit` running at once."""
 
-    def __init__(self, parent: ChildParent, limit: int, notify: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        parent: ChildParent,
+        limit: int,
+        notify: Callable[[str], None],
+        withdraw: Callable[[str], None] = lambda text: None,
+    ) -> None:
         self._parent = parent
         self.limit = limit
         self._notify = notify  # queues a note to the parent
+        self._withdraw = withdraw  # takes a queued note back
+        self._sent: dict[str, str] = {}  # child -> its completion note, while queued
         self.children: dict[str, ChildSession] = {}
         self.listeners: list[ChildSink] = []
         self._quiet: set[str] = set()  # children whose completion the parent is not told
@@ -304,11 +312,19 @@ class SubAgents:
         if child.name in self._quiet:
             return
         if child.interrupted:
-            self._notify(f"sub-agent {child.name} was interrupted")
+            note = f"sub-agent {child.name} was interrupted"
         elif child.error:
-            self._notify(f"sub-agent {child.name} failed: {first_lines(child.error)}")
+            note = f"sub-agent {child.name} failed: {first_lines(child.error)}"
         else:
-            self._notify(f"sub-agent {child.name} finished: {first_lines(child.reply)}")
+            note = f"sub-agent {child.name} finished: {first_lines(child.reply)}"
+        self._sent[child.name] = note
+        self._notify(note)
+
+    def reported(self, name: str) -> None:
+        """The parent has read this child's outcome (subagent_wait): its queued note goes."""
+        note = self._sent.pop(name, None)
+        if note is not None:
+            self._withdraw(note)
 
 
 def _check_name(name: str) -> None:
@@ -353,6 +369,8 @@ class SubagentTools:
         children = await self.agents.wait(names, timeout)
         lines = []
         for child in children:
+            if not child.busy:
+                self.agents.reported(child.name)  # its reply is here: no second note
             if child.busy:
                 lines.append(f"{child.name}: still {child.status} after {timeout:g} s")
             elif child.error:
