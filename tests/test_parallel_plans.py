@@ -193,14 +193,19 @@ def test_stop_during_a_parallel_run_ends_every_child_within_two_seconds(tmp_path
             assert core.interrupt()
             result = await asyncio.wait_for(run, 5)
             stopped = time.perf_counter() - started
-            return result, stopped, await core.plan_statuses(core.plans[-1])
+            statuses = await core.plan_statuses(core.plans[-1])
+            core.set_backend(OfflineBackend(slow_steps(0.01)))
+            again = await core.run_plan(parallel=4)  # the handed-back steps are claimed again
+            return result, stopped, statuses, again
 
-    result, stopped, statuses = asyncio.run(scenario())
+    result, stopped, statuses, again = asyncio.run(scenario())
+    assert set(again.outcome.values()) == {"done"} and len(again.outcome) == 8
     assert stopped < 2.0
     assert result.interrupted
     assert sorted(set(statuses.values())) == ["open"]  # the four claimed steps went back to open
     assert set(result.outcome.values()) == {"open"} and len(result.outcome) == 4
-    for child in core.subagents.children.values():
+    for name in result.workers.values():
+        child = core.subagents.children[name]
         assert not child.busy and child.status == "interrupted"
         assert child.history[-1].role == "assistant"
 

@@ -209,7 +209,9 @@ class ParallelRun:
     async def _start(self, index: int) -> None:
         step_id = self.record.ids[index]
         name = self._child_name(index)
-        refused = await self.store.claim(step_id, f"{self.owner}/{name}")
+        # by step, not by child: a step a stopped run handed back keeps its assignee (a
+        # task server may not clear one), and this agent's next run claims it again
+        refused = await self.store.claim(step_id, f"{self.owner}/step{index + 1}")
         if refused:
             self._skip.add(step_id)
             self.emit(
