@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bench import (
     extension_load,
+    fanout,
     first_prompt,
     notebook_tool,
     plan_graph,
@@ -37,6 +38,7 @@ ROWS: tuple[Row, ...] = (
     turn_loop.ROW,
     task_store_pg.ROW,
     watch.ROW,
+    fanout.ROW,
     notebook_tool.ROW,
 )
 

@@ -40,6 +40,7 @@ KNOWN_KEYS = {
     "backend",
     "planTimeout",
     "passEnv",
+    "maxParallel",
     "python",
 }
 SERVER_KEYS = {
@@ -96,6 +97,7 @@ class AgentConfig:
     model: str = ""
     backend: str = ""
     plan_timeout: float = 120.0
+    max_parallel: int = 4  # sub-agents running at once
     pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
     python_exec: bool = False  # `"python": {"exec": true}`: offer python_exec in the notebook
     warnings: tuple[str, ...] = ()
@@ -134,6 +136,7 @@ class AgentConfig:
             backend=_opt(data, "backend", str, where) or "",
             plan_timeout=_opt(data, "planTimeout", float, where, minimum=0.1) or 120.0,
             pass_env=_names(where, "passEnv", data.get("passEnv")),
+            max_parallel=_opt(data, "maxParallel", int, where, minimum=1) or 4,
             python_exec=_python_exec(where, data.get("python"), warnings),
             warnings=tuple(warnings),
         )

@@ -32,6 +32,7 @@ from ollie_nb.core._compact import (
 from ollie_nb.core._config import AgentConfig, ConfigError
 from ollie_nb.core._env import AgentEnv, build_agent_env, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, TurnResult
+from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, TaskSteps
 from ollie_nb.core._history import estimate_tokens
 from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._plans import PlanBook
@@ -48,12 +49,20 @@ from ollie_nb.core._sessions import (
     session_payload,
     sessions_dir,
 )
+from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, UsageTotals, params
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
-from ollie_nb.tools import Dispatcher, ExecuteServer, Server, TrustAdvice, subprocess_env
+from ollie_nb.tools import (
+    Dispatcher,
+    ExecuteServer,
+    Server,
+    SubagentServer,
+    TrustAdvice,
+    subprocess_env,
+)
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
@@ -114,6 +123,11 @@ class AgentCore:
         self._sink: EventSink = _ignore
         self._spawn_context: list[str] = []
         self._runner = TurnRunner(self)
+        self._plan_task: asyncio.Task[PlanRun] | None = None
+        self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
+        self.subagents = SubAgents(
+            self, self.config.max_parallel, self._child_note, self._withdraw_note
+        )
         self.step_limited = False  # the last turn stopped at maxSteps
 
     # -- lifecycle ---------------------------------------------------------
@@ -138,6 +152,7 @@ class AgentCore:
         self.interrupt()
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
+        await self.subagents.aclose()
         await self._close_env()
 
     async def _close_env(self) -> None:
@@ -147,7 +162,8 @@ class AgentCore:
             self.env = None
 
     async def _build_env(self) -> None:
-        builtins: dict[str, Any] = {}
+        builtins: dict[str, Any] = {"subagent": SubagentServer(SubagentTools(self.subagents))}
+        self.subagents.limit = self.max_parallel or self.config.max_parallel
         if self._execute:
             builtins["execute"] = ExecuteServer(
                 lambda: self._workdir,
@@ -199,6 +215,11 @@ class AgentCore:
     @property
     def is_running(self) -> bool:
         return self._task is not None and not self._task.done()
+
+    @property
+    def parallel_running(self) -> bool:
+        """A parallel plan run is under way (`run_plan`)."""
+        return self._plan_task is not None and not self._plan_task.done()
 
     @property
     def workdir(self) -> str:
@@ -321,12 +342,84 @@ class AgentCore:
         return taken
 
     def interrupt(self) -> bool:
-        """Cancel the running turn (call on the agent's loop); True if one was running."""
+        """Cancel the running turn and every sub-agent's (on the agent's loop); True if any ran."""
+        children = self.subagents.interrupt_all()
+        if self._plan_task is not None and not self._plan_task.done():
+            self._plan_task.cancel()
+            children += 1
         if self._task is None or self._task.done():
-            return False
+            return children > 0
         self._runner.interrupting = True
         self._task.cancel()
         return True
+
+    def _child_note(self, text: str) -> None:
+        """A sub-agent finished: the note is queued to this agent (worked now with a watch)."""
+        self.queue(text)
+        self.emit("info", text)
+        self.watch.kick()
+
+    def _withdraw_note(self, text: str) -> None:
+        if text in self._queue:
+            self._queue.remove(text)
+
+    # -- parallel plan runs ----------------------------------------------------
+
+    async def run_plan(
+        self,
+        parallel: int | None = None,
+        key: str | int | None = None,
+        on_event: EventSink | None = None,
+    ) -> PlanRun:
+        """Work a plan's steps in sub-agents, `parallel` at once (default maxParallel).
+
+        Every ready step is claimed and handed to a child; newly ready steps follow
+        until all are done or one fails. `interrupt()` stops it and every child.
+        """
+        if self.env is None:
+            await self.start()
+        record = self.find_plan(key)
+        if record is None:
+            raise ValueError("there is no plan yet: ask for one first")
+        if self._plan_task is not None and not self._plan_task.done():
+            raise RuntimeError("a parallel run is under way; stop it first")
+        store = self._step_store(record)
+        if record.kind == "queue":  # its children work the steps: the queue's copies go
+            kept = [p for p in self._queue if (s := read_step(p)) is None or s.kind != "queue"]
+            self._queue = deque(kept)
+        width = parallel or self.max_parallel or self.subagents.limit
+        owner = f"{self.agent_name}@{self.session_id[-4:]}"
+        sink = on_event or _ignore
+        run = ParallelRun(record, store, self.subagents, width, owner, sink, self.watch.worked.add)
+        self._plan_task = asyncio.ensure_future(run.run())
+        try:
+            result = await self._plan_task
+        finally:
+            self._plan_task = None
+        if result.failed or result.interrupted:
+            self.note(result.summary)  # the agent reads it at its next turn
+        return result
+
+    def _step_store(self, record: PlanRecord) -> StepStore:
+        env = self.env
+        assert env is not None
+        if record.kind == "queue":
+            return QueueSteps(
+                lambda: self.plan_book.queue_statuses(record), self.plan_book.mark_queue_step
+            )
+        if record.kind != "tasks" or env.task_server is None:
+            raise ValueError(
+                f"plan {record.number} is kept in the conversation only; "
+                "a parallel run needs a task server or the queue fallback"
+            )
+        server = env.task_server
+        atomic = "task_claim" in env.servers[server].tools
+        return TaskSteps(
+            record,
+            lambda tool, args: env.dispatcher.dispatch(server, tool, args),
+            lambda: self.plan_statuses(record),
+            atomic,
+        )
 
     # -- task events (event-driven planning) ----------------------------------
 

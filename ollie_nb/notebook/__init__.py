@@ -121,7 +121,7 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
     servers = kernel_servers(magics.shell if magics else None, lambda: holder["runtime"])
 
     def factory() -> AgentCore:
-        return AgentCore(
+        core = AgentCore(
             backend,
             agent=(magics.agent if magics else "") or None,
             workdir=(magics.workdir if magics else "") or os.getcwd(),
@@ -129,6 +129,8 @@ def _start_runtime(magics: OllieMagics | None) -> NotebookRuntime:
             approve=approve,
             extra_servers=servers,
         )
+        core.max_parallel = magics.max_parallel if magics else 0
+        return core
 
     runtime = NotebookRuntime(factory)
     holder["runtime"] = runtime

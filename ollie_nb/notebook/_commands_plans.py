@@ -133,11 +133,25 @@ def cmd_queue(m: Any, rest: str) -> Displayable:
     return Table("queue", ["#", "prompt"], rows, empty="(the queue is empty)")
 
 
-@command("run [--bg]", "work the queued prompts now (one turn each)", words=("--bg",))
+@command(
+    "run [--bg] [--parallel [N]]",
+    "work the queued prompts now (one turn each), or the latest plan in N sub-agents",
+    words=("--bg", "--parallel"),
+)
 def cmd_run(m: Any, rest: str) -> Any:
-    if rest not in ("", "--bg"):
-        raise UsageError("%ollie run: use '%ollie run' or '%ollie run --bg'")
+    parser = ArgParser(prog="run", add_help=False)
+    parser.add_argument("--bg", action="store_true")
+    parser.add_argument("--parallel", nargs="?", type=int, const=0, default=None, metavar="N")
+    args = parse_args(parser, rest)
     runtime = m.runtime()
+    if args.parallel is not None:
+        from ollie_nb.notebook._parallel_widget import run_parallel
+
+        if args.parallel < 0:
+            raise UsageError("%ollie run --parallel: N must be 1 or more")
+        if runtime.busy:
+            return Notice("a turn is running; start the parallel run when it ends")
+        return run_parallel(m, args.parallel, args.bg)  # 0: the agent's limit
     if runtime.busy:
         return Notice("a turn is running; the queue is worked when it ends")
 
@@ -151,7 +165,7 @@ def cmd_run(m: Any, rest: str) -> Any:
     prompt = m.core_call(pop)
     if prompt is None:
         return Notice("the queue is empty")
-    if rest == "--bg":
+    if args.bg:
         from ollie_nb.notebook._widgets import start_background_turn
 
         return start_background_turn(m, runtime, prompt)
@@ -183,11 +197,28 @@ def cmd_watch(m: Any, rest: str) -> Any:
     return TextBlock(log, title=f"watching '{watcher.server}' ({watcher.mode}); {queued} queued")
 
 
-@command("stop", "interrupt the running turn; the queue waits for the next prompt or %ollie run")
+@command(
+    "stop",
+    "interrupt the running turn, a parallel run and every sub-agent; the queue waits for the next prompt or %ollie run",
+)
 def cmd_stop(m: Any, rest: str) -> Displayable:
     words_of(rest, "stop", most=0, usage="stop")
     runtime = m.runtime()
-    if not runtime.busy:
+    children = m.on_loop(lambda core: len(core.subagents.running) + core.parallel_running)
+    if not runtime.busy and not children:
         return Notice("nothing is running")
     runtime.interrupt()
-    return Notice("stopping the running turn")
+    return Notice("stopping the running turn and every sub-agent")
+
+
+@command("subagents", "the sub-agents of this agent: state, step, turns, last reply")
+def cmd_subagents(m: Any, rest: str) -> Displayable:
+    words_of(rest, "subagents", most=0, usage="subagents")
+    infos = m.on_loop(lambda core: core.subagents.infos())
+    rows = [(i.name, i.status, i.step[:40], i.turns, i.reply[:60]) for i in infos]
+    return Table(
+        "sub-agents",
+        ["name", "state", "step", "turns", "last reply"],
+        rows,
+        empty="(no sub-agents yet)",
+    )

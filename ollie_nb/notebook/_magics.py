@@ -77,6 +77,9 @@ class OllieMagics(Magics):
         2.0,
         help="Seconds between reads of task events when the task server offers no change signal.",
     ).tag(config=True)
+    max_parallel = Int(
+        0, help="Sub-agents running at once (set before the agent starts); 0 = maxParallel."
+    ).tag(config=True)
     offline_chunk_delay = Float(
         0.0, help="Seconds between words of the offline model's replies."
     ).tag(config=True)

@@ -32,9 +32,11 @@ class PlanGraphView(Displayable):
         *,
         rankdir: str = "LR",
         background: bool = False,
+        groups: Mapping[str, str] | None = None,
     ) -> None:
         self.record = record
         self.statuses = dict(statuses or {})
+        self.groups = dict(groups or {})  # step id -> who works it (a sub-agent), drawn as boxes
         self.rankdir = rankdir
         self.warning = ""
         self.background = background  # draw off the kernel thread (a turn's live views)
@@ -74,6 +76,7 @@ class PlanGraphView(Displayable):
             list(r.ids) or None,
             self.statuses or None,
             goal_id=r.goal_id,
+            groups=self.groups or None,
             rankdir=self.rankdir,
         )
 
@@ -95,7 +98,11 @@ class PlanGraphView(Displayable):
         return {"text/plain": text, "text/html": page}
 
     def _key(self) -> Any:
-        return tuple(sorted(self.statuses.items())), self.rankdir
+        return (
+            tuple(sorted(self.statuses.items())),
+            tuple(sorted(self.groups.items())),
+            self.rankdir,
+        )
 
     def _drawing_done(self) -> str | GraphvizUnavailable | None:
         """The SVG for the present statuses (or why there is none); None while it is drawn."""

@@ -13,6 +13,7 @@ from ollie_nb.tools._mcp import McpConnectError, McpServer
 from ollie_nb.tools._notebook import NotebookToolServer, SyncRunner
 from ollie_nb.tools._python import PythonServer, Workbench
 from ollie_nb.tools._reasoning import PLAN_SCHEMA, ReasoningServer
+from ollie_nb.tools._subagent import SubagentControl, SubagentServer
 from ollie_nb.tools._types import Server, ToolInfo, ToolResult, Trust, TrustAdvice
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "PythonServer",
     "ReasoningServer",
     "Server",
+    "SubagentControl",
+    "SubagentServer",
     "SyncRunner",
     "ToolInfo",
     "ToolResult",

@@ -1,0 +1,178 @@
+"""Row 11: sub-agents working a plan's independent steps in parallel.
+
+Eight independent steps, each doing one second of work through an MCP tool (a test
+server's `sleep`), worked by `run_plan(parallel=4)`: held to the ideal of two seconds,
+beside the same steps worked one after another. A diamond (1 -> 4 -> 1) against its
+ideal of three seconds. The cost of spawning a child (spawn to its first model
+request) and the memory an idle child keeps (tracemalloc).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from bench._report import Figure
+from bench._run import Row, Settings, median
+from bench._servers import task_server_config
+from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.llm import OfflineBackend
+from ollie_nb.llm._offline import step_prompt_task_id
+from ollie_nb.planning import step_prompt
+
+SLEEP_SERVER = Path(__file__).with_name("sleep_server.py")
+WORK = 1.0  # seconds of each step
+WIDE = "Eight chores\n" + "\n".join(f"- chore {i} (independent)" for i in range(1, 9))
+DIAMOND = "Diamond\n- top\n- a (after 1)\n- b (after 1)\n- c (after 1)\n- d (after 1)\n- end (after 2, 3, 4, 5)"
+SPAWNS = 200
+
+
+def _agent(db: Path) -> AgentConfig:
+    servers = {
+        "tasks": task_server_config(db),
+        "work": {"command": sys.executable, "args": [str(SLEEP_SERVER)]},
+    }
+    return AgentConfig.from_dict({"mcpServers": servers, "trustedTools": ["task_*", "sleep"]})
+
+
+def _worker(messages: list[Any], tools: list[Any]) -> Any:
+    """A step: sleep WORK s through the MCP tool, then mark the task done, then answer."""
+    last = messages[-1]
+    if last.role == "user":
+        task = step_prompt_task_id(last.content)
+        if task is None:  # the plan request: the demo planner makes the plan
+            from ollie_nb.llm._offline import demo_reply
+
+            return demo_reply(messages, tools)
+        return [{"name": "sleep", "arguments": {"seconds": WORK}}]
+    if last.role == "tool" and last.name == "sleep":
+        prompt = next(m.content for m in reversed(messages) if m.role == "user")
+        return [
+            {
+                "name": "task_update",
+                "arguments": {"id": step_prompt_task_id(prompt), "status": "done"},
+            }
+        ]
+    return "done"
+
+
+async def _timed_plans(settings: Settings, repeat: int) -> dict[str, float]:
+    """One repeat: 8 steps with 4 children, the same 8 sequentially, the diamond with 4 children."""
+    core = AgentCore(
+        OfflineBackend(_worker),
+        agent=_agent(settings.scratch / f"fanout-{repeat}.db"),
+        workdir=settings.scratch,
+        autosave=False,
+        execute=False,
+    )
+    times: dict[str, float] = {}
+    async with core:
+        for key, prompt in (("wide", WIDE), ("diamond", DIAMOND)):
+            await core.submit(prompt)
+            began = time.perf_counter()
+            run = await core.run_plan(parallel=4)
+            times[key] = time.perf_counter() - began
+            if run.failed or len(run.outcome) != len(core.plans[-1].ids):
+                raise RuntimeError(f"the {key} run did not finish: {run.summary}")
+        await core.submit(WIDE)
+        record = core.plans[-1]
+        began = time.perf_counter()
+        for index in range(len(record.ids)):
+            await core.submit(step_prompt(record.steps, index, record.ids, kind="tasks"))
+        times["sequential"] = time.perf_counter() - began
+    return times
+
+
+async def _spawn_and_memory(settings: Settings) -> tuple[list[float], float]:
+    """Seconds from spawn to the child's first model request; bytes kept per idle child."""
+    first_request: dict[str, float] = {}
+
+    def reply(messages: list[Any], tools: list[Any]) -> str:
+        name = messages[0].content.rsplit("You are sub-agent '", 1)[-1].split("'", 1)[0]
+        first_request.setdefault(name, time.perf_counter())
+        return "ok"
+
+    core = AgentCore(OfflineBackend(reply), workdir=settings.scratch, autosave=False, execute=False)
+    core.max_parallel = SPAWNS
+    delays = []
+    async with core:
+        for i in range(settings.repeats(SPAWNS // 2, 20)):
+            began = time.perf_counter()
+            child = core.subagents.spawn(f"s{i}", "say ok")
+            await child.until_idle()
+            delays.append(first_request[child.name] - began)
+        tracemalloc.start()
+        before = tracemalloc.take_snapshot()
+        children = [core.subagents.spawn(f"m{i}", "say ok") for i in range(SPAWNS // 2)]
+        await asyncio.gather(*(c.until_idle() for c in children))
+        after = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+        grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
+    return delays, grown / len(children)
+
+
+async def run(settings: Settings) -> list[Figure]:
+    """Parallel against ideal and sequential; spawn cost; memory per idle child."""
+    rounds = [await _timed_plans(settings, r) for r in range(settings.repeats(3, 1))]
+    wide = [r["wide"] for r in rounds]
+    diamond = [r["diamond"] for r in rounds]
+    sequential = [r["sequential"] for r in rounds]
+    delays, per_child = await _spawn_and_memory(settings)
+    ideal_wide, ideal_diamond = 8 * WORK / 4, 3 * WORK
+    return [
+        Figure(
+            row=11,
+            what="8 independent 1 s steps, 4 sub-agents",
+            unit="s",
+            ours=median(wide),
+            baseline=ideal_wide,
+            baseline_what="the ideal: 2 steps' time",
+            max_ratio=1.15,
+            samples=len(wide),
+            note=f"the same 8 steps one after another: {median(sequential):.2f} s",
+        ),
+        Figure(
+            row=11,
+            what="8 independent 1 s steps, one after another",
+            unit="s",
+            ours=median(sequential),
+            baseline=8 * WORK,
+            baseline_what="the ideal: 8 steps' time",
+            samples=len(sequential),
+        ),
+        Figure(
+            row=11,
+            what="diamond 1 -> 4 -> 1 of 1 s steps, 4 sub-agents",
+            unit="s",
+            ours=median(diamond),
+            baseline=ideal_diamond,
+            baseline_what="the ideal: 3 layers' time",
+            max_ratio=1.15,
+            samples=len(diamond),
+        ),
+        Figure(
+            row=11,
+            what="spawn a sub-agent: spawn to its first model request",
+            unit="ms",
+            ours=median(delays) * 1000,
+            goal="< 5 ms",
+            met=median(delays) < 0.005,
+            samples=len(delays),
+        ),
+        Figure(
+            row=11,
+            what="memory per idle sub-agent (after one short turn)",
+            unit="B",
+            ours=per_child,
+            goal="< 200 KB",
+            met=per_child < 200_000,
+            samples=SPAWNS // 2,
+        ),
+    ]
+
+
+ROW = Row(11, "fanout", "Sub-agents: a plan's independent steps in parallel", run)

@@ -1,0 +1,265 @@
+"""Working a plan in parallel: each ready step is claimed and handed to a sub-agent.
+
+`ParallelRun` keeps up to `width` children busy: it reads the plan's step statuses,
+claims every ready step (atomically with a task server's `task_claim`), spawns one
+child per step with its step prompt, and when a child ends settles its step and
+looks again. A failure stops new starts; the children at work finish. Cancelling
+the run interrupts its children and returns their steps to open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ollie_nb.core._events import Event, EventSink
+from ollie_nb.core._subagents import ChildSession, SubAgents, first_lines
+from ollie_nb.planning import PlanRecord, step_prompt
+from ollie_nb.tools import ToolResult
+
+POLL = 0.1  # s between status reads while only other agents' steps are in progress
+RELEASE_WAIT = 1.5  # s a cancelled run waits for its children to hand their steps back
+FINISHED = ("done", "cancelled")
+ACTIVE = ("in_progress",)
+
+TaskCall = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
+"""Calls one tool of the wired task server: (tool, arguments) -> result."""
+
+
+class StepStore(Protocol):
+    """Where a plan's steps live: their statuses, claiming one, settling one."""
+
+    note: str  # said once at the start (e.g. that claims are not atomic)
+
+    async def statuses(self) -> dict[str, str]: ...
+    async def claim(self, step_id: str, assignee: str) -> str: ...  # '' when taken, else why not
+    async def settle(self, step_id: str, child: ChildSession) -> str: ...  # the step's new status
+
+
+class TaskSteps:
+    """Steps on a task server: claimed with task_claim (or task_update without it)."""
+
+    def __init__(
+        self,
+        record: PlanRecord,
+        call: TaskCall,
+        read: Callable[[], Awaitable[dict[str, str]]],
+        atomic: bool,
+    ) -> None:
+        self._call, self._read, self._atomic = call, read, atomic
+        self.note = (
+            ""
+            if atomic
+            else (
+                "the task server has no task_claim: steps are taken with task_update, "
+                "so claims are not atomic (another agent may take the same step)"
+            )
+        )
+
+    async def statuses(self) -> dict[str, str]:
+        return await self._read()
+
+    async def claim(self, step_id: str, assignee: str) -> str:
+        if self._atomic:
+            result = await self._call("task_claim", {"id": step_id, "assignee": assignee})
+        else:
+            args = {"id": step_id, "status": "in_progress", "assignee": assignee}
+            result = await self._call("task_update", args)
+        return result.text.removeprefix("error: ") if result.is_error else ""
+
+    async def settle(self, step_id: str, child: ChildSession) -> str:
+        """Interrupted: open again; failed: failed; done by the child: done; else failed."""
+        if child.interrupted:
+            return await self._set(step_id, "open", f"{child.name} was interrupted")
+        if child.error:
+            return await self._set(step_id, "failed", f"{child.name}: {first_lines(child.error)}")
+        status = (await self._read()).get(step_id, "")
+        if status in FINISHED or status == "failed":
+            return status
+        why = f"{child.name} finished without marking the step done: {first_lines(child.reply)}"
+        return await self._set(step_id, "failed", why)
+
+    async def _set(self, step_id: str, status: str, note: str) -> str:
+        await self._call("task_update", {"id": step_id, "status": status, "note": note[:500]})
+        return status
+
+
+class QueueSteps:
+    """Steps of a queue plan (no task server): their states live in the agent's PlanBook."""
+
+    note = ""
+
+    def __init__(
+        self, states: Callable[[], dict[str, str]], mark: Callable[[str, str], None]
+    ) -> None:
+        self._states, self._mark = states, mark
+
+    async def statuses(self) -> dict[str, str]:
+        return {k: "open" if v == "todo" else v for k, v in self._states().items()}
+
+    async def claim(self, step_id: str, assignee: str) -> str:
+        if self._states().get(step_id) != "todo":
+            return f"{step_id} is not open"
+        self._mark(step_id, "in_progress")
+        return ""
+
+    async def settle(self, step_id: str, child: ChildSession) -> str:
+        status = "open" if child.interrupted else "failed" if child.error else "done"
+        self._mark(step_id, "todo" if status == "open" else status)
+        return status
+
+
+@dataclass
+class PlanRun:
+    """How a parallel run ended: each worked step's child and final status."""
+
+    plan: int
+    workers: dict[str, str] = field(default_factory=dict)  # step id -> child name
+    outcome: dict[str, str] = field(default_factory=dict)  # step id -> status after the child
+    failed: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    note: str = ""
+
+    @property
+    def summary(self) -> str:
+        done = sum(1 for s in self.outcome.values() if s == "done")
+        text = f"plan {self.plan}: {done} step(s) done by sub-agents"
+        if self.failed:
+            text += f"; failed: {', '.join(self.failed)}"
+        return text + ("; interrupted" if self.interrupted else "")
+
+
+class ParallelRun:
+    """One parallel run of one plan (see the module docstring)."""
+
+    def __init__(
+        self,
+        record: PlanRecord,
+        store: StepStore,
+        agents: SubAgents,
+        width: int,
+        owner: str,
+        sink: EventSink,
+        on_claim: Callable[[str], Any] = lambda step_id: None,
+    ) -> None:
+        self.record, self.store, self.agents = record, store, agents
+        self.width, self.owner, self._sink = max(1, width), owner, sink
+        self.result = PlanRun(record.number, note=store.note)
+        self._inflight: dict[asyncio.Task[str], str] = {}
+        self._skip: set[str] = set()  # steps another agent took first
+        self._on_claim = on_claim  # e.g. the watch: it must not queue a step a child works
+
+    def emit(self, what: str, text: str, **data: Any) -> None:
+        with contextlib.suppress(Exception):  # a frontend's bug must not stop the run
+            self._sink(Event("watch", text, {"what": what, "record": self.record, **data}))
+
+    async def run(self) -> PlanRun:
+        """Work the plan until every step is finished, one failed, or nothing can start."""
+        if self.store.note:
+            self.emit("note", self.store.note)
+        try:
+            while await self._round():
+                pass
+        except asyncio.CancelledError:
+            await self._release()
+            self.result.interrupted = True
+            self.emit("stopped", f"parallel run of plan {self.record.number} stopped")
+            return self.result
+        self.emit("finished", self.result.summary, statuses=dict(self.result.outcome))
+        return self.result
+
+    async def _round(self) -> bool:
+        """Start what is ready, then wait for a child (or poll); False when the run is over."""
+        statuses = await self.store.statuses()
+        if not self.result.failed:
+            await self._start_ready(statuses)
+        if not self._inflight:
+            if self.result.failed or all(statuses.get(i) in FINISHED for i in self.record.ids):
+                return False
+            active = any(statuses.get(i) in ACTIVE for i in self.record.ids)
+            if not active and not self._ready(statuses):
+                return False  # nothing runs and nothing can: blocked by a failed step
+            await asyncio.sleep(POLL)  # another agent works a step this plan waits for
+            return True
+        done, _ = await asyncio.wait(self._inflight, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            step_id = self._inflight.pop(task)
+            self._settled(step_id, task.result())
+        return True
+
+    def _ready(self, statuses: dict[str, str]) -> list[int]:
+        taken = {*self._inflight.values(), *self.result.workers, *self._skip}
+        return [
+            i
+            for i, step_id in enumerate(self.record.ids)
+            if step_id not in taken
+            and statuses.get(step_id) == "open"
+            and all(statuses.get(self.record.ids[j]) == "done" for j in self.record.steps[i].after)
+        ]
+
+    async def _start_ready(self, statuses: dict[str, str]) -> None:
+        for index in self._ready(statuses):
+            if len(self._inflight) >= self.width:
+                return
+            await self._start(index)
+
+    async def _start(self, index: int) -> None:
+        step_id = self.record.ids[index]
+        name = self._child_name(index)
+        # by step, not by child: a step a stopped run handed back keeps its assignee (a
+        # task server may not clear one), and this agent's next run claims it again
+        refused = await self.store.claim(step_id, f"{self.owner}/step{index + 1}")
+        if refused:
+            self._skip.add(step_id)
+            self.emit(
+                "skipped", f"step {index + 1} ({step_id}) not claimed: {refused}", step_id=step_id
+            )
+            return
+        kind = "tasks" if self.record.kind == "tasks" else "queue"
+        prompt = step_prompt(
+            self.record.steps, index, self.record.ids, kind=kind, goal=self.record.goal
+        )
+        child = self.agents.spawn(
+            name, prompt, step=self.record.steps[index].title, notify=False, bypass_limit=True
+        )
+        self.result.workers[step_id] = name
+        self._on_claim(step_id)
+        self.emit("claimed", f"step {index + 1} ({step_id}) -> {name}", step_id=step_id, child=name)
+        self._inflight[asyncio.ensure_future(self._work(step_id, child))] = step_id
+
+    def _child_name(self, index: int) -> str:
+        base = f"step{index + 1}"
+        name, n = base, 1
+        while name in self.agents.children:
+            n += 1
+            name = f"{base}-{n}"
+        return name
+
+    async def _work(self, step_id: str, child: ChildSession) -> str:
+        await child.until_idle()
+        return await self.store.settle(step_id, child)
+
+    def _settled(self, step_id: str, status: str) -> None:
+        self.result.outcome[step_id] = status
+        index = self.record.ids.index(step_id)
+        name = self.result.workers[step_id]
+        if status not in FINISHED:
+            self.result.failed.append(step_id)
+        self.emit(
+            status, f"step {index + 1} ({step_id}) {status} by {name}", step_id=step_id, child=name
+        )
+
+    async def _release(self) -> None:
+        """Interrupt the run's children and let them hand their steps back (bounded)."""
+        for step_id in self._inflight.values():
+            child = self.agents.children.get(self.result.workers[step_id])
+            if child is not None:
+                child.interrupt()
+        if self._inflight:
+            done, _ = await asyncio.wait(self._inflight, timeout=RELEASE_WAIT)
+            for task in done:
+                if not task.cancelled() and task.exception() is None:
+                    self.result.outcome[self._inflight[task]] = task.result()

@@ -1,0 +1,380 @@
+"""Sub-agents: child sessions of one agent that work prompts side by side on its loop.
+
+A child has its own history, usage, prompt queue and TurnRunner; it shares the
+parent's chat backend, config, live MCP sessions (the env's one Dispatcher: no new
+processes) and trust gate with its approval callback. Children get no `subagent`
+tools (depth 1). `SubAgents` owns a parent's children: unique names, a limit on
+how many run at once, waiting, interrupting and the completion notes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ollie_nb.core._compact import Compaction
+from ollie_nb.core._config import AgentConfig
+from ollie_nb.core._events import Event, TurnResult
+from ollie_nb.core._routing import ToolRouter, TrustGate
+from ollie_nb.core._turn import TurnRunner, UsageTotals
+from ollie_nb.llm import Message
+
+if TYPE_CHECKING:
+    from ollie_nb.llm import Backend
+
+NOTE_LINES = 3  # the reply lines a completion note carries
+MAX_NAME = 40
+ChildSink = Callable[[str, Event], None]
+"""Gets every event of every child: (child name, event)."""
+
+
+class SubagentError(ValueError):
+    """A bad sub-agent request (unknown or duplicate name, over the limit, empty prompt)."""
+
+
+class ChildParent(Protocol):
+    """What a child takes from its parent (AgentCore provides it)."""
+
+    config: AgentConfig
+    session_id: str
+    router: ToolRouter
+
+    @property
+    def backend(self) -> Backend: ...
+    @property
+    def workdir(self) -> str: ...
+    @property
+    def gate(self) -> TrustGate: ...
+    def redact(self, text: str) -> str: ...
+    def system_prompt(self) -> str: ...
+    def subprocess_env(self) -> dict[str, str]: ...
+
+
+def child_router(parent: ToolRouter) -> ToolRouter:
+    """The parent's tools without the `subagent` server's: children spawn no children."""
+    routes = {k: v for k, v in parent.routes.items() if v[0] != "subagent"}
+    defs = [d for d in parent.defs if d.name in routes]
+    return ToolRouter(parent.dispatcher, routes, defs)
+
+
+class ChildSession:
+    """One sub-agent: a history and a queue of prompts worked one turn each (a TurnHost)."""
+
+    def __init__(self, name: str, parent: ChildParent, sink: ChildSink, step: str = "") -> None:
+        self.name = name
+        self.step = step  # what it works, for displays (a plan step's title)
+        self._parent = parent
+        self._sink = sink
+        self.config = parent.config
+        self.session_id = f"{parent.session_id}/{name}"
+        self.router = child_router(parent.router)
+        self.history: list[Message] = []
+        self.usage = UsageTotals()
+        self.reply = ""
+        self.state = "idle"
+        self.error = ""
+        self.interrupted = False
+        self.turns = 0
+        self.started = time.monotonic()
+        self._queue: deque[str] = deque()
+        self._task: asyncio.Task[None] | None = None
+        self._runner = TurnRunner(self)
+        self.on_idle: Callable[[ChildSession], None] = lambda child: None
+
+    # -- TurnHost --------------------------------------------------------------
+
+    @property
+    def backend(self) -> Backend:
+        return self._parent.backend
+
+    @property
+    def workdir(self) -> str:
+        return self._parent.workdir
+
+    @property
+    def gate(self) -> TrustGate:
+        return self._parent.gate
+
+    def redact(self, text: str) -> str:
+        return self._parent.redact(text)
+
+    def system_prompt(self) -> str:
+        return self._parent.system_prompt() + f"\n\nYou are sub-agent {self.name!r} of this agent."
+
+    def subprocess_env(self) -> dict[str, str]:
+        return self._parent.subprocess_env()
+
+    def take_injected(self) -> list[str]:
+        return []
+
+    def context_size(self) -> int:
+        return self.usage.last_input_tokens
+
+    async def compact_history(self) -> Compaction:
+        return Compaction(None, "a sub-agent's history is not compacted")
+
+    def emit(self, kind: str, text: str = "", **data: Any) -> None:
+        self._sink(self.name, Event(kind, text, {**data, "child": self.name}))  # type: ignore[arg-type]
+
+    # -- work ------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    def send(self, prompt: str) -> None:
+        """Queue a prompt; the child starts working its queue if it was idle."""
+        self._queue.append(prompt)
+        if not self.busy:
+            self.interrupted = False
+            self._task = asyncio.ensure_future(self._drain())
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                result = await self._turn(self._queue.popleft())
+                if result.interrupted:
+                    self._queue.clear()
+                    break
+        finally:
+            self.state = "idle"
+            self.on_idle(self)
+
+    async def _turn(self, prompt: str) -> TurnResult:
+        self.turns += 1
+        self.error = ""
+        try:
+            result = await self._runner.run(prompt, {"child": self.name})
+        except Exception as exc:  # an internal error: the runner kept it; the parent is told
+            result = TurnResult(error=f"internal error: {type(exc).__name__}")
+        self.error, self.interrupted = result.error, result.interrupted
+        if result.reply:
+            self.reply = result.reply
+        return result
+
+    def interrupt(self) -> bool:
+        """Cancel the running turn and drop the queue; True if one was running."""
+        self._queue.clear()
+        if not self.busy:
+            return False
+        self._runner.interrupting = True
+        assert self._task is not None
+        self._task.cancel()
+        return True
+
+    async def until_idle(self) -> None:
+        """Wait for the queue to be worked (or interrupted)."""
+        if self._task is not None:
+            await asyncio.gather(asyncio.shield(self._task), return_exceptions=True)
+
+    @property
+    def status(self) -> str:
+        """idle, running (its state), failed or interrupted, in one word."""
+        if self.busy:
+            return "running"
+        if self.interrupted:
+            return "interrupted"
+        return "failed" if self.error else ("done" if self.turns else "idle")
+
+
+@dataclass(frozen=True)
+class ChildInfo:
+    """One line of `subagent_list` / `%ollie subagents`."""
+
+    name: str
+    status: str
+    step: str
+    turns: int
+    reply: str
+
+
+def first_lines(text: str, count: int = NOTE_LINES, width: int = 200) -> str:
+    """The first `count` non-blank lines of a reply, each cut at `width` characters."""
+    lines = [line.strip()[:width] for line in text.splitlines() if line.strip()]
+    return " / ".join(lines[:count]) + (" ..." if len(lines) > count else "")
+
+
+class SubAgents:
+    """A parent's children: spawn, send, list, wait, interrupt; at most `limit` running at once."""
+
+    def __init__(
+        self,
+        parent: ChildParent,
+        limit: int,
+        notify: Callable[[str], None],
+        withdraw: Callable[[str], None] = lambda text: None,
+    ) -> None:
+        self._parent = parent
+        self.limit = limit
+        self._notify = notify  # queues a note to the parent
+        self._withdraw = withdraw  # takes a queued note back
+        self._sent: dict[str, str] = {}  # child -> its completion note, while queued
+        self.children: dict[str, ChildSession] = {}
+        self.listeners: list[ChildSink] = []
+        self._quiet: set[str] = set()  # children whose completion the parent is not told
+
+    def _sink(self, name: str, event: Event) -> None:
+        for listener in list(self.listeners):
+            with contextlib.suppress(Exception):  # a frontend's bug must not end a turn
+                listener(name, event)
+
+    @property
+    def running(self) -> list[ChildSession]:
+        return [c for c in self.children.values() if c.busy]
+
+    def spawn(
+        self,
+        name: str,
+        prompt: str,
+        *,
+        step: str = "",
+        notify: bool = True,
+        bypass_limit: bool = False,
+    ) -> ChildSession:
+        """Start a child on `prompt`; it runs on its own while this returns at once.
+
+        `notify=False`: the parent is not told when it ends (a plan run settles its
+        step); `bypass_limit`: the caller keeps its own count (a plan run's width).
+        """
+        name = name.strip()
+        _check_name(name)
+        _check_prompt(prompt)
+        if name in self.children:
+            raise SubagentError(f"a sub-agent named {name!r} exists already; use subagent_send")
+        if not bypass_limit:
+            self._check_room()
+        child = ChildSession(name, self._parent, self._sink, step)
+        child.on_idle = self._finished
+        if not notify:
+            self._quiet.add(name)
+        self.children[name] = child
+        child.send(prompt)
+        return child
+
+    def send(self, name: str, prompt: str) -> ChildSession:
+        """Queue another prompt to a child (it starts again if it was idle)."""
+        _check_prompt(prompt)
+        child = self.get(name)
+        if not child.busy:
+            self._check_room()
+        child.send(prompt)
+        return child
+
+    def get(self, name: str) -> ChildSession:
+        child = self.children.get(name.strip())
+        if child is None:
+            known = ", ".join(self.children) or "none yet"
+            raise SubagentError(f"no sub-agent named {name!r} (sub-agents: {known})")
+        return child
+
+    def _check_room(self) -> None:
+        if len(self.running) >= self.limit:
+            raise SubagentError(
+                f"{self.limit} sub-agents are running already (maxParallel {self.limit}); "
+                "wait for one with subagent_wait, then spawn"
+            )
+
+    def infos(self) -> list[ChildInfo]:
+        return [
+            ChildInfo(c.name, c.status, c.step, c.turns, first_lines(c.reply, 1))
+            for c in self.children.values()
+        ]
+
+    async def wait(self, names: Iterable[str], timeout: float | None) -> list[ChildSession]:
+        """Wait (at most `timeout` s) until the named children (all when none named) are idle."""
+        wanted = [self.get(n) for n in names] or list(self.children.values())
+        if not wanted:
+            raise SubagentError("there are no sub-agents to wait for; spawn one first")
+        waits = [asyncio.ensure_future(c.until_idle()) for c in wanted]
+        _, pending = await asyncio.wait(waits, timeout=timeout)
+        for task in pending:
+            task.cancel()
+        return wanted
+
+    def interrupt_all(self) -> int:
+        """Interrupt every running child; how many were running."""
+        return sum(child.interrupt() for child in list(self.children.values()))
+
+    async def aclose(self) -> None:
+        self.interrupt_all()
+        await asyncio.gather(*(c.until_idle() for c in self.children.values()))
+
+    def _finished(self, child: ChildSession) -> None:
+        if child.name in self._quiet:
+            return
+        if child.interrupted:
+            note = f"sub-agent {child.name} was interrupted"
+        elif child.error:
+            note = f"sub-agent {child.name} failed: {first_lines(child.error)}"
+        else:
+            note = f"sub-agent {child.name} finished: {first_lines(child.reply)}"
+        self._sent[child.name] = note
+        self._notify(note)
+
+    def reported(self, name: str) -> None:
+        """The parent has read this child's outcome (subagent_wait): its queued note goes."""
+        note = self._sent.pop(name, None)
+        if note is not None:
+            self._withdraw(note)
+
+
+def _check_name(name: str) -> None:
+    if not name:
+        raise SubagentError("a sub-agent needs a name (letters, digits, - or _)")
+    if len(name) > MAX_NAME or not all(ch.isalnum() or ch in "-_." for ch in name):
+        raise SubagentError(
+            f"bad sub-agent name {name[:MAX_NAME]!r}: use up to {MAX_NAME} letters, digits, - _ ."
+        )
+
+
+def _check_prompt(prompt: str) -> None:
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise SubagentError("the prompt is empty; say what the sub-agent should do")
+
+
+class SubagentTools:
+    """The `subagent_*` tools' control (tools.SubagentControl) over a parent's SubAgents."""
+
+    def __init__(self, agents: SubAgents) -> None:
+        self.agents = agents
+
+    def spawn(self, name: str, prompt: str) -> str:
+        child = self.agents.spawn(name, prompt)
+        return f"sub-agent {child.name} started; you will be told when it finishes"
+
+    def send(self, name: str, prompt: str) -> str:
+        child = self.agents.send(name, prompt)
+        return f"queued to sub-agent {child.name} ({child.queued} waiting)"
+
+    def list(self) -> str:
+        infos = self.agents.infos()
+        if not infos:
+            return "no sub-agents yet"
+        return "\n".join(
+            f"{i.name}: {i.status}, {i.turns} turn(s)"
+            + (f"; last reply: {i.reply}" if i.reply else "")
+            for i in infos
+        )
+
+    async def wait(self, names: Iterable[str], timeout: float) -> str:
+        children = await self.agents.wait(names, timeout)
+        lines = []
+        for child in children:
+            if not child.busy:
+                self.agents.reported(child.name)  # its reply is here: no second note
+            if child.busy:
+                lines.append(f"{child.name}: still {child.status} after {timeout:g} s")
+            elif child.error:
+                lines.append(f"{child.name}: failed: {first_lines(child.error)}")
+            else:
+                lines.append(f"{child.name}: {child.status}: {child.reply or '(no reply)'}")
+        return "\n\n".join(lines)

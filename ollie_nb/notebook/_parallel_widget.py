@@ -1,0 +1,214 @@
+"""`%ollie run --parallel N`'s widget: the plan graph filling in, one live tab per sub-agent.
+
+The core calls `post_run` (the run's events) and `post_child` (each child's turn
+events) on its loop thread; `tick`, on the kernel thread, renders them: each child's
+TurnView writes into its own ipywidgets Output (name, step, streaming reply, tool
+calls, status), and the graph colours each step by state, grouped by its child.
+Its text/plain is fixed, so saved notebooks do not depend on timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+from typing import TYPE_CHECKING, Any
+
+from ollie_nb.notebook._display import Notice, Table, esc
+from ollie_nb.notebook._widgets import OutputSink
+
+if TYPE_CHECKING:
+    from ollie_nb.core import Event
+    from ollie_nb.notebook._magics import OllieMagics
+    from ollie_nb.notebook._runtime import NotebookRuntime
+
+TICK = 0.1
+LEVELS = {"failed": "warning", "stopped": "error", "skipped": "warning", "note": "warning"}
+RUN_STATES = {"claimed": "in_progress", "done": "done", "failed": "failed", "open": "open"}
+
+
+class ChildPane:
+    """One child's live area: a status line over its TurnView's output."""
+
+    def __init__(self, magics: OllieMagics, name: str, step: str) -> None:
+        import ipywidgets as widgets
+
+        from ollie_nb.notebook._render import TurnView
+
+        self.name, self.step, self.state = name, step, "starting"
+        self.status = widgets.HTML()
+        self.output = widgets.Output()
+        self.widget = widgets.VBox([self.status, self.output])
+        sink = OutputSink(self.output)
+        self.view = TurnView(magics.settings(), sink.show, sink.live)
+        self.set_state("starting")
+
+    def set_state(self, state: str) -> None:
+        self.state = state
+        self.status.value = (
+            f"<b>{esc(self.name)}</b> · {esc(self.step)} · <code>{esc(state)}</code>"
+        )
+
+    def __call__(self, event: Event) -> None:
+        self.view(event)
+        if event.kind == "call":
+            self.set_state(f"running {event.data.get('tool', '')}")
+        elif event.kind == "assistant":
+            self.set_state("writing")
+        elif event.kind == "turn_end":
+            self.view.finish()
+            ended = event.data.get("interrupted") and "interrupted"
+            self.set_state(ended or ("failed" if event.data.get("error") else "idle"))
+
+
+class ParallelRunView:
+    """The live area of a parallel run (see the module docstring)."""
+
+    def __init__(self, magics: OllieMagics, runtime: NotebookRuntime, record: Any) -> None:
+        import ipywidgets as widgets
+
+        from ollie_nb.notebook._plans import PlanGraphView
+
+        self.magics, self.runtime, self.record = magics, runtime, record
+        self.status = widgets.HTML(f"<b>ollie</b> working plan {record.number} in parallel …")
+        self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="warning")
+        self.stop_button.on_click(lambda _: self.stop())
+        self.graph = PlanGraphView(record, {}, rankdir=magics.rankdir)
+        self.graph_html = widgets.HTML(self.graph.html())
+        self.tabs = widgets.Tab()
+        self.log = widgets.Output()
+        self.widget = widgets.VBox(
+            [widgets.HBox([self.status, self.stop_button]), self.graph_html, self.tabs, self.log]
+        )
+        self.panes: dict[str, ChildPane] = {}
+        self.workers: dict[str, str] = {}  # step id -> child
+        self.events: queue.Queue[tuple[str, Event]] = queue.Queue()
+        self.result: Any = None
+
+    def post_run(self, event: Event) -> None:
+        """The run's sink (the core's loop thread)."""
+        self.events.put(("", event))
+
+    def post_child(self, name: str, event: Event) -> None:
+        """The children's sink (the core's loop thread)."""
+        self.events.put((name, event))
+
+    def tick(self) -> None:
+        """Render what came (the kernel thread); a rendering bug is shown, never raised."""
+        try:
+            while True:
+                try:
+                    name, event = self.events.get_nowait()
+                except queue.Empty:
+                    break
+                self._render(name, event)
+            for pane in self.panes.values():
+                pane.view.tick()
+        except Exception as exc:
+            OutputSink(self.log).show(Notice(f"rendering failed: {exc}", "error"))
+
+    def _render(self, name: str, event: Event) -> None:
+        if name:
+            pane = self.panes.get(name)
+            if pane is not None:
+                pane(event)
+            return
+        what = event.data.get("what", "")
+        step_id, child = event.data.get("step_id", ""), event.data.get("child", "")
+        if what == "claimed" and child:
+            self._add_pane(child, step_id)
+        if step_id and what in RUN_STATES:
+            self.graph.statuses[step_id] = RUN_STATES[what]
+            self.graph.groups = dict(self.workers)
+            self.graph_html.value = self.graph.html()
+        if what not in ("claimed", "done"):
+            OutputSink(self.log).show(Notice(event.text, LEVELS.get(what, "info")))
+
+    def _add_pane(self, child: str, step_id: str) -> None:
+        index = self.record.ids.index(step_id)
+        self.workers[step_id] = child
+        pane = ChildPane(self.magics, child, f"step {index + 1}: {self.record.steps[index].title}")
+        self.panes[child] = pane
+        self.tabs.children = (*self.tabs.children, pane.widget)
+        self.tabs.set_title(len(self.tabs.children) - 1, child)
+
+    def finish(self, result: Any) -> None:
+        """The run is over: final graph, status line, the Stop button off."""
+        self.tick()
+        self.result = result
+        self.stop_button.disabled = True
+        self.stop_button.button_style = ""
+        if result is not None:
+            self.graph.statuses.update(result.outcome)
+            self.graph.groups = dict(result.workers)
+            self.graph_html.value = self.graph.html()
+            self.status.value = f"<b>ollie</b> {esc(result.summary)}"
+
+    def stop(self) -> None:
+        """The Stop button: the run and every child end."""
+        self.runtime.interrupt()
+        self.status.value = "<b>ollie</b> stopping …"
+
+    def summary(self) -> Table:
+        """The run as a deterministic table: step, title, child, status."""
+        result = self.result
+        rows = []
+        for index, step_id in enumerate(self.record.ids):
+            child = result.workers.get(step_id, "") if result else ""
+            status = result.outcome.get(step_id, "not started") if result else ""
+            rows.append((index + 1, self.record.steps[index].title[:50], child, status))
+        title = result.summary if result else f"plan {self.record.number}"
+        return Table(title, ["step", "title", "sub-agent", "status"], rows)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        if isinstance(bundle, dict):
+            bundle["text/plain"] = f"ollie: parallel run of plan {self.record.number}"
+        return bundle
+
+
+def run_parallel(m: OllieMagics, width: int, background: bool) -> Any:
+    """Start the run with the widget as its sinks; wait for it unless `background`."""
+    from IPython.display import display
+
+    runtime = m.runtime()
+    record = m.on_loop(lambda core: core.find_plan(None))
+    if record is None:
+        return Notice("there is no plan yet: ask for one first", "error")
+    view = ParallelRunView(m, runtime, record)
+    m.on_loop(lambda core: core.subagents.listeners.append(view.post_child))
+    future = runtime.submit(lambda: runtime.core.run_plan(width, on_event=view.post_run))
+    done = lambda f: runtime.call_soon(lambda: _unlisten(runtime.core, view))  # noqa: E731
+    future.add_done_callback(done)
+    if background:
+        _tick_in_background(view, future)
+        return view
+    display(view)
+    try:
+        result = runtime.pump(future, tick=view.tick)
+    except KeyboardInterrupt:
+        runtime.interrupt()
+        result = runtime.pump(future, timeout=5)
+    except (ValueError, RuntimeError) as exc:  # no plan to run in parallel, a run under way
+        view.finish(None)
+        return Notice(str(exc), "error")
+    view.finish(result)
+    return view.summary()
+
+
+def _unlisten(core: Any, view: ParallelRunView) -> None:
+    if view.post_child in core.subagents.listeners:
+        core.subagents.listeners.remove(view.post_child)
+
+
+def _tick_in_background(view: ParallelRunView, future: Any) -> None:
+    loop = asyncio.get_event_loop()
+
+    def tick() -> None:
+        view.tick()
+        if not future.done():
+            loop.call_later(TICK, tick)
+            return
+        failed = future.cancelled() or future.exception() is not None
+        view.finish(None if failed else future.result())
+
+    loop.call_later(TICK, tick)

@@ -1,0 +1,160 @@
+"""Sub-agents: child sessions spawned by the `subagent_*` tools, on the parent's loop and servers.
+
+The model is the offline backend driven by a function that answers the parent and
+each child (a child's system prompt names it); the tools run for real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core._history import INTERRUPTED_NOTE
+from ollie_nb.llm import Message, OfflineBackend, ToolCall
+
+
+def call(tool: str, **args) -> ToolCall:
+    return ToolCall(f"c-{tool}-{json.dumps(args, sort_keys=True)}", tool, json.dumps(args))
+
+
+def child_of(messages: list[Message]) -> str:
+    """The child a conversation belongs to ('' for the parent)."""
+    system = messages[0].content
+    marker = "You are sub-agent '"
+    return system.split(marker, 1)[1].split("'", 1)[0] if marker in system else ""
+
+
+def scripted(parent_calls: list[list[ToolCall]], child_delay: float = 0.0):
+    """The parent makes these calls, one batch per request, then replies 'parent done'."""
+
+    async def reply(messages, tools):
+        name = child_of(messages)
+        if name:
+            await asyncio.sleep(child_delay)
+            return f"{name} did: {messages[-1].content}"
+        step = sum(1 for m in messages if m.role == "assistant")
+        if step < len(parent_calls):
+            return Message.assistant("", tuple(parent_calls[step]))
+        return "parent done"
+
+    return reply
+
+
+def tool_results(core: AgentCore) -> list[str]:
+    return [m.content for m in core.history if m.role == "tool"]
+
+
+def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(tmp_path):
+    calls = [
+        [
+            call("subagent_spawn", name="a", prompt="count apples"),
+            call("subagent_spawn", name="b", prompt="count pears"),
+        ],
+        [call("subagent_wait", names=["a", "b"], timeout=10)],
+    ]
+    core = AgentCore(OfflineBackend(scripted(calls, 0.05)), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            result = await core.submit("fan out")
+            return result, core.queued, dict(core.subagents.children)
+
+    result, queued, children = asyncio.run(scenario())
+    assert result.reply == "parent done"
+    spawned_a, _spawned_b, waited = tool_results(core)
+    assert spawned_a == "sub-agent a started; you will be told when it finishes"
+    assert "a: done: a did: count apples" in waited
+    assert "b: done: b did: count pears" in waited
+    # subagent_wait handed the replies over, so their completion notes were taken back
+    assert not queued
+    users = [m.content for m in core.history if m.role == "user"]
+    assert users == ["fan out"]
+    # each child has its own history and usage; the parent's tools stay the parent's
+    assert [m.role for m in children["a"].history] == ["user", "assistant"]
+    assert children["a"].usage.requests == 1
+    assert all(not d.name.startswith("subagent_") for d in children["a"].router.defs)
+
+
+def test_without_a_wait_the_completion_notes_are_worked_as_turns_after_the_parents(tmp_path):
+    calls = [[call("subagent_spawn", name="a", prompt="count apples")]]
+    core = AgentCore(OfflineBackend(scripted(calls, 0.05)), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            first = await core.submit("fan out")  # ends before the child does
+            await core.subagents.wait(["a"], 5)
+            return first, await core.run_queue()
+
+    first, noted = asyncio.run(scenario())
+    assert first.reply == "parent done"
+    users = [m.content for m in core.history if m.role == "user"]
+    assert users == ["fan out", "sub-agent a finished: a did: count apples"]
+    assert noted is not None and not noted.error
+
+
+def test_bad_subagent_calls_get_clear_errors_and_the_turn_goes_on(tmp_path):
+    calls = [
+        [call("subagent_wait", names=[], timeout=1)],
+        [call("subagent_spawn", name="a", prompt="   ")],
+        [call("subagent_spawn", name="a", prompt="work")],
+        [call("subagent_spawn", name="a", prompt="again")],
+        [call("subagent_spawn", name="b", prompt="over the limit")],
+        [call("subagent_send", name="zed", prompt="hello")],
+        [call("subagent_spawn", name="bad name!", prompt="x")],
+        [call("subagent_wait", names=["a"], timeout=10)],
+    ]
+    agent = AgentConfig.from_dict({"maxParallel": 1})
+    core = AgentCore(
+        OfflineBackend(scripted(calls, 0.2)), agent=agent, workdir=tmp_path, autosave=False
+    )
+
+    async def scenario():
+        async with core:
+            return await core.submit("try everything")
+
+    result = asyncio.run(scenario())
+    assert result.reply == "parent done" and not result.error
+    results = tool_results(core)
+    assert results[0] == "error: there are no sub-agents to wait for; spawn one first"
+    assert results[1] == "error: the prompt is empty; say what the sub-agent should do"
+    assert results[2].startswith("sub-agent a started")
+    assert results[3] == "error: a sub-agent named 'a' exists already; use subagent_send"
+    assert results[4].startswith("error: 1 sub-agents are running already (maxParallel 1)")
+    assert results[5] == "error: no sub-agent named 'zed' (sub-agents: a)"
+    assert results[6].startswith("error: bad sub-agent name 'bad name!'")
+    assert results[7] == "a: done: a did: work"
+
+
+def test_interrupting_the_parent_interrupts_every_child_and_histories_stay_whole(tmp_path):
+    calls = [
+        [
+            call("subagent_spawn", name="a", prompt="slow work"),
+            call("subagent_spawn", name="b", prompt="slow work"),
+        ],
+        [call("subagent_wait", timeout=60)],
+    ]
+    core = AgentCore(OfflineBackend(scripted(calls, 30)), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            turn = asyncio.ensure_future(core.submit("fan out"))
+            while len(core.subagents.running) < 2:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            assert core.interrupt()
+            result = await asyncio.wait_for(turn, 2)
+            await asyncio.wait_for(core.subagents.wait([], 2), 3)
+            return result
+
+    result = asyncio.run(scenario())
+    assert result.interrupted
+    for child in core.subagents.children.values():
+        assert child.status == "interrupted" and not child.busy
+        assert child.history[-1].content == INTERRUPTED_NOTE
+    assert core.history[-1].role == "assistant"
+    answered = {m.tool_call_id for m in core.history if m.role == "tool"}
+    asked = {c.id for m in core.history for c in m.tool_calls}
+    assert asked == answered
+    # the parent is told of each interruption
+    assert sorted(core.queued) == ["sub-agent a was interrupted", "sub-agent b was interrupted"]
