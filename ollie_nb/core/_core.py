@@ -7,7 +7,8 @@ work itself lives in small modules: `_turn` (the loop), `_routing` (tools and
 trust), `_prompt`, `_sessions`, `_compact`, `_watch`, `_secrets`.
 """
 
-# long module: the facade, about fifty short methods that each hand one job to its module
+# long module: 415 lines, about the 400 of the rule: the facade's state, lifecycle and turns;
+# its queue, plan and session methods are in _core_queue, _core_plans and _core_sessions
 
 from __future__ import annotations
 
@@ -21,18 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._agents import resolve_agent
-from ollie_nb.core._compact import (
-    Compaction,
-    archive,
-    archive_path,
-    compact_result,
-    keep_budget,
-    summarise,
-)
-from ollie_nb.core._config import AgentConfig, ConfigError
-from ollie_nb.core._env import AgentEnv, build_agent_env, wire_plan_backend
+from ollie_nb.core._config import AgentConfig
+from ollie_nb.core._core_plans import PlanMethods
+from ollie_nb.core._core_queue import QueueMethods
+from ollie_nb.core._core_sessions import SessionMethods
+from ollie_nb.core._env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, TurnResult
-from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, TaskSteps
+from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import estimate_tokens
 from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._plans import PlanBook
@@ -40,18 +36,10 @@ from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
 from ollie_nb.core._secrets import Redactor
 from ollie_nb.core._sessions import (
-    SavedSession,
-    SessionInfo,
-    list_sessions,
-    load_session,
     new_session_id,
-    save_session,
-    session_payload,
-    sessions_dir,
 )
 from ollie_nb.core._subagents import SubAgents, SubagentTools
-from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, UsageTotals, params
-from ollie_nb.core._watch import TaskEventWatcher
+from ollie_nb.core._turn import TurnRunner, UsageTotals
 from ollie_nb.core._watching import AgentWatch
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
@@ -60,7 +48,6 @@ from ollie_nb.tools import (
     ExecuteServer,
     Server,
     SubagentServer,
-    TrustAdvice,
     subprocess_env,
 )
 
@@ -76,7 +63,7 @@ ExtraServers = Mapping[str, Server] | Callable[[AgentConfig], Mapping[str, Serve
 a function of the agent config called at every start and switch."""
 
 
-class AgentCore:
+class AgentCore(QueueMethods, PlanMethods, SessionMethods):
     """One agent: a chat backend, an env of tool servers, a history, a queue of prompts."""
 
     def __init__(
@@ -242,24 +229,7 @@ class AgentCore:
     @property
     def gate(self) -> TrustGate:
         """The trust gate for this agent's config, wired task server and approval callback."""
-        env = self.env
-
-        def builtin_of(server: str) -> str | None:
-            status = env.servers.get(server) if env else None
-            return server if status is not None and status.state == "built-in" else None
-
-        def advice(server: str, tool: str) -> Any:
-            found = env.dispatcher.get_server(server) if env else None
-            return found.tool_trust(tool) if isinstance(found, TrustAdvice) else None
-
-        return TrustGate(
-            self.config.trusted_tools,
-            self.approve,
-            builtin_of,
-            env.task_server if env else None,
-            lambda message: self.emit("error", message),
-            advice,
-        )
+        return gate_for(self.env, self.config.trusted_tools, self.approve, self.emit)
 
     @property
     def plans(self) -> list[PlanRecord]:
@@ -295,51 +265,11 @@ class AgentCore:
 
     # -- queue, inject, interrupt ---------------------------------------------
 
-    def queue(self, prompt: str) -> int:
-        """Append a prompt to the FIFO; it runs as its own turn after the current one."""
-        self._queue.append(prompt)
-        return len(self._queue)
-
-    def pop_queue(self) -> str | None:
-        """Take the next queued prompt (None when empty)."""
-        return self.watch.take(self._queue.popleft()) if self._queue else None
-
-    def note(self, text: str) -> None:
-        """A short note the agent reads at the start of its next turn."""
-        self._notes.append(text)
-
-    def _with_notes(self, prompt: str) -> str:
-        notes, self._notes = self._notes, []
-        if not notes:
-            return prompt
-        return prompt + "\n\n[task events since your last turn]\n" + "\n".join(notes)
-
-    @property
-    def queued(self) -> list[str]:
-        return list(self._queue)
-
-    def clear_queue(self) -> int:
-        count = len(self._queue)
-        self._queue.clear()
-        return count
-
-    def inject(self, prompt: str) -> None:
-        """Tell the running turn something: appended to the next tool result, else the next prompt."""
-        if self.is_running:
-            self._injected.append(prompt)
-        else:
-            self._queue.appendleft(prompt)
-
     def subprocess_env(self) -> dict[str, str]:
         """The environment hooks and execute_code get: no secrets unless the agent passes them."""
         return subprocess_env(
             secrets=backend_secrets(self._backend), passthrough=self.config.pass_env
         )
-
-    def take_injected(self) -> list[str]:
-        """The injected texts waiting for the running turn (and forget them)."""
-        taken, self._injected = self._injected, []
-        return taken
 
     def interrupt(self) -> bool:
         """Cancel the running turn and every sub-agent's (on the agent's loop); True if any ran."""
@@ -362,111 +292,6 @@ class AgentCore:
     def _withdraw_note(self, text: str) -> None:
         if text in self._queue:
             self._queue.remove(text)
-
-    # -- parallel plan runs ----------------------------------------------------
-
-    async def run_plan(
-        self,
-        parallel: int | None = None,
-        key: str | int | None = None,
-        on_event: EventSink | None = None,
-    ) -> PlanRun:
-        """Work a plan's steps in sub-agents, `parallel` at once (default maxParallel).
-
-        Every ready step is claimed and handed to a child; newly ready steps follow
-        until all are done or one fails. `interrupt()` stops it and every child.
-        """
-        if self.env is None:
-            await self.start()
-        record = self.find_plan(key)
-        if record is None:
-            raise ValueError("there is no plan yet: ask for one first")
-        if self._plan_task is not None and not self._plan_task.done():
-            raise RuntimeError("a parallel run is under way; stop it first")
-        store = self._step_store(record)
-        if record.kind == "queue":  # its children work the steps: the queue's copies go
-            kept = [p for p in self._queue if (s := read_step(p)) is None or s.kind != "queue"]
-            self._queue = deque(kept)
-        width = parallel or self.max_parallel or self.subagents.limit
-        owner = f"{self.agent_name}@{self.session_id[-4:]}"
-        sink = on_event or _ignore
-        run = ParallelRun(record, store, self.subagents, width, owner, sink, self.watch.worked.add)
-        self._plan_task = asyncio.ensure_future(run.run())
-        try:
-            result = await self._plan_task
-        finally:
-            self._plan_task = None
-        if result.failed or result.interrupted:
-            self.note(result.summary)  # the agent reads it at its next turn
-        return result
-
-    def _step_store(self, record: PlanRecord) -> StepStore:
-        env = self.env
-        assert env is not None
-        if record.kind == "queue":
-            return QueueSteps(
-                lambda: self.plan_book.queue_statuses(record), self.plan_book.mark_queue_step
-            )
-        if record.kind != "tasks" or env.task_server is None:
-            raise ValueError(
-                f"plan {record.number} is kept in the conversation only; "
-                "a parallel run needs a task server or the queue fallback"
-            )
-        server = env.task_server
-        atomic = "task_claim" in env.servers[server].tools
-        return TaskSteps(
-            record,
-            lambda tool, args: env.dispatcher.dispatch(server, tool, args),
-            lambda: self.plan_statuses(record),
-            atomic,
-        )
-
-    # -- task events (event-driven planning) ----------------------------------
-
-    @property
-    def agent_name(self) -> str:
-        """The name task assignments address this agent by."""
-        return self.name or self.config.name
-
-    @property
-    def watcher(self) -> TaskEventWatcher | None:
-        return self.watch.watcher
-
-    async def start_watching(
-        self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True
-    ) -> TaskEventWatcher:
-        """Watch the task server: ready and assigned steps are queued (and worked, with `wake`).
-
-        The ready steps of our plans are queued at once (a restart finds them again);
-        then each change signal (or poll, every `interval` s, without one) is read.
-        `on_event` gets the watch's events and the turns the agent starts itself.
-        """
-        return await self.watch.start(interval, on_event, wake)
-
-    async def stop_watching(self) -> None:
-        """Stop the watch; a turn the agent started itself is interrupted."""
-        await self.watch.stop()
-
-    async def run_until_idle(self, timeout: float | None = None) -> None:
-        """Wait until nothing is queued or running and the watch has read every event."""
-        await self.watch.until_idle(timeout)
-
-    async def catch_up(self) -> None:
-        """With a watcher on, be current: read the events (or let a read under way finish)."""
-        if self.watcher is None or not self.watcher.running:
-            return
-        await self.watcher.catch_up()
-
-    async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
-        """Work the queued prompts now (one turn each); after a maxSteps stop, continue that work.
-
-        None when there is nothing to run.
-        """
-        await self.catch_up()
-        prompt = self.pop_queue()
-        if prompt is None and self.step_limited:
-            prompt = CONTINUE_PROMPT
-        return None if prompt is None else await self.submit(prompt, on_event)
 
     # -- turns -------------------------------------------------------------
 
@@ -576,126 +401,6 @@ class AgentCore:
         await self._build_env()
         assert self.env is not None
         return self.env
-
-    # -- history -----------------------------------------------------------
-
-    def clear(self) -> None:
-        """Forget the conversation (servers, queue and usage stay); a new session id starts."""
-        self.history = []
-        self.reply = ""
-        self.session_id = new_session_id()
-        self.session_name = ""
-        self.created = time.time()
-        self.plan_book = PlanBook()
-        if self.env is not None:
-            self.env.reasoning.plans.clear()
-            self.env.reasoning.first_number = 1
-
-    async def compact(self) -> Compaction:
-        """Replace the history with the model's summary and the user's latest messages."""
-        if self.is_running:
-            raise RuntimeError("a turn is running; compact after it ends")
-        return await self.compact_history()
-
-    async def compact_history(self) -> Compaction:
-        """Compact now (also from inside a turn): pre/postCompact hooks, archive, then save.
-
-        A summary that comes back empty leaves the history as it was.
-        """
-        if not self.history:
-            return Compaction(None, "nothing to compact")
-        before = await self._runner.hooks("preCompact", {"messages": len(self.history)})
-        extra = "\n".join(self.redact(c) for c in before.context)
-        self.usage.requests += 1
-        summary = await summarise(
-            self.backend, self.system_prompt(), self.history, params(self.config), extra
-        )
-        try:
-            window = await self.backend.context_length()
-        except Exception:  # unknown: ollie's budget
-            window = None
-        done = compact_result(summary, self.history, keep_budget(window))
-        if done.history is None:
-            return done
-        archive(self.archive_path, self.history, self.redact)
-        self.history = done.history
-        self.usage.last_input_tokens = 0  # the next request's size is the new history's
-        after = await self._runner.hooks("postCompact", {"summary": summary})
-        if after.context:
-            self.history.append(Message.user("\n".join(self.redact(c) for c in after.context)))
-            self.history.append(Message.assistant("Noted."))
-        if self.autosave:
-            self.save()
-        return done
-
-    @property
-    def last_error(self) -> str:
-        """The traceback of the last internal error in a turn ('' when none)."""
-        return self._runner.last_error
-
-    @property
-    def archive_path(self) -> Path:
-        """Where compacted-away messages go: `<session id>.archive.jsonl` beside the session."""
-        return archive_path(sessions_dir() / f"{self.session_id}.json")
-
-    # -- sessions ----------------------------------------------------------
-
-    def session_data(self) -> dict[str, Any]:
-        """The session as JSON data: history, usage, plans (secrets are redacted on save)."""
-        return session_payload(self, self.plans, self._backend)
-
-    def save(self) -> Path | None:
-        """Write the session file (0600); empty sessions are not saved."""
-        if not self.history:
-            return None
-        try:
-            return save_session(self.session_data(), redact=self.redact)
-        except OSError as exc:
-            self.emit("error", f"could not save the session: {exc}")
-            return None
-
-    def restore(self, session_id: str) -> dict[str, Any]:
-        """Load a saved session's history, usage and plans into this agent."""
-        if self.is_running:
-            raise RuntimeError("a turn is running; restore after it ends")
-        data = load_session(session_id)
-        saved = SavedSession.decode(data, session_id)
-        self.history, self.usage = saved.history, saved.usage
-        self.session_id, self.session_name, self.created = data["id"], saved.name, saved.created
-        self.plan_book = PlanBook(saved.plans)
-        if self.env is not None:
-            self.env.reasoning.plans.clear()
-            self.env.reasoning.first_number = len(saved.plans) + 1
-        self.reply = saved.last_reply
-        return data
-
-    async def resume(self, session_id: str) -> str:
-        """Restore a session and the agent it used; a note when that agent cannot come back.
-
-        The agent (servers, hooks, trust) is switched to by the path the session
-        recorded; a session of the default agent, or of the current one, switches nothing.
-        """
-        data = self.restore(session_id)
-        name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
-        if name == self.config.name and path == self.config.path:
-            return ""
-        try:
-            await self.switch_agent(path or name)
-        except (ConfigError, OSError) as exc:
-            return (
-                f"this session used the agent {name!r} ({path or 'by name'}), which could not "
-                f"be loaded: {exc}; switch with %ollie agent NAME|PATH"
-            )
-        return f"agent: {self.config.name} (the agent this session used)"
-
-    def rename(self, name: str) -> None:
-        """Name the session (and save it, so the name sticks)."""
-        self.session_name = name.strip()
-        self.save()
-
-    @staticmethod
-    def sessions() -> list[SessionInfo]:
-        return list_sessions()
 
 
 def _default_backend(config: AgentConfig) -> Backend:

@@ -17,8 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ollie_nb.core._config import AgentConfig, McpServerConfig, expand_vars
+from ollie_nb.core._routing import Approver, TrustGate
 from ollie_nb.planning import TaskServerPlanBackend
-from ollie_nb.tools import Dispatcher, McpConnectError, McpServer, ReasoningServer, Server
+from ollie_nb.tools import (
+    Dispatcher,
+    McpConnectError,
+    McpServer,
+    ReasoningServer,
+    Server,
+    TrustAdvice,
+)
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -250,3 +258,29 @@ def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
         )
     env.reasoning.set_plan_backend(backend)
     env.plan_backend = env.reasoning.plan_backend
+
+
+def gate_for(
+    env: AgentEnv | None,
+    trusted: tuple[str, ...] | None,
+    approve: Approver | None,
+    emit: Callable[..., None],
+) -> TrustGate:
+    """The trust gate of an env: its built-ins, its task server, the servers' own advice."""
+
+    def builtin_of(server: str) -> str | None:
+        status = env.servers.get(server) if env else None
+        return server if status is not None and status.state == "built-in" else None
+
+    def advice(server: str, tool: str) -> Any:
+        found = env.dispatcher.get_server(server) if env else None
+        return found.tool_trust(tool) if isinstance(found, TrustAdvice) else None
+
+    return TrustGate(
+        trusted,
+        approve,
+        builtin_of,
+        env.task_server if env else None,
+        lambda message: emit("error", message),
+        advice,
+    )
