@@ -29,7 +29,7 @@ from ollie_nb.core._core_sessions import SessionMethods
 from ollie_nb.core._env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, TurnResult
 from ollie_nb.core._fanout import PlanRun
-from ollie_nb.core._history import estimate_tokens
+from ollie_nb.core._history import TokenEstimate
 from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._plans import PlanBook
 from ollie_nb.core._prompt import system_prompt
@@ -109,6 +109,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
         self._task: asyncio.Task[TurnResult] | None = None
         self._sink: EventSink = _ignore
         self._spawn_context: list[str] = []
+        self._estimate = TokenEstimate()
         self._runner = TurnRunner(self)
         self._plan_task: asyncio.Task[PlanRun] | None = None
         self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
@@ -248,7 +249,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
 
     def context_size(self) -> int:
         """Tokens the next request will send: the last reported input size, else an estimate."""
-        estimate = estimate_tokens(self.system_prompt(), self.history)
+        estimate = self._estimate(self.system_prompt(), self.history)
         return max(self.usage.last_input_tokens, estimate) if self.history else estimate
 
     async def context_length(self) -> int | None:

@@ -40,7 +40,29 @@ def _has_calls(message: Message) -> bool:
 
 def estimate_tokens(system: str, history: Sequence[Message]) -> int:
     """About how many tokens a request of this system prompt and history is (4 characters each)."""
-    chars = len(system) + sum(
-        len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in history
-    )
-    return chars // 4
+    return (len(system) + sum(_chars(m) for m in history)) // 4
+
+
+def _chars(message: Message) -> int:
+    return len(message.content) + sum(len(c.arguments) for c in message.tool_calls)
+
+
+class TokenEstimate:
+    """estimate_tokens for a history that mostly grows: only new messages are counted.
+
+    Checked before every turn, a full count would cost a pass over the whole history;
+    a history that was replaced (compaction, restore, clear) is counted again.
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._last: Message | None = None
+        self._chars = 0
+
+    def __call__(self, system: str, history: Sequence[Message]) -> int:
+        n = self._count
+        if n and (len(history) < n or history[n - 1] is not self._last):
+            n, self._chars = 0, 0
+        self._chars += sum(_chars(m) for m in history[n:])
+        self._count, self._last = len(history), history[-1] if history else None
+        return (len(system) + self._chars) // 4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -11,6 +12,11 @@ from ollie_nb.tools import is_secret_name, url_credentials
 REDACTED = "***"
 MIN_SECRET_CHARS = 8  # shorter values would redact ordinary words
 ENVIRON_TTL = 1.0  # seconds a read of the environment's secrets is reused
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_name(name: str) -> bool:
+    return is_secret_name(name)
 
 
 class Redactor:
@@ -25,11 +31,21 @@ class Redactor:
     def __init__(self, extra: Callable[[], Iterable[str | None]] = tuple) -> None:
         self._extra = extra
         self._from_environ: set[str] = set()
+        self._raw: dict[bytes, bytes] = {}
         self._read_at = -ENVIRON_TTL
 
     def refresh(self) -> None:
-        """Read the environment's secrets now (AgentCore does at the start of every turn)."""
-        found = {v for k, v in os.environ.items() if v and is_secret_name(k)}
+        """Read the environment's secrets now (AgentCore does at the start of every turn).
+
+        Unchanged since the last read (compared as os.environ's raw bytes, without
+        decoding every value), the environment is not scanned again.
+        """
+        raw = dict(getattr(os.environ, "_data", {}))
+        if raw and raw == self._raw:
+            self._read_at = time.monotonic()
+            return
+        self._raw = raw
+        found = {v for k, v in os.environ.items() if v and _secret_name(k)}
         for value in os.environ.values():
             if "://" in value:
                 found.update(url_credentials(value))
