@@ -15,13 +15,12 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._compact import Compaction
-from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._events import Event, TurnResult
 from ollie_nb.core._routing import ToolRouter, TrustGate
-from ollie_nb.core._turn import TurnRunner, UsageTotals
+from ollie_nb.core._turn import AgentSettings, TurnRunner, UsageTotals
 from ollie_nb.llm import Message
 
 if TYPE_CHECKING:
@@ -37,22 +36,8 @@ class SubagentError(ValueError):
     """A bad sub-agent request (unknown or duplicate name, over the limit, empty prompt)."""
 
 
-class ChildParent(Protocol):
-    """What a child takes from its parent (AgentCore provides it)."""
-
-    config: AgentConfig
-    session_id: str
-    router: ToolRouter
-
-    @property
-    def backend(self) -> Backend: ...
-    @property
-    def workdir(self) -> str: ...
-    @property
-    def gate(self) -> TrustGate: ...
-    def redact(self, text: str) -> str: ...
-    def system_prompt(self) -> str: ...
-    def subprocess_env(self) -> dict[str, str]: ...
+ChildParent = AgentSettings
+"""What a child takes from its parent (AgentCore provides it)."""
 
 
 def child_router(parent: ToolRouter) -> ToolRouter:

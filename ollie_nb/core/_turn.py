@@ -53,13 +53,9 @@ class UsageTotals:
         )
 
 
-class TurnHost(Protocol):
-    """What the turn loop needs of the agent (AgentCore provides it)."""
+class AgentSettings(Protocol):
+    """An agent's settings a turn runs with; a sub-agent takes them from its parent."""
 
-    history: list[Message]
-    usage: UsageTotals
-    reply: str
-    state: str
     config: AgentConfig
     session_id: str
     router: ToolRouter
@@ -71,10 +67,20 @@ class TurnHost(Protocol):
     @property
     def gate(self) -> TrustGate: ...
     def redact(self, text: str) -> str: ...
-    def emit(self, kind: str, text: str = "", **data: Any) -> None: ...
     def system_prompt(self) -> str: ...
-    def take_injected(self) -> list[str]: ...
     def subprocess_env(self) -> dict[str, str]: ...
+
+
+class TurnHost(AgentSettings, Protocol):
+    """What the turn loop needs of the agent (AgentCore provides it)."""
+
+    history: list[Message]
+    usage: UsageTotals
+    reply: str
+    state: str
+
+    def emit(self, kind: str, text: str = "", **data: Any) -> None: ...
+    def take_injected(self) -> list[str]: ...
     def context_size(self) -> int: ...
     async def compact_history(self) -> Compaction: ...
 

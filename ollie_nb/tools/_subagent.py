@@ -28,27 +28,24 @@ class SubagentControl(Protocol):
 
 _NAME = {"type": "string", "description": "The sub-agent's name, unique among yours."}
 _PROMPT = {"type": "string", "description": "What the sub-agent should do, self-contained."}
+_NAME_AND_PROMPT = {
+    "type": "object",
+    "properties": {"name": _NAME, "prompt": _PROMPT},
+    "required": ["name", "prompt"],
+}
 TOOLS = (
     ToolInfo(
         SERVER_NAME,
         "subagent_spawn",
         "Start a sub-agent on a prompt; it works in parallel and this returns at once. "
         "You are told when it finishes.",
-        {
-            "type": "object",
-            "properties": {"name": _NAME, "prompt": _PROMPT},
-            "required": ["name", "prompt"],
-        },
+        _NAME_AND_PROMPT,
     ),
     ToolInfo(
         SERVER_NAME,
         "subagent_send",
         "Queue another prompt to one of your sub-agents.",
-        {
-            "type": "object",
-            "properties": {"name": _NAME, "prompt": _PROMPT},
-            "required": ["name", "prompt"],
-        },
+        _NAME_AND_PROMPT,
     ),
     ToolInfo(
         SERVER_NAME,
