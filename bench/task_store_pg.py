@@ -1,7 +1,7 @@
 """Row 8: the task store on PostgreSQL beside SQLite: create throughput, `ready`, wake-ups.
 
 A throwaway PostgreSQL cluster is started for the row (the tests' own helper,
-tests/tasks/pg_cluster.py). Throughput: task_create through MCP on PostgreSQL and on
+tests/support/pg_cluster.py). Throughput: task_create through MCP on PostgreSQL and on
 SQLite, and a plain psycopg INSERT (one transaction each, the store's schema), side by
 side. `ready` on 10,000 tasks (1000 plans of a goal and 9 chained steps, 600 finished, 800 ready),
 loaded by one bulk insert and then ANALYZEd, as autovacuum would. Cross-process wake: a task_create through one server process
@@ -33,7 +33,7 @@ from ollie_nb.tasks import open_store
 READY_GOAL_MS = 20.0
 WAKE_GOAL_MS = 50.0
 PLANS, PLAN_STEPS, FINISHED = 1000, 9, 600
-CLUSTER_HELPER = Path(__file__).parents[1] / "tests" / "tasks" / "pg_cluster.py"
+CLUSTER_HELPER = Path(__file__).parents[1] / "tests" / "support" / "pg_cluster.py"
 
 
 def _cluster_module() -> Any:

@@ -9,18 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from absent import in_ci
 
-FIXTURES = Path(__file__).parent / "fixtures"
-for _harnesses in ("llm", "notebook"):  # llm_fake_provider, kernel_harness: shared by folders
-    if str(Path(__file__).parent / _harnesses) not in sys.path:
-        sys.path.insert(0, str(Path(__file__).parent / _harnesses))
+from tests.support.absent import in_ci
+from tests.support.agents import FIXTURES
 
 
 @pytest.fixture
 def provider() -> Iterator:
     """A fake chat provider HTTP server on 127.0.0.1 (OpenAI, Anthropic, Ollama wire formats)."""
-    from llm_fake_provider import FakeProvider
+    from tests.support.llm_fake_provider import FakeProvider
 
     server = FakeProvider()
     server.start()
@@ -32,7 +29,7 @@ def provider() -> Iterator:
 
 @pytest.fixture
 def fake_task_server(tmp_path):
-    """Factory: an mcpServers entry for tests/fixtures/fake_task_server.py with a FAULT mode."""
+    """Factory: an mcpServers entry for tests/support/fixtures/fake_task_server.py with a FAULT mode."""
 
     def make(fault: str = "none", *, timeout: float = 10.0, name: str = "tasks") -> dict:
         store = tmp_path / f"{name}-store.json"

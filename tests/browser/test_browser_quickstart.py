@@ -28,7 +28,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from absent import skip_or_fail
+
+from tests.support.absent import skip_or_fail
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():

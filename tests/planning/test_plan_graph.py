@@ -13,7 +13,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from processes import children_named
 
 from ollie_nb.planning._types import PlanStep
 from ollie_nb.planning.graph import (
@@ -29,6 +28,7 @@ from ollie_nb.planning.graph import (
     plan_svg,
     plan_view,
 )
+from tests.support.processes import children_named
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}"

@@ -13,8 +13,8 @@ import pytest
 from ollie_nb.planning import StepStatusReader, TaskServerPlanBackend
 from ollie_nb.planning._status import listing_statuses, task_status
 from ollie_nb.tools import Dispatcher, McpServer
+from tests.support.agents import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TASKS = {"t1": "done", "t2": "in_progress", "t3": "open"}
 
 

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pg_cluster import PgCluster, find_bin_dir, start_cluster
+
+from tests.support.pg_cluster import PgCluster, find_bin_dir, start_cluster
 
 BACKENDS = ("sqlite", "postgresql")
 

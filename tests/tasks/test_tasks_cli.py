@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from tasks_harness import cli
 
 from ollie_nb.tasks import TaskStore
+from tests.support.tasks_harness import cli
 
 
 @pytest.fixture

@@ -15,12 +15,13 @@ from typing import Any
 
 import anyio
 import pytest
-from tasks_harness import connect, ok
 
 from ollie_nb.tasks import open_store
+from tests.support.agents import FIXTURES
+from tests.support.tasks_harness import connect, ok
 
-WRITER = Path(__file__).with_name("tasks_writer.py")
-CLAIMER = Path(__file__).with_name("tasks_claimer.py")
+WRITER = FIXTURES / "tasks_writer.py"
+CLAIMER = FIXTURES / "tasks_claimer.py"
 
 
 @pytest.mark.anyio

@@ -17,7 +17,8 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from tasks_harness import PYTHON_M, connect, fails, ok
+
+from tests.support.tasks_harness import PYTHON_M, connect, fails, ok
 
 pytestmark = pytest.mark.anyio
 

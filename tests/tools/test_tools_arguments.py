@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
 
 from ollie_nb.tools import Dispatcher, McpServer, clean_arguments
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from tests.support.agents import FIXTURES
 
 
 def test_clean_arguments_fixes_every_string_at_any_depth():

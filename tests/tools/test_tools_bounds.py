@@ -6,8 +6,6 @@ import asyncio
 import sys
 from pathlib import Path
 
-from processes import wait_group_gone
-
 from ollie_nb.tools import (
     DEFAULT_RESULT_CAP,
     Dispatcher,
@@ -16,8 +14,8 @@ from ollie_nb.tools import (
     ToolResult,
     cap_text,
 )
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from tests.support.agents import FIXTURES
+from tests.support.processes import wait_group_gone
 
 
 class Echo:

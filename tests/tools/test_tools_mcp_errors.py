@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 from ollie_nb.tools import McpServer, ToolResult
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from tests.support.agents import FIXTURES
 
 
 def _server(timeout: float = 5.0) -> McpServer:

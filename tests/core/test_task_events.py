@@ -1,0 +1,302 @@
+"""The reactive agent: task events on ollie-tasks wake it, and it works its plan by itself.
+
+Every test runs real `ollie-tasks` server subprocesses on a real SQLite file; the
+"other client" is a second AgentCore in its own process (tests/support/fixtures/second_agent.py)
+with its own server process on the same database, so its changes reach the watching
+agent's server from outside. Waits are bounded polls, never fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import sys
+import time
+from collections.abc import Callable
+
+import pytest
+
+from ollie_nb.core import AgentCore
+from ollie_nb.llm import LLMError, OfflineBackend
+from ollie_nb.llm._offline import demo_reply, is_step_prompt
+from tests.support.agents import FIXTURES, tasks_agent
+
+PROMPT = "Ship the report\n- Collect data\n- Clean data\n- Publish"
+SECOND_AGENT = FIXTURES / "second_agent.py"
+
+
+def statuses(db) -> dict[str, str]:
+    with sqlite3.connect(db) as conn:
+        return dict(conn.execute("SELECT title, status FROM tasks"))
+
+
+def done_events(db) -> list[str]:
+    """The step ids of every `status_changed ... to done` in the server's event log, in order.
+
+    A goal that ollie-tasks closes itself with its last step (reason `children_done`)
+    is left out; `closed_goals` lists those.
+    """
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT task, payload FROM events WHERE type = 'status_changed'")
+        changes = [(task, json.loads(payload)) for task, payload in rows]
+    return [t for t, p in changes if p["to"] == "done" and p.get("reason") != "children_done"]
+
+
+def closed_goals(db) -> list[str]:
+    """The goals ollie-tasks closed because their last step was done."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT task, payload FROM events WHERE type = 'status_changed'")
+        return [t for t, p in rows if json.loads(p).get("reason") == "children_done"]
+
+
+async def second_agent(db, name: str, *calls: dict) -> list[str]:
+    """Run task_update calls as another agent, in another process with its own server."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(SECOND_AGENT),
+        str(db),
+        name,
+        json.dumps(list(calls)),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    return out.decode().splitlines()
+
+
+async def until(check: Callable[[], bool], timeout: float = 20.0) -> None:
+    """Wait (bounded) until `check()` holds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not reached within {timeout} s")
+        await asyncio.sleep(0.02)
+
+
+def updated_ids(events) -> list[str]:
+    return [
+        e.data["args"]["id"] for e in events if e.kind == "call" and e.data["tool"] == "task_update"
+    ]
+
+
+def test_watch_on_works_the_whole_plan_by_itself(tmp_path):
+    db = tmp_path / "tasks.db"
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path)
+    events: list = []
+
+    async def scenario():
+        async with core:
+            await core.submit(PROMPT)
+            watcher = await core.start_watching(on_event=events.append)
+            await core.run_until_idle(timeout=30)
+            mode = watcher.mode
+            await core.stop_watching()
+            return core.plans[-1], mode
+
+    record, mode = asyncio.run(scenario())
+    assert mode == "subscribed"
+    assert updated_ids(events) == list(record.ids)  # each step once, in plan order
+    assert done_events(db) == list(record.ids)
+    assert closed_goals(db) == [record.goal_id]
+    watch = [e.text for e in events if e.kind == "watch"]
+    assert watch[0] == f"step 1 of plan 1 is ready ({record.ids[0]}); queued"
+    assert watch[-1] == "plan 1 is finished: Ship the report (all 3 steps done)"
+
+
+def test_two_agents_in_two_processes_the_watcher_carries_on_after_the_other(tmp_path):
+    db = tmp_path / "tasks.db"
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, name="alice")
+    events: list = []
+
+    async def scenario():
+        async with core:
+            await core.submit(PROMPT)
+            ids = list(core.plans[-1].ids)
+            await second_agent(
+                db, "bob", {"id": ids[0], "status": "in_progress", "assignee": "bob"}
+            )
+            await core.start_watching(on_event=events.append)
+            assert core.queued == []  # step 1 is bob's, steps 2 and 3 wait for it
+            await second_agent(db, "bob", {"id": ids[0], "status": "done"})
+            await until(lambda: statuses(db)["Publish"] == "done")
+            await core.run_until_idle(timeout=30)
+            await core.stop_watching()
+            return ids
+
+    ids = asyncio.run(scenario())
+    assert updated_ids(events) == ids[1:]  # alice worked steps 2 and 3, no user action
+    assert done_events(db) == ids  # every step done exactly once
+    assert len(closed_goals(db)) == 1
+    watch = [e.text for e in events if e.kind == "watch"]
+    other = f"step 1 of plan 1 is done ({ids[0]}), marked by another client: Collect data"
+    assert watch[0] == other
+    starts = [e.text for e in events if e.kind == "turn_start"]
+    assert starts[0].startswith(f"Step 2 of 3 [task {ids[1]}]: Clean data")
+    assert starts[0].endswith(f"[task events since your last turn]\n{other}")  # the note
+    assert "[task events" not in starts[1]
+
+
+def test_assignment_by_another_client_queues_the_step_and_a_failed_step_is_reported(tmp_path):
+    db = tmp_path / "tasks.db"
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, name="alice")
+    events: list = []
+
+    async def scenario():
+        async with core:
+            await core.submit(PROMPT)
+            ids = list(core.plans[-1].ids)
+            await second_agent(
+                db, "bob", {"id": ids[0], "status": "in_progress", "assignee": "bob"}
+            )
+            await core.start_watching(on_event=events.append)
+            await second_agent(
+                db,
+                "bob",
+                {"id": ids[2], "status": "failed"},
+                {"id": ids[0], "status": "open", "assignee": "alice"},  # bob hands it over
+            )
+            await until(lambda: statuses(db)["Clean data"] == "done")
+            await core.run_until_idle(timeout=30)
+            await core.stop_watching()
+            return ids
+
+    ids = asyncio.run(scenario())
+    assert updated_ids(events) == ids[:2]  # the assigned step, then the one it unblocked
+    assert statuses(db)["Publish"] == "failed"
+    watch = [(e.data["what"], e.text) for e in events if e.kind == "watch"]
+    failed = f"step 3 of plan 1 is failed ({ids[2]}), marked by another client: Publish"
+    assert ("failed", failed) in watch
+    assert ("queued", f"step 1 of plan 1 is assigned to you ({ids[0]}); queued") in watch
+    starts = [e.text for e in events if e.kind == "turn_start"]
+    assert starts[0].startswith(f"Step 1 of 3 [task {ids[0]}]: Collect data")
+    assert "(assigned to you, alice; plan: Ship the report)" in starts[0]
+    assert failed in starts[0]  # told at its next turn
+    assert not any(w == "finished" for w, _ in watch)
+
+
+def test_a_new_watcher_and_a_restarted_agent_lose_nothing_and_queue_nothing_twice(tmp_path):
+    db = tmp_path / "tasks.db"
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path)
+
+    async def first_kernel():
+        async with core:
+            await core.submit(PROMPT)
+            ids = list(core.plans[-1].ids)
+            await second_agent(db, "bob", {"id": ids[0], "status": "in_progress"})
+            await core.start_watching(wake=False)
+            await second_agent(db, "bob", {"id": ids[0], "status": "done"})
+            await until(lambda: len(core.queued) == 1)
+            await core.start_watching(wake=False)  # a new watcher: the step is not queued again
+            await core.catch_up()
+            queued = list(core.queued)
+            await core.stop_watching()
+            return ids, queued, core.session_id
+
+    ids, queued, session = asyncio.run(first_kernel())
+    assert len(queued) == 1 and queued[0].startswith(f"Step 2 of 3 [task {ids[1]}]")
+
+    async def second_kernel():  # the kernel restarted: the session comes back, the queue not
+        async with AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path) as again:
+            again.restore(session)
+            events: list = []
+            await again.start_watching(on_event=events.append)
+            await again.run_until_idle(timeout=30)
+            await again.stop_watching()
+            return events
+
+    events = asyncio.run(second_kernel())
+    assert updated_ids(events) == ids[1:]
+    assert done_events(db) == ids
+    assert len(closed_goals(db)) == 1
+
+
+def test_the_approval_gate_applies_to_turns_the_agent_starts_itself(tmp_path):
+    db = tmp_path / "tasks.db"
+    asked: list[str] = []
+
+    def deny(name, args):
+        asked.append(name)
+        return False
+
+    config = tasks_agent(db, trustedTools=["task_create"])
+    core = AgentCore(OfflineBackend(), agent=config, workdir=tmp_path, approve=deny)
+
+    async def scenario():
+        async with core:
+            await core.submit(PROMPT)
+            asked.clear()
+            await core.start_watching()
+            await core.run_until_idle(timeout=30)
+            await core.stop_watching()
+
+    asyncio.run(scenario())
+    assert asked == ["task_update"]  # step 1's update was asked for, refused, and not run again
+    assert statuses(db)["Collect data"] == "open"
+
+
+def test_a_failing_turn_ends_the_watch_with_a_clear_message(tmp_path):
+    db = tmp_path / "tasks.db"
+
+    def model(messages, tools):
+        last = messages[-1]
+        if last.role == "user" and is_step_prompt(last.content):
+            raise LLMError("the provider is down")
+        return demo_reply(messages, tools)
+
+    core = AgentCore(OfflineBackend(model), agent=tasks_agent(db), workdir=tmp_path)
+    events: list = []
+
+    async def scenario():
+        async with core:
+            await core.submit(PROMPT)
+            await core.start_watching(on_event=events.append)
+            await until(lambda: core.watcher is None)
+            await core.run_until_idle(timeout=10)
+
+    asyncio.run(scenario())
+    stopped = [e.text for e in events if e.kind == "watch" and e.data["what"] == "stopped"]
+    assert stopped == [
+        "a turn the agent started itself failed: the provider is down; "
+        "the watch is off (turn it on again to go on)"
+    ]
+    assert sum(1 for e in events if e.kind == "turn_start") == 1  # no loop of failures
+
+
+def test_a_server_without_subscriptions_is_polled(tmp_path):
+    db = tmp_path / "tasks.db"
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path)
+
+    async def scenario():
+        async with core:
+            await core.submit(PROMPT)
+            ids = list(core.plans[-1].ids)
+            await core.env.dispatcher.dispatch(
+                "tasks", "task_update", {"id": ids[0], "status": "in_progress"}
+            )
+            server = core.env.dispatcher.get_server("tasks")
+            server.mode = "legacy"  # a 2025-11-25 session: no subscriptions/listen
+            await server.connect()
+            watcher = await core.start_watching(interval=0.1, wake=False)
+            await second_agent(db, "bob", {"id": ids[0], "status": "done"})
+            await until(lambda: len(core.queued) == 1)
+            mode = watcher.mode
+            await core.stop_watching()
+            return ids, mode, list(core.queued)
+
+    ids, mode, queued = asyncio.run(scenario())
+    assert mode == "polling"
+    assert queued[0].startswith(f"Step 2 of 3 [task {ids[1]}]")
+
+
+def test_watching_needs_a_task_server_with_events(tmp_path):
+    core = AgentCore(OfflineBackend(), workdir=tmp_path)
+
+    async def scenario():
+        async with core:
+            with pytest.raises(RuntimeError, match="no task server is wired"):
+                await core.start_watching()
+            assert await core.run_queue() is None
+
+    asyncio.run(scenario())

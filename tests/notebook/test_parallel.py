@@ -1,0 +1,80 @@
+"""`%ollie run --parallel`, `%ollie subagents` and `%ollie stop` in a real kernel (ollie-tasks subprocess)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.support.agents import kernel_env, tasks_agent_file
+from tests.support.kernel_harness import Kernel
+
+PLAN = "%%ollie\nShip it\n- Prepare\n- Left (after 1)\n- Middle (after 1)\n- Right (after 1)\n- Join (after 2, 3, 4)"
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    base = tmp_path_factory.mktemp("nbpar")
+    k = Kernel(str(base), kernel_env(base))
+    k.run("%load_ext ollie_nb")
+    yield k, base
+    k.shutdown()
+
+
+def test_parallel_run_shows_a_tab_per_child_and_a_deterministic_summary(kernel):
+    k, base = kernel
+    k.run(f"%ollie agent {tasks_agent_file(base)}")
+    assert k.run("%ollie subagents").text() == "sub-agents\n(no sub-agents yet)"
+    k.run(PLAN)
+    run = k.run("%ollie run --parallel 3")
+    assert run.error is None, run.error
+    texts = run.texts()
+    assert texts[0] == "ollie: parallel run of plan 1"
+    summary = texts[-1].splitlines()
+    assert summary[0] == "plan 1: 5 step(s) done by sub-agents"
+    assert summary[2].split() == ["1", "Prepare", "step1", "done"]
+    assert summary[6].split() == ["5", "Join", "step5", "done"]
+    listed = k.run("%ollie subagents").text().splitlines()
+    assert listed[0] == "sub-agents" and len(listed) == 2 + 5
+    assert listed[2].split()[:3] == ["step1", "done", "Prepare"]
+    # the widget: one tab per child, each child's turn rendered in its own Output
+    probe = (
+        "from ollie_nb.notebook._parallel_widget import ParallelRunView\n"
+        "import gc\nv = [o for o in gc.get_objects() if isinstance(o, ParallelRunView)][-1]\n"
+        "print([v.tabs.get_title(i) for i in range(len(v.tabs.children))])\n"
+        "print(sorted(p.state for p in v.panes.values()))\n"
+        "print(len(v.panes['step3'].output.outputs) > 0, 'step3' in v.graph.html())"
+    )
+    lines = k.run(probe).text().splitlines()
+    assert lines[0] == "['step1', 'step2', 'step3', 'step4', 'step5']"
+    assert lines[1] == "['idle', 'idle', 'idle', 'idle', 'idle']"
+    assert lines[2] == "True True"
+
+
+def test_stop_ends_a_background_parallel_run_and_every_child(kernel):
+    k, _ = kernel
+    slow = (
+        "import asyncio, ollie_nb\nfrom ollie_nb.llm import OfflineBackend\n"
+        "from ollie_nb.llm._offline import demo_reply, is_step_prompt\n"
+        "async def slow(messages, tools):\n"
+        "    if messages[-1].role == 'user' and is_step_prompt(messages[-1].content):\n"
+        "        await asyncio.sleep(60)\n"
+        "    return demo_reply(messages, tools)\n"
+        "ollie_nb.agent().core.set_backend(OfflineBackend(slow))"
+    )
+    assert k.run(slow).error is None
+    k.run("%%ollie\nChores\n- One (independent)\n- Two (independent)\n- Three (independent)")
+    started = k.run("w = get_ipython().run_line_magic('ollie', 'run --parallel 3 --bg')\nw")
+    assert started.text() == "ollie: parallel run of plan 2"
+    deadline = time.monotonic() + 30
+    while "running" not in k.run("%ollie subagents").text():
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert k.run("%ollie stop").text() == "ℹ stopping the running turn and every sub-agent"
+    stopped_at = time.monotonic()
+    while "interrupted" not in k.run("print(w.status.value)").text():
+        assert time.monotonic() - stopped_at < 5
+        time.sleep(0.1)
+    rows = k.run("%ollie subagents").text()
+    assert rows.count("interrupted") == 3 and "running" not in rows
+    assert k.run("%ollie stop").text() == "ℹ nothing is running"
