@@ -45,7 +45,7 @@ class PlanMethods:
         width = parallel or self.max_parallel or self.subagents.limit
         owner = f"{self.agent_name}@{self.session_id[-4:]}"
         sink = on_event or (lambda event: None)
-        run = ParallelRun(record, store, self.subagents, width, owner, sink, self.watch.worked.add)
+        run = ParallelRun(record, store, self.subagents, width, owner, sink, self.watch.claim)
         self._plan_task = asyncio.ensure_future(run.run())
         try:
             result = await self._plan_task

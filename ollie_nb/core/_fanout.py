@@ -143,14 +143,15 @@ class ParallelRun:
         width: int,
         owner: str,
         sink: EventSink,
-        on_claim: Callable[[str], Any] = lambda step_id: None,
+        on_claim: Callable[[str], bool] = lambda step_id: True,
     ) -> None:
         self.record, self.store, self.agents = record, store, agents
         self.width, self.owner, self._sink = max(1, width), owner, sink
         self.result = PlanRun(record.number, note=store.note)
         self._inflight: dict[asyncio.Task[str], str] = {}
         self._skip: set[str] = set()  # steps another agent took first
-        self._on_claim = on_claim  # e.g. the watch: it must not queue a step a child works
+        self._agent_works: set[str] = set()  # steps the parent agent works itself this round
+        self._on_claim = on_claim  # the watch: False for a step the agent works itself
 
     def emit(self, what: str, text: str, **data: Any) -> None:
         with contextlib.suppress(Exception):  # a frontend's bug must not stop the run
@@ -174,12 +175,13 @@ class ParallelRun:
     async def _round(self) -> bool:
         """Start what is ready, then wait for a child (or poll); False when the run is over."""
         statuses = await self.store.statuses()
+        self._agent_works.clear()
         if not self.result.failed:
             await self._start_ready(statuses)
         if not self._inflight:
             if self.result.failed or all(statuses.get(i) in FINISHED for i in self.record.ids):
                 return False
-            active = any(statuses.get(i) in ACTIVE for i in self.record.ids)
+            active = self._agent_works or any(statuses.get(i) in ACTIVE for i in self.record.ids)
             if not active and not self._ready(statuses):
                 return False  # nothing runs and nothing can: blocked by a failed step
             await asyncio.sleep(POLL)  # another agent works a step this plan waits for
@@ -209,6 +211,9 @@ class ParallelRun:
     async def _start(self, index: int) -> None:
         step_id = self.record.ids[index]
         name = self._child_name(index)
+        if not self._on_claim(step_id):
+            self._agent_works.add(step_id)  # looked at again next round
+            return
         # by step, not by child: a step a stopped run handed back keeps its assignee (a
         # task server may not clear one), and this agent's next run claims it again
         refused = await self.store.claim(step_id, f"{self.owner}/step{index + 1}")
@@ -226,7 +231,6 @@ class ParallelRun:
             name, prompt, step=self.record.steps[index].title, notify=False, bypass_limit=True
         )
         self.result.workers[step_id] = name
-        self._on_claim(step_id)
         self.emit("claimed", f"step {index + 1} ({step_id}) -> {name}", step_id=step_id, child=name)
         self._inflight[asyncio.ensure_future(self._work(step_id, child))] = step_id
 

@@ -36,6 +36,7 @@ class WatchHost(Protocol):
     async def plan_statuses(self, record: PlanRecord) -> dict[str, str]: ...
     def queue(self, prompt: str) -> int: ...
     def pop_queue(self) -> str | None: ...
+    def clear_queue(self) -> int: ...
     def note(self, text: str) -> None: ...
     def interrupt(self) -> bool: ...
     async def submit(self, prompt: str, on_event: EventSink | None = None) -> TurnResult: ...
@@ -50,15 +51,32 @@ class AgentWatch:
         self.waker: Waker | None = None
         self.sink: EventSink = _ignore
         self.worked: set[str] = set()  # task ids of the step prompts the agent has taken
+        self.run_steps: set[str] = set()  # task ids a parallel run's sub-agents claimed
+        self.current = ""  # the task id of the step prompt taken last
         self._updates: dict[str, Any] = {}  # call id -> args of the agent's task_update calls
         self._ending: asyncio.Future[None] | None = None
 
     def take(self, prompt: str) -> str:
         """Remember a task step as taken by the agent, so the watch never queues it again."""
         step = read_step(prompt)
-        if step is not None and step.kind == "tasks":
-            self.worked.add(step.step_id)
+        self.current = step.step_id if step is not None and step.kind == "tasks" else ""
+        if self.current:
+            self.worked.add(self.current)
         return prompt
+
+    def claim(self, step_id: str) -> bool:
+        """A parallel run would claim this step: False while the agent works it itself; else
+        the step is the run's, and the watch neither queues it nor leaves a copy queued."""
+        if self.host.is_running and step_id == self.current:
+            return False
+        self.run_steps.add(step_id)
+        queued = self.host.queued
+        kept = [p for p in queued if (s := read_step(p)) is None or s.step_id != step_id]
+        if len(kept) < len(queued):
+            self.host.clear_queue()
+            for prompt in kept:
+                self.host.queue(prompt)
+        return True
 
     async def start(
         self, interval: float, on_event: EventSink | None, wake: bool
@@ -73,7 +91,7 @@ class AgentWatch:
             plans=lambda: host.plans,
             enqueue=self._enqueue,
             queued=lambda: host.queued,
-            worked=lambda: self.worked,
+            worked=lambda: self.worked | self.run_steps,
             statuses=host.plan_statuses,
             note=host.note,
             emit=self.emit,

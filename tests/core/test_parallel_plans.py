@@ -257,3 +257,25 @@ def test_without_task_claim_steps_are_taken_with_task_update_and_the_run_says_so
     assert "claims are not atomic" in run.note
     assert events[0].data["what"] == "note" and "claims are not atomic" in events[0].text
     assert set(statuses.values()) == {"done"} and not run.failed
+
+
+def test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step(tmp_path):
+    db = tmp_path / "tasks.db"
+    backend = OfflineBackend(slow_steps(0.2))
+    core = AgentCore(backend, agent=tasks_agent(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            await core.start_watching()  # step 1 is queued and the agent starts it itself
+            run = await core.run_plan(parallel=3)
+            await core.run_until_idle(60)
+            await core.stop_watching()
+            return core.plans[-1], run
+
+    record, run = asyncio.run(scenario())
+    by_agent = [s.step_id for m in core.history if m.role == "user" if (s := read_step(m.content))]
+    by_children = list(run.workers)
+    assert sorted(by_agent + by_children) == sorted(record.ids), (by_agent, by_children)
+    assert set(run.outcome.values()) <= {"done"}
+    assert core.queued == []
