@@ -124,3 +124,28 @@ def test_compact_and_turn_error_hooks_run_with_their_payloads(tmp_path):
     )  # preCompact output reaches the summary request
     assert [m.content for m in core.history[2:4]] == ["compaction note", "Noted."]
     assert done.summary == "SUMMARY" and failed.error
+
+
+def test_a_second_compaction_keeps_one_summary_and_never_quotes_the_first_as_the_users(tmp_path):
+    summaries = iter(["FIRST SUMMARY of early work", "SECOND SUMMARY of all work"])
+
+    def reply(messages, tools):
+        if messages[-1].content.startswith(COMPACT_PROMPT):
+            return next(summaries)
+        return "ok"
+
+    core = AgentCore(OfflineBackend(reply), workdir=tmp_path, execute=False)
+
+    async def scenario():
+        async with core:
+            await core.submit("first request")
+            await core.compact()
+            await core.submit("second request")
+            await core.compact()
+
+    asyncio.run(scenario())
+    first = core.history[0].content
+    assert first.startswith(f"{SUMMARY_HEAD}\nSECOND SUMMARY of all work")
+    assert first.count(SUMMARY_HEAD) == 1 and "FIRST SUMMARY" not in first
+    kept = first.split(f"{KEPT_HEAD}\n\n", 1)[1].split("\n\n---\n\n")
+    assert kept == ["second request"]  # the user's own message since, not the old summary

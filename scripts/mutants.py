@@ -1,0 +1,156 @@
+"""Planted bugs the suite must catch: apply each mutant to a copy of the tree, run its tests.
+
+Each mutant is a small, realistic bug in one feature: a file, an exact snippet of it, the
+snippet's replacement, and the tests that cover the behaviour. For every mutant this
+script copies the tree (the files git knows, as they are in the working tree) into a
+temporary directory, replaces the snippet there, runs the covering tests with that copy
+first on PYTHONPATH, and reports the mutant as killed (a test failed) or as a survivor
+(every test passed). A snippet that no longer occurs exactly once is reported as stale:
+the list must follow the code.
+
+    python scripts/mutants.py            # the whole list (before a release)
+    python scripts/mutants.py --quick    # the CI subset
+    python scripts/mutants.py --list     # ids, files and covering tests
+    python scripts/mutants.py ID ...     # only these mutants
+
+Exit status 0 when every mutant run was killed, 1 when one survived or is stale.
+Add a row with each feature or fix: the bug you planted by hand to see your test fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 600.0  # s for one mutant's tests; a mutant that hangs them counts as killed
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One planted bug: `original` (exactly once in `file`) becomes `mutated`."""
+
+    id: str
+    file: str
+    original: str
+    mutated: str
+    tests: tuple[str, ...]
+    what: str  # what a user would see go wrong
+    quick: bool = False  # part of the CI subset (cheap tests, no kernels)
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        "compaction-quotes-old-summary",
+        "ollie_nb/core/_compact.py",
+        'if message.role != "user" or message.content.startswith(SUMMARY_HEAD):',
+        'if message.role != "user":',
+        ("tests/core/test_compaction.py::test_a_second_compaction_keeps_one_summary_and_never_quotes_the_first_as_the_users",),
+        "a second compaction quotes the first summary as one of the user's messages",
+        quick=True,
+    ),
+    Mutant(
+        "run-claims-the-step-the-agent-works",
+        "ollie_nb/core/_watching.py",
+        "if self.host.is_running and step_id == self.current:\n            return False\n",
+        "return True\n",
+        ("tests/core/test_parallel_plans.py::test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step",),
+        "with the watch on, a sub-agent works the step the agent is working itself",
+    ),
+    Mutant(
+        "run-claim-leaves-queued-copy",
+        "ollie_nb/core/_watching.py",
+        "if len(kept) < len(queued):",
+        "if False:",
+        ("tests/core/test_parallel_plans.py::test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step",),
+        "a step the run claimed stays in the agent's queue and is worked twice",
+    ),
+)
+
+
+def copy_tree(target: Path) -> None:
+    """The files git knows (tracked and untracked, not ignored), as they are now."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+
+
+def run_mutant(mutant: Mutant, tree: Path, verbose: bool) -> str:
+    """'killed', 'survived' or 'stale' (the snippet is not in the file exactly once)."""
+    path = tree / mutant.file
+    source = path.read_text(encoding="utf-8")
+    if source.count(mutant.original) != 1:
+        return "stale"
+    path.write_text(source.replace(mutant.original, mutant.mutated), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+    command += ["-o", "addopts=", *mutant.tests]
+    try:
+        done = subprocess.run(
+            command, cwd=tree, env=env, capture_output=True, text=True, timeout=TIMEOUT
+        )
+        killed = done.returncode != 0
+        output = done.stdout[-3000:] + done.stderr[-2000:]
+    except subprocess.TimeoutExpired:
+        killed, output = True, f"(the tests hung past {TIMEOUT:g} s)"
+    finally:
+        path.write_text(source, encoding="utf-8")
+    if verbose or not killed:
+        print(output)
+    return "killed" if killed else "survived"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("ids", nargs="*", help="run only these mutants")
+    parser.add_argument("--quick", action="store_true", help="only the CI subset")
+    parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show every test output")
+    args = parser.parse_args(argv)
+    unknown = set(args.ids) - {m.id for m in MUTANTS}
+    if unknown:
+        parser.error(f"no mutant named {', '.join(sorted(unknown))} (see --list)")
+    chosen = [
+        m for m in MUTANTS if (not args.ids or m.id in args.ids) and (m.quick or not args.quick)
+    ]
+    if args.list:
+        for m in chosen:
+            print(f"{m.id}{' (quick)' if m.quick else ''}: {m.file}\n  {m.what}")
+            for test in m.tests:
+                print(f"  {test}")
+        return 0
+    results: dict[str, str] = {}
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ollie-mutants-") as tmp:
+        tree = Path(tmp)
+        copy_tree(tree)
+        for m in chosen:
+            begun = time.monotonic()
+            results[m.id] = run_mutant(m, tree, args.verbose)
+            print(f"{results[m.id]:>8}  {m.id}  ({time.monotonic() - begun:.0f} s)", flush=True)
+    bad = [i for i, r in results.items() if r != "killed"]
+    print(
+        f"{len(results) - len(bad)} of {len(results)} mutants killed "
+        f"in {time.monotonic() - started:.0f} s"
+        + (f"; not killed: {', '.join(bad)}" if bad else "")
+    )
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
