@@ -52,7 +52,9 @@ MUTANTS: tuple[Mutant, ...] = (
         "ollie_nb/core/_compact.py",
         'if message.role != "user" or message.content.startswith(SUMMARY_HEAD):',
         'if message.role != "user":',
-        ("tests/core/test_compaction.py::test_a_second_compaction_keeps_one_summary_and_never_quotes_the_first_as_the_users",),
+        (
+            "tests/core/test_compaction.py::test_a_second_compaction_keeps_one_summary_and_never_quotes_the_first_as_the_users",
+        ),
         "a second compaction quotes the first summary as one of the user's messages",
         quick=True,
     ),
@@ -61,7 +63,9 @@ MUTANTS: tuple[Mutant, ...] = (
         "ollie_nb/core/_watching.py",
         "if self.host.is_running and step_id == self.current:\n            return False\n",
         "return True\n",
-        ("tests/core/test_parallel_plans.py::test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step",),
+        (
+            "tests/core/test_parallel_plans.py::test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step",
+        ),
         "with the watch on, a sub-agent works the step the agent is working itself",
     ),
     Mutant(
@@ -69,8 +73,75 @@ MUTANTS: tuple[Mutant, ...] = (
         "ollie_nb/core/_watching.py",
         "if len(kept) < len(queued):",
         "if False:",
-        ("tests/core/test_parallel_plans.py::test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step",),
+        (
+            "tests/core/test_parallel_plans.py::test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step",
+        ),
         "a step the run claimed stays in the agent's queue and is worked twice",
+    ),
+    Mutant(
+        "any-task-tool-trusted",
+        "ollie_nb/core/_routing.py",
+        'is_task = server == self.task_server and tool.startswith("task_")',
+        'is_task = tool.startswith("task_")',
+        (
+            "tests/reliability/test_trust.py::test_a_task_tool_of_a_server_that_is_not_the_task_server_asks_first",
+        ),
+        "a task_* tool of a server that is not the wired task server runs without asking",
+        quick=True,
+    ),
+    Mutant(
+        "child-gate-without-approver",
+        "ollie_nb/core/_subagents.py",
+        "        return self._parent.gate\n",
+        '        return __import__("dataclasses").replace(self._parent.gate, approve=None)\n',
+        (
+            "tests/core/test_subagents.py::test_a_childs_tool_outside_trusted_tools_asks_the_parents_approver",
+        ),
+        "a sub-agent never asks the user: a tool outside trustedTools is silently denied",
+        quick=True,
+    ),
+    Mutant(
+        "child-gate-allows-everything",
+        "ollie_nb/core/_subagents.py",
+        "        return self._parent.gate\n",
+        '        return __import__("dataclasses").replace(self._parent.gate, trusted=("*",))\n',
+        (
+            "tests/core/test_subagents.py::test_a_childs_tool_outside_trusted_tools_asks_the_parents_approver",
+        ),
+        "a sub-agent runs a tool outside trustedTools without asking",
+        quick=True,
+    ),
+    Mutant(
+        "approval-unanswered-allows",
+        "ollie_nb/notebook/_approval.py",
+        "        except asyncio.TimeoutError:\n            answer = DENY\n",
+        "        except asyncio.TimeoutError:\n            answer = ONCE\n",
+        (
+            "tests/notebook/test_approval_timeouts.py::test_a_request_the_kernel_thread_never_takes_is_denied_after_the_timeout",
+            "tests/notebook/test_approval_timeouts.py::test_a_widget_nobody_answers_is_denied_after_the_timeout",
+        ),
+        "an approval nobody answers (a widget never shown) runs the tool",
+        quick=True,
+    ),
+    Mutant(
+        "approval-widget-timeout-allows",
+        "ollie_nb/notebook/_approval.py",
+        'lambda: widget.decide(DENY, "no answer in time")',
+        'lambda: widget.decide(ONCE, "no answer in time")',
+        (
+            "tests/notebook/test_approval.py::test_a_background_approval_nobody_answers_is_denied_when_its_time_is_up",
+        ),
+        "a background approval widget nobody answers allows the call when its time is up",
+    ),
+    Mutant(
+        "typed-approval-defaults-to-yes",
+        "ollie_nb/notebook/_approval.py",
+        'answer = ONCE if choice in ("o", "once", "y", "yes") else DENY',
+        'answer = DENY if choice in ("n", "no") else ONCE',
+        (
+            "tests/notebook/test_approval.py::test_enter_or_a_stray_answer_at_the_typed_prompt_denies",
+        ),
+        "at the typed approval prompt, Enter or a stray answer allows the call",
     ),
 )
 

@@ -158,3 +158,51 @@ def test_interrupting_the_parent_interrupts_every_child_and_histories_stay_whole
     assert asked == answered
     # the parent is told of each interruption
     assert sorted(core.queued) == ["sub-agent a was interrupted", "sub-agent b was interrupted"]
+
+
+def test_a_childs_tool_outside_trusted_tools_asks_the_parents_approver(tmp_path):
+    """The user is asked about a sub-agent's call as about the parent's, and the answer holds."""
+    asked: list[tuple[str, dict]] = []
+    answers = iter([True, False])
+
+    def approve(name, args):
+        asked.append((name, args))
+        return next(answers)
+
+    def touch(name: str) -> ToolCall:
+        code = f"touch {tmp_path / name}"
+        return ToolCall(f"x-{name}", "execute_code", json.dumps({"code": code}))
+
+    async def reply(messages, tools):
+        name = child_of(messages)
+        if name and messages[-1].role == "user":
+            return Message.assistant("", (touch(name),))
+        if name:
+            return f"{name}: {messages[-1].content.splitlines()[0]}"
+        step = sum(1 for m in messages if m.role == "assistant")
+        if step == 0:
+            return Message.assistant("", (call("subagent_spawn", name="allowed", prompt="go"),))
+        if step == 1:
+            return Message.assistant("", (call("subagent_wait", names=["allowed"], timeout=20),))
+        if step == 2:
+            return Message.assistant("", (call("subagent_spawn", name="denied", prompt="go"),))
+        if step == 3:
+            return Message.assistant("", (call("subagent_wait", names=["denied"], timeout=20),))
+        return "parent done"
+
+    config = AgentConfig.from_dict({"trustedTools": ["subagent_*"]})
+    core = AgentCore(
+        OfflineBackend(reply), agent=config, workdir=tmp_path, autosave=False, approve=approve
+    )
+
+    async def scenario():
+        async with core:
+            await core.submit("fan out")
+
+    asyncio.run(scenario())
+    assert [name for name, _ in asked] == ["execute_code", "execute_code"]
+    assert asked[0][1] == {"code": f"touch {tmp_path / 'allowed'}"}
+    assert (tmp_path / "allowed").exists() and not (tmp_path / "denied").exists()
+    denied = core.subagents.children["denied"].history
+    (result, *_) = [m.content for m in denied if m.role == "tool"]
+    assert "was not approved; it did not run" in result

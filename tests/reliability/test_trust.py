@@ -69,6 +69,24 @@ def test_without_trusted_tools_only_the_plan_store_and_planning_run_unasked(tmp_
     assert not (tmp_path / "touched").exists() and not (tmp_path / "executed").exists()
 
 
+def test_a_task_tool_of_a_server_that_is_not_the_task_server_asks_first(tmp_path):
+    asked: list[str] = []
+    # "tasks" is the wired task server (it has task_create); "markers" only looks like one
+    calls = [ToolCall("m", "task_purge", json.dumps({"path": str(tmp_path / "purged")}))]
+    core = AgentCore(
+        OfflineBackend(turns=[calls, "done"]),
+        agent=tasks_and_markers(tmp_path),
+        workdir=tmp_path,
+        approve=lambda name, args: asked.append(name) or False,
+    )
+    (result,) = [e for e in run(core) if e.kind == "tool"]
+    assert asked == ["task_purge"]
+    assert result.text == (
+        "error: task_purge is not in trustedTools and was not approved; it did not run"
+    )
+    assert not (tmp_path / "purged").exists()
+
+
 def test_with_no_one_to_ask_a_tool_outside_trust_is_denied(tmp_path):
     calls = [ToolCall("e", "execute_code", json.dumps({"code": f"touch {tmp_path / 'x'}"}))]
     core = AgentCore(OfflineBackend(turns=[calls, "done"]), workdir=tmp_path)
