@@ -143,6 +143,26 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "at the typed approval prompt, Enter or a stray answer allows the call",
     ),
+    Mutant(
+        "bearer-prefix-accepted",
+        "ollie_nb/tasks/_http.py",
+        "return hmac.compare_digest(given, self._expected)",
+        "return given.startswith(self._expected)",
+        ("tests/tasks/test_tasks_mcp.py::test_the_http_guard_lets_in_exactly_the_token",),
+        "ollie-tasks --http accepts `Authorization: Bearer <token>anything-appended`",
+        quick=True,
+    ),
+    Mutant(
+        "waker-goes-on-after-stop",
+        "ollie_nb/core/_wake.py",
+        "if result.error or result.interrupted:",
+        "if result.error:",
+        (
+            "tests/core/test_task_events.py::test_after_stop_of_a_turn_the_watch_started_the_next_step_waits",
+        ),
+        "after %ollie stop of a turn the watch started, the agent starts the next step by itself",
+        quick=True,
+    ),
 )
 
 

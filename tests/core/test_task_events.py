@@ -12,8 +12,6 @@ import asyncio
 import json
 import sqlite3
 import sys
-import time
-from collections.abc import Callable
 
 import pytest
 
@@ -21,6 +19,7 @@ from ollie_nb.core import AgentCore
 from ollie_nb.llm import LLMError, OfflineBackend
 from ollie_nb.llm._offline import demo_reply, is_step_prompt
 from tests.support.agents import FIXTURES, tasks_agent
+from tests.support.waits import until
 
 PROMPT = "Ship the report\n- Collect data\n- Clean data\n- Publish"
 SECOND_AGENT = FIXTURES / "second_agent.py"
@@ -64,15 +63,6 @@ async def second_agent(db, name: str, *calls: dict) -> list[str]:
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, err.decode()[-2000:]
     return out.decode().splitlines()
-
-
-async def until(check: Callable[[], bool], timeout: float = 20.0) -> None:
-    """Wait (bounded) until `check()` holds."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not reached within {timeout} s")
-        await asyncio.sleep(0.02)
 
 
 def updated_ids(events) -> list[str]:
@@ -300,3 +290,38 @@ def test_watching_needs_a_task_server_with_events(tmp_path):
             assert await core.run_queue() is None
 
     asyncio.run(scenario())
+
+
+def test_after_stop_of_a_turn_the_watch_started_the_next_step_waits(tmp_path):
+    """`%ollie stop` of a step the agent started itself: the watch goes off, the rest waits."""
+    db = tmp_path / "tasks.db"
+
+    async def model(messages, tools):
+        last = messages[-1]
+        if last.role == "user" and is_step_prompt(last.content):
+            await asyncio.sleep(30)  # stopped long before
+        return demo_reply(messages, tools)
+
+    core = AgentCore(OfflineBackend(model), agent=tasks_agent(db), workdir=tmp_path)
+    events: list = []
+
+    async def scenario():
+        async with core:
+            await core.submit("Two chores\n- Chore 1 (independent)\n- Chore 2 (independent)")
+            await core.start_watching(on_event=events.append)
+            await until(lambda: core.is_running, what="the watch's first turn")
+            assert core.interrupt()
+            await until(lambda: core.watch.waker is None, what="the watch going off")
+            await until(lambda: not core.is_running, what="the stopped turn's end")
+            return core.plans[-1], list(core.queued)
+
+    record, queued = asyncio.run(scenario())
+    starts = [e.text.splitlines()[0] for e in events if e.kind == "turn_start"]
+    assert len(starts) == 1 and starts[0].startswith("Step 1 of 2")  # the second never started
+    assert len(queued) == 1 and queued[0].startswith(f"Step 2 of 2 [task {record.ids[1]}]")
+    assert statuses(db) == {"Two chores": "open", "Chore 1": "open", "Chore 2": "open"}
+    stopped = [e.text for e in events if e.kind == "watch" and e.data["what"] == "stopped"]
+    assert stopped == [
+        "a turn the agent started itself was interrupted; "
+        "the watch is off (turn it on again to go on)"
+    ]

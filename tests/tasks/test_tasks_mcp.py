@@ -429,7 +429,8 @@ async def test_streamable_http_requires_the_bearer_token(any_db: str | Path) -> 
     try:
         await _wait_listening(proc, port)
         async with httpx.AsyncClient() as http:
-            for headers in ({}, {"Authorization": "Bearer wrong"}):
+            wrong = ("Bearer wrong", "Bearer tok-123anything-appended", "Bearer tok-12", "tok-123")
+            for headers in ({}, *({"Authorization": w} for w in wrong)):
                 refused = await http.post(url, json={}, headers=headers)
                 assert refused.status_code == 401, refused.text
         authed = httpx2.AsyncClient(headers={"Authorization": "Bearer tok-123"})
@@ -506,3 +507,32 @@ async def test_task_list_and_read_as_json(client: Client) -> None:
     assert task["blockers"] == [{"id": goal, "status": "open", "title": "JSON goal"}]
     assert task["ready"] is False and task["parent"]["id"] == goal
     assert "format" in await fails(client, "task_read", id=step, format="xml")
+
+
+@pytest.mark.parametrize(
+    ("header", "status"),
+    [
+        (None, 401),
+        ("Bearer tok-123", 200),
+        ("Bearer tok-123anything-appended", 401),
+        ("Bearer tok-123 ", 401),
+        ("Bearer tok-12", 401),
+        ("Bearer ", 401),
+        ("tok-123", 401),
+    ],
+)
+async def test_the_http_guard_lets_in_exactly_the_token(header: str | None, status: int) -> None:
+    from ollie_nb.tasks._http import RequireBearer
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    headers = [] if header is None else [(b"authorization", header.encode())]
+    await RequireBearer(app, "tok-123")({"type": "http", "headers": headers}, None, send)
+    assert sent[0]["status"] == status

@@ -1,0 +1,16 @@
+"""Bounded waits: every wait in the tests has its own limit and says what it waited for."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+
+async def until(check: Callable[[], object], timeout: float = 20.0, what: str = "") -> None:
+    """Wait (bounded) on the running loop until `check()` holds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what or 'the condition'} not reached within {timeout} s")
+        await asyncio.sleep(0.02)
