@@ -163,6 +163,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "after %ollie stop of a turn the watch started, the agent starts the next step by itself",
         quick=True,
     ),
+    Mutant(
+        "watch-reads-one-page",
+        "ollie_nb/core/_watch.py",
+        "                if len(page) < PAGE:\n                    break\n",
+        "                break\n",
+        (
+            "tests/core/test_task_events.py::test_more_than_a_page_of_events_in_one_change_are_all_read",
+        ),
+        "more than a page of events in one change: the rest (unblocked included) sit unread",
+    ),
 )
 
 

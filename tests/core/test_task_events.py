@@ -325,3 +325,29 @@ def test_after_stop_of_a_turn_the_watch_started_the_next_step_waits(tmp_path):
         "a turn the agent started itself was interrupted; "
         "the watch is off (turn it on again to go on)"
     ]
+
+
+def test_more_than_a_page_of_events_in_one_change_are_all_read(tmp_path, monkeypatch):
+    """One change by another client brings more events than one read returns: each
+    unblocked step is queued all the same, with no later change to wake the watch."""
+    monkeypatch.setattr("ollie_nb.core._watch.PAGE", 2)  # a small page; the server's own limit
+    db = tmp_path / "tasks.db"
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, name="alice")
+    fan = "Fan out\n- Root\n- Left (after 1)\n- Middle (after 1)\n- Right (after 1)"
+
+    async def scenario():
+        async with core:
+            await core.submit(fan)
+            ids = list(core.plans[-1].ids)
+            await second_agent(db, "bob", {"id": ids[0], "status": "in_progress"})
+            watcher = await core.start_watching(wake=False)
+            assert watcher.mode == "subscribed" and core.queued == []
+            await second_agent(db, "bob", {"id": ids[0], "status": "done"})  # one change
+            await until(lambda: len(core.queued) == 3, what="the three unblocked steps queued")
+            await core.stop_watching()
+            return ids, list(core.queued)
+
+    ids, queued = asyncio.run(scenario())
+    assert [q.split("]")[0] for q in queued] == [
+        f"Step {n} of 4 [task {ids[n - 1]}" for n in (2, 3, 4)
+    ]
