@@ -173,6 +173,17 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "more than a page of events in one change: the rest (unblocked included) sit unread",
     ),
+    Mutant(
+        "session-id-checked-at-its-start-only",
+        "ollie_nb/core/_sessions.py",
+        "_SESSION_ID.fullmatch(session_id) is not None",
+        "_SESSION_ID.match(session_id) is not None",
+        (
+            "tests/reliability/test_session_files.py::test_a_session_file_whose_id_points_outside_is_refused_on_load",
+        ),
+        "a session file whose id is `x/../../victim` loads, and every later save of it fails",
+        quick=True,
+    ),
 )
 
 

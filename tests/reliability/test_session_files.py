@@ -17,7 +17,9 @@ def data(session_id: str) -> dict:
     return {"id": session_id, "name": "", "history": [{"role": "user", "content": "hi"}]}
 
 
-@pytest.mark.parametrize("bad", ["../../victim/config", "/etc/passwd", "a/b", ".hidden", "*", ""])
+@pytest.mark.parametrize(
+    "bad", ["../../victim/config", "/etc/passwd", "a/b", "x/../../victim", ".hidden", "*", ""]
+)
 def test_an_id_that_leaves_the_dir_is_refused_on_save(tmp_path: Path, bad: str):
     sessions = tmp_path / "sessions"
     with pytest.raises(SessionError, match="invalid session id"):
@@ -26,12 +28,13 @@ def test_an_id_that_leaves_the_dir_is_refused_on_save(tmp_path: Path, bad: str):
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == []
 
 
-def test_a_session_file_whose_id_points_outside_is_refused_on_load(tmp_path: Path):
+@pytest.mark.parametrize("bad", ["../../victim/config", "x/../../victim", "ok-id/../x", "a b"])
+def test_a_session_file_whose_id_points_outside_is_refused_on_load(tmp_path: Path, bad: str):
     sessions = tmp_path / "sessions"
     save_session(data("20261201-000000-abcd"), sessions)
     file = sessions / "20261201-000000-abcd.json"
     content = json.loads(file.read_text())
-    content["id"] = "../../victim/config"
+    content["id"] = bad  # a valid first character does not make the id valid
     file.write_text(json.dumps(content))
     with pytest.raises(SessionError, match="invalid session id"):
         load_session("20261201-000000-abcd", sessions)
