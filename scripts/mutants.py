@@ -184,6 +184,26 @@ MUTANTS: tuple[Mutant, ...] = (
         "a session file whose id is `x/../../victim` loads, and every later save of it fails",
         quick=True,
     ),
+    Mutant(
+        "parallel-without-n-is-sequential",
+        "ollie_nb/notebook/_commands_plans.py",
+        'parser.add_argument("--parallel", nargs="?", type=int, const=0, default=None, metavar="N")',
+        'parser.add_argument("--parallel", nargs="?", type=int, const=None, default=None, metavar="N")',
+        (
+            "tests/notebook/test_parallel.py::test_parallel_without_n_runs_the_agents_max_parallel_at_once",
+        ),
+        "%ollie run --parallel without N works the queue one step at a time",
+    ),
+    Mutant(
+        "parallel-width-ignores-max-parallel",
+        "ollie_nb/core/_core_plans.py",
+        "width = parallel or self.max_parallel or self.subagents.limit",
+        "width = parallel or self.max_parallel or 4",
+        (
+            "tests/notebook/test_parallel.py::test_parallel_without_n_runs_the_agents_max_parallel_at_once",
+        ),
+        "%ollie run --parallel without N runs four at once, not the agent's maxParallel",
+    ),
 )
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import sys
 import time
 
 import pytest
@@ -78,3 +81,53 @@ def test_stop_ends_a_background_parallel_run_and_every_child(kernel):
     rows = k.run("%ollie subagents").text()
     assert rows.count("interrupted") == 3 and "running" not in rows
     assert k.run("%ollie stop").text() == "ℹ nothing is running"
+
+
+PAIRS = """
+import asyncio, ollie_nb
+from ollie_nb.llm import OfflineBackend
+from ollie_nb.llm._offline import demo_reply, is_step_prompt
+started = []
+
+async def in_pairs(messages, tools):
+    # a step's first request waits (bounded) for its partner: steps run two by two
+    last = messages[-1]
+    if last.role == 'user' and is_step_prompt(last.content):
+        started.append(last.content)
+        want = min(len(started) + len(started) % 2, 4)
+        for _ in range(1000):
+            if len(started) >= want:
+                break
+            await asyncio.sleep(0.02)
+        else:
+            raise RuntimeError('no partner step started')
+    return demo_reply(messages, tools)
+
+ollie_nb.agent().core.set_backend(OfflineBackend(in_pairs))
+"""
+
+
+def test_parallel_without_n_runs_the_agents_max_parallel_at_once(kernel):
+    """`%ollie run --parallel` with no N: the agent file's maxParallel (2), not one at a time."""
+    k, base = kernel
+    db = base / "pairs.db"
+    server = {"command": sys.executable, "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db)]}
+    agent = base / "two-at-once.json"
+    agent.write_text(json.dumps({"maxParallel": 2, "mcpServers": {"tasks": server}}))
+    assert k.run(f"%ollie agent {agent}").error is None
+    assert k.run(PAIRS).error is None
+    k.run("%%ollie\nFour chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 5)))
+    run = k.run("%ollie run --parallel", timeout=120)
+    assert run.error is None, run.error
+    assert run.texts()[0].startswith("ollie: parallel run of plan ")
+    assert run.texts()[-1].splitlines()[0].endswith(": 4 step(s) done by sub-agents")
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT type, task, payload FROM events ORDER BY seq").fetchall()
+    working, most = set(), 0  # steps claimed and not done yet, by the server's event order
+    for kind, task, payload in rows:
+        if kind == "claimed":
+            working.add(task)
+            most = max(most, len(working))
+        elif kind == "status_changed" and json.loads(payload)["to"] == "done":
+            working.discard(task)
+    assert most == 2
