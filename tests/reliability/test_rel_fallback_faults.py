@@ -17,7 +17,7 @@ from kernel_harness import Kernel
 from test_agent_core import assert_consistent
 from test_nb_frontend import kernel_env
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, ToolFinished
 from ollie_nb.llm import OfflineBackend, ToolCall
 from ollie_nb.planning import PlanResult
 
@@ -62,7 +62,7 @@ def plan_twice(tmp_path, first, plan_timeout: float = 2.0, between=None):
                 events: list = []
                 started = time.perf_counter()
                 result = await core.submit("plan", events.append)
-                (text,) = [e.text for e in events if e.kind == "tool"]
+                (text,) = [e.result for e in events if isinstance(e, ToolFinished)]
                 out.append((text, result, time.perf_counter() - started))
                 if between is not None:
                     between()
@@ -165,7 +165,7 @@ def test_hanging_async_fallback_is_cancelled(tmp_path):
         async with core:
             events: list = []
             await core.submit("plan", events.append)
-            return [e.text for e in events if e.kind == "tool"]
+            return [e.result for e in events if isinstance(e, ToolFinished)]
 
     (text,) = asyncio.run(scenario())
     assert text.endswith(

@@ -12,7 +12,7 @@ import pytest
 from task_db import count_tasks, kill, server_pids, snapshot, task_server, the_server_pid
 from test_agent_core import assert_consistent
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, ToolFinished
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 
 SMALL = [
@@ -55,7 +55,7 @@ class PlanningModel:
 
 
 def tool_results(events) -> list[str]:
-    return [e.text for e in events if e.kind == "tool"]
+    return [e.result for e in events if isinstance(e, ToolFinished)]
 
 
 def assert_small_plan_persisted(db, record) -> None:
