@@ -241,9 +241,10 @@ def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
     ]
     if task_server is not None:
         has_delete = "task_delete" in env.servers[task_server].tools
-        backend: Any = TaskServerPlanBackend(env.dispatcher, task_server, can_delete=has_delete)
+        reader = TaskServerPlanBackend(env.dispatcher, task_server, can_delete=has_delete)
+        backend: Any = reader
         env.task_server = task_server
-        env.status_reader = backend
+        env.status_reader = reader
         env.plan_backend_reason = f"MCP server '{task_server}' exposes task_create"
     elif fallback is not None:
         backend = fallback
