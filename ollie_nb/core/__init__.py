@@ -19,7 +19,24 @@ from ollie_nb.core._config import (
 )
 from ollie_nb.core._core import AgentCore
 from ollie_nb.core._env import AgentEnv, ServerStatus, build_agent_env
-from ollie_nb.core._events import Event, EventSink, TurnResult
+from ollie_nb.core._events import (
+    Event,
+    EventSink,
+    Notice,
+    NoticeLevel,
+    PlanMade,
+    ReasoningDelta,
+    Retrying,
+    TextDelta,
+    ToolCalled,
+    ToolFinished,
+    TurnEnded,
+    TurnResult,
+    TurnStarted,
+    UsageReported,
+    WatchNotice,
+    WatchWhat,
+)
 from ollie_nb.core._routing import Approver
 from ollie_nb.core._sessions import SessionError, SessionInfo, list_sessions, sessions_dir
 from ollie_nb.core._turn import CONTINUE_PROMPT, UsageTotals
@@ -34,12 +51,25 @@ __all__ = [
     "Event",
     "EventSink",
     "McpServerConfig",
+    "Notice",
+    "NoticeLevel",
+    "PlanMade",
+    "ReasoningDelta",
+    "Retrying",
     "ServerStatus",
     "SessionError",
     "SessionInfo",
+    "TextDelta",
+    "ToolCalled",
+    "ToolFinished",
+    "TurnEnded",
     "TurnResult",
+    "TurnStarted",
     "UntrustedAgentError",
+    "UsageReported",
     "UsageTotals",
+    "WatchNotice",
+    "WatchWhat",
     "agent_dirs",
     "build_agent_env",
     "expand_vars",

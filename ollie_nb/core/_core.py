@@ -27,7 +27,7 @@ from ollie_nb.core._core_plans import PlanMethods
 from ollie_nb.core._core_queue import QueueMethods
 from ollie_nb.core._core_sessions import SessionMethods
 from ollie_nb.core._env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
-from ollie_nb.core._events import Event, EventSink, TurnResult
+from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import TokenEstimate
 from ollie_nb.core._hooks import spawn_hooks
@@ -287,7 +287,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
     def _child_note(self, text: str) -> None:
         """A sub-agent finished: the note is queued to this agent (worked now with a watch)."""
         self.queue(text)
-        self.emit("info", text)
+        self.emit(Notice(text))
         self.watch.kick()
 
     def _withdraw_note(self, text: str) -> None:
@@ -320,27 +320,28 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
             self.watch.kick()  # work queued while this turn ran
 
     async def _run_prompts(self, prompt: str) -> TurnResult:
-        result = await self._runner.run(self._with_notes(self.watch.take(prompt)), {})
+        first = TurnStarted(self._with_notes(self.watch.take(prompt)))
+        result = await self._runner.run(first)
         done = 0
         while not result.interrupted and (self._queue or await self._steps_became_ready()):
             if result.error and self.watch.waker is not None:
                 break  # the watch reports the failure and ends; the queue stays
             done += 1
             nxt = self.watch.take(self._queue.popleft())
-            meta = {"queued": True, "step": done, "total": done + len(self._queue)}
-            result = await self._run_step_prompt(nxt, meta)
+            result = await self._run_step_prompt(nxt, done, done + len(self._queue))
         self.step_limited = result.step_limit
         if self.autosave:
             self.save()
         return result
 
-    async def _run_step_prompt(self, prompt: str, meta: dict[str, Any]) -> TurnResult:
+    async def _run_step_prompt(self, prompt: str, position: int, total: int) -> TurnResult:
         """A queued prompt as a turn; a queue plan's step is marked as it goes."""
         step = read_step(prompt)
         if step is not None and step.kind == "queue":
             self.plan_book.mark_queue_step(step.step_id, "in_progress")
-        qid = step.step_id if step else ""
-        result = await self._runner.run(self._with_notes(prompt), {**meta, "qid": qid})
+        step_id = step.step_id if step else ""
+        start = TurnStarted(self._with_notes(prompt), True, position, total, step_id)
+        result = await self._runner.run(start)
         if step is not None and step.kind == "queue":
             state = "todo" if result.interrupted else "failed" if result.error else "done"
             self.plan_book.mark_queue_step(step.step_id, state)
@@ -351,17 +352,18 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
         await self.catch_up()
         return bool(self._queue)
 
-    def emit(self, kind: str, text: str = "", **data: Any) -> None:
+    def emit(self, event: Event) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""
-        self.watch.observe(kind, data)
+        self.watch.observe(event)
         try:
-            self._sink(Event(kind, text, data))  # type: ignore[arg-type]
+            self._sink(event)
         except Exception:
-            log.exception("event sink failed on %s", kind)
+            log.exception("event sink failed on %s", type(event).__name__)
 
     def _on_plan(self, record: PlanRecord) -> None:
         self.plan_book.added(record)
-        self.emit("plan", record.status, record=record)
+        # the record's warning is the model's status line; the user's notice drops its label
+        self.emit(PlanMade(record, record.warning.removeprefix("warning: ")))
 
     def find_plan(self, key: str | int | None = None) -> PlanRecord | None:
         """The latest plan, or the one with this number, goal id or step id."""

@@ -16,6 +16,7 @@ from ollie_nb.core._compact import (
     summarise,
 )
 from ollie_nb.core._config import ConfigError
+from ollie_nb.core._events import Notice
 from ollie_nb.core._plans import PlanBook
 from ollie_nb.core._sessions import (
     SavedSession,
@@ -110,7 +111,7 @@ class SessionMethods:
         try:
             return save_session(self.session_data(), redact=self.redact)
         except OSError as exc:
-            self.emit("error", f"could not save the session: {exc}")
+            self.emit(Notice(f"could not save the session: {exc}", "error"))
             return None
 
     def restore(self, session_id: str) -> dict[str, Any]:

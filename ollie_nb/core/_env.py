@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ollie_nb.core._config import AgentConfig, McpServerConfig, expand_vars
+from ollie_nb.core._events import Event, Notice
 from ollie_nb.core._routing import Approver, TrustGate
-from ollie_nb.planning import TaskServerPlanBackend
+from ollie_nb.planning import AdaptedPlanBackend, StepStatusReader, TaskServerPlanBackend
 from ollie_nb.tools import (
     Dispatcher,
     McpConnectError,
@@ -53,10 +54,10 @@ class AgentEnv:
     workdir: str
     servers: dict[str, ServerStatus] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
-    plan_backend: Any = None
+    plan_backend: AdaptedPlanBackend | None = None
     plan_backend_reason: str = ""
     task_server: str | None = None
-    status_reader: Any = None  # reads step statuses of task-server plans (a StepStatusReader)
+    status_reader: StepStatusReader | None = None  # reads the steps of task-server plans
 
     async def aclose(self) -> None:
         """Close every server of this env (MCP sessions end, subprocesses exit)."""
@@ -240,9 +241,10 @@ def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
     ]
     if task_server is not None:
         has_delete = "task_delete" in env.servers[task_server].tools
-        backend: Any = TaskServerPlanBackend(env.dispatcher, task_server, can_delete=has_delete)
+        reader = TaskServerPlanBackend(env.dispatcher, task_server, can_delete=has_delete)
+        backend: Any = reader
         env.task_server = task_server
-        env.status_reader = backend
+        env.status_reader = reader
         env.plan_backend_reason = f"MCP server '{task_server}' exposes task_create"
     elif fallback is not None:
         backend = fallback
@@ -264,7 +266,7 @@ def gate_for(
     env: AgentEnv | None,
     trusted: tuple[str, ...] | None,
     approve: Approver | None,
-    emit: Callable[..., None],
+    emit: Callable[[Event], None],
 ) -> TrustGate:
     """The trust gate of an env: its built-ins, its task server, the servers' own advice."""
 
@@ -281,6 +283,6 @@ def gate_for(
         approve,
         builtin_of,
         env.task_server if env else None,
-        lambda message: emit("error", message),
+        lambda message: emit(Notice(message, "error")),
         advice,
     )

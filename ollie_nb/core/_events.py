@@ -1,34 +1,176 @@
-"""Events the agent core emits while it works; frontends render them, scripts may log them."""
+"""Events the agent core emits while it works; frontends render them, scripts may log them.
+
+One frozen dataclass per kind, joined in the `Event` union: a frontend dispatches on
+the type (`match event: case ToolCalled(): ...`), never on a kind string or a text.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from enum import Enum
+from typing import Any, Literal, TypeAlias
 
-EventKind = Literal[
-    "turn_start",  # data: prompt, queued (bool), step/total when draining a queue
-    "assistant",  # text: the next piece of the reply
-    "call",  # data: id, tool, server, args (dict or raw text)
-    "tool",  # text: result; data: id, tool, server, is_error, seconds
-    "plan",  # data: record (PlanRecord)
-    "usage",  # data: input_tokens, output_tokens (this response), totals
-    "retry",  # text: reason; data: attempt, delay
-    "info",  # text: a notice for the user
-    "error",  # text: one readable line
-    "turn_end",  # text: the reply; data: interrupted, stop_reason, steps
-    "watch",  # text: one line; data: what (queued, done, failed, cancelled, finished, stopped)
-]
+from ollie_nb.planning import PlanRecord
+
+NoticeLevel = Literal["info", "warning", "error"]
+"""How a notice is shown: a muted line, a warning or an error."""
 
 
 @dataclass(frozen=True)
-class Event:
-    """One thing that happened in a turn."""
+class TurnStarted:
+    """A turn began on a prompt; a queued one says where it stands in the drained queue."""
 
-    kind: EventKind
-    text: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
+    prompt: str
+    queued: bool = False
+    position: int = 0  # 1-based place of a queued prompt while the queue is drained; 0 if not
+    total: int = 0  # prompts worked in this drain, this one and those still queued
+    step_id: str = ""  # the plan step a queued step prompt works
 
+
+@dataclass(frozen=True)
+class TextDelta:
+    """The next piece of the reply text, as the model streams it."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """The next piece of the model's reasoning text, for models that stream it apart."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCalled:
+    """The model called a tool, with its arguments as decoded JSON (their raw text if not JSON)."""
+
+    id: str
+    tool: str
+    server: str
+    args: Any
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A tool call answered: its (redacted) result, whether it failed, how long it took."""
+
+    id: str
+    tool: str
+    server: str
+    result: str
+    is_error: bool = False
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class PlanMade:
+    """`reasoning_plan` handled a plan; `warning` is the user's line when it lives in context only."""
+
+    record: PlanRecord
+    warning: str = ""
+
+
+@dataclass(frozen=True)
+class UsageReported:
+    """Tokens of the latest model response, and the session's totals so far."""
+
+    input_tokens: int
+    output_tokens: int
+    total_input: int
+    total_output: int
+    requests: int
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """The model request failed in a way worth retrying; the next try is in `delay` seconds."""
+
+    reason: str
+    attempt: int = 1
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One line for the user: a note, a warning or an error."""
+
+    text: str
+    level: NoticeLevel = "info"
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    """A turn is over: its reply, and whether it was interrupted, failed, blocked or cut short."""
+
+    reply: str = ""
+    interrupted: bool = False
+    error: str = ""
+    blocked: str = ""  # why a userPromptSubmit hook refused the prompt
+    steps: int = 0
+    step_limit: bool = False
+
+    @classmethod
+    def of(cls, result: TurnResult) -> TurnEnded:
+        """The event that announces `result`."""
+        return cls(
+            reply=result.reply,
+            interrupted=result.interrupted,
+            error=result.error,
+            blocked=result.blocked,
+            steps=result.steps,
+            step_limit=result.step_limit,
+        )
+
+
+class WatchWhat(str, Enum):
+    """What a watch or parallel-run notice is about."""
+
+    QUEUED = "queued"  # a ready or assigned step was queued for the agent
+    CLAIMED = "claimed"  # a parallel run handed a step to a sub-agent
+    SKIPPED = "skipped"  # another agent claimed the step first
+    REOPENED = "open"  # a stopped child's step was handed back
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    FINISHED = "finished"  # every step of the plan is finished (or the run is over)
+    STOPPED = "stopped"  # the watch or the run stopped
+    NOTE = "note"  # said once at a run's start (e.g. that claims are not atomic)
+
+    @classmethod
+    def of_status(cls, status: str) -> WatchWhat:
+        """A step's settled status as a notice kind; any word it does not know is a failure."""
+        found = {m.value: m for m in (cls.DONE, cls.CANCELLED, cls.FAILED, cls.REOPENED)}
+        return found.get(status, cls.FAILED)
+
+
+@dataclass(frozen=True)
+class WatchNotice:
+    """One line of the watch or of a parallel run, with the plan and step it is about."""
+
+    text: str
+    what: WatchWhat
+    record: PlanRecord | None = None
+    step_id: str = ""
+    child: str = ""  # the sub-agent working the step (parallel runs)
+    statuses: Mapping[str, str] = field(default_factory=dict)  # each step's status, when finished
+
+
+Event: TypeAlias = (
+    TurnStarted
+    | TextDelta
+    | ReasoningDelta
+    | ToolCalled
+    | ToolFinished
+    | PlanMade
+    | UsageReported
+    | Retrying
+    | Notice
+    | TurnEnded
+    | WatchNotice
+)
+"""Anything the core emits."""
 
 EventSink = Callable[[Event], None]
 

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ollie_nb.core._events import Event, EventSink
+from ollie_nb.core._events import EventSink, WatchNotice, WatchWhat
 from ollie_nb.core._subagents import ChildSession, SubAgents, first_lines
 from ollie_nb.planning import PlanRecord, step_prompt
 from ollie_nb.tools import ToolResult
@@ -153,23 +153,25 @@ class ParallelRun:
         self._agent_works: set[str] = set()  # steps the parent agent works itself this round
         self._on_claim = on_claim  # the watch: False for a step the agent works itself
 
-    def emit(self, what: str, text: str, **data: Any) -> None:
+    def emit(self, what: WatchWhat, text: str, step_id: str = "", child: str = "") -> None:
+        statuses = dict(self.result.outcome) if what is WatchWhat.FINISHED else {}
+        notice = WatchNotice(text, what, self.record, step_id, child, statuses)
         with contextlib.suppress(Exception):  # a frontend's bug must not stop the run
-            self._sink(Event("watch", text, {"what": what, "record": self.record, **data}))
+            self._sink(notice)
 
     async def run(self) -> PlanRun:
         """Work the plan until every step is finished, one failed, or nothing can start."""
         if self.store.note:
-            self.emit("note", self.store.note)
+            self.emit(WatchWhat.NOTE, self.store.note)
         try:
             while await self._round():
                 pass
         except asyncio.CancelledError:
             await self._release()
             self.result.interrupted = True
-            self.emit("stopped", f"parallel run of plan {self.record.number} stopped")
+            self.emit(WatchWhat.STOPPED, f"parallel run of plan {self.record.number} stopped")
             return self.result
-        self.emit("finished", self.result.summary, statuses=dict(self.result.outcome))
+        self.emit(WatchWhat.FINISHED, self.result.summary)
         return self.result
 
     async def _round(self) -> bool:
@@ -219,9 +221,8 @@ class ParallelRun:
         refused = await self.store.claim(step_id, f"{self.owner}/step{index + 1}")
         if refused:
             self._skip.add(step_id)
-            self.emit(
-                "skipped", f"step {index + 1} ({step_id}) not claimed: {refused}", step_id=step_id
-            )
+            text = f"step {index + 1} ({step_id}) not claimed: {refused}"
+            self.emit(WatchWhat.SKIPPED, text, step_id)
             return
         kind = "tasks" if self.record.kind == "tasks" else "queue"
         prompt = step_prompt(
@@ -231,7 +232,7 @@ class ParallelRun:
             name, prompt, step=self.record.steps[index].title, notify=False, bypass_limit=True
         )
         self.result.workers[step_id] = name
-        self.emit("claimed", f"step {index + 1} ({step_id}) -> {name}", step_id=step_id, child=name)
+        self.emit(WatchWhat.CLAIMED, f"step {index + 1} ({step_id}) -> {name}", step_id, name)
         self._inflight[asyncio.ensure_future(self._work(step_id, child))] = step_id
 
     def _child_name(self, index: int) -> str:
@@ -252,9 +253,8 @@ class ParallelRun:
         name = self.result.workers[step_id]
         if status not in FINISHED:
             self.result.failed.append(step_id)
-        self.emit(
-            status, f"step {index + 1} ({step_id}) {status} by {name}", step_id=step_id, child=name
-        )
+        text = f"step {index + 1} ({step_id}) {status} by {name}"
+        self.emit(WatchWhat.of_status(status), text, step_id, name)
 
     async def _release(self) -> None:
         """Interrupt the run's children and let them hand their steps back (bounded)."""

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ollie_nb.core._events import WatchNotice, WatchWhat
 from ollie_nb.planning import PlanRecord, read_step, step_prompt
 
 READY_NOTE = "(ready now: every step it waits for is done; plan: {goal})"
@@ -31,7 +32,7 @@ class WatchHooks:
     worked: Callable[[], Collection[str]]  # step ids this agent has taken (worked or working)
     statuses: Callable[[PlanRecord], Awaitable[dict[str, str]]]
     note: Callable[[str], None]  # told to the agent at its next turn
-    emit: Callable[..., None]  # emit(what, text, **data): shown by the frontend
+    emit: Callable[[WatchNotice], None]  # shown by the frontend
 
 
 def step_of(plans: Sequence[PlanRecord], task_id: str) -> tuple[PlanRecord, int] | None:
@@ -149,7 +150,7 @@ class Reactions:
         self.hooks.enqueue(step_prompt(record.steps, index, record.ids, kind="tasks", note=text))
         why = "assigned to you" if note is ASSIGNED_NOTE else "ready"
         line = f"step {index + 1} of plan {record.number} is {why} ({record.ids[index]}); queued"
-        self.hooks.emit("queued", line, record=record, step_id=record.ids[index])
+        self.hooks.emit(WatchNotice(line, WatchWhat.QUEUED, record, record.ids[index]))
         return line
 
     def _closed(self, record: PlanRecord, index: int, status: str) -> str:
@@ -159,7 +160,8 @@ class Reactions:
             f"marked by another client: {title}"
         )
         self.hooks.note(line)
-        self.hooks.emit(status, line, record=record, step_id=record.ids[index])
+        what = WatchWhat.of_status(status)
+        self.hooks.emit(WatchNotice(line, what, record, record.ids[index]))
         return line
 
     def _maybe_finished(self, record: PlanRecord, statuses: dict[str, str]) -> list[str]:
@@ -169,5 +171,5 @@ class Reactions:
             return []
         self._finished.add(record.number)
         line = f"plan {record.number} is finished: {record.goal} (all {len(record.ids)} steps done)"
-        self.hooks.emit("finished", line, record=record, statuses=statuses)
+        self.hooks.emit(WatchNotice(line, WatchWhat.FINISHED, record, statuses=statuses))
         return [line]

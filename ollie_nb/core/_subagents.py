@@ -15,10 +15,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ollie_nb.core._compact import Compaction
-from ollie_nb.core._events import Event, TurnResult
+from ollie_nb.core._events import Event, TurnResult, TurnStarted
 from ollie_nb.core._routing import ToolRouter, TrustGate
 from ollie_nb.core._turn import AgentSettings, TurnRunner, UsageTotals
 from ollie_nb.llm import Message
@@ -103,8 +103,8 @@ class ChildSession:
     async def compact_history(self) -> Compaction:
         return Compaction(None, "a sub-agent's history is not compacted")
 
-    def emit(self, kind: str, text: str = "", **data: Any) -> None:
-        self._sink(self.name, Event(kind, text, {**data, "child": self.name}))  # type: ignore[arg-type]
+    def emit(self, event: Event) -> None:
+        self._sink(self.name, event)
 
     # -- work ------------------------------------------------------------------
 
@@ -138,7 +138,7 @@ class ChildSession:
         self.turns += 1
         self.error = ""
         try:
-            result = await self._runner.run(prompt, {"child": self.name})
+            result = await self._runner.run(TurnStarted(prompt))
         except Exception as exc:  # an internal error: the runner kept it; the parent is told
             result = TurnResult(error=f"internal error: {type(exc).__name__}")
         self.error, self.interrupted = result.error, result.interrupted

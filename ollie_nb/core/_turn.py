@@ -18,7 +18,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ollie_nb.core._compact import COMPACT_AT, Compaction, needs_compaction
 from ollie_nb.core._config import AgentConfig
-from ollie_nb.core._events import TurnResult
+from ollie_nb.core._events import (
+    Event,
+    Notice,
+    Retrying,
+    TextDelta,
+    ToolCalled,
+    ToolFinished,
+    TurnEnded,
+    TurnResult,
+    TurnStarted,
+    UsageReported,
+)
 from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
 from ollie_nb.core._routing import ToolRouter, TrustGate, parse_arguments
@@ -79,7 +90,7 @@ class TurnHost(AgentSettings, Protocol):
     reply: str
     state: str
 
-    def emit(self, kind: str, text: str = "", **data: Any) -> None: ...
+    def emit(self, event: Event) -> None: ...
     def take_injected(self) -> list[str]: ...
     def context_size(self) -> int: ...
     async def compact_history(self) -> Compaction: ...
@@ -103,10 +114,10 @@ class TurnRunner:
         self.carried: list[str] = []  # postTurn hook output, for the next turn's prompt
         self.last_error = ""  # the traceback of the last internal error (for `%ollie debug`)
 
-    async def run(self, prompt: str, meta: dict[str, Any]) -> TurnResult:
+    async def run(self, start: TurnStarted) -> TurnResult:
         """One turn; an internal error runs the turnError hooks and is kept for `%ollie debug`."""
         try:
-            return await self._run(prompt, meta)
+            return await self._run(start)
         except Exception as exc:
             self.last_error = traceback.format_exc()
             message = f"internal error: {type(exc).__name__}: {self.host.redact(str(exc))}"
@@ -114,12 +125,12 @@ class TurnRunner:
             self.host.state = "idle"
             raise
 
-    async def _run(self, prompt: str, meta: dict[str, Any]) -> TurnResult:
+    async def _run(self, start: TurnStarted) -> TurnResult:
         """Prompt hooks, compaction if due, then model and tool steps until a final reply."""
         host = self.host
-        host.emit("turn_start", prompt, prompt=prompt, **meta)
+        host.emit(start)
         try:
-            prompt = await self._prompt_hooks(prompt)
+            prompt = await self._prompt_hooks(start.prompt)
         except _Ended as ended:
             return ended.result
         await self._compact_if_due()
@@ -143,11 +154,11 @@ class TurnRunner:
         except asyncio.CancelledError:
             host.history[:] = close_interrupted(host.history, "".join(self.partial))
             self.partial = []
-            host.emit("info", "interrupted")
+            result = self.end(TurnResult(reply="", interrupted=True, steps=steps))
             if not self.interrupting:
                 raise
             _uncancel()
-            return self.end(TurnResult(reply="", interrupted=True, steps=steps))
+            return result
 
     # -- phases ----------------------------------------------------------------
 
@@ -157,8 +168,8 @@ class TurnRunner:
         outcome = await self.hooks("userPromptSubmit", {"prompt": prompt})
         if outcome.block:
             reason = host.redact(outcome.block)
-            host.emit("error", f"prompt blocked by a userPromptSubmit hook: {reason}")
-            host.emit("turn_end", "", blocked=reason, interrupted=False)
+            host.emit(Notice(f"prompt blocked by a userPromptSubmit hook: {reason}", "error"))
+            host.emit(TurnEnded(blocked=reason))
             raise _Ended(TurnResult(blocked=reason))
         before = await self.hooks("preTurn", {"prompt": prompt})
         context = [*self.carried, *outcome.context, *before.context]
@@ -181,15 +192,16 @@ class TurnRunner:
         if not needs_compaction(size, window):
             return
         host.emit(
-            "info",
-            f"context at {size} of {window} tokens (over {COMPACT_AT:.0%}): compacting first",
+            Notice(
+                f"context at {size} of {window} tokens (over {COMPACT_AT:.0%}): compacting first"
+            )
         )
         try:
             done = await host.compact_history()
         except LLMError as exc:
-            host.emit("info", f"compaction failed: {host.redact(str(exc))}; the history is kept")
+            host.emit(Notice(f"compaction failed: {host.redact(str(exc))}; the history is kept"))
             return
-        host.emit("info", done.note)
+        host.emit(Notice(done.note))
 
     async def _post_turn(self) -> None:
         """postTurn hooks: their output joins the context of the next turn."""
@@ -201,7 +213,7 @@ class TurnRunner:
         try:
             await self.hooks("turnError", {"error": message})
         except Exception as exc:  # a failing hook must not hide the turn's own error
-            self.host.emit("info", f"turnError hook failed: {type(exc).__name__}")
+            self.host.emit(Notice(f"turnError hook failed: {type(exc).__name__}"))
 
     async def _model_step(self, steps: int) -> tuple[ToolCall, ...]:
         """One model call (within maxSteps); the reply joins the history."""
@@ -212,7 +224,7 @@ class TurnRunner:
                 f"stopped: this turn reached maxSteps ({limit} model calls); "
                 "send a prompt or `%ollie run` to continue"
             )
-            host.emit("info", note)
+            host.emit(Notice(note))
             host.history.append(Message.assistant(f"[{note}]"))
             result = TurnResult(reply=host.reply, steps=steps - 1, step_limit=True)
             raise _Ended(self.end(result))
@@ -220,7 +232,7 @@ class TurnRunner:
             text, calls = await self.respond()
         except LLMError as exc:
             message = host.redact(str(exc))
-            host.emit("error", message)
+            host.emit(Notice(message, "error"))
             host.history.append(Message.assistant(f"[no reply: {message}]"))
             raise _Ended(self.end(TurnResult(error=message, steps=steps))) from None
         host.history.append(Message.assistant(text, calls))
@@ -249,7 +261,7 @@ class TurnRunner:
             if outcome.block:
                 stop_continues[0] += 1
                 reason = host.redact(outcome.block)
-                host.emit("info", f"a stop hook asked to continue: {reason}")
+                host.emit(Notice(f"a stop hook asked to continue: {reason}"))
                 host.history.append(Message.user(reason))
                 return True
         injected = host.take_injected()
@@ -261,7 +273,7 @@ class TurnRunner:
     # -- pieces ----------------------------------------------------------------
 
     async def hooks(self, event: str, payload: dict[str, Any]) -> HookOutcome:
-        """Run the config's hooks for `event`; warnings become info events."""
+        """Run the config's hooks for `event`; warnings become info notices."""
         host = self.host
         commands = host.config.hooks.get(event)
         if not commands:
@@ -269,7 +281,7 @@ class TurnRunner:
         body = {**payload, "cwd": host.workdir, "session_id": host.session_id}
         outcome = await run_hooks(event, commands, body, host.workdir, env=host.subprocess_env())
         for warning in outcome.warnings:
-            host.emit("info", host.redact(warning))
+            host.emit(Notice(host.redact(warning)))
         return outcome
 
     async def respond(self) -> tuple[str, tuple[ToolCall, ...]]:
@@ -285,13 +297,13 @@ class TurnRunner:
                 if event.kind == "text":
                     host.state = "streaming"
                     self.partial.append(event.text)
-                    host.emit("assistant", event.text)
+                    host.emit(TextDelta(event.text))
                 elif event.kind == "tool_calls":
                     calls = event.tool_calls
                 elif event.kind == "usage" and event.usage is not None:
                     self._count(event.usage)
                 elif event.kind == "retry":
-                    host.emit("retry", event.reason, attempt=event.attempt, delay=event.delay)
+                    host.emit(Retrying(event.reason, event.attempt, event.delay))
         finally:
             closer: Callable[[], Any] | None = getattr(stream, "aclose", None)
             if closer is not None:
@@ -307,13 +319,13 @@ class TurnRunner:
         if isinstance(cost, (int, float)):
             totals.cost = (totals.cost or 0.0) + cost
         self.host.emit(
-            "usage",
-            str(totals),
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            total_input=totals.input_tokens,
-            total_output=totals.output_tokens,
-            requests=totals.requests,
+            UsageReported(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                total_input=totals.input_tokens,
+                total_output=totals.output_tokens,
+                requests=totals.requests,
+            )
         )
 
     async def run_call(self, call: ToolCall) -> ToolResult:
@@ -321,31 +333,18 @@ class TurnRunner:
         host = self.host
         server = host.router.server_of(call.name)
         args, bad_json = parse_arguments(call.arguments)
-        host.emit("call", call.name, id=call.id, tool=call.name, server=server, args=args)
+        host.emit(ToolCalled(call.id, call.name, server, args))
         host.state = f"tool:{call.name}"
         started = time.perf_counter()
         result = await host.router.call(call, args, bad_json, host.gate)
         result = ToolResult(host.redact(result.text), result.is_error)
-        host.emit(
-            "tool",
-            result.text,
-            id=call.id,
-            tool=call.name,
-            server=server,
-            is_error=result.is_error,
-            seconds=round(time.perf_counter() - started, 3),
-        )
+        seconds = round(time.perf_counter() - started, 3)
+        host.emit(ToolFinished(call.id, call.name, server, result.text, result.is_error, seconds))
         return result
 
     def end(self, result: TurnResult) -> TurnResult:
         self.host.state = "idle"
-        self.host.emit(
-            "turn_end",
-            result.reply,
-            interrupted=result.interrupted,
-            error=result.error,
-            steps=result.steps,
-        )
+        self.host.emit(TurnEnded.of(result))
         return result
 
 

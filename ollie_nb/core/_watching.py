@@ -11,7 +11,15 @@ import logging
 from typing import Any, Protocol
 
 from ollie_nb.core._env import AgentEnv
-from ollie_nb.core._events import Event, EventSink, TurnResult
+from ollie_nb.core._events import (
+    Event,
+    EventSink,
+    ToolCalled,
+    ToolFinished,
+    TurnResult,
+    WatchNotice,
+    WatchWhat,
+)
 from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._wake import Waker
 from ollie_nb.core._watch import TaskEventWatcher
@@ -121,12 +129,12 @@ class AgentWatch:
         self.host.queue(prompt)
         self.kick()
 
-    def emit(self, what: str, text: str, **data: Any) -> None:
-        """A watch event to the sink; a failing sink is logged, never raised."""
+    def emit(self, notice: WatchNotice) -> None:
+        """A watch notice to the sink; a failing sink is logged, never raised."""
         try:
-            self.sink(Event("watch", text, {"what": what, **data}))
+            self.sink(notice)
         except Exception:
-            log.exception("watch sink failed on %s", what)
+            log.exception("watch sink failed on %s", notice.what.value)
 
     async def _wake_turn(self) -> TurnResult | None:
         """The waker's turn: the queue, worked when the agent is idle."""
@@ -137,7 +145,8 @@ class AgentWatch:
         return None if prompt is None else await host.submit(prompt, self.sink)
 
     def _ended(self, reason: str) -> None:
-        self.emit("stopped", f"{reason}; the watch is off (turn it on again to go on)")
+        text = f"{reason}; the watch is off (turn it on again to go on)"
+        self.emit(WatchNotice(text, WatchWhat.STOPPED))
         waker = self.waker
 
         async def end() -> None:
@@ -169,18 +178,19 @@ class AgentWatch:
 
         await asyncio.wait_for(settled(), timeout)
 
-    def observe(self, kind: str, data: dict[str, Any]) -> None:
+    def observe(self, event: Event) -> None:
         """Tell the watcher of the agent's own successful task_update on its task server."""
-        if self.watcher is None or data.get("tool") != "task_update":
+        watcher = self.watcher
+        if watcher is None:
             return
-        if kind == "call":
-            self._updates[data.get("id", "")] = data.get("args")
-            return
-        args = self._updates.pop(data.get("id", ""), None)
-        ok = kind == "tool" and not data.get("is_error") and isinstance(args, dict)
-        if ok and data.get("server") == self.watcher.server:
-            task_id = str(args.get("id", "")).strip().lower()
-            self.watcher.own_update(task_id, str(args.get("status", "")).strip().lower())
+        match event:
+            case ToolCalled(tool="task_update"):
+                self._updates[event.id] = event.args
+            case ToolFinished(tool="task_update"):
+                args = self._updates.pop(event.id, None)
+                if not event.is_error and isinstance(args, dict) and event.server == watcher.server:
+                    task_id = str(args.get("id", "")).strip().lower()
+                    watcher.own_update(task_id, str(args.get("status", "")).strip().lower())
 
 
 def _ignore(event: Event) -> None:

@@ -13,17 +13,28 @@ import asyncio
 import queue
 from typing import TYPE_CHECKING, Any
 
+from ollie_nb import core
+from ollie_nb.core import WatchWhat
 from ollie_nb.notebook._display import Notice, Table, esc
 from ollie_nb.notebook._widgets import OutputSink
 
 if TYPE_CHECKING:
-    from ollie_nb.core import Event
     from ollie_nb.notebook._magics import OllieMagics
     from ollie_nb.notebook._runtime import NotebookRuntime
 
 TICK = 0.1
-LEVELS = {"failed": "warning", "stopped": "error", "skipped": "warning", "note": "warning"}
-RUN_STATES = {"claimed": "in_progress", "done": "done", "failed": "failed", "open": "open"}
+LEVELS = {
+    WatchWhat.FAILED: "warning",
+    WatchWhat.STOPPED: "error",
+    WatchWhat.SKIPPED: "warning",
+    WatchWhat.NOTE: "warning",
+}
+RUN_STATES = {  # the graph's state of a step the notice is about
+    WatchWhat.CLAIMED: "in_progress",
+    WatchWhat.DONE: "done",
+    WatchWhat.FAILED: "failed",
+    WatchWhat.REOPENED: "open",
+}
 
 
 class ChildPane:
@@ -48,16 +59,16 @@ class ChildPane:
             f"<b>{esc(self.name)}</b> · {esc(self.step)} · <code>{esc(state)}</code>"
         )
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: core.Event) -> None:
         self.view(event)
-        if event.kind == "call":
-            self.set_state(f"running {event.data.get('tool', '')}")
-        elif event.kind == "assistant":
-            self.set_state("writing")
-        elif event.kind == "turn_end":
-            self.view.finish()
-            ended = event.data.get("interrupted") and "interrupted"
-            self.set_state(ended or ("failed" if event.data.get("error") else "idle"))
+        match event:
+            case core.ToolCalled(tool=tool):
+                self.set_state(f"running {tool}")
+            case core.TextDelta():
+                self.set_state("writing")
+            case core.TurnEnded(interrupted=interrupted, error=error):
+                self.view.finish()
+                self.set_state("interrupted" if interrupted else "failed" if error else "idle")
 
 
 class ParallelRunView:
@@ -81,14 +92,14 @@ class ParallelRunView:
         )
         self.panes: dict[str, ChildPane] = {}
         self.workers: dict[str, str] = {}  # step id -> child
-        self.events: queue.Queue[tuple[str, Event]] = queue.Queue()
+        self.events: queue.Queue[tuple[str, core.Event]] = queue.Queue()
         self.result: Any = None
 
-    def post_run(self, event: Event) -> None:
+    def post_run(self, event: core.Event) -> None:
         """The run's sink (the core's loop thread)."""
         self.events.put(("", event))
 
-    def post_child(self, name: str, event: Event) -> None:
+    def post_child(self, name: str, event: core.Event) -> None:
         """The children's sink (the core's loop thread)."""
         self.events.put((name, event))
 
@@ -106,22 +117,25 @@ class ParallelRunView:
         except Exception as exc:
             OutputSink(self.log).show(Notice(f"rendering failed: {exc}", "error"))
 
-    def _render(self, name: str, event: Event) -> None:
+    def _render(self, name: str, event: core.Event) -> None:
         if name:
             pane = self.panes.get(name)
             if pane is not None:
                 pane(event)
             return
-        what = event.data.get("what", "")
-        step_id, child = event.data.get("step_id", ""), event.data.get("child", "")
-        if what == "claimed" and child:
-            self._add_pane(child, step_id)
+        if isinstance(event, core.WatchNotice):
+            self._on_run_notice(event)
+
+    def _on_run_notice(self, notice: core.WatchNotice) -> None:
+        what, step_id = notice.what, notice.step_id
+        if what is WatchWhat.CLAIMED and notice.child:
+            self._add_pane(notice.child, step_id)
         if step_id and what in RUN_STATES:
             self.graph.statuses[step_id] = RUN_STATES[what]
             self.graph.groups = dict(self.workers)
             self.graph_html.value = self.graph.html()
-        if what not in ("claimed", "done"):
-            OutputSink(self.log).show(Notice(event.text, LEVELS.get(what, "info")))
+        if what not in (WatchWhat.CLAIMED, WatchWhat.DONE):
+            OutputSink(self.log).show(Notice(notice.text, LEVELS.get(what, "info")))
 
     def _add_pane(self, child: str, step_id: str) -> None:
         index = self.record.ids.index(step_id)

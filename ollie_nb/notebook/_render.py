@@ -11,13 +11,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ollie_nb import core
 from ollie_nb.notebook._display import Footer, Live, Notice, Reply, ToolBlock
 from ollie_nb.notebook._plans import PlanGraphView
-
-if TYPE_CHECKING:
-    from ollie_nb.core import Event
 
 
 class Settings:
@@ -58,9 +56,9 @@ class TurnView:
         self._update: Callable[[Any], None] | None = None
         self._text: list[str] = []
         self._last_update = 0.0
-        self._calls: dict[str, dict[str, Any]] = {}
+        self._calls: dict[str, core.ToolCalled] = {}
         self._started = time.perf_counter()
-        self._usage: dict[str, Any] = {}
+        self._usage: core.UsageReported | None = None
         self.plans: list[PlanGraphView] = []
         self._plan_updates: list[Callable[[Any], None]] = []
         self._undrawn: list[PlanGraphView] = []  # shown as text while dot draws them
@@ -91,27 +89,43 @@ class TurnView:
 
     # events --------------------------------------------------------------
 
-    def __call__(self, event: Event) -> None:
-        if event.kind != "retry":
+    def __call__(self, event: core.Event) -> None:
+        if not isinstance(event, core.Retrying):
             self._retry = None  # the wait is over once anything else happens
-        handler = getattr(self, f"_on_{event.kind}", None)
-        if handler is not None:
-            handler(event)
+        match event:
+            case core.TurnStarted():
+                self._on_turn_started(event)
+            case core.TextDelta():
+                self._on_text(event)
+            case core.ToolCalled():
+                self._on_tool_called(event)
+            case core.ToolFinished():
+                self._on_tool_finished(event)
+            case core.PlanMade():
+                self._on_plan(event)
+            case core.UsageReported():
+                self._usage = event
+            case core.Retrying():
+                self._on_retry(event)
+            case core.Notice():
+                self._settle()
+                self._show(Notice(event.text, event.level))
+            case core.TurnEnded():
+                self._on_turn_ended(event)
 
-    def _on_turn_start(self, event: Event) -> None:
-        step, total = event.data.get("step"), event.data.get("total")
-        if step:
+    def _on_turn_started(self, event: core.TurnStarted) -> None:
+        if event.position:
             self._settle()
-            self.progress = (step, total)
+            self.progress = (event.position, event.total)
             # the queued prompt's own step line ("Step 2 of 5 [task t-..]: title"), else its first
-            lines = [line for line in event.text.splitlines() if line.strip()]
+            lines = [line for line in event.prompt.splitlines() if line.strip()]
             label = next(
                 (line for line in lines if line.startswith("Step ")), lines[0] if lines else ""
             )
             self._show(Notice(f"▶ {label[:200]}", "info"))
             self._refresh_plans()
 
-    def _on_assistant(self, event: Event) -> None:
+    def _on_text(self, event: core.TextDelta) -> None:
         self._text.append(event.text)
         now = time.perf_counter()
         # The first piece always opens the live area (so every reply leaves the same
@@ -120,34 +134,34 @@ class TurnView:
             self._last_update = now
             self._live("".join(self._text))
 
-    def _on_call(self, event: Event) -> None:
+    def _on_tool_called(self, event: core.ToolCalled) -> None:
         self._settle()
-        self._calls[event.data.get("id", "")] = event.data
+        self._calls[event.id] = event
         if self.settings.show_tools:
-            self._live(f"*running {code_span(str(event.data.get('tool', '?')))} …*")
+            self._live(f"*running {code_span(event.tool)} …*")
 
-    def _on_tool(self, event: Event) -> None:
-        call = self._calls.pop(event.data.get("id", ""), {})
+    def _on_tool_finished(self, event: core.ToolFinished) -> None:
+        call = self._calls.pop(event.id, None)
         if self._update is not None:
             self._update(Live(""))
             self._update = None
         if self.settings.show_tools:
             self._show(
                 ToolBlock(
-                    event.data.get("tool", "?"),
-                    call.get("args", {}),
-                    event.text,
-                    is_error=bool(event.data.get("is_error")),
-                    seconds=float(event.data.get("seconds", 0.0)),
+                    event.tool,
+                    call.args if call is not None else {},
+                    event.result,
+                    is_error=event.is_error,
+                    seconds=event.seconds,
                     limit=self.settings.result_chars,
                 )
             )
         self._show_pending_plans()
 
-    def _on_plan(self, event: Event) -> None:
-        record = event.data["record"]
-        if record.warning:
-            self._show(Notice(record.warning.removeprefix("warning: "), "warning"))
+    def _on_plan(self, event: core.PlanMade) -> None:
+        record = event.record
+        if event.warning:
+            self._show(Notice(event.warning, "warning"))
         if not self.settings.show_plans:
             return
         # A plan just filed has every step open. The graph is refreshed with live statuses
@@ -184,16 +198,9 @@ class TurnView:
                 if view.drawing and view not in self._undrawn:
                     self._undrawn.append(view)
 
-    def _on_usage(self, event: Event) -> None:
-        self._usage = dict(event.data)
-
-    def _on_retry(self, event: Event) -> None:
-        delay = float(event.data.get("delay", 0))
-        self._retry = (
-            event.text or "rate limited",
-            event.data.get("attempt", 1),
-            time.perf_counter() + delay,
-        )
+    def _on_retry(self, event: core.Retrying) -> None:
+        until = time.perf_counter() + event.delay
+        self._retry = (event.reason or "rate limited", event.attempt, until)
         self._retry_shown = -1
         self.tick()
 
@@ -210,22 +217,12 @@ class TurnView:
         if left == 0:
             self._retry = None
 
-    def _on_info(self, event: Event) -> None:
-        if event.text == "interrupted":
+    def _on_turn_ended(self, event: core.TurnEnded) -> None:
+        self._settle()
+        if event.interrupted:
             self.interrupted = True
-            self._settle()
             self._show(Notice("interrupted; the session is still usable", "warning"))
-            return
-        self._settle()
-        self._show(Notice(event.text, "info"))
-
-    def _on_error(self, event: Event) -> None:
-        self._settle()
-        self._show(Notice(event.text, "error"))
-
-    def _on_turn_end(self, event: Event) -> None:
-        self._settle()
-        self.result_reply = event.text
+        self.result_reply = event.reply
         self._refresh_plans()
 
     def finish(self) -> None:
@@ -233,13 +230,13 @@ class TurnView:
         self._settle()
         self._refresh_plans()
         self._show_drawn_plans(wait=True)
-        if self.settings.usage_footer and self._usage:
-            u = self._usage
+        u = self._usage
+        if self.settings.usage_footer and u is not None:
             seconds = time.perf_counter() - self._started
             self._show(
                 Footer(
-                    f"{u.get('total_input', 0)} tokens in · {u.get('total_output', 0)} out · "
-                    f"{_count(u.get('requests', 0), 'request')} · {seconds:.1f} s"
+                    f"{u.total_input} tokens in · {u.total_output} out · "
+                    f"{_count(u.requests, 'request')} · {seconds:.1f} s"
                 )
             )
 

@@ -12,17 +12,18 @@ import asyncio
 import queue
 from typing import TYPE_CHECKING, Any
 
+from ollie_nb import core
+from ollie_nb.core import WatchWhat
 from ollie_nb.notebook._display import Notice, esc
 from ollie_nb.notebook._widgets import OutputSink, _plan_statuses_off_thread
 
 if TYPE_CHECKING:
-    from ollie_nb.core import Event
     from ollie_nb.notebook._magics import OllieMagics
     from ollie_nb.notebook._runtime import NotebookRuntime
 
 TICK = 0.1
 PLAIN = "ollie: watching task events (steps worked by the agent show in the widget)"
-LEVELS = {"failed": "warning", "stopped": "error"}
+LEVELS = {WatchWhat.FAILED: "warning", WatchWhat.STOPPED: "error"}
 
 
 class WatchView:
@@ -39,14 +40,14 @@ class WatchView:
         self.output = widgets.Output()
         self.widget = widgets.VBox([widgets.HBox([self.status, self.stop_button]), self.output])
         self.sink = OutputSink(self.output)
-        self.events: queue.Queue[Event] = queue.Queue()
+        self.events: queue.Queue[core.Event] = queue.Queue()
         self.steps = 0
         self.watching = True
         self._view: Any = None
         self._statuses = _plan_statuses_off_thread(runtime)
         self._loop = asyncio.get_event_loop()
 
-    def post(self, event: Event) -> None:
+    def post(self, event: core.Event) -> None:
         """The core's sink (called on the runtime's loop thread)."""
         self.events.put(event)
 
@@ -81,34 +82,34 @@ class WatchView:
         if self.watching:
             self._loop.call_later(TICK, self._tick)
 
-    def _render(self, event: Event) -> None:
+    def _render(self, event: core.Event) -> None:
         from ollie_nb.notebook._render import TurnView
 
-        if event.kind == "watch":
-            self._on_watch(event)
-            return
-        if event.kind == "turn_start":
-            if self._view is not None:
-                self._view.finish()
-            show, live = self.sink.show, self.sink.live
-            self._view = TurnView(self.magics.settings(), show, live, self._statuses)
-            self.steps += 1
-            self._show_status()
-            if not event.data.get("step"):  # TurnView labels the queued ones itself
-                label = next((ln for ln in event.text.splitlines() if ln.strip()), "")
-                self.sink.show(Notice(f"▶ {label[:200]}", "info"))
+        match event:
+            case core.WatchNotice():
+                self._on_watch(event)
+                return
+            case core.TurnStarted():
+                if self._view is not None:
+                    self._view.finish()
+                show, live = self.sink.show, self.sink.live
+                self._view = TurnView(self.magics.settings(), show, live, self._statuses)
+                self.steps += 1
+                self._show_status()
+                if not event.position:  # TurnView labels the queued ones itself
+                    label = next((ln for ln in event.prompt.splitlines() if ln.strip()), "")
+                    self.sink.show(Notice(f"▶ {label[:200]}", "info"))
         if self._view is not None:
             self._view(event)
 
-    def _on_watch(self, event: Event) -> None:
-        what = event.data.get("what", "")
-        self.sink.show(Notice(event.text, LEVELS.get(what, "info")))
-        if what == "finished":
+    def _on_watch(self, notice: core.WatchNotice) -> None:
+        self.sink.show(Notice(notice.text, LEVELS.get(notice.what, "info")))
+        if notice.what is WatchWhat.FINISHED and notice.record is not None:
             from ollie_nb.notebook._plans import PlanGraphView
 
-            record, statuses = event.data["record"], event.data.get("statuses", {})
-            self.sink.show(PlanGraphView(record, statuses, rankdir=self.magics.rankdir))
-        if what == "stopped":
+            graph = PlanGraphView(notice.record, dict(notice.statuses), rankdir=self.magics.rankdir)
+            self.sink.show(graph)
+        if notice.what is WatchWhat.STOPPED:
             self._finish("stopped: a turn failed")
 
     def _finish(self, state: str) -> None:

@@ -10,6 +10,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
+from ollie_nb import core
 from ollie_nb.notebook._display import Live, Notice, esc
 
 if TYPE_CHECKING:
@@ -75,17 +76,17 @@ class BackgroundTurn:
         self._loop = asyncio.get_event_loop()
         self._loop.call_later(TICK, self._tick)
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: core.Event) -> None:
         self.view(event)
         if self.view.progress:
             step, total = self.view.progress
             self.progress.max, self.progress.value = total, step - 1
             self.progress.layout.visibility = "visible"
-        if event.kind == "call":
-            tool = esc(str(event.data.get("tool", "")))
-            self.status.value = f"<b>ollie</b> running <code>{tool}</code> …"
-        elif event.kind == "assistant":
-            self.status.value = "<b>ollie</b> writing …"
+        match event:
+            case core.ToolCalled(tool=tool):
+                self.status.value = f"<b>ollie</b> running <code>{esc(tool)}</code> …"
+            case core.TextDelta():
+                self.status.value = "<b>ollie</b> writing …"
 
     def _tick(self) -> None:
         """Render what came; when the turn is over, finish, whatever rendering raised."""

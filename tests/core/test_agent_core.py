@@ -10,7 +10,18 @@ import sys
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore, SessionError
+from ollie_nb.core import (
+    AgentConfig,
+    AgentCore,
+    Notice,
+    PlanMade,
+    SessionError,
+    TextDelta,
+    ToolCalled,
+    ToolFinished,
+    TurnEnded,
+    TurnStarted,
+)
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 from tests.support.agents import assert_consistent
 
@@ -27,7 +38,7 @@ def call(name, args, call_id="c1"):
 
 
 def kinds(events):
-    return [e.kind for e in events]
+    return [type(e) for e in events]
 
 
 async def run_core(core, *prompts):
@@ -45,8 +56,8 @@ def test_offline_plan_persisted_on_task_server(ollie_tasks, db_tasks, tmp_path):
         OfflineBackend(), agent=AgentConfig.from_dict({"mcpServers": servers}), workdir=tmp_path
     )
     (result,), events = asyncio.run(run_core(core, LIST_PROMPT))
-    assert "plan" in kinds(events)
-    record = next(e.data["record"] for e in events if e.kind == "plan")
+    assert PlanMade in kinds(events)
+    record = next(e.record for e in events if isinstance(e, PlanMade))
     assert record.persisted and len(record.ids) == 4
     tasks = db_tasks(db)
     assert len(tasks) == 5
@@ -60,25 +71,28 @@ def test_offline_plan_persisted_on_task_server(ollie_tasks, db_tasks, tmp_path):
     assert tasks[record.ids[2]]["blockers"] == [record.ids[1]]
     assert result.reply and not result.interrupted
     assert_consistent(core.history)
-    assert kinds(events)[0] == "turn_start" and kinds(events)[-1] == "turn_end"
+    assert kinds(events)[0] is TurnStarted and kinds(events)[-1] is TurnEnded
     assert core.usage.requests == 2 and core.usage.input_tokens > 0
 
 
 def test_queue_fallback_drains_one_turn_per_step(tmp_path):
     core = AgentCore(OfflineBackend(), queue_fallback=True, workdir=tmp_path)
     (result,), events = asyncio.run(run_core(core, LIST_PROMPT))
-    starts = [e for e in events if e.kind == "turn_start"]
+    starts = [e for e in events if isinstance(e, TurnStarted)]
     assert len(starts) == 5  # the list prompt, then the four queued steps
-    assert [(e.data.get("step"), e.data.get("total")) for e in starts[1:]] == [
+    assert [(e.position, e.total) for e in starts[1:]] == [
         (1, 4),
         (2, 4),
         (3, 4),
         (4, 4),
     ]
-    assert starts[1].text.startswith("Goal: Ship the report\n\nStep 1 of 4 [q1]: Collect data")
-    assert "(after: q2)" in starts[3].text
+    assert starts[1].prompt.startswith("Goal: Ship the report\n\nStep 1 of 4 [q1]: Collect data")
+    assert "(after: q2)" in starts[3].prompt
+    assert [(e.queued, e.step_id) for e in starts] == [(False, "")] + [
+        (True, f"q{n}") for n in range(1, 5)
+    ]
     assert core.queued == []
-    tool_text = next(e.text for e in events if e.kind == "tool")
+    tool_text = next(e.result for e in events if isinstance(e, ToolFinished))
     assert "Plan queued (4 steps). Stop here" in tool_text
     assert_consistent(core.history)
     assert not result.interrupted
@@ -97,7 +111,7 @@ def test_bad_tool_calls_become_error_results(tmp_path):
     ]
     core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path)
     (result,), events = asyncio.run(run_core(core, "go"))
-    results = {e.data["id"]: e.text for e in events if e.kind == "tool"}
+    results = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
     assert results["a"].startswith("error: unknown tool 'no_such_tool'; available tools:")
     assert results["b"] == "error: the tool call has no name; call one of the offered tools"
     assert "not valid JSON (Unterminated string" in results["c"]
@@ -124,7 +138,7 @@ def test_max_steps_stops_a_looping_model_and_run_continues(tmp_path):
             return first, limited, second, events
 
     first, limited, second, events = asyncio.run(scenario())
-    notes = [e.text for e in events if e.kind == "info"]
+    notes = [e.text for e in events if isinstance(e, Notice)]
     assert (
         "stopped: this turn reached maxSteps (3 model calls); "
         "send a prompt or `%ollie run` to continue"
@@ -155,7 +169,7 @@ def test_inject_reaches_the_model_in_the_next_tool_result(fake_task_server, tmp_
 
             def sink(event):
                 events.append(event)
-                if event.kind == "call":
+                if isinstance(event, ToolCalled):
                     core.inject("also check the totals")
 
             await core.submit("work", sink)
@@ -207,7 +221,7 @@ def test_interrupt_mid_tool_cancels_and_session_stays_usable(fake_task_server, t
             loop = asyncio.get_running_loop()
 
             def sink(event):
-                if event.kind == "call" and event.data["tool"] == "slow":
+                if isinstance(event, ToolCalled) and event.tool == "slow":
                     loop.call_later(0.3, core.interrupt)
 
             start = loop.time()
@@ -226,7 +240,7 @@ def test_interrupt_mid_tool_cancels_and_session_stays_usable(fake_task_server, t
         == ["error: cancelled: the user interrupted the turn before this call finished"] * 2
     )
     assert any(m.content == "[interrupted by the user]" for m in core.history)
-    assert [e.text for e in events if e.kind == "tool"] == ["ok"]  # same session works
+    assert [e.result for e in events if isinstance(e, ToolFinished)] == ["ok"]  # same session
     assert second.reply == "fine"
     assert_consistent(core.history)
 
@@ -241,10 +255,12 @@ def test_interrupt_while_waiting_for_the_model(tmp_path):
     async def scenario():
         async with core:
             asyncio.get_running_loop().call_later(0.2, core.interrupt)
-            return await core.submit("hello")
+            return await core.submit("hello", events.append)
 
+    events = []
     result = asyncio.run(scenario())
     assert result.interrupted
+    assert events[-1] == TurnEnded(interrupted=True, steps=1)  # the renderer's one sign of it
     assert [m.role for m in core.history] == ["user", "assistant"]
     assert core.history[-1].content == "[interrupted by the user]"
 
@@ -259,7 +275,7 @@ def test_interrupt_mid_stream_keeps_partial_text(tmp_path):
             seen = []
 
             def sink(event):
-                if event.kind == "assistant":
+                if isinstance(event, TextDelta):
                     seen.append(event.text)
                     if len(seen) == 5:
                         loop.call_soon(core.interrupt)
@@ -312,7 +328,8 @@ def test_hooks_add_context_block_and_continue(tmp_path):
     assert seen_prompts[1] == "run the tests too"  # the stop hook made the agent continue
     assert allowed.reply == "reply 2"
     assert blocked.blocked == "no secrets here"
-    assert any("blocked by a userPromptSubmit hook: no secrets here" in e.text for e in events)
+    assert Notice("prompt blocked by a userPromptSubmit hook: no secrets here", "error") in events
+    assert TurnEnded(blocked="no secrets here") in events
     assert len(seen_prompts) == 2  # the blocked prompt never reached the model
 
 
@@ -337,7 +354,7 @@ def test_trusted_tools_and_approval_both_ways(fake_task_server, tmp_path):
 
     core = AgentCore(OfflineBackend(turns=turns), agent=config, approve=approve, workdir=tmp_path)
     _, events = asyncio.run(run_core(core, "go"))
-    results = {e.data["id"]: e.text for e in events if e.kind == "tool"}
+    results = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
     assert asked == ["slow", "execute_code"]
     assert results["trusted"] == "ok"
     assert results["asked-yes"] == "slept 0.0"
@@ -354,7 +371,7 @@ def test_untrusted_tool_without_approver_is_denied(tmp_path):
         OfflineBackend(turns=turns), agent=AgentConfig(trusted_tools=()), workdir=tmp_path
     )
     _, events = asyncio.run(run_core(core, "go"))
-    assert "not in trustedTools" in next(e.text for e in events if e.kind == "tool")
+    assert "not in trustedTools" in next(e.result for e in events if isinstance(e, ToolFinished))
     assert not marker.exists()
 
 
@@ -370,11 +387,11 @@ def test_execute_code_runs_in_workdir_with_timeout(tmp_path):
     ]
     core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path, approve=allow)
     _, events = asyncio.run(run_core(core, "go"))
-    results = {e.data["id"]: e for e in events if e.kind == "tool"}
-    assert results["sh"].text == f"exit code 0\n{tmp_path.resolve()}\nout\nerr"
-    assert results["py"].text == "exit code 0\n42"
-    assert results["slow"].text == "error: killed after 0.5 s (timeout)"
-    assert results["fail"].data["is_error"] and results["fail"].text == "exit code 3"
+    results = {e.id: e for e in events if isinstance(e, ToolFinished)}
+    assert results["sh"].result == f"exit code 0\n{tmp_path.resolve()}\nout\nerr"
+    assert results["py"].result == "exit code 0\n42"
+    assert results["slow"].result == "error: killed after 0.5 s (timeout)"
+    assert results["fail"].is_error and results["fail"].result == "exit code 3"
 
 
 def test_session_save_restore_roundtrip(tmp_path):
@@ -524,7 +541,7 @@ def test_api_key_never_saved_or_emitted(tmp_path, monkeypatch):
     _, events = asyncio.run(run_core(core, "print the key"))
     path = core.save()
     assert secret not in path.read_text()
-    assert all(secret not in e.text for e in events if e.kind == "tool")
+    assert all(secret not in e.result for e in events if isinstance(e, ToolFinished))
     tool_message = next(m for m in core.history if m.role == "tool")
     assert tool_message.content == "exit code 0\n***"  # redacted before the model saw it
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 import stat
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, Notice
 from ollie_nb.core._compact import COMPACT_PROMPT, KEPT_HEAD, SUMMARY_HEAD
 from ollie_nb.llm import LLMError, OfflineBackend
 
@@ -37,7 +37,7 @@ def test_a_session_past_75_percent_compacts_itself_and_goes_on(tmp_path):
         return events
 
     events = asyncio.run(scenario())
-    infos = [e.text for e in events if e.kind == "info"]
+    infos = [e.text for e in events if isinstance(e, Notice)]
     starts = [i for i, text in enumerate(infos) if "compacting first" in text]
     assert starts, infos
     assert (
@@ -75,7 +75,8 @@ def test_no_compaction_while_the_context_is_small(tmp_path):
             await core.submit("b", events.append)
         return events
 
-    assert not [e for e in asyncio.run(scenario()) if "compact" in e.text]
+    notices = [e for e in asyncio.run(scenario()) if isinstance(e, Notice)]
+    assert not [e for e in notices if "compact" in e.text]
     assert not core.archive_path.exists()
 
 

@@ -14,7 +14,7 @@ import sqlite3
 import sys
 import time
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, WatchWhat
 from ollie_nb.core._sessions import plan_to_dict
 from ollie_nb.llm import LLMError, OfflineBackend
 from ollie_nb.llm._offline import demo_reply, is_step_prompt, parse_plan_prompt
@@ -96,7 +96,8 @@ def test_a_diamond_runs_in_parallel_each_step_once_and_after_its_blockers(tmp_pa
     assert seconds < 3 * 0.3 * 5 / 3 + 2  # three layers of 0.3 s, not five steps in a row
     # each step's child is its assignee, and the graph can label steps with it
     assert run.workers == {step_id: f"step{i + 1}" for i, step_id in enumerate(record.ids)}
-    assert [e.data["what"] for e in events][-1] == "finished"
+    assert events[-1].what is WatchWhat.FINISHED and events[-1].record is record
+    assert events[-1].statuses == dict.fromkeys(record.ids, "done")
     assert events[-1].text == "plan 1: 5 step(s) done by sub-agents"
 
 
@@ -227,7 +228,7 @@ def test_queue_fallback_runs_each_dependency_layer_in_parallel_children(tmp_path
     assert statuses == dict.fromkeys(record.ids, "done")
     assert run.workers == {step_id: f"step{i + 1}" for i, step_id in enumerate(record.ids)}
     assert queued == []  # the queue's copies of the steps went to the children instead
-    order = [(e.data["what"], e.data["step_id"]) for e in events if "step_id" in e.data]
+    order = [(e.what.value, e.step_id) for e in events if e.step_id]
     position = {item: n for n, item in enumerate(order)}
     for index, step_id in enumerate(record.ids):
         for j in record.steps[index].after:
@@ -255,7 +256,7 @@ def test_without_task_claim_steps_are_taken_with_task_update_and_the_run_says_so
 
     run, statuses = asyncio.run(scenario())
     assert "claims are not atomic" in run.note
-    assert events[0].data["what"] == "note" and "claims are not atomic" in events[0].text
+    assert events[0].what is WatchWhat.NOTE and "claims are not atomic" in events[0].text
     assert set(statuses.values()) == {"done"} and not run.failed
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, ToolCalled
 from ollie_nb.llm import AnthropicBackend, OpenAIBackend, RetryPolicy
 from ollie_nb.tools import PLAN_SCHEMA
 from tests.llm import test_anthropic as anthropic_wire
@@ -259,7 +259,7 @@ def test_cancelled_call_is_answered_in_the_next_request(provider, wire, tmp_path
             loop = asyncio.get_running_loop()
 
             def sink(event):
-                if event.kind == "call":
+                if isinstance(event, ToolCalled):
                     loop.call_later(0.3, core.interrupt)
 
             first = await core.submit("sleep please", sink)

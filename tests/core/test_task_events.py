@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from ollie_nb.core import AgentCore
+from ollie_nb.core import AgentCore, ToolCalled, TurnStarted, WatchNotice, WatchWhat
 from ollie_nb.llm import LLMError, OfflineBackend
 from ollie_nb.llm._offline import demo_reply, is_step_prompt
 from tests.support.agents import FIXTURES, tasks_agent
@@ -66,9 +66,7 @@ async def second_agent(db, name: str, *calls: dict) -> list[str]:
 
 
 def updated_ids(events) -> list[str]:
-    return [
-        e.data["args"]["id"] for e in events if e.kind == "call" and e.data["tool"] == "task_update"
-    ]
+    return [e.args["id"] for e in events if isinstance(e, ToolCalled) and e.tool == "task_update"]
 
 
 def test_watch_on_works_the_whole_plan_by_itself(tmp_path):
@@ -90,7 +88,7 @@ def test_watch_on_works_the_whole_plan_by_itself(tmp_path):
     assert updated_ids(events) == list(record.ids)  # each step once, in plan order
     assert done_events(db) == list(record.ids)
     assert closed_goals(db) == [record.goal_id]
-    watch = [e.text for e in events if e.kind == "watch"]
+    watch = [e.text for e in events if isinstance(e, WatchNotice)]
     assert watch[0] == f"step 1 of plan 1 is ready ({record.ids[0]}); queued"
     assert watch[-1] == "plan 1 is finished: Ship the report (all 3 steps done)"
 
@@ -119,10 +117,10 @@ def test_two_agents_in_two_processes_the_watcher_carries_on_after_the_other(tmp_
     assert updated_ids(events) == ids[1:]  # alice worked steps 2 and 3, no user action
     assert done_events(db) == ids  # every step done exactly once
     assert len(closed_goals(db)) == 1
-    watch = [e.text for e in events if e.kind == "watch"]
+    watch = [e.text for e in events if isinstance(e, WatchNotice)]
     other = f"step 1 of plan 1 is done ({ids[0]}), marked by another client: Collect data"
     assert watch[0] == other
-    starts = [e.text for e in events if e.kind == "turn_start"]
+    starts = [e.prompt for e in events if isinstance(e, TurnStarted)]
     assert starts[0].startswith(f"Step 2 of 3 [task {ids[1]}]: Clean data")
     assert starts[0].endswith(f"[task events since your last turn]\n{other}")  # the note
     assert "[task events" not in starts[1]
@@ -155,11 +153,11 @@ def test_assignment_by_another_client_queues_the_step_and_a_failed_step_is_repor
     ids = asyncio.run(scenario())
     assert updated_ids(events) == ids[:2]  # the assigned step, then the one it unblocked
     assert statuses(db)["Publish"] == "failed"
-    watch = [(e.data["what"], e.text) for e in events if e.kind == "watch"]
+    watch = [(e.what, e.text) for e in events if isinstance(e, WatchNotice)]
     failed = f"step 3 of plan 1 is failed ({ids[2]}), marked by another client: Publish"
-    assert ("failed", failed) in watch
-    assert ("queued", f"step 1 of plan 1 is assigned to you ({ids[0]}); queued") in watch
-    starts = [e.text for e in events if e.kind == "turn_start"]
+    assert (WatchWhat.FAILED, failed) in watch
+    assert (WatchWhat.QUEUED, f"step 1 of plan 1 is assigned to you ({ids[0]}); queued") in watch
+    starts = [e.prompt for e in events if isinstance(e, TurnStarted)]
     assert starts[0].startswith(f"Step 1 of 3 [task {ids[0]}]: Collect data")
     assert "(assigned to you, alice; plan: Ship the report)" in starts[0]
     assert failed in starts[0]  # told at its next turn
@@ -246,12 +244,12 @@ def test_a_failing_turn_ends_the_watch_with_a_clear_message(tmp_path):
             await core.run_until_idle(timeout=10)
 
     asyncio.run(scenario())
-    stopped = [e.text for e in events if e.kind == "watch" and e.data["what"] == "stopped"]
+    stopped = [e.text for e in events if isinstance(e, WatchNotice) and e.what is WatchWhat.STOPPED]
     assert stopped == [
         "a turn the agent started itself failed: the provider is down; "
         "the watch is off (turn it on again to go on)"
     ]
-    assert sum(1 for e in events if e.kind == "turn_start") == 1  # no loop of failures
+    assert sum(1 for e in events if isinstance(e, TurnStarted)) == 1  # no loop of failures
 
 
 def test_a_server_without_subscriptions_is_polled(tmp_path):

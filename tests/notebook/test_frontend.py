@@ -307,9 +307,12 @@ def test_watch_wakes_the_agent_when_another_client_finishes_a_step(kernel, tmp_p
     assert f"plan {number} is finished: Ship it (all 3 steps done)" in status
     shown = until_text(kernel, "print(w.steps, w.watching)", "2 True")
     assert shown.strip() == "2 True"  # Test and Release, worked by the agent in the widget
-    outputs = kernel.run("print([o['data']['text/plain'] for o in w.output.outputs])").text()
+    shown_outputs = "print([o['data']['text/plain'] for o in w.output.outputs])"
+    outputs = until_text(kernel, shown_outputs, "3 of 3 steps done")
     assert f"Step 2 of 3 [task {test}]: Test" in outputs
     assert "Completed step: Release" in outputs
+    assert f"plan {number} is finished: Ship it (all 3 steps done)" in outputs
+    assert "3 of 3 steps done" in outputs  # the finished plan's graph, under its line
     plans = kernel.run("%ollie plans").text().splitlines()
     assert any(line.split()[:3] == [number, "Ship", "it"] and "done" in line for line in plans)
     assert "stopped watching" in kernel.run("%ollie watch off").text()

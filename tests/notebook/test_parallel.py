@@ -80,6 +80,8 @@ def test_stop_ends_a_background_parallel_run_and_every_child(kernel):
         time.sleep(0.1)
     rows = k.run("%ollie subagents").text()
     assert rows.count("interrupted") == 3 and "running" not in rows
+    tabs = k.run("print(sorted(p.state for p in w.panes.values()))").text().strip()
+    assert tabs == str(["interrupted"] * 3)  # each tab told by its child's TurnEnded
     assert k.run("%ollie stop").text() == "ℹ nothing is running"
 
 

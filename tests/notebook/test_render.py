@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import time
 
-from ollie_nb.core import Event
+from ollie_nb.core import (
+    Notice,
+    PlanMade,
+    Retrying,
+    TextDelta,
+    ToolCalled,
+    ToolFinished,
+    TurnEnded,
+    UsageReported,
+)
 from ollie_nb.notebook._render import Settings, TurnView
 from ollie_nb.planning import PlanRecord, PlanStep
 
@@ -39,9 +48,9 @@ def test_streamed_reply_leaves_an_empty_live_area_and_the_reply():
     cell = Cell()
     view = view_of(cell, stream_interval=10)
     for piece in ["Hello ", "there, ", "world."]:
-        view(Event("assistant", piece))
+        view(TextDelta(piece))
     assert cell.texts() == ["Hello "]  # the live area opened on the first piece
-    view(Event("turn_end", "Hello there, world."))
+    view(TurnEnded("Hello there, world."))
     view.finish()
     assert cell.texts() == ["", "Hello there, world."]
 
@@ -50,16 +59,10 @@ def test_tool_call_then_plan_graph_under_it():
     cell = Cell()
     view = view_of(cell)
     record = PlanRecord(1, "Goal", (PlanStep("a"), PlanStep("b", after=(0,))), text="Plan: Goal")
-    view(
-        Event(
-            "call",
-            "reasoning_plan",
-            {"id": "c1", "tool": "reasoning_plan", "args": {"goal": "Goal"}},
-        )
-    )
+    view(ToolCalled("c1", "reasoning_plan", "reasoning", {"goal": "Goal"}))
     assert cell.texts() == ["*running `reasoning_plan` …*"]
-    view(Event("plan", "", {"record": record}))
-    view(Event("tool", "Plan: Goal\n1. a", {"id": "c1", "tool": "reasoning_plan", "seconds": 0.01}))
+    view(PlanMade(record))
+    view(ToolFinished("c1", "reasoning_plan", "reasoning", "Plan: Goal\n1. a", seconds=0.01))
     texts = cell.texts()
     assert texts[0] == ""
     assert texts[1].startswith('→ reasoning_plan({"goal": "Goal"})')
@@ -69,12 +72,12 @@ def test_tool_call_then_plan_graph_under_it():
 def test_retry_counts_down_and_stops_when_text_arrives():
     cell = Cell()
     view = view_of(cell)
-    view(Event("retry", "rate limited (429)", {"attempt": 1, "delay": 2.0}))
+    view(Retrying("rate limited (429)", attempt=1, delay=2.0))
     assert cell.texts() == ["*rate limited (429): retry 1 in 2 s …*"]
     time.sleep(1.1)
     view.tick()
     assert cell.texts() == ["*rate limited (429): retry 1 in 1 s …*"]
-    view(Event("assistant", "Answer"))
+    view(TextDelta("Answer"))
     view.tick()
     assert cell.texts() == ["Answer"]  # the live area now streams the reply
     view.finish()
@@ -84,9 +87,9 @@ def test_retry_counts_down_and_stops_when_text_arrives():
 def test_errors_and_interruptions_are_one_line_notices():
     cell = Cell()
     view = view_of(cell)
-    view(Event("assistant", "partial"))
-    view(Event("error", "openai: HTTP 500: server error"))
-    view(Event("info", "interrupted"))
+    view(TextDelta("partial"))
+    view(Notice("openai: HTTP 500: server error", "error"))
+    view(TurnEnded(interrupted=True))
     view.finish()
     assert cell.texts() == [
         "",
@@ -95,6 +98,34 @@ def test_errors_and_interruptions_are_one_line_notices():
         "⚠ interrupted; the session is still usable",
     ]
     assert view.interrupted
+
+
+def test_the_event_type_decides_not_its_text():
+    cell = Cell()
+    view = view_of(cell)
+    view(Notice("interrupted"))  # a notice that happens to say so is only a line
+    assert not view.interrupted
+    view(Notice("disk almost full", "warning"))
+    view(TurnEnded("a reply that says nothing of it", interrupted=True))
+    view.finish()
+    assert cell.texts() == [
+        "ℹ interrupted",
+        "⚠ disk almost full",
+        "⚠ interrupted; the session is still usable",
+    ]
+    assert view.interrupted and view.result_reply == "a reply that says nothing of it"
+
+
+def test_a_plan_warning_is_a_warning_notice_and_usage_makes_the_footer():
+    cell = Cell()
+    view = TurnView(Settings(show_plans=False), cell.show, cell.live)
+    record = PlanRecord(1, "Goal", (PlanStep("a"),), text="Plan: Goal", warning="warning: x")
+    view(PlanMade(record, "tasks failed (down); this plan lives in context only."))
+    view(UsageReported(7, 3, total_input=120, total_output=45, requests=2))
+    view.finish()
+    texts = cell.texts()
+    assert texts[0] == "⚠ tasks failed (down); this plan lives in context only."
+    assert texts[1].startswith("120 tokens in · 45 out · 2 requests · ")
 
 
 def test_plan_text_plain_shows_each_step_status_and_the_progress():

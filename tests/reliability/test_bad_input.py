@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ollie_nb.core import AgentCore
+from ollie_nb.core import AgentCore, Notice, ToolFinished
 from ollie_nb.llm import OfflineBackend, OpenAIBackend, ToolCall
 from ollie_nb.planning import NO_BACKEND, plan_svg
 from ollie_nb.tools import Dispatcher, ReasoningServer, ToolResult
@@ -139,7 +139,7 @@ def test_raw_arguments_the_model_might_send(tmp_path):
             return first, second, events
 
     first, second, events = asyncio.run(scenario())
-    results = {e.data["id"]: e.text for e in events if e.kind == "tool"}
+    results = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
     assert (
         results["null"] == "error: arguments of reasoning_plan must be a JSON object, got NoneType"
     )
@@ -179,7 +179,7 @@ def test_lone_surrogates_in_arguments_do_not_poison_the_session(tmp_path, provid
     first, saved, second, events = asyncio.run(scenario())
     assert first.reply == "done"
     assert saved is not None and json.loads(saved.read_text(encoding="utf-8"))["id"]
-    assert not [e.text for e in events if e.kind == "error"]
+    assert not [e.text for e in events if isinstance(e, Notice) and e.level == "error"]
     assert second.reply == "fine"
     sent = json.dumps(provider.requests[-1].body)
     assert "emoji \\ud83d\\ude00" in sent  # the pair survives, as the emoji it encodes

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, ToolFinished
 from ollie_nb.llm import OfflineBackend, ToolCall
 from ollie_nb.planning import PlanResult
 from tests.support.agents import assert_consistent, kernel_env
@@ -61,7 +61,7 @@ def plan_twice(tmp_path, first, plan_timeout: float = 2.0, between=None):
                 events: list = []
                 started = time.perf_counter()
                 result = await core.submit("plan", events.append)
-                (text,) = [e.text for e in events if e.kind == "tool"]
+                (text,) = [e.result for e in events if isinstance(e, ToolFinished)]
                 out.append((text, result, time.perf_counter() - started))
                 if between is not None:
                     between()
@@ -164,7 +164,7 @@ def test_hanging_async_fallback_is_cancelled(tmp_path):
         async with core:
             events: list = []
             await core.submit("plan", events.append)
-            return [e.text for e in events if e.kind == "tool"]
+            return [e.result for e in events if isinstance(e, ToolFinished)]
 
     (text,) = asyncio.run(scenario())
     assert text.endswith(

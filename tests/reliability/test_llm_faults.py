@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ollie_nb.core import AgentCore
+from ollie_nb.core import AgentCore, Notice, Retrying, TextDelta, ToolFinished, TurnEnded
 from ollie_nb.llm import AnthropicBackend, OpenAIBackend, RetryPolicy
 from tests.llm import test_anthropic as anthropic_wire
 from tests.llm import test_openai as openai_wire
@@ -112,7 +112,7 @@ def run_turns(core: AgentCore, *prompts: str) -> list[tuple[Any, list]]:
 
 
 def errors(events) -> list[str]:
-    return [e.text for e in events if e.kind == "error"]
+    return [e.text for e in events if isinstance(e, Notice) and e.level == "error"]
 
 
 def assert_next_turn_works(turn, provider: FakeProvider, before: int) -> None:
@@ -126,9 +126,9 @@ def test_429_then_success_emits_retries_and_the_reply(provider, wire, tmp_path):
     provider.queue(limited, limited, Reply(chunks=wire.text("Hello", " there")))
     core = AgentCore(wire.make(provider), workdir=tmp_path)
     ((result, events),) = run_turns(core, "hi")
-    retries = [e for e in events if e.kind == "retry"]
-    assert [e.data["attempt"] for e in retries] == [1, 2]
-    assert all("Rate limit reached" in e.text for e in retries)
+    retries = [e for e in events if isinstance(e, Retrying)]
+    assert [e.attempt for e in retries] == [1, 2]
+    assert all("Rate limit reached" in e.reason for e in retries)
     assert result.reply == "Hello there" and not errors(events)
     assert [(m.role, m.content) for m in core.history] == [
         ("user", "hi"),
@@ -146,8 +146,8 @@ def test_429_forever_is_one_clear_error_and_the_next_turn_works(provider, wire, 
         f"{wire.name}: HTTP 429: Rate limit reached (gave up after 3 retries)"
     ]
     assert failed.error == errors(failed_events)[0] and not failed.interrupted
-    assert [e.kind for e in failed_events].count("retry") == 3
-    assert failed_events[-1].kind == "turn_end"
+    assert [type(e) for e in failed_events].count(Retrying) == 3
+    assert failed_events[-1] == TurnEnded(error=failed.error, steps=1)
     assert core.history[1].content == f"[no reply: {failed.error}]"
     assert_next_turn_works(nxt, provider, 4)
     assert_consistent(core.history)
@@ -161,7 +161,7 @@ def test_500_is_not_retried_and_the_next_turn_works(provider, wire, tmp_path):
     core = AgentCore(wire.make(provider), workdir=tmp_path)
     (_, events), nxt = run_turns(core, "hi", "again")
     assert errors(events) == [f"{wire.name}: HTTP 500: The server had an error"]
-    assert not [e for e in events if e.kind == "retry"]
+    assert not [e for e in events if isinstance(e, Retrying)]
     assert_next_turn_works(nxt, provider, 1)
     assert_consistent(core.history)
 
@@ -173,7 +173,7 @@ def test_connection_reset_mid_stream_keeps_history_consistent(provider, wire, tm
     (_, events), nxt = run_turns(core, "hi", "again")
     (error,) = errors(events)
     assert error.startswith(f"{wire.name}: connection lost while streaming from")
-    streamed = "".join(e.text for e in events if e.kind == "assistant")
+    streamed = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert streamed.startswith("Hello")  # what the user saw before the reset
     assert [m.role for m in core.history] == ["user", "assistant", "user", "assistant"]
     assert core.history[1].content == f"[no reply: {error}]"
@@ -189,7 +189,7 @@ def test_error_after_a_tool_call_leaves_the_call_answered(provider, wire, tmp_pa
     )
     core = AgentCore(wire.make(provider), workdir=tmp_path)
     (_, events), nxt = run_turns(core, "think first", "again")
-    assert [e.text for e in events if e.kind == "tool"] == ["ok"]
+    assert [e.result for e in events if isinstance(e, ToolFinished)] == ["ok"]
     assert errors(events) == [f"{wire.name}: HTTP 500: upstream failed"]
     assert [m.role for m in core.history[:4]] == ["user", "assistant", "tool", "assistant"]
     assert_next_turn_works(nxt, provider, 2)
@@ -211,7 +211,7 @@ def test_stalled_stream_is_interrupted_and_the_connection_closed(provider, wire,
             loop = asyncio.get_running_loop()
 
             def sink(event):
-                if event.kind == "assistant":
+                if isinstance(event, TextDelta):
                     loop.call_soon(core.interrupt)
 
             stalled = await core.submit("hi", sink)

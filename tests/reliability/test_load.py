@@ -7,7 +7,7 @@ import json
 import time
 import xml.etree.ElementTree as ET
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, TurnEnded, TurnStarted
 from ollie_nb.core._sessions import load_session
 from ollie_nb.llm import OfflineBackend, ToolCall
 from ollie_nb.planning import plan_svg
@@ -100,7 +100,7 @@ def test_two_hundred_queued_prompts_drain_in_order(tmp_path):
 
             def sink(event):
                 events.append(event)
-                if event.kind == "turn_end" and len(queued_late) == 0 and len(events) > 300:
+                if isinstance(event, TurnEnded) and len(queued_late) == 0 and len(events) > 300:
                     queued_late.append(True)
                     for prompt in late:  # submitted while the queue drains: queued at its end
                         asyncio.get_running_loop().create_task(core.submit(prompt))
@@ -111,12 +111,12 @@ def test_two_hundred_queued_prompts_drain_in_order(tmp_path):
 
     result, events, seconds = asyncio.run(scenario())
     print(f"210 queued turns in {seconds:.2f} s")
-    starts = [e for e in events if e.kind == "turn_start"]
-    assert [e.text for e in starts] == prompts + late
-    assert [e.data.get("queued", False) for e in starts] == [False] + [True] * 209
-    assert [e.data.get("step") for e in starts[1:4]] == [1, 2, 3]
-    ends = [e for e in events if e.kind == "turn_end"]
-    assert [e.text for e in ends] == [f"done: {p.split()[-1]}" for p in prompts + late]
+    starts = [e for e in events if isinstance(e, TurnStarted)]
+    assert [e.prompt for e in starts] == prompts + late
+    assert [e.queued for e in starts] == [False] + [True] * 209
+    assert [e.position for e in starts[1:4]] == [1, 2, 3]
+    ends = [e for e in events if isinstance(e, TurnEnded)]
+    assert [e.reply for e in ends] == [f"done: {p.split()[-1]}" for p in prompts + late]
     assert result.reply == "done: 009" and not result.interrupted
     assert core.queued == []
     assert core.usage.requests == 210

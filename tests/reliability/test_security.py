@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, Notice, Retrying, ToolFinished
 from ollie_nb.llm import OfflineBackend, ToolCall, make_backend
 from tests.reliability.test_llm_faults import _openai_text
 from tests.support.absent import skip_or_fail
@@ -66,15 +66,20 @@ def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
             return out, repr(core), repr(core.env), core.list_servers(), core.system_prompt()
 
     turns, *views = asyncio.run(scenario())
-    errors = [e.text for _, events in turns for e in events if e.kind == "error"]
+    errors = [
+        e.text
+        for _, events in turns
+        for e in events
+        if isinstance(e, Notice) and e.level == "error"
+    ]
     assert errors[0] == "openai: HTTP 401: Incorrect API key provided: ***"
     assert errors[1] == "openai: HTTP 500: upstream rejected key ***"
     assert errors[2].startswith("openai: connection lost while streaming from")
-    retries = [e for _, events in turns for e in events if e.kind == "retry"]
-    assert retries and "slow down, ***" in retries[0].text
+    retries = [e for _, events in turns for e in events if isinstance(e, Retrying)]
+    assert retries and "slow down, ***" in retries[0].reason
     assert turns[-1][0].reply == "fine"
     for result, events in turns:
-        assert_no_key(result, *[(e.kind, e.text, e.data) for e in events])
+        assert_no_key(result, *events)  # each event's repr shows every field
     assert_no_key(*[json.dumps(m.to_dict()) for m in core.history], *views, repr(backend))
     session = core.save()
     assert_no_key(session.read_text())
@@ -98,7 +103,7 @@ def test_the_key_never_appears_in_execute_code_output(tmp_path, monkeypatch):
             return events
 
     events = asyncio.run(scenario())
-    (output,) = [e.text for e in events if e.kind == "tool"]
+    (output,) = [e.result for e in events if isinstance(e, ToolFinished)]
     assert output.startswith("exit code 0\n")
     assert "PATH=" in output  # the environment was listed, without the secret-named variable
     assert "OPENAI_API_KEY" not in output
@@ -308,7 +313,7 @@ def test_untrusted_tools_never_run_unapproved(tmp_path, trusted, approve):
             return events
 
     events = asyncio.run(scenario())
-    results = {e.data["id"]: e.text for e in events if e.kind == "tool"}
+    results = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
     for call_id, name in (("e", "execute_code"), ("t", "touch"), ("r", "reasoning_notes")):
         assert results[call_id] == (
             f"error: {name} is not in trustedTools and was not approved; it did not run"
@@ -317,7 +322,8 @@ def test_untrusted_tools_never_run_unapproved(tmp_path, trusted, approve):
     time.sleep(0.2)
     assert [m for m in markers.values() if m.exists()] == []
     if approve is _raises:
-        assert any("approval callback failed: RuntimeError" in e.text for e in events)
+        notices = [e.text for e in events if isinstance(e, Notice)]
+        assert any("approval callback failed: RuntimeError" in text for text in notices)
     assert_consistent(core.history)
 
 

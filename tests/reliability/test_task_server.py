@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, ToolFinished
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 from tests.support.agents import assert_consistent
 from tests.support.task_db import (
@@ -62,7 +62,7 @@ class PlanningModel:
 
 
 def tool_results(events) -> list[str]:
-    return [e.text for e in events if e.kind == "tool"]
+    return [e.result for e in events if isinstance(e, ToolFinished)]
 
 
 def assert_small_plan_persisted(db, record) -> None:

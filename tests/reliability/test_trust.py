@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore, UntrustedAgentError, resolve_agent
+from ollie_nb.core import (
+    AgentConfig,
+    AgentCore,
+    Notice,
+    ToolFinished,
+    UntrustedAgentError,
+    resolve_agent,
+)
 from ollie_nb.core._routing import TrustGate, pattern_trusts
 from ollie_nb.llm import OfflineBackend, ToolCall
 from tests.support.agents import FIXTURES
@@ -57,13 +64,13 @@ def test_without_trusted_tools_only_the_plan_store_and_planning_run_unasked(tmp_
         approve=lambda name, args: asked.append(name) or False,
     )
     events = run(core)
-    results = {e.data["tool"]: e for e in events if e.kind == "tool"}
-    assert not results["reasoning_plan"].data["is_error"]
-    assert not results["task_list"].data["is_error"]
+    results = {e.tool: e for e in events if isinstance(e, ToolFinished)}
+    assert not results["reasoning_plan"].is_error
+    assert not results["task_list"].is_error
     assert asked == ["touch", "execute_code"]  # asked, in order, and denied
     for name in ("touch", "execute_code"):
         assert (
-            results[name].text
+            results[name].result
             == f"error: {name} is not in trustedTools and was not approved; it did not run"
         )
     assert not (tmp_path / "touched").exists() and not (tmp_path / "executed").exists()
@@ -91,8 +98,8 @@ def test_with_no_one_to_ask_a_tool_outside_trust_is_denied(tmp_path):
     calls = [ToolCall("e", "execute_code", json.dumps({"code": f"touch {tmp_path / 'x'}"}))]
     core = AgentCore(OfflineBackend(turns=[calls, "done"]), workdir=tmp_path)
     events = run(core)
-    (result,) = [e for e in events if e.kind == "tool"]
-    assert result.data["is_error"] and "was not approved" in result.text
+    (result,) = [e for e in events if isinstance(e, ToolFinished)]
+    assert result.is_error and "was not approved" in result.result
     assert not (tmp_path / "x").exists()
 
 
@@ -130,8 +137,8 @@ def test_execute_code_sees_no_secrets_unless_the_agent_passes_them(tmp_path, mon
     calls = [ToolCall("e", "execute_code", json.dumps({"code": code}))]
     agent = AgentConfig.from_dict({"trustedTools": ["execute/*"], "passEnv": ["MY_SERVICE_TOKEN"]})
     core = AgentCore(OfflineBackend(turns=[calls, "done"]), agent=agent, workdir=tmp_path)
-    (result,) = [e for e in run(core) if e.kind == "tool"]
-    assert result.text == "exit code 0\nkey=none tok=*** db=none"  # passed, but redacted
+    (result,) = [e for e in run(core) if isinstance(e, ToolFinished)]
+    assert result.result == "exit code 0\nkey=none tok=*** db=none"  # passed, but redacted
 
 
 def test_hooks_see_no_secrets_and_their_warnings_are_redacted(tmp_path, monkeypatch):
@@ -153,7 +160,8 @@ def test_hooks_see_no_secrets_and_their_warnings_are_redacted(tmp_path, monkeypa
     hook_env = seen.read_text()
     assert "OPENAI_API_KEY" not in hook_env and "GH_PAT" not in hook_env
     assert "PATH=" in hook_env
-    (warning,) = [e.text for e in events if e.kind == "info" and "hook exited" in e.text]
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    (warning,) = [text for text in notices if "hook exited" in text]
     assert KEY not in warning and "s3cretpass" not in warning
     assert "leaking *** postgresql://u:***@h/db" in warning
 

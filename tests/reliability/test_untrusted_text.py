@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ollie_nb.core import Event
+from ollie_nb.core import PlanMade, ToolCalled, ToolFinished
 from ollie_nb.notebook._display import Live, Notice, Reply, Table, TextBlock, ToolBlock
 from ollie_nb.notebook._render import Settings, TurnView, code_span
 
@@ -72,7 +72,7 @@ def test_the_running_tool_line_of_a_turn_escapes_the_tool_name():
     shown = []
     live_updates = []
     view = TurnView(Settings(), shown.append, lambda obj: live_updates.append)
-    view(Event("call", EVIL_TOOL, {"id": "c1", "tool": EVIL_TOOL, "args": {}}))
+    view(ToolCalled("c1", EVIL_TOOL, "", {}))
     assert live_updates, "the running tool line is shown in the live area"
     html = bundle_html(live_updates[-1])
     assert live_tags(html) == [] and "&lt;img" in html
@@ -104,7 +104,7 @@ def test_the_background_widget_status_escapes_the_tool_name():
     turn.progress = widgets.IntProgress()
     turn.view = lambda event: None
     turn.view.progress = None
-    turn._on_event(Event("call", "", {"tool": EVIL_TOOL}))
+    turn._on_event(ToolCalled("c1", EVIL_TOOL, "", {}))
     assert live_tags(turn.status.value) == []
     assert "&lt;img" in turn.status.value
 
@@ -133,8 +133,8 @@ def test_a_turn_draws_its_plan_graph_off_the_kernel_thread(monkeypatch):
         return lambda new: updates.append(new._repr_mimebundle_()["text/html"])
 
     view = TurnView(Settings(), lambda obj: None, live)
-    view(Event("plan", "", {"record": record}))
-    view(Event("tool", "", {"id": "p", "tool": "reasoning_plan"}))
+    view(PlanMade(record))
+    view(ToolFinished("p", "reasoning_plan", "reasoning", ""))
     assert "drawing the graph" in updates[0] and "Plan: Goal" in updates[0]
     view.tick()
     assert len(updates) == 1  # still drawing: nothing replaced, the kernel thread not held

@@ -1,0 +1,64 @@
+"""The core's typed events: what a turn that plans emits, and the small conversions they use."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ollie_nb.core import (
+    AgentCore,
+    PlanMade,
+    ToolCalled,
+    ToolFinished,
+    TurnEnded,
+    TurnResult,
+    TurnStarted,
+    WatchWhat,
+)
+from ollie_nb.llm import OfflineBackend
+
+LIST_PROMPT = "Bake bread\n- Buy flour\n- Knead"
+
+
+def test_a_plan_whose_backend_fails_is_one_plan_event_with_the_users_warning(tmp_path):
+    def broken(goal, steps):
+        raise ConnectionError("sheet is offline")
+
+    core = AgentCore(OfflineBackend(), fallback_plan_backend=broken, workdir=tmp_path)
+
+    async def scenario():
+        events: list = []
+        async with core:
+            await core.submit(LIST_PROMPT, events.append)
+        return events
+
+    events = asyncio.run(scenario())
+    (made,) = [e for e in events if isinstance(e, PlanMade)]
+    assert made.record.warning.startswith("warning: ")  # the model's status line
+    assert made.warning == "broken() failed (sheet is offline); this plan lives in context only."
+    kinds = [type(e) for e in events]
+    assert kinds[0] is TurnStarted and kinds[-1] is TurnEnded
+    # the plan is announced between its call and the call's result
+    called = next(i for i, e in enumerate(events) if isinstance(e, ToolCalled))
+    finished = next(i for i, e in enumerate(events) if isinstance(e, ToolFinished))
+    assert called < events.index(made) < finished
+    assert events[called].tool == events[finished].tool == "reasoning_plan"
+    assert events[called].id == events[finished].id
+
+
+def test_turn_ended_tells_what_the_turn_result_says():
+    result = TurnResult(
+        reply="r", interrupted=True, error="e", blocked="b", steps=3, step_limit=True
+    )
+    assert TurnEnded.of(result) == TurnEnded("r", True, "e", "b", 3, True)
+
+
+def test_a_settled_step_status_becomes_its_notice_kind():
+    words = ["done", "cancelled", "failed", "open", "exploded", ""]
+    assert [WatchWhat.of_status(w) for w in words] == [
+        WatchWhat.DONE,
+        WatchWhat.CANCELLED,
+        WatchWhat.FAILED,
+        WatchWhat.REOPENED,
+        WatchWhat.FAILED,  # a word the run does not know counts as a failure, as the run counts it
+        WatchWhat.FAILED,
+    ]
