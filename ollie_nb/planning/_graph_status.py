@@ -61,7 +61,7 @@ _STATUS_ALIASES: dict[str, str] = {
 }
 
 
-def normalise_status(raw: str | None) -> str:
+def normalise_status(raw: object) -> str:
     """Map a task server's status word (e.g. `open`, `closed`) onto STATUSES; unknown -> `todo`."""
     if raw is None:
         return "todo"

@@ -282,10 +282,10 @@ def _add_goal(g: graphviz.Digraph, view: PlanView, fontsize: int, tooltip_limit:
 
 def _clusters(view: PlanView, fontsize: int) -> dict[str, graphviz.Digraph]:
     """One dashed cluster per named group of steps."""
-    graphviz = require_graphviz()
+    digraph = require_graphviz().Digraph
     clusters: dict[str, graphviz.Digraph] = {}
     for name in dict.fromkeys(x for x in view.groups if x):
-        clusters[name] = graphviz.Digraph(
+        clusters[name] = digraph(
             f"cluster_{len(clusters)}",
             graph_attr={
                 "label": _dot_text([_one_line(name)]),
