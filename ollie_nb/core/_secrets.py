@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable
 
@@ -11,12 +12,35 @@ from ollie_nb.tools import is_secret_name, url_credentials
 
 REDACTED = "***"
 MIN_SECRET_CHARS = 8  # shorter values would redact ordinary words
-ENVIRON_TTL = 1.0  # seconds a read of the environment's secrets is reused
+ENVIRON_TTL = 1.0  # seconds at most between two reads of the environment by one Redactor
 
 
 @functools.lru_cache(maxsize=1024)
 def _secret_name(name: str) -> bool:
     return is_secret_name(name)
+
+
+class _EnvironChanges:
+    """Counts changes to the environment, seen through Python's audit events.
+
+    Every change to os.environ goes through os.putenv or os.unsetenv, which raise the
+    audit events `os.putenv` and `os.unsetenv`; counting them tells a reader whether
+    the environment may have changed without reading all of it (reading and decoding
+    every variable costs more than redacting a tool result).
+    """
+
+    EVENTS = frozenset({"os.putenv", "os.unsetenv"})
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, event: str, args: tuple[object, ...]) -> None:
+        if event in self.EVENTS:
+            self.count += 1
+
+
+_changes = _EnvironChanges()
+sys.addaudithook(_changes)
 
 
 class Redactor:
@@ -31,34 +55,33 @@ class Redactor:
     def __init__(self, extra: Callable[[], Iterable[str | None]] = tuple) -> None:
         self._extra = extra
         self._from_environ: set[str] = set()
-        self._raw: dict[bytes, bytes] = {}
+        self._changes_seen = -1
         self._read_at = -ENVIRON_TTL
 
     def refresh(self) -> None:
-        """Read the environment's secrets now (AgentCore does at the start of every turn).
+        """Read the environment's secrets again if it changed (AgentCore calls this at the
+        start of every turn, and every redaction does).
 
-        Unchanged since the last read (compared as os.environ's raw bytes, without
-        decoding every value), the environment is not scanned again.
+        A change is seen by its audit event (no scan while there is none). The event comes
+        just before os.environ holds the new value, so a read at that very moment can miss
+        it: a scan at least every ENVIRON_TTL seconds closes that gap.
         """
-        raw = dict(getattr(os.environ, "_data", {}))
-        if raw and raw == self._raw:
-            self._read_at = time.monotonic()
-            return
-        self._raw = raw
-        found = {v for k, v in os.environ.items() if v and _secret_name(k)}
-        for value in os.environ.values():
+        if _changes.count != self._changes_seen or time.monotonic() - self._read_at > ENVIRON_TTL:
+            self._scan()
+
+    def _scan(self) -> None:
+        # The count is taken before the read: a change made during the read is seen next time.
+        self._changes_seen = _changes.count
+        found: set[str] = set()
+        for name, value in os.environ.items():
+            if value and _secret_name(name):
+                found.add(value)
             if "://" in value:
                 found.update(url_credentials(value))
         self._from_environ, self._read_at = found, time.monotonic()
 
     def _environ_secrets(self) -> set[str]:
-        """The environment's secrets, read again when older than ENVIRON_TTL seconds.
-
-        Reading the environment costs more than redacting a tool result, and it rarely
-        changes while a kernel runs; every turn starts with a fresh read.
-        """
-        if time.monotonic() - self._read_at > ENVIRON_TTL:
-            self.refresh()
+        self.refresh()
         return self._from_environ
 
     def values(self, text: str = "") -> list[str]:

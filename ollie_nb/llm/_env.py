@@ -229,7 +229,8 @@ def backend_from_env(env: Mapping[str, str] | None = None) -> Backend:
                 return offline
             backend.notice = (
                 f"ollie_nb: {file_note}chat backend {backend.name}, model {backend.model} "
-                f"(because {where(var)} is set; OLLIE_BACKEND chooses another)."
+                f"(because {where(var)} is set and OLLIE_BACKEND is not; set OLLIE_BACKEND to choose "
+                "another)."
             )
             return backend
     offline = OfflineBackend()

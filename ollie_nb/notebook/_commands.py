@@ -76,8 +76,11 @@ def cmd_status(m: Any, rest: str) -> Displayable:
     connected = [s["name"] for s in info["servers"] if s["state"] in ("connected", "built-in")]
     failed = [s["name"] for s in info["servers"] if s["state"] == "failed"]
     servers = ", ".join(connected) + (f"; failed: {', '.join(failed)}" if failed else "")
+    # The server requests go to: what the troubleshooting table says to check.
+    url = getattr(core.backend, "base_url", None) or getattr(core.backend, "host", None)
     rows = [
         ("backend", f"{core.backend.name} ({core.backend.model})"),
+        *([("backend URL", core.redact(url))] if isinstance(url, str) and url else []),
         ("agent", core.config.name + (f" ({core.config.path})" if core.config.path else "")),
         ("work dir", core.workdir),
         ("servers", servers),

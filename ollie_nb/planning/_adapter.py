@@ -24,6 +24,9 @@ class AdaptedPlanBackend:
     hops to the kernel's main thread, where user code always runs).
     """
 
+    target: Any
+    _run_sync: SyncRunner
+
     def __init__(self, target: Any, *, run_sync: SyncRunner | None = None) -> None:
         if isinstance(target, AdaptedPlanBackend):
             run_sync = run_sync or target._run_sync

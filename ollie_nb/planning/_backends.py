@@ -15,10 +15,13 @@ from ollie_nb.planning._types import PlanKind, PlanResult, PlanStep
 
 
 class ToolResultLike(Protocol):
-    """What a tool call answers (ollie_nb.tools.ToolResult has this shape)."""
+    """What a tool call answers (ollie_nb.tools.ToolResult has this shape, frozen)."""
 
-    text: str
-    is_error: bool
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def is_error(self) -> bool: ...
 
 
 class Dispatcher(Protocol):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ draws in about 3.5 s on a busy 2-core machine; a graph dot cannot lay out in rea
 time (41 steps each after all earlier ones once took 49 s) must not hold the kernel."""
 
 
-def require_graphviz():
+def require_graphviz() -> ModuleType:
     """Import the graphviz package, or say how to install it."""
     try:
         import graphviz
@@ -40,7 +41,8 @@ def require_graphviz():
             "cannot draw the plan graph: the graphviz Python package is not installed "
             f"(pip install graphviz; and the dot program: {INSTALL_HINT})"
         ) from exc
-    return graphviz
+    module: ModuleType = graphviz  # the package has no type information: Any to mypy
+    return module
 
 
 # Everything dot writes before the <svg> element: XML prolog, doctype, and comments

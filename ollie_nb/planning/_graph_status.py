@@ -5,9 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar, Union
 
 # Keys of a status mapping: a 0-based step index, or a step id (or the goal id).
 StatusKey = int | str
+
+_V = TypeVar("_V", covariant=True)
+# A mapping keyed by step index, by step id, or by either (a Mapping's key type is invariant,
+# so a dict[str, str] is not a Mapping[int | str, str]).
+StepMap = Union[Mapping[int, _V], Mapping[str, _V], Mapping[StatusKey, _V]]  # noqa: UP007
 
 STATUSES: tuple[str, ...] = (
     "todo",
@@ -61,7 +67,7 @@ _STATUS_ALIASES: dict[str, str] = {
 }
 
 
-def normalise_status(raw: str | None) -> str:
+def normalise_status(raw: object) -> str:
     """Map a task server's status word (e.g. `open`, `closed`) onto STATUSES; unknown -> `todo`."""
     if raw is None:
         return "todo"

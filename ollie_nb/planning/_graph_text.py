@@ -48,7 +48,8 @@ def _dot_text(lines: Sequence[str]) -> str:
     """A DOT label/tooltip value showing `lines` literally, one per line, never as HTML."""
     from graphviz import nohtml
 
-    return nohtml("\\n".join(_escape_line(line) for line in lines))
+    text: str = nohtml("\\n".join(_escape_line(line) for line in lines))  # a str marked "not HTML"
+    return text
 
 
 # Some dot versions expand \N, \G, \E, \T, \H, \L in tooltips even when the backslash

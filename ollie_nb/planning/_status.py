@@ -48,7 +48,8 @@ def listing_statuses(text: str, wanted: Collection[str]) -> dict[str, str]:
 def task_status(text: str) -> str | None:
     """The status in a `task_read` answer: a JSON object's `status`, or a `status:` field."""
     data = _json(text)
-    if isinstance(data, dict) and isinstance(data.get("status"), str):
-        return data["status"]
+    status = data.get("status") if isinstance(data, dict) else None
+    if isinstance(status, str):
+        return status
     match = _STATUS_FIELD.search(text)
     return match.group(1) if match else None

@@ -20,7 +20,13 @@ from ._dot import (
     require_graphviz,
     svg_of,
 )
-from ._graph_status import STATUS_STYLES, STATUSES, StatusKey, StatusStyle, normalise_status
+from ._graph_status import (
+    STATUS_STYLES,
+    STATUSES,
+    StatusStyle,
+    StepMap,
+    normalise_status,
+)
 from ._graph_text import EDGE_COLOUR, _dot_text, _legend_label, _one_line, _tooltip, _wrap_title
 from ._types import PlanStep
 
@@ -76,10 +82,10 @@ def plan_view(
     goal: str,
     steps: Sequence[PlanStep],
     ids: Sequence[str] | None = None,
-    statuses: Mapping[StatusKey, str | None] | None = None,
+    statuses: StepMap[str | None] | None = None,
     *,
     goal_id: str = "",
-    groups: Mapping[StatusKey, str] | None = None,
+    groups: StepMap[str] | None = None,
 ) -> PlanView:
     """Check a plan and resolve each step's shown id and status, computing `blocked`.
 
@@ -118,9 +124,7 @@ def plan_view(
     )
 
 
-def _by_step(
-    values: Mapping[StatusKey, object] | None, ids: tuple[str, ...], n: int
-) -> dict[int, object]:
+def _by_step(values: StepMap[object] | None, ids: tuple[str, ...], n: int) -> dict[int, object]:
     """Re-key a mapping by step index; ids win over indexes when both name the same step."""
     if not values:
         return {}
@@ -179,10 +183,10 @@ def plan_graph(
     goal: str,
     steps: Sequence[PlanStep],
     ids: Sequence[str] | None = None,
-    statuses: Mapping[StatusKey, str | None] | None = None,
+    statuses: StepMap[str | None] | None = None,
     *,
     goal_id: str = "",
-    groups: Mapping[StatusKey, str] | None = None,
+    groups: StepMap[str] | None = None,
     rankdir: str = "LR",
     legend: bool = True,
     compact: bool | None = None,
@@ -282,10 +286,10 @@ def _add_goal(g: graphviz.Digraph, view: PlanView, fontsize: int, tooltip_limit:
 
 def _clusters(view: PlanView, fontsize: int) -> dict[str, graphviz.Digraph]:
     """One dashed cluster per named group of steps."""
-    graphviz = require_graphviz()
+    digraph = require_graphviz().Digraph
     clusters: dict[str, graphviz.Digraph] = {}
     for name in dict.fromkeys(x for x in view.groups if x):
-        clusters[name] = graphviz.Digraph(
+        clusters[name] = digraph(
             f"cluster_{len(clusters)}",
             graph_attr={
                 "label": _dot_text([_one_line(name)]),
@@ -328,10 +332,10 @@ def plan_svg(
     goal: str,
     steps: Sequence[PlanStep],
     ids: Sequence[str] | None = None,
-    statuses: Mapping[StatusKey, str | None] | None = None,
+    statuses: StepMap[str | None] | None = None,
     *,
     goal_id: str = "",
-    groups: Mapping[StatusKey, str] | None = None,
+    groups: StepMap[str] | None = None,
     rankdir: str = "LR",
     legend: bool = True,
     compact: bool | None = None,

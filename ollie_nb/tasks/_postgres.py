@@ -52,7 +52,7 @@ class _PgConn:
         self._raw = raw
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        return self._raw.execute(_pg_sql(sql), params)  # type: ignore[return-value]
+        return self._raw.execute(_pg_sql(sql), params)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import json
 import secrets
@@ -293,7 +294,8 @@ def _summary(row: Sequence[Any]) -> TaskSummary:
 class Cursor(Protocol):
     """What the store reads from a statement: rows, one row, or the count of rows changed."""
 
-    rowcount: int
+    @property
+    def rowcount(self) -> int: ...
 
     def fetchone(self) -> Any: ...
 
@@ -305,7 +307,7 @@ class Cursor(Protocol):
 class Conn(Protocol):
     """The DB-API subset the shared store logic uses; `?` placeholders on both backends."""
 
-    def execute(self, sql: str, params: Sequence[Any] = ...) -> Cursor: ...
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Cursor: ...
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any: ...
 
@@ -887,11 +889,12 @@ class SqlTaskStore(ABC):
 
         return self._run(work, write=False)
 
-    def ready(self) -> list[TaskSummary]:
+    # `builtins.list` below: in the class body `list` names the method above.
+    def ready(self) -> builtins.list[TaskSummary]:
         """Open tasks whose blockers are all done: the work that can start now."""
         return self.list(status="ready")
 
-    def tree(self, root: str = "") -> list[TaskNode]:
+    def tree(self, root: str = "") -> builtins.list[TaskNode]:
         """The task forest (or the subtree under `root`), children in creation order."""
         root_id = _task_id(root) if root.strip() else ""
 
@@ -928,7 +931,7 @@ class SqlTaskStore(ABC):
 
         return [build(s) for s in tops]
 
-    def events(self, since: int = 0, limit: int = 100) -> list[Event]:
+    def events(self, since: int = 0, limit: int = 100) -> builtins.list[Event]:
         """Events with seq greater than `since`, oldest first, at most `limit` of them."""
         if since < 0:
             raise InvalidTaskError("since must be 0 or a seq from an earlier event")

@@ -24,6 +24,8 @@ from ollie_nb.llm import (
 from ollie_nb.llm._env import read_env_file
 from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply, collect, sse
 
+CHOOSE = "set OLLIE_BACKEND to choose another"
+
 
 @pytest.fixture
 def env_file(tmp_path: Path) -> Path:
@@ -139,7 +141,10 @@ def test_explicit_backend(env_file: Path, values, cls, name, model, where):
 def test_inferred_backend(env_file: Path, values, cls, name, because):
     b = backend_from_env(settings(env_file, **values))
     assert (type(b), b.name) == (cls, name)
-    assert f"(because {because} is set; OLLIE_BACKEND chooses another)" in b.notice
+    assert (
+        f"(because {because} is set and OLLIE_BACKEND is not; set OLLIE_BACKEND to choose another)"
+        in b.notice
+    )
     assert FAKE_KEY not in b.notice
 
 
@@ -325,7 +330,9 @@ def test_ollie_anthropic_key_is_accepted(env_file: Path, provider: FakeProvider)
         settings(env_file, OLLIE_ANTHROPIC_KEY=FAKE_KEY, ANTHROPIC_BASE_URL=provider.url)
     )
     assert isinstance(b, AnthropicBackend)
-    assert b.notice.endswith("(because OLLIE_ANTHROPIC_KEY is set; OLLIE_BACKEND chooses another).")
+    assert b.notice.endswith(
+        "(because OLLIE_ANTHROPIC_KEY is set and OLLIE_BACKEND is not; set OLLIE_BACKEND to choose another)."
+    )
     assert b.secrets() == (FAKE_KEY,)
 
 

@@ -203,3 +203,27 @@ def test_postgresql_url_works_and_its_password_is_never_printed(pg_cluster) -> N
         assert result.returncode == 1 and result.stderr.startswith("ollie-tasks: error:")
         assert "Sekr3t-pw" not in result.stdout + result.stderr
         assert "postgres:***@" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["list", "serve"])
+def test_a_postgresql_url_without_psycopg_says_what_to_install(command: str) -> None:
+    # As in an install without the postgres extra: psycopg cannot be imported.
+    code = (
+        "import sys\n"
+        "sys.modules['psycopg'] = None\n"
+        "from ollie_nb.tasks.cli import main\n"
+        f"sys.exit(main(['--db', 'postgresql://ollie@127.0.0.1:1/plans', {command!r}]))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert run.returncode == 1
+    assert run.stdout == ""
+    assert run.stderr == (
+        "ollie-tasks: error: a postgresql:// database needs psycopg and psycopg-pool "
+        "(psycopg is not installed): pip install 'ollie-nb[postgres]'\n"
+    )
