@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.errors import NoTaskServerError
 from ollie_nb.llm import LLMError, OfflineBackend
 from ollie_nb.llm._offline import demo_reply, is_step_prompt
 
@@ -300,7 +301,7 @@ def test_watching_needs_a_task_server_with_events(tmp_path):
 
     async def scenario():
         async with core:
-            with pytest.raises(RuntimeError, match="no task server is wired"):
+            with pytest.raises(NoTaskServerError, match="no task server is wired"):
                 await core.start_watching()
             assert await core.run_queue() is None
 
