@@ -39,7 +39,7 @@ class LLMConfigError(LLMError, OllieUsageError):
     """The backend was asked for something it cannot be: unknown name, missing key or setting."""
 
 
-class MissingExtraError(LLMError):
+class MissingExtraError(LLMError, ImportError):
     """The provider SDK for a backend is not installed; the message names the pip extra."""
 
     def __init__(self, backend: str, module: str, extra: str) -> None:
