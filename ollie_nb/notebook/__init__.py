@@ -31,7 +31,7 @@ def load_ipython_extension(ip: Any) -> None:
 
 def unload_ipython_extension(ip: Any) -> None:
     """Close MCP sessions, stop the runtime thread and remove the magics."""
-    from ollie_nb.notebook._magics import unload
+    from ollie_nb.notebook._magics import unload  # as in load_ipython_extension
 
     unload(ip)
 
@@ -39,11 +39,11 @@ def unload_ipython_extension(ip: Any) -> None:
 def __getattr__(name: str) -> Any:
     """The Python API and the runtime, imported on first use (not at `%load_ext`)."""
     if name in ("agent", "set_fallback", "use_backend", "AgentHandle"):
-        from ollie_nb.notebook import _api
+        from ollie_nb.notebook import _api  # loads the tools layer: on first use
 
         return getattr(_api, name)
     if name in ("runtime_for", "close_runtime", "notebook_plan_backend"):
-        from ollie_nb.notebook import _state
+        from ollie_nb.notebook import _state  # kept out of `import ollie_nb.notebook`
 
         return getattr(_state, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ollie_nb.notebook import _state
 from ollie_nb.notebook._kernel_tools import notebook_tools
+from ollie_nb.notebook._output import live_display
+from ollie_nb.notebook._output import show as show_output
+from ollie_nb.notebook._render import Settings, TurnView
 
 if TYPE_CHECKING:
     from ollie_nb.core import TurnResult
@@ -38,10 +41,6 @@ class AgentHandle:
 
     def ask(self, prompt: str, *, show: bool = True) -> str:
         """Run a prompt as a turn (streamed into the cell when `show`); returns the reply."""
-        from ollie_nb.notebook._output import live_display
-        from ollie_nb.notebook._output import show as show_output
-        from ollie_nb.notebook._render import Settings, TurnView
-
         view = TurnView(Settings(), show_output, live_display) if show else (lambda event: None)
         result = self._runtime.run_turn(prompt, view)
         if show:

@@ -13,6 +13,9 @@ import sys
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
+from IPython import get_ipython
+from IPython.display import display
+
 from ollie_nb.tools import NotebookToolServer, PythonServer, Server
 
 if TYPE_CHECKING:
@@ -45,8 +48,6 @@ class KernelWorkbench:
         data, _ = self.shell.display_formatter.format(value)
         if not set(data) - {"text/plain"}:
             return False
-        from IPython.display import display
-
         display(value)
         return True
 
@@ -71,8 +72,6 @@ def kernel_servers(
     `shell` None means the running IPython shell, if any (no shell: no python tools).
     """
     if shell is None:
-        from IPython import get_ipython
-
         shell = get_ipython()
 
     async def run_sync(fn: Callable[[], Any]) -> Any:

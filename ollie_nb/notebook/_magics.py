@@ -94,8 +94,6 @@ class OllieMagics(Magics):
             if cell is not None:
                 return self.prompt("%%ollie", line, cell)
             return self._command(line.strip())
-        except KeyboardInterrupt:
-            raise UsageError("%ollie: interrupted") from None
         except Exception as exc:
             usage = usage_error(exc)
             if usage is not None:
@@ -126,7 +124,10 @@ class OllieMagics(Magics):
         What it raises reaches `ollie`, which shows it by whose it is.
         """
         runtime = self.runtime()
-        return runtime.call(lambda: fn(runtime.core))
+        try:
+            return runtime.call(lambda: fn(runtime.core))
+        except KeyboardInterrupt:
+            raise UsageError("%ollie: interrupted") from None
 
     def on_loop(self, fn: Callable[[AgentCore], T]) -> T:
         """Run the plain `fn(core)` on the runtime loop, where the core lives, and return its result."""

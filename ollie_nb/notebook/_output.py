@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from IPython import get_ipython
 from IPython.display import display
 
 from ollie_nb.notebook._display import Live
@@ -31,8 +32,6 @@ def live_display(obj: Any) -> Callable[[Any], None]:
 
 
 def _text_only() -> bool:
-    from IPython import get_ipython
-
     shell = get_ipython()
     return shell is not None and type(shell).__name__ == "TerminalInteractiveShell"
 

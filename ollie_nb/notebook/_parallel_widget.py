@@ -13,6 +13,8 @@ import asyncio
 import queue
 from typing import TYPE_CHECKING, Any
 
+from IPython.display import display
+
 from ollie_nb.errors import OllieUsageError
 from ollie_nb.notebook._display import Notice, Table, esc
 from ollie_nb.notebook._plans import PlanGraphView
@@ -168,8 +170,6 @@ class ParallelRunView:
 
 def run_parallel(settings: Settings, runtime: NotebookRuntime, width: int, background: bool) -> Any:
     """Start the run with the widget as its sinks; wait for it unless `background`."""
-    from IPython.display import display
-
     record = runtime.call(_on_loop(lambda: runtime.core.find_plan(None)))
     if record is None:
         return Notice("there is no plan yet: ask for one first", "error")

@@ -12,12 +12,14 @@ import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.core.error import UsageError
+from IPython.display import display
 
+from ollie_nb.notebook._approval import ApprovalRequest, Approvals
+from ollie_nb.notebook._display import Notice
 from ollie_nb.notebook._runtime import NotebookRuntime
 
 if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
-    from ollie_nb.notebook._approval import Approvals
 
 
 class StartTraits(Protocol):
@@ -78,11 +80,8 @@ def close_runtime() -> None:
 
 def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
     # The core, the llm layer and the MCP SDK load here, on first use: `%load_ext` stays fast.
-    from IPython.display import display
-
     from ollie_nb.core import AgentCore
     from ollie_nb.llm import LLMError, OfflineBackend, backend_from_env, make_backend
-    from ollie_nb.notebook._display import Notice
     from ollie_nb.notebook._kernel_tools import kernel_servers
 
     backend_name = traits.backend if traits else ""
@@ -132,9 +131,6 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
 
 def _approvals(traits: StartTraits | None, holder: dict[str, NotebookRuntime]) -> Approvals:
     """The approver the core calls for tools outside trustedTools: the notebook widget."""
-    from IPython.display import display
-
-    from ollie_nb.notebook._approval import ApprovalRequest, Approvals
 
     def describe(name: str, args: dict[str, Any]) -> ApprovalRequest:
         core = holder["runtime"].core  # called on the runtime loop, where the core lives

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 from collections.abc import Callable
 from typing import Any
@@ -43,8 +44,6 @@ def user_vars(kind: str) -> Callable[[Any], list[str]]:
     """Completions: the notebook's variables that have the attribute `kind`."""
 
     def complete(shell: Any) -> list[str]:
-        import inspect
-
         found = []
         for name, value in shell.user_ns.items():
             if name.startswith("_") or isinstance(value, type):
