@@ -41,10 +41,11 @@ class AgentHandle:
 
     def ask(self, prompt: str, *, show: bool = True) -> str:
         """Run a prompt as a turn (streamed into the cell when `show`); returns the reply."""
-        view = TurnView(Settings(), show_output, live_display) if show else (lambda event: None)
+        if not show:
+            return self._runtime.run_turn(prompt, lambda event: None).reply
+        view = TurnView(Settings(), show_output, live_display)
         result = self._runtime.run_turn(prompt, view)
-        if show:
-            view.finish()
+        view.finish()
         return result.reply
 
     async def aask(self, prompt: str) -> str:

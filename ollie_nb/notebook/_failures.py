@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import sysconfig
 import traceback
@@ -20,7 +21,7 @@ from IPython.core.error import UsageError
 from ollie_nb.errors import OllieUsageError
 from ollie_nb.notebook._display import Notice
 
-_PACKAGE = str(Path(__file__).resolve().parents[1])  # the ollie_nb directory
+_PACKAGE = str(Path(__file__).parents[1]) + os.sep  # the ollie_nb directory
 _last: list[Failure] = []  # the latest failure that was not a usage mistake
 
 

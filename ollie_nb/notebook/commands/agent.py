@@ -110,8 +110,12 @@ def cmd_model(ctx: CommandContext, rest: str) -> Displayable:
     words = words_of(rest, "model", most=1, usage="model NAME")
     if not words:
         raise UsageError("%ollie model: give a model name (see %ollie models)")
-    model = ctx.on_loop(lambda core: core.backend.set_model(words[0]) or core.backend.model)
-    return Notice(f"model: {model}")
+
+    def switch(core: Any) -> str:
+        core.backend.set_model(words[0])
+        return core.backend.model
+
+    return Notice(f"model: {ctx.on_loop(switch)}")
 
 
 @command("agents", "agents found in the agents dirs")
