@@ -100,6 +100,36 @@ def test_a_failing_fallback_keeps_its_traceback_for_debug(kernel):
     assert "in broken" in debug and "ConnectionError: the spreadsheet is offline" in debug
 
 
+TOOL = """
+import ollie_nb
+from ollie_nb.llm import OfflineBackend, ToolCall
+
+@ollie_nb.tool
+def lookup(key: str) -> str:
+    \"\"\"Look a key up.\"\"\"
+    return {"a": "1"}[key]
+
+def script(messages, tools):
+    if messages[-1].role == "tool":
+        return "tool said: " + messages[-1].content
+    return [ToolCall("c1", "lookup", '{"key": "zzz"}')]
+
+ollie_nb.use_backend(OfflineBackend(script))
+"""
+
+
+def test_a_failing_notebook_tool_keeps_its_traceback_for_debug(kernel):
+    assert kernel.run(textwrap.dedent(TOOL)).error is None
+    try:
+        run = kernel.run("%%ollie\nlook zzz up")
+    finally:
+        kernel.run("ollie_nb.remove_tool('lookup')\n%ollie backend offline")
+    assert "tool said: error: KeyError: 'zzz'" in run.text()  # the model reads it, as before
+    debug = kernel.run("%ollie debug").text()
+    assert debug.startswith("the last error, raised by your code:\nTraceback")
+    assert "in lookup" in debug and "KeyError: 'zzz'" in debug
+
+
 def test_load_ext_imports_neither_the_core_nor_llm_nor_mcp(tmp_path):
     code = (
         "%load_ext ollie_nb\nimport sys\n"
