@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-import sysconfig
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,14 +105,14 @@ def _is_users(filename: str) -> bool:
     """A notebook cell, or a file outside the Python installation and its packages."""
     if filename.startswith("<"):
         return not filename.startswith("<frozen")
-    return not filename.startswith(_LIBRARY_DIRS)
+    return not filename.startswith(_library_dirs())
 
 
+@functools.lru_cache(maxsize=1)
 def _library_dirs() -> tuple[str, ...]:
+    import sysconfig  # on the first failure: sysconfig costs %load_ext a few milliseconds
+
     paths = sysconfig.get_paths()
     found = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
     found |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
     return tuple(sorted(found))
-
-
-_LIBRARY_DIRS = _library_dirs()

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ollie_nb.notebook._approval import ApprovalRequest, Approvals
 from ollie_nb.notebook._display import Notice
-from ollie_nb.notebook._runtime import NotebookRuntime
 
 if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
+    from ollie_nb.notebook._approval import Approvals
+    from ollie_nb.notebook._runtime import NotebookRuntime
 
 
 class StartTraits(Protocol):
@@ -79,10 +79,12 @@ def close_runtime() -> None:
 
 
 def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
-    # The core, the llm layer and the MCP SDK load here, on first use: `%load_ext` stays fast.
+    # The core, the llm layer, the MCP SDK and asyncio load here, on first use: `%load_ext`
+    # stays fast.
     from ollie_nb.core import AgentCore
     from ollie_nb.llm import LLMError, OfflineBackend, backend_from_env, make_backend
     from ollie_nb.notebook._kernel_tools import kernel_servers
+    from ollie_nb.notebook._runtime import NotebookRuntime
 
     backend_name = traits.backend if traits else ""
     model = (traits.model if traits else "") or None
@@ -131,6 +133,7 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
 
 def _approvals(traits: StartTraits | None, holder: dict[str, NotebookRuntime]) -> Approvals:
     """The approver the core calls for tools outside trustedTools: the notebook widget."""
+    from ollie_nb.notebook._approval import ApprovalRequest, Approvals  # asyncio: on first use
 
     def describe(name: str, args: dict[str, Any]) -> ApprovalRequest:
         core = holder["runtime"].core  # called on the runtime loop, where the core lives
