@@ -6,7 +6,7 @@ never on the kernel thread.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
@@ -21,6 +21,9 @@ from ollie_nb.notebook.commands._args import (
     words_of,
 )
 from ollie_nb.notebook.commands._registry import COMMANDS
+
+if TYPE_CHECKING:
+    from ollie_nb.core import AgentCore
 
 command = COMMANDS.command
 
@@ -40,7 +43,7 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "status", most=0, usage="status")
     state = "running" if ctx.runtime().busy else "idle"
 
-    def rows(core: Any) -> list[tuple[str, str]]:
+    def rows(core: AgentCore) -> list[tuple[str, str]]:
         info = core.list_servers()
         return [
             ("backend", f"{core.backend.name} ({core.backend.model})"),
@@ -98,7 +101,7 @@ def cmd_backend(ctx: CommandContext, rest: str) -> Displayable:
 def cmd_models(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "models", most=0, usage="models")
 
-    async def listing(core: Any) -> tuple[list[str], str]:
+    async def listing(core: AgentCore) -> tuple[list[str], str]:
         return await core.list_models(), core.backend.model
 
     models, current = ctx.core_call(listing)
@@ -111,7 +114,7 @@ def cmd_model(ctx: CommandContext, rest: str) -> Displayable:
     if not words:
         raise UsageError("%ollie model: give a model name (see %ollie models)")
 
-    def switch(core: Any) -> str:
+    def switch(core: AgentCore) -> str:
         core.backend.set_model(words[0])
         return core.backend.model
 
@@ -185,7 +188,7 @@ def cmd_fallback(ctx: CommandContext, rest: str) -> Displayable:
     if words[0] in ("off", "queue"):
         use_queue = words[0] == "queue"
 
-        async def switch(core: Any) -> None:
+        async def switch(core: AgentCore) -> None:
             core.queue_fallback = use_queue
             await core.set_fallback_plan_backend(None)
 
@@ -202,7 +205,7 @@ def cmd_fallback(ctx: CommandContext, rest: str) -> Displayable:
     return Notice(_wiring_note(ctx, backend.label))
 
 
-def _fallback_label(core: Any) -> str:
+def _fallback_label(core: AgentCore) -> str:
     current = core.fallback_plan_backend
     if current is not None:
         return getattr(current, "label", None) or type(current).__name__

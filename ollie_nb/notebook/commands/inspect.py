@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ollie_nb.notebook._context import CommandContext
 from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock
 from ollie_nb.notebook._failures import last_failure
 from ollie_nb.notebook.commands._args import words_of
 from ollie_nb.notebook.commands._registry import COMMANDS
+
+if TYPE_CHECKING:
+    from ollie_nb.core import AgentCore
 
 command = COMMANDS.command
 
@@ -17,7 +20,7 @@ command = COMMANDS.command
 def cmd_tools(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "tools", most=0, usage="tools")
 
-    def rows(core: Any) -> list[tuple[str, str, str]]:
+    def rows(core: AgentCore) -> list[tuple[str, str, str]]:
         listing = core.router.by_server()
         return [(name, server, line) for server, tools in listing.items() for name, line in tools]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
@@ -10,6 +10,9 @@ from ollie_nb.notebook._context import CommandContext
 from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock, plural
 from ollie_nb.notebook.commands._args import TASK_STATUSES, CommandParser, words_of
 from ollie_nb.notebook.commands._registry import COMMANDS
+
+if TYPE_CHECKING:
+    from ollie_nb.core import AgentCore
 
 command = COMMANDS.command
 
@@ -44,7 +47,7 @@ def cmd_plan(ctx: CommandContext, rest: str) -> Any:
 def cmd_plans(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "plans", most=0, usage="plans")
 
-    async def rows(core: Any) -> list[tuple[Any, ...]]:
+    async def rows(core: AgentCore) -> list[tuple[Any, ...]]:
         found = []
         for p in core.plans:
             state = plan_state(p, await core.plan_statuses(p))
@@ -81,13 +84,16 @@ def plan_state(record: Any, statuses: dict[str, str]) -> str:
 )
 def cmd_tasks(ctx: CommandContext, rest: str) -> Displayable:
     words = words_of(rest, "tasks", most=1, usage="tasks [STATUS]")
-    server = ctx.on_loop(lambda core: core.env.task_server if core.env else None)
-    if not server:
-        raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
     status = words[0] if words else "all"
-    result = ctx.core_call(
-        lambda core: core.env.dispatcher.dispatch(server, "task_list", {"status": status})
-    )
+
+    async def listing(core: AgentCore) -> tuple[str, Any]:
+        env = core.env
+        if env is None or not env.task_server:
+            raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
+        args = {"status": status}
+        return env.task_server, await env.dispatcher.dispatch(env.task_server, "task_list", args)
+
+    server, result = ctx.core_call(listing)
     if result.is_error:
         return Notice(result.text, "error")
     return TextBlock(result.text, title=f"tasks on '{server}' ({status})")
@@ -139,7 +145,7 @@ def cmd_run(ctx: CommandContext, rest: str) -> Any:
     if runtime.busy:
         return Notice("a turn is running; the queue is worked when it ends")
 
-    async def pop(core: Any) -> str | None:
+    async def pop(core: AgentCore) -> str | None:
         from ollie_nb.core import CONTINUE_PROMPT  # loaded with the core, on the loop
 
         await core.catch_up()  # the watcher's news first

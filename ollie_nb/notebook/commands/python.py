@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
@@ -10,6 +10,9 @@ from ollie_nb.notebook._context import CommandContext
 from ollie_nb.notebook._display import Notice
 from ollie_nb.notebook.commands._args import words_of
 from ollie_nb.notebook.commands._registry import COMMANDS
+
+if TYPE_CHECKING:
+    from ollie_nb.core import AgentCore
 
 
 @COMMANDS.command(
@@ -23,7 +26,7 @@ def cmd_python(ctx: CommandContext, rest: str) -> Notice:
         raise UsageError(f"%ollie python: say on or off, not {words[0]!r}")
     wanted = None if not words else words[0] == "on"
 
-    async def apply(core: Any) -> bool | None:
+    async def apply(core: AgentCore) -> bool | None:
         from ollie_nb.tools import PythonServer  # loaded with the core, on the loop
 
         server = core.env.dispatcher.get_server("python") if core.env else None

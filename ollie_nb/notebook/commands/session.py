@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
@@ -14,6 +14,9 @@ from ollie_nb.notebook._context import CommandContext
 from ollie_nb.notebook._display import Displayable, Group, Notice, Table, TextBlock, plural
 from ollie_nb.notebook.commands._args import session_ids, words_of
 from ollie_nb.notebook.commands._registry import COMMANDS
+
+if TYPE_CHECKING:
+    from ollie_nb.core import AgentCore
 
 command = COMMANDS.command
 
@@ -34,7 +37,7 @@ def cmd_compact(ctx: CommandContext, rest: str) -> Displayable:
 def cmd_context(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "context", most=0, usage="context")
 
-    async def measure(core: Any) -> tuple[int, int | None, int]:
+    async def measure(core: AgentCore) -> tuple[int, int | None, int]:
         return core.context_size(), await core.context_length(), len(core.history)
 
     size, limit, messages = ctx.core_call(measure)
@@ -107,7 +110,7 @@ def cmd_resume(ctx: CommandContext, rest: str) -> Displayable:
     if not rest:
         raise UsageError("%ollie resume: give a session id or name (see %ollie sessions)")
 
-    async def resume(core: Any) -> tuple[str, int, int, str]:
+    async def resume(core: AgentCore) -> tuple[str, int, int, str]:
         try:
             note = await core.resume(rest)
         except OllieUsageError as exc:  # no such session, a corrupt file, a turn running
@@ -140,7 +143,7 @@ def cmd_save(ctx: CommandContext, rest: str) -> Displayable:
 
 @command("cwd [DIR]", "show or change the work dir (execute_code, hooks)")
 def cmd_cwd(ctx: CommandContext, rest: str) -> Displayable:
-    def change(core: Any) -> str:
+    def change(core: AgentCore) -> str:
         if rest:
             try:
                 core.set_workdir(os.path.expandvars(rest))
