@@ -198,7 +198,7 @@ def clicks_reach_a_waiting_cell() -> bool:
 
 def wait_with_ui(future: concurrent.futures.Future[str], timeout: float) -> None:
     """Block the kernel thread until answered or timed out, reading widget clicks meanwhile."""
-    from jupyter_ui_poll import ui_events
+    from jupyter_ui_poll import ui_events  # only a foreground approval needs it
 
     deadline = time.monotonic() + timeout
     with ui_events() as poll:
