@@ -31,21 +31,21 @@ def unload_ipython_extension(ip: Any) -> None:
 
 def set_fallback(obj: Any) -> None:
     """Plug a notebook-defined PlanBackend (object with create_plan, or a function) as the fallback."""
-    from ollie_nb.notebook import set_fallback as set_
+    from ollie_nb.notebook._api import set_fallback as set_
 
     set_(obj)
 
 
 def use_backend(name_or_backend: Any, model: str | None = None) -> Any:
     """Switch the kernel agent's chat backend (offline, openai, openrouter, anthropic, ollama)."""
-    from ollie_nb.notebook import use_backend as use
+    from ollie_nb.notebook._api import use_backend as use
 
     return use(name_or_backend, model)
 
 
 def agent() -> Any:
     """The kernel's agent handle (`ask`, `call`, `plans`, ...); the runtime starts on first use."""
-    from ollie_nb.notebook import agent as kernel_agent
+    from ollie_nb.notebook._api import agent as kernel_agent
 
     return kernel_agent()
 
@@ -57,20 +57,20 @@ def tool(fn: Any = None, *, name: str | None = None, trusted: bool = True) -> An
     by default (it is your code) unless the agent file's trustedTools leaves it out;
     `trusted=False` asks before every call. Redefining it replaces the tool.
     """
-    from ollie_nb.notebook._kernel_tools import tool as register
+    from ollie_nb.notebook._api import tool as register
 
     return register(fn, name=name, trusted=trusted)
 
 
 def add_tool(fn: Any, name: str | None = None, trusted: bool = True) -> str:
     """Register `fn` as a tool of the kernel's agent; returns the tool name."""
-    from ollie_nb.notebook._kernel_tools import add_tool as add
+    from ollie_nb.notebook._api import add_tool as add
 
     return add(fn, name, trusted)
 
 
 def remove_tool(name: str) -> bool:
     """Remove a notebook tool; False when none had that name."""
-    from ollie_nb.notebook._kernel_tools import remove_tool as remove
+    from ollie_nb.notebook._api import remove_tool as remove
 
     return remove(name)

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ollie_nb.errors import ConfigError
+
 HOOK_EVENTS = (
     "agentSpawn",
     "userPromptSubmit",
@@ -56,10 +58,6 @@ SERVER_KEYS = {
     "type",
     "transport",
 }
-
-
-class ConfigError(ValueError):
-    """An agent config is unreadable or malformed; the message names the file and the key."""
 
 
 @dataclass(frozen=True)

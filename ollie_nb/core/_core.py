@@ -41,6 +41,7 @@ from ollie_nb.core._sessions import (
 from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._turn import TurnRunner, UsageTotals
 from ollie_nb.core._watching import AgentWatch
+from ollie_nb.errors import AgentBusyError, NotStartedError
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
 from ollie_nb.tools import (
@@ -193,7 +194,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
     @property
     def backend(self) -> Backend:
         if self._backend is None:
-            raise RuntimeError("the agent has not started: await core.start() first")
+            raise NotStartedError("the agent has not started: await core.start() first")
         return self._backend
 
     def set_backend(self, backend: Backend) -> None:
@@ -392,7 +393,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
         `trust=True` records that the user trusts a project agent named by `spec`.
         """
         if self.is_running:
-            raise RuntimeError("a turn is running; stop it before switching agents")
+            raise AgentBusyError("a turn is running; stop it before switching agents")
         config = resolve_agent(spec, self._workdir, trust=trust)
         await self.stop_watching()  # its task server is about to go
         if config.backend and config.backend != getattr(self._backend, "name", ""):

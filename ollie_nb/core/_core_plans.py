@@ -10,6 +10,7 @@ from ollie_nb.core._events import EventSink, TurnResult
 from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, TaskSteps
 from ollie_nb.core._turn import CONTINUE_PROMPT
 from ollie_nb.core._watch import TaskEventWatcher
+from ollie_nb.errors import AgentBusyError, NoPlanError, NoTaskServerError
 from ollie_nb.planning import PlanRecord, read_step
 
 log = logging.getLogger("ollie_nb.core")
@@ -35,9 +36,9 @@ class PlanMethods:
             await self.start()
         record = self.find_plan(key)
         if record is None:
-            raise ValueError("there is no plan yet: ask for one first")
+            raise NoPlanError("there is no plan yet: ask for one first")
         if self._plan_task is not None and not self._plan_task.done():
-            raise RuntimeError("a parallel run is under way; stop it first")
+            raise AgentBusyError("a parallel run is under way; stop it first")
         store = self._step_store(record)
         if record.kind == "queue":  # its children work the steps: the queue's copies go
             kept = [p for p in self._queue if (s := read_step(p)) is None or s.kind != "queue"]
@@ -63,7 +64,7 @@ class PlanMethods:
                 lambda: self.plan_book.queue_statuses(record), self.plan_book.mark_queue_step
             )
         if record.kind != "tasks" or env.task_server is None:
-            raise ValueError(
+            raise NoTaskServerError(
                 f"plan {record.number} is kept in the conversation only; "
                 "a parallel run needs a task server or the queue fallback"
             )

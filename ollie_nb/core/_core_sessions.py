@@ -29,6 +29,7 @@ from ollie_nb.core._sessions import (
     sessions_dir,
 )
 from ollie_nb.core._turn import params
+from ollie_nb.errors import AgentBusyError
 from ollie_nb.llm import Message
 
 log = logging.getLogger("ollie_nb.core")
@@ -54,7 +55,7 @@ class SessionMethods:
     async def compact(self) -> Compaction:
         """Replace the history with the model's summary and the user's latest messages."""
         if self.is_running:
-            raise RuntimeError("a turn is running; compact after it ends")
+            raise AgentBusyError("a turn is running; compact after it ends")
         return await self.compact_history()
 
     async def compact_history(self) -> Compaction:
@@ -117,7 +118,7 @@ class SessionMethods:
     def restore(self, session_id: str) -> dict[str, Any]:
         """Load a saved session's history, usage and plans into this agent."""
         if self.is_running:
-            raise RuntimeError("a turn is running; restore after it ends")
+            raise AgentBusyError("a turn is running; restore after it ends")
         data = load_session(session_id)
         saved = SavedSession.decode(data, session_id)
         self.history, self.usage = saved.history, saved.usage

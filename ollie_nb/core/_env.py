@@ -19,6 +19,7 @@ from typing import Any
 from ollie_nb.core._config import AgentConfig, McpServerConfig, expand_vars
 from ollie_nb.core._events import Event, Notice
 from ollie_nb.core._routing import Approver, TrustGate
+from ollie_nb.errors import ConfigError
 from ollie_nb.planning import AdaptedPlanBackend, StepStatusReader, TaskServerPlanBackend
 from ollie_nb.tools import (
     Dispatcher,
@@ -173,7 +174,7 @@ async def _connect_all(env: AgentEnv, servers: list[McpServer]) -> None:
         env.servers[server.name] = status
 
 
-class UnsetVariable(ValueError):
+class UnsetVariable(ConfigError):
     """A `$VAR` without a default is unset where an empty value would change what runs."""
 
 

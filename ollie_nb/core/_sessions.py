@@ -13,16 +13,13 @@ from pathlib import Path
 from typing import Any, get_args
 
 from ollie_nb.core._turn import UsageTotals
+from ollie_nb.errors import SessionError
 from ollie_nb.llm import Message
 from ollie_nb.planning import PlanKind, PlanRecord, PlanStep, format_plan
 
 SESSION_FORMAT = 1
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class SessionError(ValueError):
-    """A saved session is missing, unreadable or corrupt; the message names the file."""
 
 
 def sessions_dir() -> Path:

@@ -21,6 +21,7 @@ from ollie_nb.core._compact import Compaction
 from ollie_nb.core._events import Event, TurnResult, TurnStarted
 from ollie_nb.core._routing import ToolRouter, TrustGate
 from ollie_nb.core._turn import AgentSettings, TurnRunner, UsageTotals
+from ollie_nb.errors import OllieUsageError
 from ollie_nb.llm import Message
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ ChildSink = Callable[[str, Event], None]
 """Gets every event of every child: (child name, event)."""
 
 
-class SubagentError(ValueError):
+class SubagentError(OllieUsageError):
     """A bad sub-agent request (unknown or duplicate name, over the limit, empty prompt)."""
 
 

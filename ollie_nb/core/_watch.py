@@ -20,6 +20,7 @@ from typing import Any
 
 from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._react import Reactions
+from ollie_nb.errors import NoTaskServerError, UnavailableError
 from ollie_nb.tools import ToolResult
 
 log = logging.getLogger("ollie_nb.core")
@@ -60,11 +61,11 @@ class TaskEventWatcher:
     def for_env(
         cls, env: AgentEnv, reactions: Reactions, interval: float = 2.0
     ) -> TaskEventWatcher:
-        """A watcher of the env's task server; a RuntimeError says why there can be none."""
+        """A watcher of the env's task server; a NoTaskServerError says why there can be none."""
         if not env.task_server:
-            raise RuntimeError("no task server is wired (see the agent's mcpServers)")
+            raise NoTaskServerError("no task server is wired (see the agent's mcpServers)")
         if "task_events" not in env.servers[env.task_server].tools:
-            raise RuntimeError(f"the task server '{env.task_server}' has no task_events tool")
+            raise NoTaskServerError(f"the task server '{env.task_server}' has no task_events tool")
         server = env.dispatcher.get_server(env.task_server)
         updates = getattr(server, "resource_updates", None)
         return cls(env.task_server, env.dispatcher.dispatch, reactions, interval, updates)
@@ -161,10 +162,12 @@ class TaskEventWatcher:
             self.server, "task_events", {"since": self.seq, "limit": PAGE}
         )
         if result.is_error:
-            raise RuntimeError(result.text.splitlines()[0] if result.text else "task_events failed")
+            raise UnavailableError(
+                result.text.splitlines()[0] if result.text else "task_events failed"
+            )
         events = json.loads(result.text)
         if not isinstance(events, list):
-            raise RuntimeError("task_events did not answer a JSON list")
+            raise UnavailableError("task_events did not answer a JSON list")
         return [e for e in events if isinstance(e, dict) and isinstance(e.get("seq"), int)]
 
     async def poll(self) -> list[str]:

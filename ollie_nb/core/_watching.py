@@ -23,6 +23,7 @@ from ollie_nb.core._events import (
 from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._wake import Waker
 from ollie_nb.core._watch import TaskEventWatcher
+from ollie_nb.errors import NotStartedError
 from ollie_nb.planning import PlanRecord, read_step
 
 log = logging.getLogger("ollie_nb.core")
@@ -91,7 +92,7 @@ class AgentWatch:
         await self.stop()
         host = self.host
         if host.env is None:
-            raise RuntimeError("the agent has not started: await core.start() first")
+            raise NotStartedError("the agent has not started: await core.start() first")
         self.sink = on_event or _ignore
         hooks = WatchHooks(
             plans=lambda: host.plans,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ollie_nb.errors import OllieUsageError, UnavailableError
+
 REDACTED = "***"
 
 
@@ -18,8 +20,11 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     return text
 
 
-class LLMError(Exception):
-    """Base of every error a chat backend raises; the message is one readable line."""
+class LLMError(UnavailableError):
+    """Base of every error a chat backend raises; the message is one readable line.
+
+    A chat backend's failure is the provider's or the settings', not a bug: usage-like.
+    """
 
     def __init__(self, message: str, *, secrets: Iterable[str | None] = ()) -> None:
         super().__init__(redact(message, secrets))
@@ -30,7 +35,7 @@ class LLMError(Exception):
         return str(self.args[0]) if self.args else ""
 
 
-class LLMConfigError(LLMError, ValueError):
+class LLMConfigError(LLMError, OllieUsageError):
     """The backend was asked for something it cannot be: unknown name, missing key or setting."""
 
 

@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ollie_nb.notebook._display import Notice
+
 ONCE, SESSION, DENY = "allow once", "allow for this session", "deny"
 CODE_KEYS = {"code", "command", "script", "source", "sql", "query", "cmd", "shell", "program"}
 SHOW_CHARS = 20_000  # per argument; the rest is named by a "N more characters" marker
@@ -114,7 +116,7 @@ class ApprovalWidget:
     """The request with Allow once / Allow for this session / Deny; `future` gets the answer."""
 
     def __init__(self, request: ApprovalRequest, timeout: float) -> None:
-        import ipywidgets as widgets
+        import ipywidgets as widgets  # on first use: a widget costs its import only when made
 
         self.request = request
         self.future: concurrent.futures.Future[str] = concurrent.futures.Future()
@@ -196,7 +198,7 @@ def clicks_reach_a_waiting_cell() -> bool:
 
 def wait_with_ui(future: concurrent.futures.Future[str], timeout: float) -> None:
     """Block the kernel thread until answered or timed out, reading widget clicks meanwhile."""
-    from jupyter_ui_poll import ui_events
+    from jupyter_ui_poll import ui_events  # only a foreground approval needs it
 
     deadline = time.monotonic() + timeout
     with ui_events() as poll:
@@ -256,8 +258,6 @@ class Approvals:
     def _ask(self, request: ApprovalRequest) -> Any:
         """On the kernel thread: deny at once, or show the widget (and wait in a foreground turn)."""
         if no_one_to_answer():
-            from ollie_nb.notebook._display import Notice
-
             self.show(
                 Notice(
                     f"{request.tool} was denied: no one can answer an approval in this run "

@@ -2,16 +2,19 @@
 
 Both run user code on the kernel thread through the runtime (as notebook fallbacks
 do), so Ctrl-C reaches it and widgets and the namespace are safe to touch. The
-notebook tools live in one registry per kernel; every agent of the kernel sees them.
+notebook tools live in one registry per kernel; every agent of the kernel sees them
+(`ollie_nb.tool` and `add_tool`, in `_api`, register them).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Callable, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
+
+from IPython import get_ipython
+from IPython.display import display
 
 from ollie_nb.tools import NotebookToolServer, PythonServer, Server
 
@@ -19,10 +22,8 @@ if TYPE_CHECKING:
     from ollie_nb.core import AgentConfig
     from ollie_nb.notebook._runtime import NotebookRuntime
 
-F = TypeVar("F", bound=Callable[..., Any])
 _IPYTHON_DIR = os.sep + "IPython" + os.sep
 _tools: NotebookToolServer | None = None
-_pending: set[asyncio.Future[None]] = set()  # refreshes started on the loop itself
 
 
 def notebook_tools() -> NotebookToolServer:
@@ -31,50 +32,6 @@ def notebook_tools() -> NotebookToolServer:
     if _tools is None:
         _tools = NotebookToolServer()
     return _tools
-
-
-def add_tool(fn: Callable[..., Any], name: str | None = None, trusted: bool = True) -> str:
-    """Register `fn` as a tool of the kernel's agent (replacing one of the same name)."""
-    tool_name = notebook_tools().add(fn, name, trusted)
-    _refresh()
-    return tool_name
-
-
-def remove_tool(name: str) -> bool:
-    """Unregister a notebook tool; False when none had that name."""
-    removed = notebook_tools().remove(name)
-    _refresh()
-    return removed
-
-
-def tool(
-    fn: F | None = None, *, name: str | None = None, trusted: bool = True
-) -> F | Callable[[F], F]:
-    """`@ollie_nb.tool` / `@ollie_nb.tool(name=..., trusted=False)`: the function stays as it is."""
-
-    def register(target: F) -> F:
-        add_tool(target, name, trusted)
-        return target
-
-    return register(fn) if fn is not None else register
-
-
-def _refresh() -> None:
-    """Let a running agent see the change (the tool list is read again on its loop)."""
-    from ollie_nb import notebook
-
-    runtime = notebook._active
-    if runtime is None or runtime.closed:
-        return
-    try:
-        on_loop = asyncio.get_running_loop() is runtime.loop
-    except RuntimeError:
-        on_loop = False
-    if on_loop:  # an async tool registering another: do not wait for ourselves
-        _pending.add(task := asyncio.ensure_future(runtime.core.refresh_tools()))
-        task.add_done_callback(_pending.discard)
-        return
-    runtime.submit(runtime.core.refresh_tools).result(timeout=10)
 
 
 class KernelWorkbench:
@@ -91,8 +48,6 @@ class KernelWorkbench:
         data, _ = self.shell.display_formatter.format(value)
         if not set(data) - {"text/plain"}:
             return False
-        from IPython.display import display
-
         display(value)
         return True
 
@@ -117,18 +72,19 @@ def kernel_servers(
     `shell` None means the running IPython shell, if any (no shell: no python tools).
     """
     if shell is None:
-        from IPython import get_ipython
-
         shell = get_ipython()
 
     async def run_sync(fn: Callable[[], Any]) -> Any:
         return await runtime().run_on_main(fn)
 
+    async def run_users(fn: Callable[[], Any]) -> Any:
+        return await runtime().run_on_main(fn, users=True)
+
     tools = notebook_tools()
     python = PythonServer(KernelWorkbench(shell), run_sync) if shell is not None else None
 
     def servers(config: AgentConfig) -> Mapping[str, Server]:
-        tools.run_sync = run_sync  # the newest runtime of the kernel runs them
+        tools.run_sync = run_users  # the newest runtime of the kernel runs them
         if python is None:
             return {"notebook": tools}
         python.agent_enables = config.python_exec

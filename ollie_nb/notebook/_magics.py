@@ -1,35 +1,35 @@
 """`%ollie` / `%%ollie`: parse, call the runtime, return a displayable. Logic lives in the core.
 
-The commands are registered in one registry (`_registry.COMMANDS`, filled by the
-`_commands*` modules); help, completion and "did you mean" come from it.
+The commands are registered in one registry (`commands.COMMANDS`, filled by the
+topic modules of `commands`); help, completion and "did you mean" come from it. An
+exception that reaches a magic is shown by whose it is (`_failures`): a usage-like
+kind as one UsageError line, the user's own code as theirs, anything else as a bug.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import display
-from traitlets import Bool, Enum, Float, Int, Unicode
+from traitlets import Bool, Enum, Float, Int, TraitError, Unicode
 
-from ollie_nb.notebook import (  # noqa: F401  (they register their commands)
-    _commands,
-    _commands_inspect,
-    _commands_plans,
-    _commands_python,
-    _commands_session,
-)
-from ollie_nb.notebook._commands_inspect import record_error
-from ollie_nb.notebook._display import Live, Notice, TextBlock
+from ollie_nb.notebook import _state
+from ollie_nb.notebook._display import Notice, TextBlock
+from ollie_nb.notebook._failures import failure_notice, one_line, usage_error
+from ollie_nb.notebook._output import live_display, show
 from ollie_nb.notebook._prompt_line import OPTIONS_HELP, parse_prompt_line
-from ollie_nb.notebook._registry import COMMANDS
+from ollie_nb.notebook.commands import COMMANDS
 
-USAGE_ERRORS = (ValueError, RuntimeError, OSError, LookupError, TimeoutError)
-"""What the core raises for a request that cannot be met (bad names, files, state); and
-LLMError (chat backends), matched by `_usage_error` without importing the llm layer at
-`%load_ext` time."""
+if TYPE_CHECKING:
+    from ollie_nb.core import AgentCore
+    from ollie_nb.notebook._render import Settings
+    from ollie_nb.notebook._runtime import NotebookRuntime
+
+T = TypeVar("T")
 
 HELP_HEAD = f"""\
 %%ollie {OPTIONS_HELP}   run the cell as a prompt
@@ -90,9 +90,18 @@ class OllieMagics(Magics):
     @line_cell_magic
     def ollie(self, line: str = "", cell: str | None = None) -> Any:
         """Run the agent: `%%ollie` for a cell prompt, `%ollie COMMAND` for everything else."""
-        if cell is not None:
-            return self.prompt("%%ollie", line, cell)
-        line = line.strip()
+        try:
+            if cell is not None:
+                return self.prompt("%%ollie", line, cell)
+            return self._command(line.strip())
+        except Exception as exc:
+            usage = usage_error(exc)
+            if usage is not None:
+                raise usage from None
+            display(failure_notice(exc))  # theirs, or a bug: %ollie debug has the traceback
+            return None
+
+    def _command(self, line: str) -> Any:
         quiet = line.endswith(";")  # IPython's displayhook cannot see a ; inside a magic line
         line = line.removesuffix(";").rstrip()
         if not line:
@@ -106,30 +115,24 @@ class OllieMagics(Magics):
 
     # -- runtime -------------------------------------------------------------
 
-    def runtime(self) -> Any:
-        from ollie_nb.notebook import runtime_for
+    def runtime(self) -> NotebookRuntime:
+        return _state.runtime_for(self)
 
-        return runtime_for(self)
+    def core_call(self, fn: Callable[[AgentCore], Awaitable[T]]) -> T:
+        """Run `await fn(core)` on the runtime and return its result (Ctrl-C cancels).
 
-    def core_call(self, fn: Callable[[Any], Any]) -> Any:
-        """Run `await fn(core)` on the runtime and return its result (Ctrl-C cancels)."""
+        What it raises reaches `ollie`, which shows it by whose it is.
+        """
         runtime = self.runtime()
         try:
             return runtime.call(lambda: fn(runtime.core))
-        except UsageError:
-            raise
         except KeyboardInterrupt:
             raise UsageError("%ollie: interrupted") from None
-        except Exception as exc:
-            if _usage_error(exc):
-                raise UsageError(f"%ollie: {_one_line(exc)}") from None
-            display(record_error(exc))  # a bug: shown with its type, %ollie debug has the traceback
-            return None
 
-    def on_loop(self, fn: Callable[[Any], Any]) -> Any:
+    def on_loop(self, fn: Callable[[AgentCore], T]) -> T:
         """Run the plain `fn(core)` on the runtime loop, where the core lives, and return its result."""
 
-        async def run(core: Any) -> Any:
+        async def run(core: AgentCore) -> T:
             return fn(core)
 
         return self.core_call(run)
@@ -154,7 +157,7 @@ class OllieMagics(Magics):
             try:
                 text = text.format(**self.shell.user_ns)
             except (KeyError, IndexError, ValueError, AttributeError) as exc:
-                raise UsageError(f"{prog} -i: cannot format the prompt: {_one_line(exc)}") from None
+                raise UsageError(f"{prog} -i: cannot format the prompt: {one_line(exc)}") from None
         runtime = self.runtime()
         if options.agent:
             COMMANDS.get("agent").handler(self, options.agent)
@@ -167,29 +170,28 @@ class OllieMagics(Magics):
             position = self.on_loop(lambda core: core.queue(text))
             return Notice(f"a turn is running; queued as #{position}")
         if options.bg:
-            from ollie_nb.notebook._widgets import start_background_turn
+            from ollie_nb.notebook._widgets import BackgroundTurn  # ipywidgets: on first use
 
-            return start_background_turn(self, runtime, text)
+            return BackgroundTurn(self.settings(), runtime, text)
         return self.foreground(runtime, text)
 
-    def foreground(self, runtime: Any, text: str) -> None:
-        from ollie_nb.notebook._render import TurnView
+    def foreground(self, runtime: NotebookRuntime, text: str) -> None:
+        from ollie_nb.notebook._render import TurnView  # the planning layer: on first use
 
-        view = TurnView(self.settings(), _show, _live_display, self._statuses_on_main(runtime))
+        view = TurnView(self.settings(), show, live_display, self._statuses_on_main(runtime))
         try:
             runtime.run_turn(text, view, tick=view.tick)
         except KeyboardInterrupt:
             view.finish()
             display(Notice("interrupted; the turn did not wind down in time", "warning"))
             return None
-        except Exception as exc:  # the turn loop answers every usage problem itself: a bug
+        except Exception:  # the turn loop answers usage problems itself: theirs, or a bug
             view.finish()
-            display(record_error(exc))
-            return None
+            raise
         view.finish()
         return None
 
-    def _statuses_on_main(self, runtime: Any) -> Callable[[Any], dict[str, str]]:
+    def _statuses_on_main(self, runtime: NotebookRuntime) -> Callable[[Any], dict[str, str]]:
         def statuses(record: Any) -> dict[str, str]:
             # Wait without pumping: this runs inside the pump, which must not re-enter the view.
             future = runtime.submit(lambda: runtime.core.plan_statuses(record))
@@ -201,8 +203,8 @@ class OllieMagics(Magics):
 
         return statuses
 
-    def settings(self) -> Any:
-        from ollie_nb.notebook._render import Settings
+    def settings(self) -> Settings:
+        from ollie_nb.notebook._render import Settings  # the planning layer: on first use
 
         return Settings(
             show_tools=self.show_tools,
@@ -234,42 +236,33 @@ def help_question_mark(lines: list[str]) -> list[str]:
     return out
 
 
-def _show(obj: Any) -> None:
-    display(obj)
+def load(ip: Any) -> None:
+    """Register `%ollie` / `%%ollie` (and the OllieMagics config class)."""
+    try:
+        magics = OllieMagics(shell=ip)  # Magics joins ip.configurables and reads ip.config
+    except TraitError as exc:  # a bad %config / ipython_config value must not stop the load
+        print(f"ollie_nb: ignoring OllieMagics config: {exc}", file=sys.stderr)
+        ip.config.pop("OllieMagics", None)
+        magics = OllieMagics(shell=ip)
+    _state.set_traits(magics)
+    ip.register_magics(magics)
+    ip.set_hook("complete_command", complete, str_key="%ollie")
+    if help_question_mark not in ip.input_transformers_cleanup:
+        ip.input_transformers_cleanup.append(help_question_mark)
 
 
-def _live_display(obj: Any) -> Callable[[Any], None]:
-    """Show `obj` and return a function that replaces it in place.
-
-    A terminal (IPython's own, not a kernel) cannot replace an output: every update would
-    print again, and a half-streamed line would stay. There the streaming area is not
-    shown at all (the finished reply is, as its own output) and other objects once.
-    """
-    if _text_only():
-        if not isinstance(obj, Live):
-            display(obj)
-        return _ignore
-    handle = display(obj, display_id=True)
-    return handle.update
-
-
-def _text_only() -> bool:
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    return shell is not None and type(shell).__name__ == "TerminalInteractiveShell"
-
-
-def _ignore(obj: Any) -> None:
-    return None
-
-
-def _usage_error(exc: Exception) -> bool:
-    from ollie_nb.llm import LLMError
-
-    return isinstance(exc, (*USAGE_ERRORS, LLMError))
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+def unload(ip: Any) -> None:
+    """Close MCP sessions, stop the runtime thread and remove the magics."""
+    _state.close_runtime()
+    magics = _state.traits()
+    if magics is not None:
+        ip.magics_manager.magics["line"].pop("ollie", None)
+        ip.magics_manager.magics["cell"].pop("ollie", None)
+        if magics in ip.configurables:
+            ip.configurables.remove(magics)
+        _state.set_traits(None)
+    if help_question_mark in ip.input_transformers_cleanup:
+        ip.input_transformers_cleanup.remove(help_question_mark)
+    dispatcher = getattr(ip, "strdispatchers", {}).get("complete_command")
+    if dispatcher is not None:
+        dispatcher.strs.pop("%ollie", None)

@@ -13,13 +13,17 @@ import asyncio
 import queue
 from typing import TYPE_CHECKING, Any
 
+from IPython.display import display
+
 from ollie_nb import core
 from ollie_nb.core import WatchWhat
+from ollie_nb.errors import OllieUsageError
 from ollie_nb.notebook._display import Notice, Table, esc
+from ollie_nb.notebook._plans import PlanGraphView
+from ollie_nb.notebook._render import Settings, TurnView
 from ollie_nb.notebook._widgets import OutputSink
 
 if TYPE_CHECKING:
-    from ollie_nb.notebook._magics import OllieMagics
     from ollie_nb.notebook._runtime import NotebookRuntime
 
 TICK = 0.1
@@ -40,17 +44,15 @@ RUN_STATES = {  # the graph's state of a step the notice is about
 class ChildPane:
     """One child's live area: a status line over its TurnView's output."""
 
-    def __init__(self, magics: OllieMagics, name: str, step: str) -> None:
-        import ipywidgets as widgets
-
-        from ollie_nb.notebook._render import TurnView
+    def __init__(self, settings: Settings, name: str, step: str) -> None:
+        import ipywidgets as widgets  # on first use: a widget costs its import only when made
 
         self.name, self.step, self.state = name, step, "starting"
         self.status = widgets.HTML()
         self.output = widgets.Output()
         self.widget = widgets.VBox([self.status, self.output])
         sink = OutputSink(self.output)
-        self.view = TurnView(magics.settings(), sink.show, sink.live)
+        self.view = TurnView(settings, sink.show, sink.live)
         self.set_state("starting")
 
     def set_state(self, state: str) -> None:
@@ -74,16 +76,14 @@ class ChildPane:
 class ParallelRunView:
     """The live area of a parallel run (see the module docstring)."""
 
-    def __init__(self, magics: OllieMagics, runtime: NotebookRuntime, record: Any) -> None:
-        import ipywidgets as widgets
+    def __init__(self, settings: Settings, runtime: NotebookRuntime, record: Any) -> None:
+        import ipywidgets as widgets  # on first use: a widget costs its import only when made
 
-        from ollie_nb.notebook._plans import PlanGraphView
-
-        self.magics, self.runtime, self.record = magics, runtime, record
+        self.settings, self.runtime, self.record = settings, runtime, record
         self.status = widgets.HTML(f"<b>ollie</b> working plan {record.number} in parallel …")
         self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="warning")
         self.stop_button.on_click(lambda _: self.stop())
-        self.graph = PlanGraphView(record, {}, rankdir=magics.rankdir)
+        self.graph = PlanGraphView(record, {}, rankdir=settings.rankdir)
         self.graph_html = widgets.HTML(self.graph.html())
         self.tabs = widgets.Tab()
         self.log = widgets.Output()
@@ -140,7 +140,9 @@ class ParallelRunView:
     def _add_pane(self, child: str, step_id: str) -> None:
         index = self.record.ids.index(step_id)
         self.workers[step_id] = child
-        pane = ChildPane(self.magics, child, f"step {index + 1}: {self.record.steps[index].title}")
+        pane = ChildPane(
+            self.settings, child, f"step {index + 1}: {self.record.steps[index].title}"
+        )
         self.panes[child] = pane
         self.tabs.children = (*self.tabs.children, pane.widget)
         self.tabs.set_title(len(self.tabs.children) - 1, child)
@@ -180,16 +182,13 @@ class ParallelRunView:
         return bundle
 
 
-def run_parallel(m: OllieMagics, width: int, background: bool) -> Any:
+def run_parallel(settings: Settings, runtime: NotebookRuntime, width: int, background: bool) -> Any:
     """Start the run with the widget as its sinks; wait for it unless `background`."""
-    from IPython.display import display
-
-    runtime = m.runtime()
-    record = m.on_loop(lambda core: core.find_plan(None))
+    record = runtime.call(_on_loop(lambda: runtime.core.find_plan(None)))
     if record is None:
         return Notice("there is no plan yet: ask for one first", "error")
-    view = ParallelRunView(m, runtime, record)
-    m.on_loop(lambda core: core.subagents.listeners.append(view.post_child))
+    view = ParallelRunView(settings, runtime, record)
+    runtime.call(_on_loop(lambda: runtime.core.subagents.listeners.append(view.post_child)))
     future = runtime.submit(lambda: runtime.core.run_plan(width, on_event=view.post_run))
     done = lambda f: runtime.call_soon(lambda: _unlisten(runtime.core, view))  # noqa: E731
     future.add_done_callback(done)
@@ -202,11 +201,20 @@ def run_parallel(m: OllieMagics, width: int, background: bool) -> Any:
     except KeyboardInterrupt:
         runtime.interrupt()
         result = runtime.pump(future, timeout=5)
-    except (ValueError, RuntimeError) as exc:  # no plan to run in parallel, a run under way
+    except OllieUsageError as exc:  # no plan to run in parallel, a run under way
         view.finish(None)
         return Notice(str(exc), "error")
     view.finish(result)
     return view.summary()
+
+
+def _on_loop(fn: Any) -> Any:
+    """`fn` as the coroutine function `runtime.call` runs on the loop, where the core lives."""
+
+    async def run() -> Any:
+        return fn()
+
+    return run
 
 
 def _unlisten(core: Any, view: ParallelRunView) -> None:

@@ -18,6 +18,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ollie_nb.errors import NotStartedError
+from ollie_nb.notebook._failures import remember
+
 if TYPE_CHECKING:
     from ollie_nb.core import AgentCore, Event, TurnResult
 
@@ -28,10 +31,15 @@ INTERRUPT_GRACE = 5.0  # seconds the pump waits for a cancelled turn to wind dow
 
 
 class _MainCall:
-    """A callable the loop thread wants run on the kernel thread, with its future."""
+    """A callable the loop thread wants run on the kernel thread, with its future.
 
-    def __init__(self, fn: Callable[[], Any]) -> None:
+    `users`: the callable is the user's own code (a fallback, a notebook tool); when it
+    raises, its traceback is kept for `%ollie debug` (the core reports it in words).
+    """
+
+    def __init__(self, fn: Callable[[], Any], users: bool = False) -> None:
         self.fn = fn
+        self.users = users
         self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
     def run(self) -> None:
@@ -40,6 +48,8 @@ class _MainCall:
         try:
             self.future.set_result(self.fn())
         except Exception as exc:  # handed back to the loop thread, raised there
+            if self.users:
+                remember(exc)
             self.future.set_exception(exc)
         except BaseException as exc:
             # Ctrl-C (or sys.exit) in the user's code. Raised in a task of the loop thread it
@@ -83,7 +93,7 @@ class NotebookRuntime:
     def submit(self, fn: Callable[[], Awaitable[T]]) -> concurrent.futures.Future[T]:
         """Schedule `fn()` on the loop thread; returns a thread-safe future."""
         if self.closed:
-            raise RuntimeError("the ollie runtime is closed; %load_ext ollie_nb again")
+            raise NotStartedError("the ollie runtime is closed; %load_ext ollie_nb again")
 
         async def runner() -> T:
             return await fn()
@@ -109,13 +119,13 @@ class NotebookRuntime:
         """The core's event sink: hand the event to the kernel thread (called on the loop)."""
         self._inbox.put(event)
 
-    async def run_on_main(self, fn: Callable[[], T]) -> T:
-        """Await `fn()` run on the kernel thread (user code: fallbacks, approval prompts).
+    async def run_on_main(self, fn: Callable[[], T], users: bool = False) -> T:
+        """Await `fn()` run on the kernel thread (`users`: the user's code, e.g. a fallback).
 
         When nothing pumps (a plain script, or the kernel is busy elsewhere) the call
         still happens, on a worker thread, after a short wait.
         """
-        call = _MainCall(fn)
+        call = _MainCall(fn, users)
         self._inbox.put(call)
         wrapped = asyncio.wrap_future(call.future)
         # A turn interrupted just as the answer arrives never reads it; mark it read, or

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from ollie_nb import core
 from ollie_nb.core import WatchWhat
 from ollie_nb.notebook._display import Notice, esc
+from ollie_nb.notebook._plans import PlanGraphView
+from ollie_nb.notebook._render import Settings, TurnView
 from ollie_nb.notebook._widgets import OutputSink, _plan_statuses_off_thread
 
 if TYPE_CHECKING:
-    from ollie_nb.notebook._magics import OllieMagics
     from ollie_nb.notebook._runtime import NotebookRuntime
 
 TICK = 0.1
@@ -29,10 +30,10 @@ LEVELS = {WatchWhat.FAILED: "warning", WatchWhat.STOPPED: "error"}
 class WatchView:
     """The live area of the cell that turned the watch on."""
 
-    def __init__(self, magics: OllieMagics, runtime: NotebookRuntime) -> None:
-        import ipywidgets as widgets
+    def __init__(self, settings: Settings, runtime: NotebookRuntime) -> None:
+        import ipywidgets as widgets  # on first use: a widget costs its import only when made
 
-        self.magics = magics
+        self.settings = settings
         self.runtime = runtime
         self.status = widgets.HTML("<b>ollie</b> watching task events …")
         self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="warning")
@@ -83,8 +84,6 @@ class WatchView:
             self._loop.call_later(TICK, self._tick)
 
     def _render(self, event: core.Event) -> None:
-        from ollie_nb.notebook._render import TurnView
-
         match event:
             case core.WatchNotice():
                 self._on_watch(event)
@@ -93,7 +92,7 @@ class WatchView:
                 if self._view is not None:
                     self._view.finish()
                 show, live = self.sink.show, self.sink.live
-                self._view = TurnView(self.magics.settings(), show, live, self._statuses)
+                self._view = TurnView(self.settings, show, live, self._statuses)
                 self.steps += 1
                 self._show_status()
                 if not event.position:  # TurnView labels the queued ones itself
@@ -105,9 +104,9 @@ class WatchView:
     def _on_watch(self, notice: core.WatchNotice) -> None:
         self.sink.show(Notice(notice.text, LEVELS.get(notice.what, "info")))
         if notice.what is WatchWhat.FINISHED and notice.record is not None:
-            from ollie_nb.notebook._plans import PlanGraphView
-
-            graph = PlanGraphView(notice.record, dict(notice.statuses), rankdir=self.magics.rankdir)
+            graph = PlanGraphView(
+                notice.record, dict(notice.statuses), rankdir=self.settings.rankdir
+            )
             self.sink.show(graph)
         if notice.what is WatchWhat.STOPPED:
             self._finish("stopped: a turn failed")
@@ -131,13 +130,3 @@ class WatchView:
         if isinstance(bundle, dict):
             bundle["text/plain"] = PLAIN
         return bundle
-
-
-def start_watch_view(magics: OllieMagics, runtime: NotebookRuntime, interval: float) -> WatchView:
-    """Turn the watch on with the widget as its sink; return the widget (the cell ends at once)."""
-    view = WatchView(magics, runtime)
-    watcher = magics.core_call(
-        lambda core: core.start_watching(interval, on_event=view.post, wake=True)
-    )
-    view.begin(watcher.server, watcher.mode)
-    return view

@@ -11,10 +11,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb import core
-from ollie_nb.notebook._display import Live, Notice, esc
+from ollie_nb.notebook._display import Notice, esc
+from ollie_nb.notebook._render import Settings, TurnView
 
 if TYPE_CHECKING:
-    from ollie_nb.notebook._magics import OllieMagics
     from ollie_nb.notebook._plans import PlanGraphView
     from ollie_nb.notebook._runtime import NotebookRuntime
 
@@ -51,10 +51,8 @@ class OutputSink:
 class BackgroundTurn:
     """A turn running while the kernel is free: status line, progress, Stop button, output."""
 
-    def __init__(self, magics: OllieMagics, runtime: NotebookRuntime, prompt: str) -> None:
-        import ipywidgets as widgets
-
-        from ollie_nb.notebook._render import TurnView
+    def __init__(self, settings: Settings, runtime: NotebookRuntime, prompt: str) -> None:
+        import ipywidgets as widgets  # on first use: a widget costs its import only when made
 
         self.runtime = runtime
         self.status = widgets.HTML("<b>ollie</b> starting …")
@@ -67,9 +65,7 @@ class BackgroundTurn:
             [widgets.HBox([self.status, self.progress, self.stop_button]), self.output]
         )
         sink = OutputSink(self.output)
-        self.view = TurnView(
-            magics.settings(), sink.show, sink.live, _plan_statuses_off_thread(runtime)
-        )
+        self.view = TurnView(settings, sink.show, sink.live, _plan_statuses_off_thread(runtime))
         self.started = time.perf_counter()
         self.future = runtime.start_turn(prompt, self._on_event)
         runtime.show = sink.show  # approval requests appear in this turn's output
@@ -130,11 +126,6 @@ class BackgroundTurn:
         return bundle
 
 
-def start_background_turn(magics: OllieMagics, runtime: NotebookRuntime, prompt: str) -> Any:
-    """Start the turn and return its widget at once (the cell finishes immediately)."""
-    return BackgroundTurn(magics, runtime, prompt)
-
-
 def _plan_statuses_off_thread(runtime: NotebookRuntime) -> Any:
     """Plan statuses for a background view: read on the loop, never blocking the kernel."""
     cache: dict[int, dict[str, str]] = {}
@@ -153,7 +144,7 @@ class PlanWatch:
     """A plan graph that re-reads its step statuses every `interval` seconds until all are done."""
 
     def __init__(self, runtime: NotebookRuntime, view: PlanGraphView, interval: float) -> None:
-        import ipywidgets as widgets
+        import ipywidgets as widgets  # on first use: a widget costs its import only when made
 
         self.runtime = runtime
         self.view = view
@@ -205,13 +196,3 @@ class PlanWatch:
         if isinstance(bundle, dict):
             bundle["text/plain"] = self.view.text()
         return bundle
-
-
-def watch_plan(
-    magics: OllieMagics, runtime: NotebookRuntime, view: PlanGraphView, interval: float
-) -> Any:
-    """`%ollie plan --watch S`: a self-refreshing plan graph widget."""
-    return PlanWatch(runtime, view, interval)
-
-
-__all__ = ["BackgroundTurn", "Live", "PlanWatch", "start_background_turn", "watch_plan"]

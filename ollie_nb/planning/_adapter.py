@@ -7,12 +7,13 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from ollie_nb.errors import OllieError
 from ollie_nb.planning._types import KindedPlanBackend, PlanKind, PlanResult, PlanStep
 
 SyncRunner = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 
-class PlanBackendError(RuntimeError):
+class PlanBackendError(OllieError):
     """A plan backend failed or answered something that is not a plan result."""
 
 

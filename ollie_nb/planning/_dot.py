@@ -11,6 +11,8 @@ import subprocess
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from ollie_nb.errors import UnavailableError
+
 if TYPE_CHECKING:
     import graphviz
 
@@ -18,7 +20,7 @@ INSTALL_HINT = "apt-get install graphviz, brew install graphviz or conda install
 """How to get the `dot` program, named in every GraphvizUnavailable message."""
 
 
-class GraphvizUnavailable(RuntimeError):
+class GraphvizUnavailable(UnavailableError):
     """Graphviz (the `dot` program or the Python package) is missing; the text plan still works."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ollie_nb.errors import OllieError
 from ollie_nb.planning._types import PlanStep
 
 MAX_STEPS = 1000
@@ -25,7 +26,7 @@ _DIRECT_ONLY = (
 )
 
 
-class PlanValidationError(ValueError):
+class PlanValidationError(OllieError):
     """The plan arguments are malformed; the message says what to fix, naming the step."""
 
 

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import IO, Any, TypeVar
 
+from ollie_nb.errors import UnavailableError
 from ollie_nb.tools._dispatcher import exc_summary
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
@@ -29,7 +30,7 @@ _STDERR_TAIL = 2000  # bytes of a server's stderr quoted when it fails
 _T = TypeVar("_T")
 
 
-class McpConnectError(RuntimeError):
+class McpConnectError(UnavailableError):
     """An MCP server could not be started or did not complete its handshake."""
 
 

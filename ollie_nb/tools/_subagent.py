@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from ollie_nb.errors import OllieUsageError
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
 SERVER_NAME = "subagent"
@@ -88,7 +89,10 @@ class SubagentServer:
                 return ToolResult(self._control.list())
             if name == "subagent_wait":
                 return ToolResult(await self._control.wait(_names(args), _timeout(args)))
-        except ValueError as exc:
+        except (
+            ValueError,
+            OllieUsageError,
+        ) as exc:  # its own argument checks, the core's SubagentError
             return ToolResult.error(str(exc))
         return ToolResult.error(f"unknown tool {name!r} on the subagent server")
 

@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from ollie_nb.core import AgentCore, ToolCalled, TurnStarted, WatchNotice, WatchWhat
+from ollie_nb.errors import NoTaskServerError
 from ollie_nb.llm import LLMError, OfflineBackend
 from ollie_nb.llm._offline import demo_reply, is_step_prompt
 from tests.support.agents import FIXTURES, tasks_agent
@@ -283,7 +284,7 @@ def test_watching_needs_a_task_server_with_events(tmp_path):
 
     async def scenario():
         async with core:
-            with pytest.raises(RuntimeError, match="no task server is wired"):
+            with pytest.raises(NoTaskServerError, match="no task server is wired"):
                 await core.start_watching()
             assert await core.run_queue() is None
 
@@ -318,9 +319,7 @@ def test_after_stop_of_a_turn_the_watch_started_the_next_step_waits(tmp_path):
     assert len(starts) == 1 and starts[0].startswith("Step 1 of 2")  # the second never started
     assert len(queued) == 1 and queued[0].startswith(f"Step 2 of 2 [task {record.ids[1]}]")
     assert statuses(db) == {"Two chores": "open", "Chore 1": "open", "Chore 2": "open"}
-    stopped = [
-        e.text for e in events if isinstance(e, WatchNotice) and e.what is WatchWhat.STOPPED
-    ]
+    stopped = [e.text for e in events if isinstance(e, WatchNotice) and e.what is WatchWhat.STOPPED]
     assert stopped == [
         "a turn the agent started itself was interrupted; "
         "the watch is off (turn it on again to go on)"

@@ -154,7 +154,7 @@ def _background(kernel, code: str, how: str | None) -> None:
     assert run.error is None, run.error
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # short cells: the kernel's loop runs between them
-        probe = kernel.run("print(ollie_nb.notebook._active.busy)", allow_stdin=True)
+        probe = kernel.run("print(ollie_nb.notebook._state.active().busy)", allow_stdin=True)
         if probe.text().strip() == "False":
             return
         time.sleep(0.2)

@@ -129,7 +129,8 @@ def test_tools_cost_queue_pop_and_debug_commands(kernel):
     assert "no internal error" in kernel.run("%ollie debug").text()
 
 
-def test_an_internal_error_names_its_type_and_points_to_debug(kernel):
+def test_an_error_in_the_users_function_names_it_and_points_to_debug(kernel):
+    """The offline model's function is the user's code: its KeyError is theirs, not a bug."""
     setup = (
         "import ollie_nb\nfrom ollie_nb.llm import OfflineBackend\n"
         "def broken(messages, tools):\n    return {}['missing']\n"
@@ -138,8 +139,9 @@ def test_an_internal_error_names_its_type_and_points_to_debug(kernel):
     assert kernel.run(setup).error is None
     run = kernel.run("%%ollie\nhello")
     assert run.error is None
-    assert "internal error KeyError: 'missing'" in run.text()
+    assert "your code raised KeyError: 'missing' (in broken();" in run.text()
     assert "%ollie debug shows the traceback" in run.text()
     debug = kernel.run("%ollie debug").text()
+    assert debug.startswith("the last error, raised by your code:")
     assert "Traceback (most recent call last)" in debug and "KeyError: 'missing'" in debug
     assert "in broken" in debug

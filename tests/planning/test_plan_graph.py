@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ollie_nb.errors import UnavailableError
 from ollie_nb.planning._types import PlanStep
 from ollie_nb.planning.graph import (
     INSTALL_HINT,
@@ -403,7 +404,7 @@ def test_missing_dot_raises_graphviz_unavailable_with_install_hint(tmp_path, mon
     for hint in ("apt-get install graphviz", "brew install graphviz", "conda install graphviz"):
         assert hint in message
     assert INSTALL_HINT in message
-    assert isinstance(info.value, RuntimeError)
+    assert isinstance(info.value, UnavailableError)  # usage-like: one line in the notebook
 
 
 def test_missing_graphviz_package_raises_graphviz_unavailable(monkeypatch):

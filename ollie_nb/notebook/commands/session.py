@@ -5,34 +5,42 @@ from __future__ import annotations
 import copy
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ollie_nb.notebook._commands import _session_ids, command, words_of
+from ollie_nb.errors import OllieUsageError
+from ollie_nb.notebook._context import CommandContext
 from ollie_nb.notebook._display import Displayable, Group, Notice, Table, TextBlock, plural
+from ollie_nb.notebook.commands._args import session_ids, words_of
+from ollie_nb.notebook.commands._registry import COMMANDS
+
+if TYPE_CHECKING:
+    from ollie_nb.core import AgentCore
+
+command = COMMANDS.command
 
 
 @command(
     "compact",
     "replace the history with the model's summary and your latest messages (archived first)",
 )
-def cmd_compact(m: Any, rest: str) -> Displayable:
+def cmd_compact(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "compact", most=0, usage="compact")
-    done = m.core_call(lambda core: core.compact())
+    done = ctx.core_call(lambda core: core.compact())
     if done.history is None:
         return Notice(done.note, "warning" if done.note != "nothing to compact" else "info")
     return TextBlock(done.summary, title=f"{done.note}; summary:")
 
 
 @command("context", "tokens the next request sends, against the model's window")
-def cmd_context(m: Any, rest: str) -> Displayable:
+def cmd_context(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "context", most=0, usage="context")
 
-    async def measure(core: Any) -> tuple[int, int | None, int]:
+    async def measure(core: AgentCore) -> tuple[int, int | None, int]:
         return core.context_size(), await core.context_length(), len(core.history)
 
-    size, limit, messages = m.core_call(measure)
+    size, limit, messages = ctx.core_call(measure)
     share = f" of {limit} ({100 * size / limit:.0f}%)" if limit else ""
     return Notice(f"context: about {size} tokens{share}; {plural(messages, 'message')}")
 
@@ -48,16 +56,16 @@ class UsageView(Notice):
 
 
 @command("usage", "requests and tokens of this session (fields: requests, input_tokens, ...)")
-def cmd_usage(m: Any, rest: str) -> Displayable:
+def cmd_usage(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "usage", most=0, usage="usage")
-    return UsageView(m.on_loop(lambda core: copy.copy(core.usage)))
+    return UsageView(ctx.on_loop(lambda core: copy.copy(core.usage)))
 
 
 @command("history [N]", "the last N messages, one line each")
-def cmd_history(m: Any, rest: str) -> Displayable:
+def cmd_history(ctx: CommandContext, rest: str) -> Displayable:
     if rest and not rest.isdigit():
         raise UsageError(f"%ollie history: give a number of messages, not {rest!r}")
-    history = m.on_loop(lambda core: list(core.history))
+    history = ctx.on_loop(lambda core: list(core.history))
     count = int(rest) if rest else len(history)
     lines = []
     for message in history[-count:] if count else []:
@@ -71,17 +79,17 @@ def cmd_history(m: Any, rest: str) -> Displayable:
 
 
 @command("clear", "forget the conversation; a new session starts")
-def cmd_clear(m: Any, rest: str) -> Displayable:
+def cmd_clear(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "clear", most=0, usage="clear")
-    if m.runtime().busy:
+    if ctx.runtime().busy:
         raise UsageError("%ollie clear: a turn is running; %ollie stop first")
-    m.on_loop(lambda core: core.clear())
+    ctx.on_loop(lambda core: core.clear())
     return Notice("conversation cleared; a new session starts")
 
 
 @command("sessions", "saved sessions")
-def cmd_sessions(m: Any, rest: str) -> Displayable:
-    from ollie_nb.core import list_sessions
+def cmd_sessions(ctx: CommandContext, rest: str) -> Displayable:
+    from ollie_nb.core import list_sessions  # the core: on first use
 
     words_of(rest, "sessions", most=0, usage="sessions")
     rows = [
@@ -97,21 +105,19 @@ def cmd_sessions(m: Any, rest: str) -> Displayable:
     return Table("sessions", ["id", "name", "updated", "messages", "first prompt"], rows)
 
 
-@command("resume ID|NAME", "load a saved session's messages and plans", completer=_session_ids)
-def cmd_resume(m: Any, rest: str) -> Displayable:
-    from ollie_nb.core import SessionError
-
+@command("resume ID|NAME", "load a saved session's messages and plans", completer=session_ids)
+def cmd_resume(ctx: CommandContext, rest: str) -> Displayable:
     if not rest:
         raise UsageError("%ollie resume: give a session id or name (see %ollie sessions)")
 
-    async def resume(core: Any) -> tuple[str, int, int, str]:
+    async def resume(core: AgentCore) -> tuple[str, int, int, str]:
         try:
             note = await core.resume(rest)
-        except (SessionError, RuntimeError) as exc:
+        except OllieUsageError as exc:  # no such session, a corrupt file, a turn running
             raise UsageError(f"%ollie resume: {exc}") from None
         return core.session_id, len(core.history), len(core.plans), note
 
-    session, messages, plans, note = m.core_call(resume)
+    session, messages, plans, note = ctx.core_call(resume)
     done = Notice(f"resumed {session}: {plural(messages, 'message')}, {plural(plans, 'plan')}")
     return (
         Group(done, Notice(note, "info" if note.startswith("agent:") else "warning"))
@@ -121,23 +127,23 @@ def cmd_resume(m: Any, rest: str) -> Displayable:
 
 
 @command("rename NAME", "name the session (and save it)")
-def cmd_rename(m: Any, rest: str) -> Displayable:
+def cmd_rename(ctx: CommandContext, rest: str) -> Displayable:
     if not rest:
         raise UsageError("%ollie rename: give a name")
-    m.on_loop(lambda core: core.rename(rest))
+    ctx.on_loop(lambda core: core.rename(rest))
     return Notice(f"session named {rest!r}")
 
 
 @command("save", "save the session now (it is also saved after every turn)")
-def cmd_save(m: Any, rest: str) -> Displayable:
+def cmd_save(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "save", most=0, usage="save")
-    path = m.on_loop(lambda core: core.save())
+    path = ctx.on_loop(lambda core: core.save())
     return Notice(f"saved to {path}" if path else "nothing to save yet")
 
 
 @command("cwd [DIR]", "show or change the work dir (execute_code, hooks)")
-def cmd_cwd(m: Any, rest: str) -> Displayable:
-    def change(core: Any) -> str:
+def cmd_cwd(ctx: CommandContext, rest: str) -> Displayable:
+    def change(core: AgentCore) -> str:
         if rest:
             try:
                 core.set_workdir(os.path.expandvars(rest))
@@ -145,4 +151,4 @@ def cmd_cwd(m: Any, rest: str) -> Displayable:
                 raise UsageError(f"%ollie cwd: {exc}") from None
         return core.workdir
 
-    return Notice(f"work dir: {m.on_loop(change)}")
+    return Notice(f"work dir: {ctx.on_loop(change)}")

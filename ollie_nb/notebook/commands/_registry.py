@@ -5,11 +5,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-Handler = Callable[[Any, str], Any]  # (the OllieMagics, the rest of the line) -> a displayable
+if TYPE_CHECKING:
+    from ollie_nb.notebook._context import CommandContext
+
+Handler = Callable[
+    ["CommandContext", str], Any
+]  # (the magics, the rest of the line) -> a displayable
 Completer = Callable[[Any], Iterable[str]]  # the shell -> extra completions
 
 

@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
-import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ollie_nb.notebook._commands import TASK_STATUSES, command, words_of
+from ollie_nb.notebook._context import CommandContext
 from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock, plural
+from ollie_nb.notebook.commands._args import TASK_STATUSES, CommandParser, words_of
+from ollie_nb.notebook.commands._registry import COMMANDS
 
+if TYPE_CHECKING:
+    from ollie_nb.core import AgentCore
 
-class ArgParser(argparse.ArgumentParser):
-    """argparse that raises UsageError (one red line) instead of exiting."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"%ollie {self.prog}: {message}")
-
-    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
-        raise UsageError(message or f"%ollie {self.prog}: bad arguments")
-
-
-def parse_args(parser: ArgParser, rest: str) -> argparse.Namespace:
-    try:
-        return parser.parse_args(shlex.split(rest))
-    except ValueError as exc:
-        raise UsageError(f"%ollie {parser.prog}: {exc}") from None
+command = COMMANDS.command
 
 
 @command(
@@ -34,33 +22,32 @@ def parse_args(parser: ArgParser, rest: str) -> argparse.Namespace:
     "graph of the latest (or a given) plan with live step status",
     words=("--watch",),
 )
-def cmd_plan(m: Any, rest: str) -> Any:
+def cmd_plan(ctx: CommandContext, rest: str) -> Any:
+    # The plan views and widgets load the planning layer and ipywidgets: on first use.
     from ollie_nb.notebook._plans import PlanGraphView
+    from ollie_nb.notebook._widgets import PlanWatch
 
-    parser = ArgParser(prog="plan", add_help=False)
+    parser = CommandParser("plan")
     parser.add_argument("key", nargs="*")
     parser.add_argument("--watch", type=float, metavar="SECONDS")
-    args = parse_args(parser, rest)
+    args = parser.parse(rest)
     key = " ".join(args.key)
-    runtime = m.runtime()
-    record = m.on_loop(lambda core: core.find_plan(key))
+    record = ctx.on_loop(lambda core: core.find_plan(key))
     if record is None:
         what = f"plan {key!r}" if key else "plan yet"
         raise UsageError(f"%ollie plan: no {what}; ask for something with several steps")
-    statuses = m.core_call(lambda core: core.plan_statuses(record))
-    view = PlanGraphView(record, statuses, rankdir=m.rankdir)
+    statuses = ctx.core_call(lambda core: core.plan_statuses(record))
+    view = PlanGraphView(record, statuses, rankdir=ctx.settings().rankdir)
     if args.watch:
-        from ollie_nb.notebook._widgets import watch_plan
-
-        return watch_plan(m, runtime, view, args.watch)
+        return PlanWatch(ctx.runtime(), view, args.watch)
     return view
 
 
 @command("plans", "every plan of this session, with its state from its steps")
-def cmd_plans(m: Any, rest: str) -> Displayable:
+def cmd_plans(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "plans", most=0, usage="plans")
 
-    async def rows(core: Any) -> list[tuple[Any, ...]]:
+    async def rows(core: AgentCore) -> list[tuple[Any, ...]]:
         found = []
         for p in core.plans:
             state = plan_state(p, await core.plan_statuses(p))
@@ -70,7 +57,7 @@ def cmd_plans(m: Any, rest: str) -> Displayable:
     return Table(
         "plans",
         ["#", "goal", "steps", "backend", "state"],
-        m.core_call(rows),
+        ctx.core_call(rows),
         empty="(no plans yet)",
     )
 
@@ -95,15 +82,18 @@ def plan_state(record: Any, statuses: dict[str, str]) -> str:
 @command(
     "tasks [STATUS]", "the task server's tasks (open, ready, all, done, ...)", words=TASK_STATUSES
 )
-def cmd_tasks(m: Any, rest: str) -> Displayable:
+def cmd_tasks(ctx: CommandContext, rest: str) -> Displayable:
     words = words_of(rest, "tasks", most=1, usage="tasks [STATUS]")
-    server = m.on_loop(lambda core: core.env.task_server if core.env else None)
-    if not server:
-        raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
     status = words[0] if words else "all"
-    result = m.core_call(
-        lambda core: core.env.dispatcher.dispatch(server, "task_list", {"status": status})
-    )
+
+    async def listing(core: AgentCore) -> tuple[str, Any]:
+        env = core.env
+        if env is None or not env.task_server:
+            raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
+        args = {"status": status}
+        return env.task_server, await env.dispatcher.dispatch(env.task_server, "task_list", args)
+
+    server, result = ctx.core_call(listing)
     if result.is_error:
         return Notice(result.text, "error")
     return TextBlock(result.text, title=f"tasks on '{server}' ({status})")
@@ -114,13 +104,13 @@ def cmd_tasks(m: Any, rest: str) -> Displayable:
     "queued prompts, drop them, or take the next one off",
     words=("clear", "pop"),
 )
-def cmd_queue(m: Any, rest: str) -> Displayable:
+def cmd_queue(ctx: CommandContext, rest: str) -> Displayable:
     words = words_of(rest, "queue", most=1, usage="queue [clear|pop]")
     if words == ["clear"]:
-        cleared = m.on_loop(lambda core: core.clear_queue())
+        cleared = ctx.on_loop(lambda core: core.clear_queue())
         return Notice(f"cleared {plural(cleared, 'queued prompt')}")
     if words == ["pop"]:
-        taken = m.on_loop(lambda core: core.pop_queue())
+        taken = ctx.on_loop(lambda core: core.pop_queue())
         if taken is None:
             return Notice("the queue is empty")
         return TextBlock(taken, title="taken off the queue (it will not run):")
@@ -128,7 +118,7 @@ def cmd_queue(m: Any, rest: str) -> Displayable:
         raise UsageError(
             "%ollie queue: use '%ollie queue', '%ollie queue clear' or '%ollie queue pop'"
         )
-    queued = m.on_loop(lambda core: core.queued)
+    queued = ctx.on_loop(lambda core: core.queued)
     rows = [(i + 1, p.splitlines()[0][:80] if p else "") for i, p in enumerate(queued)]
     return Table("queue", ["#", "prompt"], rows, empty="(the queue is empty)")
 
@@ -138,38 +128,38 @@ def cmd_queue(m: Any, rest: str) -> Displayable:
     "work the queued prompts now (one turn each), or the latest plan in N sub-agents",
     words=("--bg", "--parallel"),
 )
-def cmd_run(m: Any, rest: str) -> Any:
-    parser = ArgParser(prog="run", add_help=False)
+def cmd_run(ctx: CommandContext, rest: str) -> Any:
+    parser = CommandParser("run")
     parser.add_argument("--bg", action="store_true")
     parser.add_argument("--parallel", nargs="?", type=int, const=0, default=None, metavar="N")
-    args = parse_args(parser, rest)
-    runtime = m.runtime()
+    args = parser.parse(rest)
+    runtime = ctx.runtime()
     if args.parallel is not None:
-        from ollie_nb.notebook._parallel_widget import run_parallel
+        from ollie_nb.notebook._parallel_widget import run_parallel  # ipywidgets: on first use
 
         if args.parallel < 0:
             raise UsageError("%ollie run --parallel: N must be 1 or more")
         if runtime.busy:
             return Notice("a turn is running; start the parallel run when it ends")
-        return run_parallel(m, args.parallel, args.bg)  # 0: the agent's limit
+        return run_parallel(ctx.settings(), runtime, args.parallel, args.bg)  # 0: the limit
     if runtime.busy:
         return Notice("a turn is running; the queue is worked when it ends")
 
-    async def pop(core: Any) -> str | None:
-        from ollie_nb.core import CONTINUE_PROMPT
+    async def pop(core: AgentCore) -> str | None:
+        from ollie_nb.core import CONTINUE_PROMPT  # loaded with the core, on the loop
 
         await core.catch_up()  # the watcher's news first
         prompt = core.pop_queue()
         return CONTINUE_PROMPT if prompt is None and core.step_limited else prompt
 
-    prompt = m.core_call(pop)
+    prompt = ctx.core_call(pop)
     if prompt is None:
         return Notice("the queue is empty")
     if args.bg:
-        from ollie_nb.notebook._widgets import start_background_turn
+        from ollie_nb.notebook._widgets import BackgroundTurn  # ipywidgets: on first use
 
-        return start_background_turn(m, runtime, prompt)
-    return m.foreground(runtime, prompt)
+        return BackgroundTurn(ctx.settings(), runtime, prompt)
+    return ctx.foreground(runtime, prompt)
 
 
 @command(
@@ -177,34 +167,44 @@ def cmd_run(m: Any, rest: str) -> Any:
     "the agent works each step of its plans that becomes ready or is assigned to it",
     words=("on", "off", "--interval"),
 )
-def cmd_watch(m: Any, rest: str) -> Any:
-    parser = ArgParser(prog="watch", add_help=False)
+def cmd_watch(ctx: CommandContext, rest: str) -> Any:
+    parser = CommandParser("watch")
     parser.add_argument("action", nargs="?", choices=["on", "off"])
     parser.add_argument("--interval", type=float, default=None, metavar="SECONDS")
-    args = parse_args(parser, rest)
+    args = parser.parse(rest)
     if args.action == "on":
-        from ollie_nb.notebook._watch_widget import start_watch_view
-
-        interval = m.watch_interval if args.interval is None else args.interval
-        return start_watch_view(m, m.runtime(), interval)
+        interval = ctx.watch_interval if args.interval is None else args.interval
+        return _watch_on(ctx, interval)
     if args.action == "off":
-        m.core_call(lambda core: core.stop_watching())
+        ctx.core_call(lambda core: core.stop_watching())
         return Notice("stopped watching task events")
-    watcher, queued = m.on_loop(lambda core: (core.watcher, len(core.queued)))
+    watcher, queued = ctx.on_loop(lambda core: (core.watcher, len(core.queued)))
     if watcher is None:
         return Notice("not watching task events (%ollie watch on)")
     log = "\n".join(watcher.log) or "(nothing yet)"
     return TextBlock(log, title=f"watching '{watcher.server}' ({watcher.mode}); {queued} queued")
 
 
+def _watch_on(ctx: CommandContext, interval: float) -> Any:
+    """Turn the watch on with a widget as its sink; return the widget (the cell ends at once)."""
+    from ollie_nb.notebook._watch_widget import WatchView  # ipywidgets: on first use
+
+    view = WatchView(ctx.settings(), ctx.runtime())
+    watcher = ctx.core_call(
+        lambda core: core.start_watching(interval, on_event=view.post, wake=True)
+    )
+    view.begin(watcher.server, watcher.mode)
+    return view
+
+
 @command(
     "stop",
     "interrupt the running turn, a parallel run and every sub-agent; the queue waits for the next prompt or %ollie run",
 )
-def cmd_stop(m: Any, rest: str) -> Displayable:
+def cmd_stop(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "stop", most=0, usage="stop")
-    runtime = m.runtime()
-    children = m.on_loop(lambda core: len(core.subagents.running) + core.parallel_running)
+    runtime = ctx.runtime()
+    children = ctx.on_loop(lambda core: len(core.subagents.running) + core.parallel_running)
     if not runtime.busy and not children:
         return Notice("nothing is running")
     runtime.interrupt()
@@ -212,9 +212,9 @@ def cmd_stop(m: Any, rest: str) -> Displayable:
 
 
 @command("subagents", "the sub-agents of this agent: state, step, turns, last reply")
-def cmd_subagents(m: Any, rest: str) -> Displayable:
+def cmd_subagents(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "subagents", most=0, usage="subagents")
-    infos = m.on_loop(lambda core: core.subagents.infos())
+    infos = ctx.on_loop(lambda core: core.subagents.infos())
     rows = [(i.name, i.status, i.step[:40], i.turns, i.reply[:60]) for i in infos]
     return Table(
         "sub-agents",

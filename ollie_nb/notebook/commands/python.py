@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from ollie_nb.notebook._commands import words_of
+from ollie_nb.notebook._context import CommandContext
 from ollie_nb.notebook._display import Notice
-from ollie_nb.notebook._registry import COMMANDS
+from ollie_nb.notebook.commands._args import words_of
+from ollie_nb.notebook.commands._registry import COMMANDS
+
+if TYPE_CHECKING:
+    from ollie_nb.core import AgentCore
 
 
 @COMMANDS.command(
@@ -16,14 +20,14 @@ from ollie_nb.notebook._registry import COMMANDS
     "offer python_exec to the agent (it still asks before each run unless trusted)",
     words=("on", "off"),
 )
-def cmd_python(m: Any, rest: str) -> Notice:
+def cmd_python(ctx: CommandContext, rest: str) -> Notice:
     words = words_of(rest, "python", most=1, usage="python [on|off]")
     if words and words[0] not in ("on", "off"):
         raise UsageError(f"%ollie python: say on or off, not {words[0]!r}")
     wanted = None if not words else words[0] == "on"
 
-    async def apply(core: Any) -> bool | None:
-        from ollie_nb.tools import PythonServer
+    async def apply(core: AgentCore) -> bool | None:
+        from ollie_nb.tools import PythonServer  # loaded with the core, on the loop
 
         server = core.env.dispatcher.get_server("python") if core.env else None
         if not isinstance(server, PythonServer):
@@ -33,7 +37,7 @@ def cmd_python(m: Any, rest: str) -> Notice:
             await core.refresh_tools()
         return server.exec_on
 
-    state = m.core_call(apply)
+    state = ctx.core_call(apply)
     if state is None:
         raise UsageError("%ollie python: this agent has no python tools (no IPython shell)")
     if state:

@@ -1,0 +1,54 @@
+"""`%ollie` commands that show what the agent runs with: tools, system prompt, cost, last error."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ollie_nb.notebook._context import CommandContext
+from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock
+from ollie_nb.notebook._failures import last_failure
+from ollie_nb.notebook.commands._args import words_of
+from ollie_nb.notebook.commands._registry import COMMANDS
+
+if TYPE_CHECKING:
+    from ollie_nb.core import AgentCore
+
+command = COMMANDS.command
+
+
+@command("tools", "every tool the model is offered, with its server and first sentence")
+def cmd_tools(ctx: CommandContext, rest: str) -> Displayable:
+    words_of(rest, "tools", most=0, usage="tools")
+
+    def rows(core: AgentCore) -> list[tuple[str, str, str]]:
+        listing = core.router.by_server()
+        return [(name, server, line) for server, tools in listing.items() for name, line in tools]
+
+    return Table("tools", ["tool", "server", "what it does"], ctx.on_loop(rows), empty="(no tools)")
+
+
+@command("system", "the assembled system prompt the model gets")
+def cmd_system(ctx: CommandContext, rest: str) -> Displayable:
+    words_of(rest, "system", most=0, usage="system")
+    return TextBlock(ctx.on_loop(lambda core: core.system_prompt()), title="system prompt:")
+
+
+@command("cost", "the money this session has cost, where the backend reports it")
+def cmd_cost(ctx: CommandContext, rest: str) -> Displayable:
+    words_of(rest, "cost", most=0, usage="cost")
+    cost, name = ctx.on_loop(lambda core: (core.usage.cost, core.backend.name))
+    if cost is None:
+        return Notice(f"the {name} backend does not report cost; %ollie usage shows the tokens")
+    return Notice(f"${cost:.4f} this session (as reported by {name})")
+
+
+@command("debug", "the traceback of the last internal error")
+def cmd_debug(ctx: CommandContext, rest: str) -> Displayable:
+    words_of(rest, "debug", most=0, usage="debug")
+    failure = last_failure()
+    if failure is not None and failure.users:
+        return TextBlock(failure.traceback, title="the last error, raised by your code:")
+    text = failure.traceback if failure is not None else ctx.on_loop(lambda core: core.last_error)
+    if not text:
+        return Notice("no internal error in this kernel so far")
+    return TextBlock(text, title="the last internal error:")
