@@ -1,8 +1,8 @@
-"""Size is a smell worth a sentence: long functions and modules must say why, next to them.
+"""Size is a smell worth a sentence: a long function must say why, next to it.
 
 A function over FUNCTION_LINES lines needs a `# long: <reason>` comment on the line
-above its `def` (or its decorators); a module over MODULE_LINES lines needs a
-`# long module: <reason>` line. The task store is the one module allowed to be large.
+above its `def` (or its decorators). Modules are sized by concept, not by a line count,
+so they have no such rule.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ollie_nb"
 FUNCTION_LINES = 60
-MODULE_LINES = 400
 
 
 def _reason_above(lines: list[str], first_line: int) -> bool:
@@ -42,22 +41,5 @@ def long_functions() -> list[str]:
     return found
 
 
-def long_modules() -> list[str]:
-    found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        if len(lines) <= MODULE_LINES or (
-            path.parent.name == "tasks" and path.stem.startswith("_store")
-        ):
-            continue
-        if not any(line.startswith("# long module:") for line in lines[:40]):
-            found.append(f"{path.relative_to(PACKAGE.parent)} ({len(lines)} lines)")
-    return found
-
-
 def test_no_long_function_without_a_reason() -> None:
     assert long_functions() == []
-
-
-def test_no_long_module_without_a_reason() -> None:
-    assert long_modules() == []

@@ -20,9 +20,10 @@ from ollie_nb.core._config import (
 from ollie_nb.core._core import AgentCore
 from ollie_nb.core._env import AgentEnv, ServerStatus, build_agent_env
 from ollie_nb.core._events import Event, EventSink, TurnResult
+from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._routing import Approver
 from ollie_nb.core._sessions import SessionError, SessionInfo, list_sessions, sessions_dir
-from ollie_nb.core._turn import CONTINUE_PROMPT, UsageTotals
+from ollie_nb.core._turn import CONTINUE_PROMPT
 
 __all__ = [
     "CONTINUE_PROMPT",

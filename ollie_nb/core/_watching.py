@@ -15,7 +15,7 @@ from ollie_nb.core._events import Event, EventSink, TurnResult
 from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._wake import Waker
 from ollie_nb.core._watch import TaskEventWatcher
-from ollie_nb.planning import PlanRecord, read_step
+from ollie_nb.planning import PlanRecord, QueuedPrompt, StepRef
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -32,13 +32,15 @@ class WatchHost(Protocol):
     @property
     def is_running(self) -> bool: ...
     @property
-    def queued(self) -> list[str]: ...
+    def queue_items(self) -> list[QueuedPrompt]: ...
     async def plan_statuses(self, record: PlanRecord) -> dict[str, str]: ...
-    def queue(self, prompt: str) -> int: ...
-    def pop_queue(self) -> str | None: ...
+    def queue(self, prompt: str | QueuedPrompt) -> int: ...
+    def pop_queue(self) -> QueuedPrompt | None: ...
     def note(self, text: str) -> None: ...
     def interrupt(self) -> bool: ...
-    async def submit(self, prompt: str, on_event: EventSink | None = None) -> TurnResult: ...
+    async def submit(
+        self, prompt: str | QueuedPrompt, on_event: EventSink | None = None
+    ) -> TurnResult: ...
 
 
 class AgentWatch:
@@ -49,16 +51,14 @@ class AgentWatch:
         self.watcher: TaskEventWatcher | None = None
         self.waker: Waker | None = None
         self.sink: EventSink = _ignore
-        self.worked: set[str] = set()  # task ids of the step prompts the agent has taken
+        self.worked: set[str] = set()  # task ids of the steps the agent (or its children) took
         self._updates: dict[str, Any] = {}  # call id -> args of the agent's task_update calls
         self._ending: asyncio.Future[None] | None = None
 
-    def take(self, prompt: str) -> str:
-        """Remember a task step as taken by the agent, so the watch never queues it again."""
-        step = read_step(prompt)
-        if step is not None and step.kind == "tasks":
-            self.worked.add(step.step_id)
-        return prompt
+    def took(self, step: StepRef | None) -> None:
+        """Remember a task step as taken, so the watch never queues it again."""
+        if step is not None and step.task_id is not None:
+            self.worked.add(step.task_id)
 
     async def start(
         self, interval: float, on_event: EventSink | None, wake: bool
@@ -72,7 +72,7 @@ class AgentWatch:
         hooks = WatchHooks(
             plans=lambda: host.plans,
             enqueue=self._enqueue,
-            queued=lambda: host.queued,
+            queued=lambda: host.queue_items,
             worked=lambda: self.worked,
             statuses=host.plan_statuses,
             note=host.note,
@@ -101,8 +101,8 @@ class AgentWatch:
         if self.waker is not None:
             self.waker.kick()
 
-    def _enqueue(self, prompt: str) -> None:
-        self.host.queue(prompt)
+    def _enqueue(self, item: QueuedPrompt) -> None:
+        self.host.queue(item)
         self.kick()
 
     def emit(self, what: str, text: str, **data: Any) -> None:
@@ -115,7 +115,7 @@ class AgentWatch:
     async def _wake_turn(self) -> TurnResult | None:
         """The waker's turn: the queue, worked when the agent is idle."""
         host = self.host
-        if host.is_running or not host.queued:
+        if host.is_running or not host.queue_items:
             return None
         prompt = host.pop_queue()
         return None if prompt is None else await host.submit(prompt, self.sink)
@@ -135,7 +135,7 @@ class AgentWatch:
         waker, watcher = self.waker, self.watcher
         return (
             not self.host.is_running
-            and not self.host.queued
+            and not self.host.queue_items
             and (waker is None or waker.idle)
             and (watcher is None or not watcher.reading)
         )

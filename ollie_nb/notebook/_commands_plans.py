@@ -76,18 +76,20 @@ def cmd_plans(m: Any, rest: str) -> Displayable:
 
 
 def plan_state(record: Any, statuses: dict[str, str]) -> str:
-    """A plan's state, from its steps: done, failed, N of M done, or where it lives."""
+    """A plan's state, from its steps' states: done, failed, N of M done, or where it lives."""
+    from ollie_nb.planning import read_state
+
     if record.warning:
         return "warning"
     if record.kind == "context":
         return "in context"
-    known = [statuses.get(i, "") for i in record.ids]
-    done = sum(1 for s in known if s in ("done", "cancelled"))
-    if any(s == "failed" for s in known):
+    known = [read_state(statuses.get(i)) for i in record.ids]
+    done = sum(1 for s in known if s.is_finished)
+    if any(s.is_failed for s in known):
         return f"failed ({done} of {len(known)} done)"
     if known and done == len(known):
         return "done"
-    if done or any(s == "in_progress" for s in known):
+    if done or any(s.is_active for s in known):
         return f"{done} of {len(known)} done"
     return "queued" if record.kind == "queue" else "persisted"
 
@@ -97,16 +99,14 @@ def plan_state(record: Any, statuses: dict[str, str]) -> str:
 )
 def cmd_tasks(m: Any, rest: str) -> Displayable:
     words = words_of(rest, "tasks", most=1, usage="tasks [STATUS]")
-    server = m.on_loop(lambda core: core.env.task_server if core.env else None)
-    if not server:
+    client = m.on_loop(lambda core: core.env.task_client if core.env else None)
+    if client is None:
         raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
     status = words[0] if words else "all"
-    result = m.core_call(
-        lambda core: core.env.dispatcher.dispatch(server, "task_list", {"status": status})
-    )
+    result = m.core_call(lambda core: client.list(status))
     if result.is_error:
         return Notice(result.text, "error")
-    return TextBlock(result.text, title=f"tasks on '{server}' ({status})")
+    return TextBlock(result.text, title=f"tasks on '{client.server}' ({status})")
 
 
 @command(
@@ -123,13 +123,13 @@ def cmd_queue(m: Any, rest: str) -> Displayable:
         taken = m.on_loop(lambda core: core.pop_queue())
         if taken is None:
             return Notice("the queue is empty")
-        return TextBlock(taken, title="taken off the queue (it will not run):")
+        return TextBlock(taken.text, title="taken off the queue (it will not run):")
     if words:
         raise UsageError(
             "%ollie queue: use '%ollie queue', '%ollie queue clear' or '%ollie queue pop'"
         )
-    queued = m.on_loop(lambda core: core.queued)
-    rows = [(i + 1, p.splitlines()[0][:80] if p else "") for i, p in enumerate(queued)]
+    items = m.on_loop(lambda core: core.queue_items)
+    rows = [(i + 1, _first_line(item.text)[:80]) for i, item in enumerate(items)]
     return Table("queue", ["#", "prompt"], rows, empty="(the queue is empty)")
 
 
@@ -155,14 +155,7 @@ def cmd_run(m: Any, rest: str) -> Any:
     if runtime.busy:
         return Notice("a turn is running; the queue is worked when it ends")
 
-    async def pop(core: Any) -> str | None:
-        from ollie_nb.core import CONTINUE_PROMPT
-
-        await core.catch_up()  # the watcher's news first
-        prompt = core.pop_queue()
-        return CONTINUE_PROMPT if prompt is None and core.step_limited else prompt
-
-    prompt = m.core_call(pop)
+    prompt = m.core_call(lambda core: core.next_prompt())
     if prompt is None:
         return Notice("the queue is empty")
     if args.bg:
@@ -222,3 +215,7 @@ def cmd_subagents(m: Any, rest: str) -> Displayable:
         rows,
         empty="(no sub-agents yet)",
     )
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""

@@ -25,6 +25,7 @@ from ollie_nb.notebook._commands_inspect import record_error
 from ollie_nb.notebook._display import Live, Notice, TextBlock
 from ollie_nb.notebook._prompt_line import OPTIONS_HELP, parse_prompt_line
 from ollie_nb.notebook._registry import COMMANDS
+from ollie_nb.planning import QueuedPrompt
 
 USAGE_ERRORS = (ValueError, RuntimeError, OSError, LookupError, TimeoutError)
 """What the core raises for a request that cannot be met (bad names, files, state); and
@@ -172,7 +173,7 @@ class OllieMagics(Magics):
             return start_background_turn(self, runtime, text)
         return self.foreground(runtime, text)
 
-    def foreground(self, runtime: Any, text: str) -> None:
+    def foreground(self, runtime: Any, text: str | QueuedPrompt) -> None:
         from ollie_nb.notebook._render import TurnView
 
         view = TurnView(self.settings(), _show, _live_display, self._statuses_on_main(runtime))

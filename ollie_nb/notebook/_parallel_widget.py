@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ollie_nb.notebook._display import Notice, Table, esc
 from ollie_nb.notebook._widgets import OutputSink
+from ollie_nb.planning import state_label
 
 if TYPE_CHECKING:
     from ollie_nb.core import Event
@@ -154,7 +155,8 @@ class ParallelRunView:
         rows = []
         for index, step_id in enumerate(self.record.ids):
             child = result.workers.get(step_id, "") if result else ""
-            status = result.outcome.get(step_id, "not started") if result else ""
+            state = result.outcome.get(step_id) if result else None
+            status = state_label(state) if state is not None else "not started" if result else ""
             rows.append((index + 1, self.record.steps[index].title[:50], child, status))
         title = result.summary if result else f"plan {self.record.number}"
         return Table(title, ["step", "title", "sub-agent", "status"], rows)

@@ -103,12 +103,7 @@ class TurnView:
         if step:
             self._settle()
             self.progress = (step, total)
-            # the queued prompt's own step line ("Step 2 of 5 [task t-..]: title"), else its first
-            lines = [line for line in event.text.splitlines() if line.strip()]
-            label = next(
-                (line for line in lines if line.startswith("Step ")), lines[0] if lines else ""
-            )
-            self._show(Notice(f"▶ {label[:200]}", "info"))
+            self._show(Notice(f"▶ {turn_label(event)[:200]}", "info"))
             self._refresh_plans()
 
     def _on_assistant(self, event: Event) -> None:
@@ -254,3 +249,11 @@ def code_span(text: str) -> str:
     fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def turn_label(event: Event) -> str:
+    """What a turn works: its plan step (`Step 2 of 5 [task t-..]: title`), else its first line."""
+    step = event.data.get("step_ref")
+    if step is not None:
+        return step.label
+    return next((line for line in event.text.splitlines() if line.strip()), "")

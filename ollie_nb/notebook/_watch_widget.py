@@ -82,7 +82,7 @@ class WatchView:
             self._loop.call_later(TICK, self._tick)
 
     def _render(self, event: Event) -> None:
-        from ollie_nb.notebook._render import TurnView
+        from ollie_nb.notebook._render import TurnView, turn_label
 
         if event.kind == "watch":
             self._on_watch(event)
@@ -95,8 +95,7 @@ class WatchView:
             self.steps += 1
             self._show_status()
             if not event.data.get("step"):  # TurnView labels the queued ones itself
-                label = next((ln for ln in event.text.splitlines() if ln.strip()), "")
-                self.sink.show(Notice(f"▶ {label[:200]}", "info"))
+                self.sink.show(Notice(f"▶ {turn_label(event)[:200]}", "info"))
         if self._view is not None:
             self._view(event)
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ollie_nb.notebook._magics import OllieMagics
     from ollie_nb.notebook._plans import PlanGraphView
     from ollie_nb.notebook._runtime import NotebookRuntime
+    from ollie_nb.planning import QueuedPrompt
 
 TICK = 0.1
 
@@ -50,7 +51,9 @@ class OutputSink:
 class BackgroundTurn:
     """A turn running while the kernel is free: status line, progress, Stop button, output."""
 
-    def __init__(self, magics: OllieMagics, runtime: NotebookRuntime, prompt: str) -> None:
+    def __init__(
+        self, magics: OllieMagics, runtime: NotebookRuntime, prompt: str | QueuedPrompt
+    ) -> None:
         import ipywidgets as widgets
 
         from ollie_nb.notebook._render import TurnView
@@ -129,7 +132,9 @@ class BackgroundTurn:
         return bundle
 
 
-def start_background_turn(magics: OllieMagics, runtime: NotebookRuntime, prompt: str) -> Any:
+def start_background_turn(
+    magics: OllieMagics, runtime: NotebookRuntime, prompt: str | QueuedPrompt
+) -> Any:
     """Start the turn and return its widget at once (the cell finishes immediately)."""
     return BackgroundTurn(magics, runtime, prompt)
 
