@@ -97,7 +97,8 @@ class Reactions:
         wanted: dict[str, tuple[PlanRecord, int, str]] = {}
         closed: list[tuple[PlanRecord, int, StepState]] = []
         for event in events:
-            payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+            given = event.get("payload")
+            payload: dict[str, Any] = given if isinstance(given, dict) else {}
             self._track(event, payload)
             found = step_of(plans, str(event.get("task") or ""))
             if found is None:

@@ -40,9 +40,10 @@ class AgentSettings(Protocol):
     """An agent's settings a turn runs with; a sub-agent takes them from its parent."""
 
     config: AgentConfig
-    session_id: str
     router: ToolRouter
 
+    @property
+    def session_id(self) -> str: ...
     @property
     def backend(self) -> Backend: ...
     @property

@@ -10,6 +10,7 @@ no tools: the dispatch callable is the env's `Dispatcher.dispatch`.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
@@ -20,8 +21,10 @@ from ollie_nb.planning._status import listing_statuses, task_status
 class ToolResultLike(Protocol):
     """What a tool call answers (ollie_nb.tools.ToolResult has this shape)."""
 
-    text: str
-    is_error: bool
+    @property
+    def text(self) -> str: ...
+    @property
+    def is_error(self) -> bool: ...
 
 
 Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
@@ -116,7 +119,7 @@ class TaskClient:
             found.update((i, status) for i, status in zip(missing, reads) if status)
         return found
 
-    async def events(self, since: int, limit: int) -> list[dict[str, Any]]:
+    async def events(self, since: int, limit: int) -> builtins.list[dict[str, Any]]:
         """One page of `task_events` after `since` (TaskCallError when unreadable)."""
         result = await self.call("task_events", {"since": since, "limit": limit})
         if result.is_error:

@@ -88,7 +88,7 @@ def _key(word: str) -> str:
     return re.sub(r"[\s-]+", "_", word.strip().lower())
 
 
-def read_state(word: str | StepState | None) -> StepState:
+def read_state(word: object) -> StepState:
     """The state a server's status word means (case, spaces and dashes ignored)."""
     if isinstance(word, StepState):
         return word
@@ -97,7 +97,7 @@ def read_state(word: str | StepState | None) -> StepState:
     return _STATES.get(_key(str(word)), StepState.UNKNOWN)
 
 
-def state_label(word: str | StepState | None) -> str:
+def state_label(word: object) -> str:
     """How a state is shown: its own word when known (`in_progress`), else the server's word."""
     state = read_state(word)
     if state is StepState.UNKNOWN:

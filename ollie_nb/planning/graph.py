@@ -76,7 +76,7 @@ _DRAWN: dict[StepState, str] = {
 }
 
 
-def normalise_status(raw: str | StepState | None) -> str:
+def normalise_status(raw: object) -> str:
     """The drawn status (one of STATUSES) of a server's word, read by `read_state`."""
     return _DRAWN[read_state(raw)]
 
