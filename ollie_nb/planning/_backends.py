@@ -157,7 +157,8 @@ class QueuePlanBackend:
 
     Steps may only wait for earlier steps, so step order is already a
     topological order; ids are `q1..qN` by step position. Each item's StepRef
-    carries the number the plan gets (`plan_number()`, asked when the plan is made).
+    carries the number the plan gets (`plan_number()`, asked when the plan is made; the
+    agent passes its PlanBook's next number, a backend made without one says 0).
     """
 
     label = "the prompt queue"
