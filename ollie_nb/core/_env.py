@@ -18,7 +18,13 @@ from typing import Any
 
 from ollie_nb.core._config import AgentConfig, McpServerConfig, expand_vars
 from ollie_nb.core._routing import Approver, TrustGate
-from ollie_nb.planning import PlanBook, StepStatusReader, TaskClient, TaskServerPlanBackend
+from ollie_nb.planning import (
+    AdaptedPlanBackend,
+    PlanBook,
+    StepStatusReader,
+    TaskClient,
+    TaskServerPlanBackend,
+)
 from ollie_nb.tools import (
     Dispatcher,
     McpConnectError,
@@ -53,7 +59,7 @@ class AgentEnv:
     workdir: str
     servers: dict[str, ServerStatus] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
-    plan_backend: Any = None
+    plan_backend: AdaptedPlanBackend | None = None  # as the reasoning server holds it
     plan_backend_reason: str = ""
     task_server: str | None = None
     task_client: TaskClient | None = None  # the one way to call the wired task server
