@@ -10,11 +10,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.llm import Message
 from ollie_nb.planning import PlanKind, PlanRecord, PlanStep, format_plan
+
+if TYPE_CHECKING:
+    from ollie_nb.core._config import AgentConfig
+    from ollie_nb.core._conversation import Conversation
 
 SESSION_FORMAT = 1
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -219,7 +223,11 @@ def _legacy_kind(ids: Sequence[str], goal_id: str, backend: str) -> PlanKind:
 
 
 def session_payload(
-    convo: Any, config: Any, workdir: str, plans: Sequence[PlanRecord], backend: Any
+    convo: Conversation,
+    config: AgentConfig,
+    workdir: str,
+    plans: Sequence[PlanRecord],
+    backend: Any,
 ) -> dict[str, Any]:
     """A conversation's session as JSON data (AgentCore.session_data); `backend` may be None."""
     return {
