@@ -15,7 +15,7 @@ from typing import Any
 from bench._report import Figure
 from bench._run import Row, Settings, alternate, median, paired_ratio
 from bench._servers import first_text, task_server_args
-from ollie_nb.planning import PlanStep, TaskServerPlanBackend
+from ollie_nb.planning import PlanStep, TaskClient, TaskServerPlanBackend
 from ollie_nb.tools import Dispatcher, McpServer
 
 STEPS = 100
@@ -48,7 +48,7 @@ async def _repeat(settings: Settings, index: int, rounds: int) -> dict[str, list
         await server.connect()
         dispatcher = Dispatcher()
         dispatcher.add_server("tasks", server)
-        backend = TaskServerPlanBackend(dispatcher, "tasks")
+        backend = TaskServerPlanBackend(TaskClient(dispatcher.dispatch, "tasks"))
         client = server._client
 
         async def create(args: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ from bench._run import Row, Settings, median, paired_ratio
 from bench._servers import task_server_args
 from ollie_nb.core import AgentConfig, AgentCore, TurnStarted
 from ollie_nb.llm import OfflineBackend
-from ollie_nb.planning import read_step, step_prompt
+from ollie_nb.planning import step_prompt
 from ollie_nb.tools import McpServer
 
 CHAIN = 20
@@ -45,7 +45,7 @@ class _Starts:
         self.at: dict[str, float] = {}
 
     def __call__(self, event: Any) -> None:
-        step = read_step(event.prompt) if isinstance(event, TurnStarted) else None
+        step = event.step if isinstance(event, TurnStarted) else None
         if step is not None:
             self.at[step.step_id] = time.perf_counter()
 

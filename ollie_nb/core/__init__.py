@@ -39,7 +39,7 @@ from ollie_nb.core._events import (
 )
 from ollie_nb.core._routing import Approver
 from ollie_nb.core._sessions import SessionError, SessionInfo, list_sessions, sessions_dir
-from ollie_nb.core._turn import CONTINUE_PROMPT, UsageTotals
+from ollie_nb.core._turn import CONTINUE_PROMPT
 
 __all__ = [
     "CONTINUE_PROMPT",

@@ -1,49 +1,52 @@
-"""AgentCore: the facade over the turn loop, the prompt queue, tools, plans and sessions.
+"""AgentCore: the facade over an agent's parts: its conversation, prompt queue, plans and turns.
 
 Frontend-agnostic and async: a plain script drives it with asyncio.run, the
 notebook runtime drives it from its own loop thread. Every tool call goes
-through the env's Dispatcher; every event goes to the `on_event` sink. The
-work itself lives in small modules: `_turn` (the loop), `_routing` (tools and
-trust), `_prompt`, `_sessions`, `_compact`, `_watch`, `_secrets`.
+through the env's Dispatcher; every event goes to the `on_event` sink. Each part
+owns its state: `Conversation` (history, usage, ids, the session file, compaction),
+`PromptQueue` (queued items, injected texts, notes), `PlanBook` (the plans, from
+planning), `PlanRuns` (parallel runs), `AgentWatch` (the task-event watch),
+`SubAgents` and the `TurnRunner` (the loop); this class wires them and delegates.
 """
-
-# long module: 415 lines, about the 400 of the rule: the facade's state, lifecycle and turns;
-# its queue, plan and session methods are in _core_queue, _core_plans and _core_sessions
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
-import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._agents import resolve_agent
-from ollie_nb.core._config import AgentConfig
-from ollie_nb.core._core_plans import PlanMethods
-from ollie_nb.core._core_queue import QueueMethods
-from ollie_nb.core._core_sessions import SessionMethods
+from ollie_nb.core._compact import Compaction
+from ollie_nb.core._config import AgentConfig, ConfigError
+from ollie_nb.core._conversation import Conversation
 from ollie_nb.core._env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._fanout import PlanRun
-from ollie_nb.core._history import TokenEstimate
+from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._hooks import spawn_hooks
-from ollie_nb.core._plans import PlanBook
+from ollie_nb.core._plan_runs import PlanRuns
 from ollie_nb.core._prompt import system_prompt
+from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
 from ollie_nb.core._secrets import Redactor
-from ollie_nb.core._sessions import (
-    new_session_id,
-)
+from ollie_nb.core._sessions import SessionInfo, list_sessions
 from ollie_nb.core._subagents import SubAgents, SubagentTools
-from ollie_nb.core._turn import TurnRunner, UsageTotals
+from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, params
+from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
-from ollie_nb.errors import AgentBusyError, NotStartedError
+from ollie_nb.errors import AgentBusyError, NoPlanError, NotStartedError
 from ollie_nb.llm import Message, ToolDef, backend_secrets
-from ollie_nb.planning import PlanRecord, QueuePlanBackend, read_step
+from ollie_nb.planning import (
+    Origin,
+    PlanBook,
+    PlanRecord,
+    QueuedPrompt,
+    QueuePlanBackend,
+    StepState,
+)
 from ollie_nb.tools import (
     Dispatcher,
     ExecuteServer,
@@ -64,8 +67,8 @@ ExtraServers = Mapping[str, Server] | Callable[[AgentConfig], Mapping[str, Serve
 a function of the agent config called at every start and switch."""
 
 
-class AgentCore(QueueMethods, PlanMethods, SessionMethods):
-    """One agent: a chat backend, an env of tool servers, a history, a queue of prompts."""
+class AgentCore:
+    """One agent: a chat backend, an env of tool servers, a conversation, a queue of prompts."""
 
     def __init__(
         self,
@@ -93,31 +96,57 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
         self._extra_servers = extra_servers
         self.config = AgentConfig()
         self.env: AgentEnv | None = None
-        self.history: list[Message] = []
-        self.usage = UsageTotals()
-        self.session_id = new_session_id()
-        self.session_name = ""
-        self.created = time.time()
+        self.conversation = Conversation()
+        self.prompts = PromptQueue()
+        self.plan_book = PlanBook()  # the one owner of this session's plans
         self.state = "idle"
-        self.reply = ""
         self.router = ToolRouter(Dispatcher())
-        self.plan_book = PlanBook()
         self.redact = Redactor(lambda: backend_secrets(self._backend))
         self.watch = AgentWatch(self)
-        self._notes: list[str] = []  # told to the agent at its next turn
-        self._queue: deque[str] = deque()
-        self._injected: list[str] = []
         self._task: asyncio.Task[TurnResult] | None = None
         self._sink: EventSink = _ignore
         self._spawn_context: list[str] = []
-        self._estimate = TokenEstimate()
         self._runner = TurnRunner(self)
-        self._plan_task: asyncio.Task[PlanRun] | None = None
         self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
         self.subagents = SubAgents(
             self, self.config.max_parallel, self._child_note, self._withdraw_note
         )
+        self.plan_runs = PlanRuns(self, self.watch.claim)
         self.step_limited = False  # the last turn stopped at maxSteps
+
+    # -- the conversation's state, as attributes ---------------------------------
+
+    @property
+    def history(self) -> list[Message]:
+        return self.conversation.history
+
+    @history.setter
+    def history(self, messages: list[Message]) -> None:
+        self.conversation.history = messages
+
+    @property
+    def usage(self) -> UsageTotals:
+        return self.conversation.usage
+
+    @usage.setter
+    def usage(self, totals: UsageTotals) -> None:
+        self.conversation.usage = totals
+
+    @property
+    def session_id(self) -> str:
+        return self.conversation.session_id
+
+    @property
+    def session_name(self) -> str:
+        return self.conversation.session_name
+
+    @property
+    def created(self) -> float:
+        return self.conversation.created
+
+    @property
+    def reply(self) -> str:
+        return self.conversation.reply
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -145,8 +174,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
         await self._close_env()
 
     async def _close_env(self) -> None:
-        if self.env is not None:
-            self.plan_book.retire(self.env.reasoning.plans)  # plans outlive their servers
+        if self.env is not None:  # its plans stay in the PlanBook
             await self.env.aclose()
             self.env = None
 
@@ -167,9 +195,9 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
             self._workdir,
             self._effective_fallback(),
             builtin_servers=builtins,
+            plans=self.plan_book,
         )
         self.env.reasoning.add_plan_listener(self._on_plan)
-        self.env.reasoning.first_number = len(self.plan_book.past) + 1
         self.router = ToolRouter(self.env.dispatcher)
         await self.router.refresh()
         context, warnings = await spawn_hooks(
@@ -182,7 +210,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
         if self._fallback is not None:
             return self._fallback
         if self.queue_fallback:
-            return QueuePlanBackend(self.queue)
+            return QueuePlanBackend(self.queue, lambda: self.plan_book.next_number)
         return None
 
     async def refresh_tools(self) -> None:
@@ -208,7 +236,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
     @property
     def parallel_running(self) -> bool:
         """A parallel plan run is under way (`run_plan`)."""
-        return self._plan_task is not None and not self._plan_task.done()
+        return self.plan_runs.running
 
     @property
     def workdir(self) -> str:
@@ -236,7 +264,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
     @property
     def plans(self) -> list[PlanRecord]:
         """Every plan of this session (restored ones first)."""
-        return self.plan_book.all(self.env.reasoning.plans if self.env else [])
+        return list(self.plan_book.records)
 
     @property
     def fallback_plan_backend(self) -> Any:
@@ -250,8 +278,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
 
     def context_size(self) -> int:
         """Tokens the next request will send: the last reported input size, else an estimate."""
-        estimate = self._estimate(self.system_prompt(), self.history)
-        return max(self.usage.last_input_tokens, estimate) if self.history else estimate
+        return self.conversation.context_size(self.system_prompt())
 
     async def context_length(self) -> int | None:
         return await self.backend.context_length()
@@ -265,8 +292,6 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
             return {"servers": [], "plan_backend": "", "plan_backend_reason": "not started"}
         return self.env.describe(self.router.by_server(), self.redact)
 
-    # -- queue, inject, interrupt ---------------------------------------------
-
     def subprocess_env(self) -> dict[str, str]:
         """The environment hooks and execute_code get: no secrets unless the agent passes them."""
         return subprocess_env(
@@ -275,10 +300,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
 
     def interrupt(self) -> bool:
         """Cancel the running turn and every sub-agent's (on the agent's loop); True if any ran."""
-        children = self.subagents.interrupt_all()
-        if self._plan_task is not None and not self._plan_task.done():
-            self._plan_task.cancel()
-            children += 1
+        children = self.subagents.interrupt_all() + self.plan_runs.interrupt()
         if self._task is None or self._task.done():
             return children > 0
         self._runner.interrupting = True
@@ -287,18 +309,57 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
 
     def _child_note(self, text: str) -> None:
         """A sub-agent finished: the note is queued to this agent (worked now with a watch)."""
-        self.queue(text)
+        self.queue(QueuedPrompt(text, Origin.SUBAGENT))
         self.emit(Notice(text))
         self.watch.kick()
 
     def _withdraw_note(self, text: str) -> None:
-        if text in self._queue:
-            self._queue.remove(text)
+        self.prompts.withdraw(Origin.SUBAGENT, text)
+
+    # -- the prompt queue ----------------------------------------------------------
+
+    def queue(self, prompt: str | QueuedPrompt) -> int:
+        """Append a prompt (text, or an item) to the FIFO; it runs as its own turn later."""
+        return self.prompts.put(_item(prompt))
+
+    def pop_queue(self) -> QueuedPrompt | None:
+        """Take the next queued item (None when empty)."""
+        return self.prompts.pop()
+
+    @property
+    def queued(self) -> list[str]:
+        """The queued prompts' texts, in order."""
+        return [item.text for item in self.prompts.items]
+
+    @property
+    def queue_items(self) -> list[QueuedPrompt]:
+        """The queued items, in order: each knows where it came from and the step it works."""
+        return self.prompts.items
+
+    def clear_queue(self) -> int:
+        return self.prompts.clear()
+
+    def note(self, text: str) -> None:
+        """A short note the agent reads at the start of its next turn."""
+        self.prompts.note(text)
+
+    def inject(self, prompt: str) -> None:
+        """Tell the running turn something: appended to the next tool result, else the next prompt."""
+        if self.is_running:
+            self.prompts.inject(prompt)
+        else:
+            self.prompts.put_first(QueuedPrompt(prompt, Origin.INJECTED))
+
+    def take_injected(self) -> list[str]:
+        """The injected texts waiting for the running turn (and forget them)."""
+        return self.prompts.take_injected()
 
     # -- turns -------------------------------------------------------------
 
-    async def submit(self, prompt: str, on_event: EventSink | None = None) -> TurnResult:
-        """Run a prompt as a turn, then drain the queue one turn per prompt.
+    async def submit(
+        self, prompt: str | QueuedPrompt, on_event: EventSink | None = None
+    ) -> TurnResult:
+        """Run a prompt (text, or a queued item) as a turn, then drain the queue one turn each.
 
         While a turn runs, a new prompt is queued instead (TurnResult.queued).
         """
@@ -310,7 +371,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
         self._sink = on_event or _ignore
         self.redact.refresh()
         self._runner.interrupting = False
-        task = asyncio.ensure_future(self._run_prompts(prompt))
+        task = asyncio.ensure_future(self._run_prompts(_item(prompt)))
         self._task = task
         try:
             return await task
@@ -320,38 +381,46 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
             self.state = "idle"
             self.watch.kick()  # work queued while this turn ran
 
-    async def _run_prompts(self, prompt: str) -> TurnResult:
-        first = TurnStarted(self._with_notes(self.watch.take(prompt)))
-        result = await self._runner.run(first)
+    async def _run_prompts(self, item: QueuedPrompt) -> TurnResult:
+        result = await self._work(item)
         done = 0
-        while not result.interrupted and (self._queue or await self._steps_became_ready()):
+        while not result.interrupted and (self.prompts or await self._steps_became_ready()):
             if result.error and self.watch.waker is not None:
                 break  # the watch reports the failure and ends; the queue stays
             done += 1
-            nxt = self.watch.take(self._queue.popleft())
-            result = await self._run_step_prompt(nxt, done, done + len(self._queue))
+            nxt = self.prompts.pop()
+            assert nxt is not None
+            result = await self._work(nxt, done, done + len(self.prompts))
         self.step_limited = result.step_limit
         if self.autosave:
             self.save()
         return result
 
-    async def _run_step_prompt(self, prompt: str, position: int, total: int) -> TurnResult:
-        """A queued prompt as a turn; a queue plan's step is marked as it goes."""
-        step = read_step(prompt)
-        if step is not None and step.kind == "queue":
-            self.plan_book.mark_queue_step(step.step_id, "in_progress")
-        step_id = step.step_id if step else ""
-        start = TurnStarted(self._with_notes(prompt), True, position, total, step_id)
+    async def _work(self, item: QueuedPrompt, position: int = 0, total: int = 0) -> TurnResult:
+        """One item as a turn; the step it works is known from it (a queue plan's is marked)."""
+        step = item.step
+        self.watch.took(step)
+        marked = step if step is not None and step.kind == "queue" else None
+        if marked is not None:
+            self.plan_book.mark(marked, StepState.IN_PROGRESS)
+        prompt = self.prompts.with_notes(item.text)
+        start = TurnStarted(prompt, position > 0, position, total, step)
         result = await self._runner.run(start)
-        if step is not None and step.kind == "queue":
-            state = "todo" if result.interrupted else "failed" if result.error else "done"
-            self.plan_book.mark_queue_step(step.step_id, state)
+        if marked is not None:
+            state = (
+                StepState.OPEN
+                if result.interrupted
+                else StepState.FAILED
+                if result.error
+                else StepState.DONE
+            )
+            self.plan_book.mark(marked, state)
         return result
 
     async def _steps_became_ready(self) -> bool:
         """With a watcher on, read task events before the queue is called empty."""
         await self.catch_up()
-        return bool(self._queue)
+        return bool(self.prompts)
 
     def emit(self, event: Event) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""
@@ -362,18 +431,17 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
             log.exception("event sink failed on %s", type(event).__name__)
 
     def _on_plan(self, record: PlanRecord) -> None:
-        self.plan_book.added(record)
         # the record's warning is the model's status line; the user's notice drops its label
         self.emit(PlanMade(record, record.warning.removeprefix("warning: ")))
 
     def find_plan(self, key: str | int | None = None) -> PlanRecord | None:
         """The latest plan, or the one with this number, goal id or step id."""
-        return self.plan_book.find(self.plans, key)
+        return self.plan_book.find(key)
 
     async def plan_statuses(self, record: PlanRecord) -> dict[str, str]:
         """Each step's live status: from the task server when one holds the plan, else the queue."""
         if record.kind == "queue":
-            return self.plan_book.queue_statuses(record)
+            return {k: v.value for k, v in self.plan_book.queue_states(record).items()}
         reader = self.env.status_reader if self.env else None
         if record.kind == "tasks" and reader is not None and record.goal_id:
             return await reader.read_statuses(record.goal_id, record.ids)
@@ -382,6 +450,162 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
     def system_prompt(self) -> str:
         """Who the agent is, where it works (dir, platform, date), its agent prompt and context."""
         return system_prompt(self.env, self._workdir, self.config.prompt, self._spawn_context)
+
+    # -- plans that run: parallel runs, the task-event watch, the queue on demand ---
+
+    async def run_plan(
+        self,
+        parallel: int | None = None,
+        key: str | int | None = None,
+        on_event: EventSink | None = None,
+    ) -> PlanRun:
+        """Work a plan's steps in sub-agents, `parallel` at once (default maxParallel).
+
+        Every ready step is claimed and handed to a child; newly ready steps follow
+        until all are done or one fails. `interrupt()` stops it and every child.
+        """
+        if self.env is None:
+            await self.start()
+        record = self.find_plan(key)
+        if record is None:
+            raise NoPlanError("there is no plan yet: ask for one first")
+        width = parallel or self.max_parallel or self.subagents.limit
+        owner = f"{self.agent_name}@{self.session_id[-4:]}"
+        result = await self.plan_runs.run(record, width, owner, on_event or _ignore)
+        if result.failed or result.interrupted:
+            self.note(result.summary)  # the agent reads it at its next turn
+        return result
+
+    @property
+    def agent_name(self) -> str:
+        """The name task assignments address this agent by."""
+        return self.name or self.config.name
+
+    @property
+    def watcher(self) -> TaskEventWatcher | None:
+        return self.watch.watcher
+
+    async def start_watching(
+        self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True
+    ) -> TaskEventWatcher:
+        """Watch the task server: ready and assigned steps are queued (and worked, with `wake`).
+
+        The ready steps of our plans are queued at once (a restart finds them again);
+        then each change signal (or poll, every `interval` s, without one) is read.
+        `on_event` gets the watch's events and the turns the agent starts itself.
+        """
+        return await self.watch.start(interval, on_event, wake)
+
+    async def stop_watching(self) -> None:
+        """Stop the watch; a turn the agent started itself is interrupted."""
+        await self.watch.stop()
+
+    async def run_until_idle(self, timeout: float | None = None) -> None:
+        """Wait until nothing is queued or running and the watch has read every event."""
+        await self.watch.until_idle(timeout)
+
+    async def catch_up(self) -> None:
+        """With a watcher on, be current: read the events (or let a read under way finish)."""
+        if self.watcher is None or not self.watcher.running:
+            return
+        await self.watcher.catch_up()
+
+    async def next_prompt(self) -> QueuedPrompt | None:
+        """What `%ollie run` works next: the queue's first item (after the watcher's news),
+        else the continuation of a turn stopped at maxSteps; None when there is nothing."""
+        await self.catch_up()
+        item = self.pop_queue()
+        if item is None and self.step_limited:
+            item = QueuedPrompt(CONTINUE_PROMPT, Origin.CONTINUE)
+        return item
+
+    async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
+        """Work the queued prompts now (one turn each); after a maxSteps stop, continue that work.
+
+        None when there is nothing to run.
+        """
+        item = await self.next_prompt()
+        return None if item is None else await self.submit(item, on_event)
+
+    # -- the conversation and its session file ---------------------------------------
+
+    def clear(self) -> None:
+        """Forget the conversation (servers, queue and usage stay); a new session id starts."""
+        self.conversation.clear()
+        self.plan_book.reset()
+
+    async def compact(self) -> Compaction:
+        """Replace the history with the model's summary and the user's latest messages."""
+        if self.is_running:
+            raise AgentBusyError("a turn is running; compact after it ends")
+        return await self.compact_history()
+
+    async def compact_history(self) -> Compaction:
+        """Compact now (also from inside a turn): pre/postCompact hooks, archive, then save."""
+        done = await self.conversation.compact(
+            self.backend, self.system_prompt(), params(self.config), self._runner.hooks, self.redact
+        )
+        if done.history is not None and self.autosave:
+            self.save()
+        return done
+
+    @property
+    def last_error(self) -> str:
+        """The traceback of the last internal error in a turn ('' when none)."""
+        return self._runner.last_error
+
+    @property
+    def archive_path(self) -> Path:
+        """Where compacted-away messages go: `<session id>.archive.jsonl` beside the session."""
+        return self.conversation.archive_path
+
+    def session_data(self) -> dict[str, Any]:
+        """The session as JSON data: history, usage, plans (secrets are redacted on save)."""
+        return self.conversation.payload(self.config, self._workdir, self.plans, self._backend)
+
+    def save(self) -> Path | None:
+        """Write the session file (0600); empty sessions are not saved."""
+        try:
+            return self.conversation.save(self.session_data(), self.redact)
+        except OSError as exc:
+            self.emit(Notice(f"could not save the session: {exc}", "error"))
+            return None
+
+    def restore(self, session_id: str) -> dict[str, Any]:
+        """Load a saved session's history, usage and plans into this agent."""
+        if self.is_running:
+            raise AgentBusyError("a turn is running; restore after it ends")
+        data, saved = self.conversation.restore(session_id)
+        self.plan_book.reset(saved.plans)
+        return data
+
+    async def resume(self, session_id: str) -> str:
+        """Restore a session and the agent it used; a note when that agent cannot come back.
+
+        The agent (servers, hooks, trust) is switched to by the path the session
+        recorded; a session of the default agent, or of the current one, switches nothing.
+        """
+        data = self.restore(session_id)
+        name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
+        if name == self.config.name and path == self.config.path:
+            return ""
+        try:
+            await self.switch_agent(path or name)
+        except (ConfigError, OSError) as exc:
+            return (
+                f"this session used the agent {name!r} ({path or 'by name'}), which could not "
+                f"be loaded: {exc}; switch with %ollie agent NAME|PATH"
+            )
+        return f"agent: {self.config.name} (the agent this session used)"
+
+    def rename(self, name: str) -> None:
+        """Name the session (and save it, so the name sticks)."""
+        self.conversation.session_name = name.strip()
+        self.save()
+
+    @staticmethod
+    def sessions() -> list[SessionInfo]:
+        return list_sessions()
 
     # -- agents ------------------------------------------------------------
 
@@ -416,6 +640,10 @@ def _default_backend(config: AgentConfig) -> Backend:
     if config.model:
         backend.set_model(config.model)
     return backend
+
+
+def _item(prompt: str | QueuedPrompt) -> QueuedPrompt:
+    return prompt if isinstance(prompt, QueuedPrompt) else QueuedPrompt(prompt)
 
 
 def _ignore(event: Event) -> None:

@@ -20,7 +20,13 @@ from ollie_nb.core._config import AgentConfig, McpServerConfig, expand_vars
 from ollie_nb.core._events import Event, Notice
 from ollie_nb.core._routing import Approver, TrustGate
 from ollie_nb.errors import ConfigError
-from ollie_nb.planning import AdaptedPlanBackend, StepStatusReader, TaskServerPlanBackend
+from ollie_nb.planning import (
+    AdaptedPlanBackend,
+    PlanBook,
+    StepStatusReader,
+    TaskClient,
+    TaskServerPlanBackend,
+)
 from ollie_nb.tools import (
     Dispatcher,
     McpConnectError,
@@ -55,10 +61,11 @@ class AgentEnv:
     workdir: str
     servers: dict[str, ServerStatus] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
-    plan_backend: AdaptedPlanBackend | None = None
+    plan_backend: AdaptedPlanBackend | None = None  # as the reasoning server holds it
     plan_backend_reason: str = ""
     task_server: str | None = None
-    status_reader: StepStatusReader | None = None  # reads the steps of task-server plans
+    task_client: TaskClient | None = None  # the one way to call the wired task server
+    status_reader: StepStatusReader | None = None  # reads step statuses of task-server plans
 
     async def aclose(self) -> None:
         """Close every server of this env (MCP sessions end, subprocesses exit)."""
@@ -96,14 +103,16 @@ async def build_agent_env(
     *,
     builtin_servers: Mapping[str, Server] | None = None,
     environ: Mapping[str, str] | None = None,
+    plans: PlanBook | None = None,
 ) -> AgentEnv:
     """Connect all enabled MCP servers concurrently and wire the reasoning server's PlanBackend.
 
     A server that fails to connect becomes a message in `AgentEnv.messages`,
-    never an exception. `builtin_servers` (e.g. `execute`) are added as they are.
+    never an exception. `builtin_servers` (e.g. `execute`) are added as they are. The
+    plans go into `plans` (the agent's PlanBook, which outlives the env), else a new book.
     """
     workdir = os.fspath(workdir)
-    reasoning = ReasoningServer(plan_timeout=config.plan_timeout)
+    reasoning = ReasoningServer(plan_timeout=config.plan_timeout, book=plans)
     dispatcher.add_server("reasoning", reasoning)
     for name, server in (builtin_servers or {}).items():
         dispatcher.add_server(name, server)
@@ -231,7 +240,7 @@ async def _connect(server: McpServer) -> tuple[str, float]:
 
 def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
     """Wire the env's reasoning server: task server > fallback > none, noting why."""
-    env.task_server = env.status_reader = None
+    env.task_server = env.task_client = env.status_reader = None
     task_server = next((s.name for s in env.servers.values() if "task_create" in s.tools), None)
     failed = [
         s
@@ -242,10 +251,10 @@ def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
     ]
     if task_server is not None:
         has_delete = "task_delete" in env.servers[task_server].tools
-        reader = TaskServerPlanBackend(env.dispatcher, task_server, can_delete=has_delete)
-        backend: Any = reader
-        env.task_server = task_server
-        env.status_reader = reader
+        client = TaskClient(env.dispatcher.dispatch, task_server)
+        backend: Any = TaskServerPlanBackend(client, can_delete=has_delete)
+        env.task_server, env.task_client = task_server, client
+        env.status_reader = backend
         env.plan_backend_reason = f"MCP server '{task_server}' exposes task_create"
     elif fallback is not None:
         backend = fallback

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
-from ollie_nb.planning import PlanRecord
+from ollie_nb.planning import PlanRecord, StepRef
 
 NoticeLevel = Literal["info", "warning", "error"]
 """How a notice is shown: a muted line, a warning or an error."""
@@ -25,7 +25,7 @@ class TurnStarted:
     queued: bool = False
     position: int = 0  # 1-based place of a queued prompt while the queue is drained; 0 if not
     total: int = 0  # prompts worked in this drain, this one and those still queued
-    step_id: str = ""  # the plan step a queued step prompt works
+    step: StepRef | None = None  # the plan step the turn works, known from its queue item
 
 
 @dataclass(frozen=True)

@@ -13,30 +13,34 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from ollie_nb.core._events import EventSink, WatchNotice, WatchWhat
 from ollie_nb.core._subagents import ChildSession, SubAgents, first_lines
-from ollie_nb.planning import PlanRecord, step_prompt
-from ollie_nb.tools import ToolResult
+from ollie_nb.planning import (
+    Origin,
+    PlanRecord,
+    StepState,
+    TaskClient,
+    read_state,
+    state_label,
+    step_item,
+)
 
 POLL = 0.1  # s between status reads while only other agents' steps are in progress
 RELEASE_WAIT = 1.5  # s a cancelled run waits for its children to hand their steps back
-FINISHED = ("done", "cancelled")
-ACTIVE = ("in_progress",)
 
-TaskCall = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
-"""Calls one tool of the wired task server: (tool, arguments) -> result."""
+States = dict[str, StepState]
 
 
 class StepStore(Protocol):
-    """Where a plan's steps live: their statuses, claiming one, settling one."""
+    """Where a plan's steps live: their states, claiming one, settling one."""
 
     note: str  # said once at the start (e.g. that claims are not atomic)
 
-    async def statuses(self) -> dict[str, str]: ...
+    async def statuses(self) -> States: ...
     async def claim(self, step_id: str, assignee: str) -> str: ...  # '' when taken, else why not
-    async def settle(self, step_id: str, child: ChildSession) -> str: ...  # the step's new status
+    async def settle(self, step_id: str, child: ChildSession) -> StepState: ...  # its new state
 
 
 class TaskSteps:
@@ -45,11 +49,11 @@ class TaskSteps:
     def __init__(
         self,
         record: PlanRecord,
-        call: TaskCall,
+        client: TaskClient,
         read: Callable[[], Awaitable[dict[str, str]]],
         atomic: bool,
     ) -> None:
-        self._call, self._read, self._atomic = call, read, atomic
+        self._client, self._read, self._atomic = client, read, atomic
         self.note = (
             ""
             if atomic
@@ -59,32 +63,28 @@ class TaskSteps:
             )
         )
 
-    async def statuses(self) -> dict[str, str]:
-        return await self._read()
+    async def statuses(self) -> States:
+        return {step_id: read_state(word) for step_id, word in (await self._read()).items()}
 
     async def claim(self, step_id: str, assignee: str) -> str:
-        if self._atomic:
-            result = await self._call("task_claim", {"id": step_id, "assignee": assignee})
-        else:
-            args = {"id": step_id, "status": "in_progress", "assignee": assignee}
-            result = await self._call("task_update", args)
-        return result.text.removeprefix("error: ") if result.is_error else ""
+        return await self._client.claim(step_id, assignee, atomic=self._atomic)
 
-    async def settle(self, step_id: str, child: ChildSession) -> str:
+    async def settle(self, step_id: str, child: ChildSession) -> StepState:
         """Interrupted: open again; failed: failed; done by the child: done; else failed."""
         if child.interrupted:
-            return await self._set(step_id, "open", f"{child.name} was interrupted")
+            return await self._set(step_id, StepState.OPEN, f"{child.name} was interrupted")
         if child.error:
-            return await self._set(step_id, "failed", f"{child.name}: {first_lines(child.error)}")
-        status = (await self._read()).get(step_id, "")
-        if status in FINISHED or status == "failed":
-            return status
+            why = f"{child.name}: {first_lines(child.error)}"
+            return await self._set(step_id, StepState.FAILED, why)
+        state = (await self.statuses()).get(step_id, StepState.UNKNOWN)
+        if state.is_closed:
+            return state
         why = f"{child.name} finished without marking the step done: {first_lines(child.reply)}"
-        return await self._set(step_id, "failed", why)
+        return await self._set(step_id, StepState.FAILED, why)
 
-    async def _set(self, step_id: str, status: str, note: str) -> str:
-        await self._call("task_update", {"id": step_id, "status": status, "note": note[:500]})
-        return status
+    async def _set(self, step_id: str, state: StepState, note: str) -> StepState:
+        await self._client.update(step_id, status=state.value, note=note[:500])
+        return state
 
 
 class QueueSteps:
@@ -93,23 +93,29 @@ class QueueSteps:
     note = ""
 
     def __init__(
-        self, states: Callable[[], dict[str, str]], mark: Callable[[str, str], None]
+        self, states: Callable[[], States], mark: Callable[[str, StepState], None]
     ) -> None:
         self._states, self._mark = states, mark
 
-    async def statuses(self) -> dict[str, str]:
-        return {k: "open" if v == "todo" else v for k, v in self._states().items()}
+    async def statuses(self) -> States:
+        return self._states()
 
     async def claim(self, step_id: str, assignee: str) -> str:
-        if self._states().get(step_id) != "todo":
+        if not self._states().get(step_id, StepState.UNKNOWN).is_open:
             return f"{step_id} is not open"
-        self._mark(step_id, "in_progress")
+        self._mark(step_id, StepState.IN_PROGRESS)
         return ""
 
-    async def settle(self, step_id: str, child: ChildSession) -> str:
-        status = "open" if child.interrupted else "failed" if child.error else "done"
-        self._mark(step_id, "todo" if status == "open" else status)
-        return status
+    async def settle(self, step_id: str, child: ChildSession) -> StepState:
+        state = (
+            StepState.OPEN
+            if child.interrupted
+            else StepState.FAILED
+            if child.error
+            else StepState.DONE
+        )
+        self._mark(step_id, state)
+        return state
 
 
 @dataclass
@@ -118,14 +124,14 @@ class PlanRun:
 
     plan: int
     workers: dict[str, str] = field(default_factory=dict)  # step id -> child name
-    outcome: dict[str, str] = field(default_factory=dict)  # step id -> status after the child
+    outcome: dict[str, StepState] = field(default_factory=dict)  # step id -> state after the child
     failed: list[str] = field(default_factory=list)
     interrupted: bool = False
     note: str = ""
 
     @property
     def summary(self) -> str:
-        done = sum(1 for s in self.outcome.values() if s == "done")
+        done = sum(1 for s in self.outcome.values() if s is StepState.DONE)
         text = f"plan {self.plan}: {done} step(s) done by sub-agents"
         if self.failed:
             text += f"; failed: {', '.join(self.failed)}"
@@ -148,7 +154,7 @@ class ParallelRun:
         self.record, self.store, self.agents = record, store, agents
         self.width, self.owner, self._sink = max(1, width), owner, sink
         self.result = PlanRun(record.number, note=store.note)
-        self._inflight: dict[asyncio.Task[str], str] = {}
+        self._inflight: dict[asyncio.Task[StepState], str] = {}
         self._skip: set[str] = set()  # steps another agent took first
         self._agent_works: set[str] = set()  # steps the parent agent works itself this round
         self._on_claim = on_claim  # the watch: False for a step the agent works itself
@@ -181,9 +187,10 @@ class ParallelRun:
         if not self.result.failed:
             await self._start_ready(statuses)
         if not self._inflight:
-            if self.result.failed or all(statuses.get(i) in FINISHED for i in self.record.ids):
+            states = [statuses.get(i, StepState.UNKNOWN) for i in self.record.ids]
+            if self.result.failed or all(s.is_finished for s in states):
                 return False
-            active = self._agent_works or any(statuses.get(i) in ACTIVE for i in self.record.ids)
+            active = self._agent_works or any(s.is_active for s in states)
             if not active and not self._ready(statuses):
                 return False  # nothing runs and nothing can: blocked by a failed step
             await asyncio.sleep(POLL)  # another agent works a step this plan waits for
@@ -194,17 +201,18 @@ class ParallelRun:
             self._settled(step_id, task.result())
         return True
 
-    def _ready(self, statuses: dict[str, str]) -> list[int]:
+    def _ready(self, statuses: States) -> list[int]:
         taken = {*self._inflight.values(), *self.result.workers, *self._skip}
+        ids, unknown = self.record.ids, StepState.UNKNOWN
         return [
             i
-            for i, step_id in enumerate(self.record.ids)
+            for i, step_id in enumerate(ids)
             if step_id not in taken
-            and statuses.get(step_id) == "open"
-            and all(statuses.get(self.record.ids[j]) == "done" for j in self.record.steps[i].after)
+            and statuses.get(step_id, unknown).is_open
+            and all(statuses.get(ids[j]) is StepState.DONE for j in self.record.steps[i].after)
         ]
 
-    async def _start_ready(self, statuses: dict[str, str]) -> None:
+    async def _start_ready(self, statuses: States) -> None:
         for index in self._ready(statuses):
             if len(self._inflight) >= self.width:
                 return
@@ -224,12 +232,9 @@ class ParallelRun:
             text = f"step {index + 1} ({step_id}) not claimed: {refused}"
             self.emit(WatchWhat.SKIPPED, text, step_id)
             return
-        kind = "tasks" if self.record.kind == "tasks" else "queue"
-        prompt = step_prompt(
-            self.record.steps, index, self.record.ids, kind=kind, goal=self.record.goal
-        )
+        item = step_item(self.record, index, Origin.PLAN, goal=self.record.goal)
         child = self.agents.spawn(
-            name, prompt, step=self.record.steps[index].title, notify=False, bypass_limit=True
+            name, item.text, step=self.record.steps[index].title, notify=False, bypass_limit=True
         )
         self.result.workers[step_id] = name
         self.emit(WatchWhat.CLAIMED, f"step {index + 1} ({step_id}) -> {name}", step_id, name)
@@ -243,16 +248,17 @@ class ParallelRun:
             name = f"{base}-{n}"
         return name
 
-    async def _work(self, step_id: str, child: ChildSession) -> str:
+    async def _work(self, step_id: str, child: ChildSession) -> StepState:
         await child.until_idle()
         return await self.store.settle(step_id, child)
 
-    def _settled(self, step_id: str, status: str) -> None:
-        self.result.outcome[step_id] = status
+    def _settled(self, step_id: str, state: StepState) -> None:
+        self.result.outcome[step_id] = state
         index = self.record.ids.index(step_id)
         name = self.result.workers[step_id]
-        if status not in FINISHED:
+        if not state.is_finished:
             self.result.failed.append(step_id)
+        status = state_label(state)
         text = f"step {index + 1} ({step_id}) {status} by {name}"
         self.emit(WatchWhat.of_status(status), text, step_id, name)
 

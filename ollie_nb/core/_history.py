@@ -1,8 +1,10 @@
-"""History repair as pure functions: each returns a new list and leaves its input alone."""
+"""A conversation's bookkeeping: history repair as pure functions (each returns a new list and
+leaves its input alone), its token estimate and its usage totals."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ollie_nb.llm import Message
 
@@ -66,3 +68,20 @@ class TokenEstimate:
         self._chars += sum(_chars(m) for m in history[n:])
         self._count, self._last = len(history), history[-1] if history else None
         return (len(system) + self._chars) // 4
+
+
+@dataclass
+class UsageTotals:
+    """Tokens and requests used in this session."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    last_input_tokens: int = 0
+    cost: float | None = None  # money, when the backend reports it with its usage
+
+    def __str__(self) -> str:
+        return (
+            f"{self.requests} requests, {self.input_tokens} tokens in, "
+            f"{self.output_tokens} tokens out"
+        )

@@ -1,7 +1,7 @@
 """What task events lead to: ready or assigned steps queued once, others' work noted, plans finished.
 
 The watcher (`_watch`) reads the events; this module decides. A step is queued only
-when its live status is `open`, every step it comes after is `done`, it is not in the
+when its live state is open, every step it comes after is done, it is not in the
 queue already and this agent has not worked it: so several events for one step, a new
 watcher, or the agent's own updates never queue a step twice. It is handed narrow
 callables (`WatchHooks`), never the agent.
@@ -14,12 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from ollie_nb.core._events import WatchNotice, WatchWhat
-from ollie_nb.planning import PlanRecord, read_step, step_prompt
+from ollie_nb.planning import (
+    Origin,
+    PlanRecord,
+    QueuedPrompt,
+    StepState,
+    read_state,
+    state_label,
+    step_item,
+)
 
 READY_NOTE = "(ready now: every step it waits for is done; plan: {goal})"
 ASSIGNED_NOTE = "(assigned to you, {name}; plan: {goal})"
-FINISHED = ("done", "cancelled")
-CLOSED = ("done", "failed", "cancelled")
+States = dict[str, StepState]
 
 
 @dataclass(frozen=True)
@@ -27,8 +34,8 @@ class WatchHooks:
     """What the watch may read and do: the agent's plans, queue and worked steps, notes, events."""
 
     plans: Callable[[], Sequence[PlanRecord]]
-    enqueue: Callable[[str], Any]
-    queued: Callable[[], Sequence[str]]
+    enqueue: Callable[[QueuedPrompt], Any]
+    queued: Callable[[], Sequence[QueuedPrompt]]
     worked: Callable[[], Collection[str]]  # step ids this agent has taken (worked or working)
     statuses: Callable[[PlanRecord], Awaitable[dict[str, str]]]
     note: Callable[[str], None]  # told to the agent at its next turn
@@ -52,20 +59,21 @@ class Reactions:
         self.hooks = hooks
         self.name = name
         self._finished: set[int] = set()  # plans already announced (or found) finished
-        self._status: dict[str, str] = {}  # task id -> status: read once, then kept by the events
+        self._status: States = {}  # task id -> state: read once, then kept by the events
 
-    async def _statuses(self, record: PlanRecord) -> dict[str, str]:
-        """The plan's step statuses, read from the server only for steps not known yet."""
+    async def _statuses(self, record: PlanRecord) -> States:
+        """The plan's step states, read from the server only for steps not known yet."""
         if any(i not in self._status for i in record.ids):
-            self._status.update(await self.hooks.statuses(record))
+            read = await self.hooks.statuses(record)
+            self._status.update((i, read_state(word)) for i, word in read.items())
         return {i: self._status[i] for i in record.ids if i in self._status}
 
     def _track(self, event: dict[str, Any], payload: dict[str, Any]) -> None:
         task, kind = str(event.get("task") or ""), event.get("type")
         if kind == "created":
-            self._status[task] = "open"
+            self._status[task] = StepState.OPEN
         elif kind == "status_changed" and isinstance(payload.get("to"), str):
-            self._status[task] = payload["to"]
+            self._status[task] = read_state(payload["to"])
         elif kind == "deleted":
             self._status.pop(task, None)
 
@@ -76,7 +84,7 @@ class Reactions:
             if record.kind != "tasks" or not record.ids:
                 continue
             statuses = await self._statuses(record)
-            if all(statuses.get(i) in FINISHED for i in record.ids):
+            if _all_finished(record, statuses):
                 self._finished.add(record.number)
                 continue
             for index in range(len(record.ids)):
@@ -88,21 +96,22 @@ class Reactions:
         """Act on new events; return one line per thing done (the watch log keeps them)."""
         plans = self.hooks.plans()
         wanted: dict[str, tuple[PlanRecord, int, str]] = {}
-        closed: list[tuple[PlanRecord, int, str]] = []
+        closed: list[tuple[PlanRecord, int, StepState]] = []
         for event in events:
-            payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+            given = event.get("payload")
+            payload: dict[str, Any] = given if isinstance(given, dict) else {}
             self._track(event, payload)
             found = step_of(plans, str(event.get("task") or ""))
             if found is None:
                 continue
             record, index = found
-            kind, status = event.get("type"), payload.get("to")
+            kind, state = event.get("type"), read_state(payload.get("to"))
             if kind == "unblocked":
                 wanted.setdefault(record.ids[index], (record, index, READY_NOTE))
             elif kind == "updated" and self.name and payload.get("assignee") == self.name:
                 wanted[record.ids[index]] = (record, index, ASSIGNED_NOTE)
-            elif kind == "status_changed" and status in CLOSED:
-                closed.append((record, index, status))
+            elif kind == "status_changed" and state.is_closed:
+                closed.append((record, index, state))
         lines = [self._closed(*c) for c in closed if c[0].ids[c[1]] not in self.hooks.worked()]
         touched = {r.number: r for r, _, _ in [*wanted.values(), *closed]}
         live = {n: await self._statuses(r) for n, r in touched.items()}
@@ -121,9 +130,9 @@ class Reactions:
         """
         if not status:
             return []
-        self._status[task_id] = status
+        state = self._status[task_id] = read_state(status)
         found = step_of(self.hooks.plans(), task_id)
-        if status != "done" or found is None:
+        if state is not StepState.DONE or found is None:
             return []
         record, done = found
         if any(i not in self._status for i in record.ids):
@@ -136,25 +145,29 @@ class Reactions:
         ]
         return lines + self._maybe_finished(record, statuses)
 
-    def _ready(self, record: PlanRecord, index: int, statuses: dict[str, str]) -> bool:
+    def _ready(self, record: PlanRecord, index: int, statuses: States) -> bool:
         step_id = record.ids[index]
-        if statuses.get(step_id) != "open" or step_id in self.hooks.worked():
+        if not statuses.get(step_id, StepState.UNKNOWN).is_open:
             return False
-        if any(statuses.get(record.ids[j]) != "done" for j in record.steps[index].after):
+        if step_id in self.hooks.worked():
             return False
-        queued = (read_step(p) for p in self.hooks.queued())
-        return all(s is None or s.step_id != step_id for s in queued)
+        if any(
+            statuses.get(record.ids[j]) is not StepState.DONE for j in record.steps[index].after
+        ):
+            return False
+        queued = (item.step for item in self.hooks.queued())
+        return all(step is None or step.step_id != step_id for step in queued)
 
     def _queue(self, record: PlanRecord, index: int, note: str) -> str:
         text = note.format(goal=record.goal, name=self.name)
-        self.hooks.enqueue(step_prompt(record.steps, index, record.ids, kind="tasks", note=text))
+        self.hooks.enqueue(step_item(record, index, Origin.WATCH, note=text))
         why = "assigned to you" if note is ASSIGNED_NOTE else "ready"
         line = f"step {index + 1} of plan {record.number} is {why} ({record.ids[index]}); queued"
         self.hooks.emit(WatchNotice(line, WatchWhat.QUEUED, record, record.ids[index]))
         return line
 
-    def _closed(self, record: PlanRecord, index: int, status: str) -> str:
-        title = record.steps[index].title
+    def _closed(self, record: PlanRecord, index: int, state: StepState) -> str:
+        title, status = record.steps[index].title, state_label(state)
         line = (
             f"step {index + 1} of plan {record.number} is {status} ({record.ids[index]}), "
             f"marked by another client: {title}"
@@ -164,12 +177,16 @@ class Reactions:
         self.hooks.emit(WatchNotice(line, what, record, record.ids[index]))
         return line
 
-    def _maybe_finished(self, record: PlanRecord, statuses: dict[str, str]) -> list[str]:
+    def _maybe_finished(self, record: PlanRecord, statuses: States) -> list[str]:
         if record.number in self._finished:
             return []
-        if not all(statuses.get(i) in FINISHED for i in record.ids):
+        if not _all_finished(record, statuses):
             return []
         self._finished.add(record.number)
         line = f"plan {record.number} is finished: {record.goal} (all {len(record.ids)} steps done)"
         self.hooks.emit(WatchNotice(line, WatchWhat.FINISHED, record, statuses=statuses))
         return [line]
+
+
+def _all_finished(record: PlanRecord, statuses: States) -> bool:
+    return all(statuses.get(i, StepState.UNKNOWN).is_finished for i in record.ids)

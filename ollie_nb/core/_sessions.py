@@ -10,12 +10,16 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
-from ollie_nb.core._turn import UsageTotals
+from ollie_nb.core._history import UsageTotals
 from ollie_nb.errors import SessionError
 from ollie_nb.llm import Message
 from ollie_nb.planning import PlanKind, PlanRecord, PlanStep, format_plan
+
+if TYPE_CHECKING:
+    from ollie_nb.core._config import AgentConfig
+    from ollie_nb.core._conversation import Conversation
 
 SESSION_FORMAT = 1
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -215,23 +219,29 @@ def _legacy_kind(ids: Sequence[str], goal_id: str, backend: str) -> PlanKind:
     return "queue" if backend == "the prompt queue" else "custom"
 
 
-def session_payload(core: Any, plans: Sequence[PlanRecord], backend: Any) -> dict[str, Any]:
-    """An agent's session as JSON data (AgentCore.session_data); `backend` may be None."""
+def session_payload(
+    convo: Conversation,
+    config: AgentConfig,
+    workdir: str,
+    plans: Sequence[PlanRecord],
+    backend: Any,
+) -> dict[str, Any]:
+    """A conversation's session as JSON data (AgentCore.session_data); `backend` may be None."""
     return {
-        "id": core.session_id,
-        "name": core.session_name,
-        "created": core.created,
+        "id": convo.session_id,
+        "name": convo.session_name,
+        "created": convo.created,
         "updated": time.time(),
-        "agent": core.config.name,
-        "agent_path": core.config.path,
+        "agent": config.name,
+        "agent_path": config.path,
         "backend": getattr(backend, "name", ""),
         "model": getattr(backend, "model", ""),
-        "workdir": core.workdir,
-        "history": [m.to_dict() for m in core.history],
+        "workdir": workdir,
+        "history": [m.to_dict() for m in convo.history],
         "usage": {
-            "input_tokens": core.usage.input_tokens,
-            "output_tokens": core.usage.output_tokens,
-            "requests": core.usage.requests,
+            "input_tokens": convo.usage.input_tokens,
+            "output_tokens": convo.usage.output_tokens,
+            "requests": convo.usage.requests,
         },
         "plans": [plan_to_dict(p) for p in plans],
     }

@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ollie_nb.core._compact import Compaction
+from ollie_nb.core._conversation import Conversation
 from ollie_nb.core._events import Event, TurnResult, TurnStarted
+from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._routing import ToolRouter, TrustGate
-from ollie_nb.core._turn import AgentSettings, TurnRunner, UsageTotals
+from ollie_nb.core._turn import AgentSettings, TurnRunner
 from ollie_nb.errors import OllieUsageError
 from ollie_nb.llm import Message
 
@@ -59,9 +61,7 @@ class ChildSession:
         self.config = parent.config
         self.session_id = f"{parent.session_id}/{name}"
         self.router = child_router(parent.router)
-        self.history: list[Message] = []
-        self.usage = UsageTotals()
-        self.reply = ""
+        self.conversation = Conversation(self.session_id)
         self.state = "idle"
         self.error = ""
         self.interrupted = False
@@ -71,6 +71,18 @@ class ChildSession:
         self._task: asyncio.Task[None] | None = None
         self._runner = TurnRunner(self)
         self.on_idle: Callable[[ChildSession], None] = lambda child: None
+
+    @property
+    def history(self) -> list[Message]:
+        return self.conversation.history
+
+    @property
+    def usage(self) -> UsageTotals:
+        return self.conversation.usage
+
+    @property
+    def reply(self) -> str:
+        return self.conversation.reply
 
     # -- TurnHost --------------------------------------------------------------
 
@@ -99,7 +111,7 @@ class ChildSession:
         return []
 
     def context_size(self) -> int:
-        return self.usage.last_input_tokens
+        return self.conversation.usage.last_input_tokens
 
     async def compact_history(self) -> Compaction:
         return Compaction(None, "a sub-agent's history is not compacted")
@@ -144,7 +156,7 @@ class ChildSession:
             result = TurnResult(error=f"internal error: {type(exc).__name__}")
         self.error, self.interrupted = result.error, result.interrupted
         if result.reply:
-            self.reply = result.reply
+            self.conversation.reply = result.reply
         return result
 
     def interrupt(self) -> bool:

@@ -13,11 +13,11 @@ import logging
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ollie_nb.core._compact import COMPACT_AT, Compaction, needs_compaction
 from ollie_nb.core._config import AgentConfig
+from ollie_nb.core._conversation import Conversation
 from ollie_nb.core._events import (
     Event,
     Notice,
@@ -47,30 +47,14 @@ CONTINUE_PROMPT = (
 )
 
 
-@dataclass
-class UsageTotals:
-    """Tokens and requests used in this session."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    requests: int = 0
-    last_input_tokens: int = 0
-    cost: float | None = None  # money, when the backend reports it with its usage
-
-    def __str__(self) -> str:
-        return (
-            f"{self.requests} requests, {self.input_tokens} tokens in, "
-            f"{self.output_tokens} tokens out"
-        )
-
-
 class AgentSettings(Protocol):
     """An agent's settings a turn runs with; a sub-agent takes them from its parent."""
 
     config: AgentConfig
-    session_id: str
     router: ToolRouter
 
+    @property
+    def session_id(self) -> str: ...
     @property
     def backend(self) -> Backend: ...
     @property
@@ -83,11 +67,9 @@ class AgentSettings(Protocol):
 
 
 class TurnHost(AgentSettings, Protocol):
-    """What the turn loop needs of the agent (AgentCore provides it)."""
+    """What the turn loop needs of an agent: its settings plus its conversation."""
 
-    history: list[Message]
-    usage: UsageTotals
-    reply: str
+    conversation: Conversation
     state: str
 
     def emit(self, event: Event) -> None: ...
@@ -134,7 +116,7 @@ class TurnRunner:
         except _Ended as ended:
             return ended.result
         await self._compact_if_due()
-        host.history.append(Message.user(prompt))
+        host.conversation.history.append(Message.user(prompt))
         self.partial = []
         steps = 0
         stop_continues = [0]
@@ -152,7 +134,9 @@ class TurnRunner:
                 await self._turn_error(ended.result.error)
             return ended.result
         except asyncio.CancelledError:
-            host.history[:] = close_interrupted(host.history, "".join(self.partial))
+            host.conversation.history[:] = close_interrupted(
+                host.conversation.history, "".join(self.partial)
+            )
             self.partial = []
             result = self.end(TurnResult(reply="", interrupted=True, steps=steps))
             if not self.interrupting:
@@ -181,7 +165,7 @@ class TurnRunner:
     async def _compact_if_due(self) -> None:
         """Compact first when the context reaches 75% of the model's window (ollie's rule)."""
         host = self.host
-        size = host.context_size() if host.history else 0
+        size = host.context_size() if host.conversation.history else 0
         if size < MIN_COMPACT_TOKENS:  # no model's window is that small: skip the probe
             return
         try:
@@ -225,21 +209,21 @@ class TurnRunner:
                 "send a prompt or `%ollie run` to continue"
             )
             host.emit(Notice(note))
-            host.history.append(Message.assistant(f"[{note}]"))
-            result = TurnResult(reply=host.reply, steps=steps - 1, step_limit=True)
+            host.conversation.history.append(Message.assistant(f"[{note}]"))
+            result = TurnResult(reply=host.conversation.reply, steps=steps - 1, step_limit=True)
             raise _Ended(self.end(result))
         try:
             text, calls = await self.respond()
         except LLMError as exc:
             message = host.redact(str(exc))
             host.emit(Notice(message, "error"))
-            host.history.append(Message.assistant(f"[no reply: {message}]"))
+            host.conversation.history.append(Message.assistant(f"[no reply: {message}]"))
             raise _Ended(self.end(TurnResult(error=message, steps=steps))) from None
-        host.history.append(Message.assistant(text, calls))
+        host.conversation.history.append(Message.assistant(text, calls))
         self.partial = []
         self.last_text = text
         if text:
-            host.reply = text
+            host.conversation.reply = text
         return calls
 
     async def _tool_step(self, calls: Sequence[ToolCall]) -> None:
@@ -251,7 +235,7 @@ class TurnRunner:
             injected = host.take_injected()
             if injected:
                 content += "\n\n[user interruption] " + "\n".join(injected)
-            host.history.append(Message.tool(call.id, content, name=call.name))
+            host.conversation.history.append(Message.tool(call.id, content, name=call.name))
 
     async def _continue_after_reply(self, stop_continues: list[int]) -> bool:
         """After a reply without calls: a stop hook or injected text may keep the turn going."""
@@ -262,11 +246,11 @@ class TurnRunner:
                 stop_continues[0] += 1
                 reason = host.redact(outcome.block)
                 host.emit(Notice(f"a stop hook asked to continue: {reason}"))
-                host.history.append(Message.user(reason))
+                host.conversation.history.append(Message.user(reason))
                 return True
         injected = host.take_injected()
         if injected:
-            host.history.append(Message.user("\n".join(injected)))
+            host.conversation.history.append(Message.user("\n".join(injected)))
             return True
         return False
 
@@ -287,10 +271,10 @@ class TurnRunner:
     async def respond(self) -> tuple[str, tuple[ToolCall, ...]]:
         """Stream one model response; emit text, usage and retries as they come."""
         host = self.host
-        messages = [Message.system(host.system_prompt()), *host.history]
+        messages = [Message.system(host.system_prompt()), *host.conversation.history]
         calls: tuple[ToolCall, ...] = ()
         host.state = "waiting"
-        host.usage.requests += 1
+        host.conversation.usage.requests += 1
         stream = host.backend.chat_stream(messages, host.router.defs, params(host.config))
         try:
             async for event in stream:
@@ -311,7 +295,7 @@ class TurnRunner:
         return "".join(self.partial), calls
 
     def _count(self, usage: Any) -> None:
-        totals = self.host.usage
+        totals = self.host.conversation.usage
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
         totals.last_input_tokens = usage.input_tokens

@@ -11,17 +11,16 @@ What the events lead to is decided by `_react.Reactions`.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._react import Reactions
-from ollie_nb.errors import NoTaskServerError, UnavailableError
-from ollie_nb.tools import ToolResult
+from ollie_nb.errors import NoTaskServerError
+from ollie_nb.planning import TaskClient
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -30,7 +29,6 @@ START_TIMEOUT = 10.0
 LOG_SIZE = 50
 EVENTS_URI = "tasks://events"  # the resource ollie-tasks signals on every change
 
-Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResult]]
 Updates = Callable[[str], AbstractAsyncContextManager["AsyncIterator[Any] | None"]]
 
 
@@ -39,14 +37,13 @@ class TaskEventWatcher:
 
     def __init__(
         self,
-        server: str,
-        dispatch: Dispatch,
+        client: TaskClient,
         reactions: Reactions,
         interval: float = 2.0,
         updates: Updates | None = None,
     ) -> None:
-        self.server = server
-        self._dispatch = dispatch
+        self.client = client
+        self.server = client.server
         self.reactions = reactions
         self.interval = max(0.1, interval)
         self._updates = updates
@@ -68,7 +65,8 @@ class TaskEventWatcher:
             raise NoTaskServerError(f"the task server '{env.task_server}' has no task_events tool")
         server = env.dispatcher.get_server(env.task_server)
         updates = getattr(server, "resource_updates", None)
-        return cls(env.task_server, env.dispatcher.dispatch, reactions, interval, updates)
+        assert env.task_client is not None  # wired with the task server
+        return cls(env.task_client, reactions, interval, updates)
 
     @property
     def running(self) -> bool:
@@ -158,17 +156,7 @@ class TaskEventWatcher:
             return []
 
     async def _fetch(self) -> list[dict[str, Any]]:
-        result = await self._dispatch(
-            self.server, "task_events", {"since": self.seq, "limit": PAGE}
-        )
-        if result.is_error:
-            raise UnavailableError(
-                result.text.splitlines()[0] if result.text else "task_events failed"
-            )
-        events = json.loads(result.text)
-        if not isinstance(events, list):
-            raise UnavailableError("task_events did not answer a JSON list")
-        return [e for e in events if isinstance(e, dict) and isinstance(e.get("seq"), int)]
+        return await self.client.events(self.seq, PAGE)
 
     async def poll(self) -> list[str]:
         """Read the new events once; return what they led to (also kept in `log`)."""

@@ -24,7 +24,7 @@ from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._wake import Waker
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.errors import NotStartedError
-from ollie_nb.planning import PlanRecord, read_step
+from ollie_nb.planning import PlanRecord, QueuedPrompt, StepRef
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -41,14 +41,16 @@ class WatchHost(Protocol):
     @property
     def is_running(self) -> bool: ...
     @property
-    def queued(self) -> list[str]: ...
+    def queue_items(self) -> list[QueuedPrompt]: ...
     async def plan_statuses(self, record: PlanRecord) -> dict[str, str]: ...
-    def queue(self, prompt: str) -> int: ...
-    def pop_queue(self) -> str | None: ...
+    def queue(self, prompt: str | QueuedPrompt) -> int: ...
+    def pop_queue(self) -> QueuedPrompt | None: ...
     def clear_queue(self) -> int: ...
     def note(self, text: str) -> None: ...
     def interrupt(self) -> bool: ...
-    async def submit(self, prompt: str, on_event: EventSink | None = None) -> TurnResult: ...
+    async def submit(
+        self, prompt: str | QueuedPrompt, on_event: EventSink | None = None
+    ) -> TurnResult: ...
 
 
 class AgentWatch:
@@ -59,30 +61,29 @@ class AgentWatch:
         self.watcher: TaskEventWatcher | None = None
         self.waker: Waker | None = None
         self.sink: EventSink = _ignore
-        self.worked: set[str] = set()  # task ids of the step prompts the agent has taken
-        self.current = ""  # the task id of the step prompt taken last
+        self.worked: set[str] = set()  # task ids of the steps the agent (or its children) took
+        self.current = ""  # the task id of the step the agent took last
         self._updates: dict[str, Any] = {}  # call id -> args of the agent's task_update calls
         self._ending: asyncio.Future[None] | None = None
 
-    def take(self, prompt: str) -> str:
+    def took(self, step: StepRef | None) -> None:
         """Remember a task step as taken by the agent, so the watch never queues it again."""
-        step = read_step(prompt)
-        self.current = step.step_id if step is not None and step.kind == "tasks" else ""
+        self.current = step.task_id if step is not None and step.task_id is not None else ""
         if self.current:
             self.worked.add(self.current)
-        return prompt
 
     def claim(self, step_id: str) -> bool:
         """A parallel run would claim this step: False while the agent works it itself; else
         the step is the run's, and a copy the watch queued leaves the agent's queue."""
         if self.host.is_running and step_id == self.current:
             return False
-        queued = self.host.queued
-        kept = [p for p in queued if (s := read_step(p)) is None or s.step_id != step_id]
+        self.worked.add(step_id)  # a child works it: the watch never queues it
+        queued = self.host.queue_items
+        kept = [item for item in queued if item.step is None or item.step.task_id != step_id]
         if len(kept) < len(queued):
             self.host.clear_queue()
-            for prompt in kept:
-                self.host.queue(prompt)
+            for item in kept:
+                self.host.queue(item)
         return True
 
     async def start(
@@ -97,7 +98,7 @@ class AgentWatch:
         hooks = WatchHooks(
             plans=lambda: host.plans,
             enqueue=self._enqueue,
-            queued=lambda: host.queued,
+            queued=lambda: host.queue_items,
             worked=lambda: self.worked,
             statuses=host.plan_statuses,
             note=host.note,
@@ -126,8 +127,8 @@ class AgentWatch:
         if self.waker is not None:
             self.waker.kick()
 
-    def _enqueue(self, prompt: str) -> None:
-        self.host.queue(prompt)
+    def _enqueue(self, item: QueuedPrompt) -> None:
+        self.host.queue(item)
         self.kick()
 
     def emit(self, notice: WatchNotice) -> None:
@@ -140,7 +141,7 @@ class AgentWatch:
     async def _wake_turn(self) -> TurnResult | None:
         """The waker's turn: the queue, worked when the agent is idle."""
         host = self.host
-        if host.is_running or not host.queued:
+        if host.is_running or not host.queue_items:
             return None
         prompt = host.pop_queue()
         return None if prompt is None else await host.submit(prompt, self.sink)
@@ -161,7 +162,7 @@ class AgentWatch:
         waker, watcher = self.waker, self.watcher
         return (
             not self.host.is_running
-            and not self.host.queued
+            and not self.host.queue_items
             and (waker is None or waker.idle)
             and (watcher is None or not watcher.reading)
         )

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
     from ollie_nb.notebook._render import Settings
     from ollie_nb.notebook._runtime import NotebookRuntime
+    from ollie_nb.planning import QueuedPrompt
 
 T = TypeVar("T")
 
@@ -175,7 +176,7 @@ class OllieMagics(Magics):
             return BackgroundTurn(self.settings(), runtime, text)
         return self.foreground(runtime, text)
 
-    def foreground(self, runtime: NotebookRuntime, text: str) -> None:
+    def foreground(self, runtime: NotebookRuntime, text: str | QueuedPrompt) -> None:
         from ollie_nb.notebook._render import TurnView  # the planning layer: on first use
 
         view = TurnView(self.settings(), show, live_display, self._statuses_on_main(runtime))

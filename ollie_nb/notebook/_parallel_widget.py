@@ -22,6 +22,7 @@ from ollie_nb.notebook._display import Notice, Table, esc
 from ollie_nb.notebook._plans import PlanGraphView
 from ollie_nb.notebook._render import Settings, TurnView
 from ollie_nb.notebook._widgets import OutputSink
+from ollie_nb.planning import state_label
 
 if TYPE_CHECKING:
     from ollie_nb.notebook._runtime import NotebookRuntime
@@ -170,7 +171,8 @@ class ParallelRunView:
         rows = []
         for index, step_id in enumerate(self.record.ids):
             child = result.workers.get(step_id, "") if result else ""
-            status = result.outcome.get(step_id, "not started") if result else ""
+            state = result.outcome.get(step_id) if result else None
+            status = state_label(state) if state is not None else "not started" if result else ""
             rows.append((index + 1, self.record.steps[index].title[:50], child, status))
         title = result.summary if result else f"plan {self.record.number}"
         return Table(title, ["step", "title", "sub-agent", "status"], rows)

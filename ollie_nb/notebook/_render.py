@@ -117,12 +117,7 @@ class TurnView:
         if event.position:
             self._settle()
             self.progress = (event.position, event.total)
-            # the queued prompt's own step line ("Step 2 of 5 [task t-..]: title"), else its first
-            lines = [line for line in event.prompt.splitlines() if line.strip()]
-            label = next(
-                (line for line in lines if line.startswith("Step ")), lines[0] if lines else ""
-            )
-            self._show(Notice(f"▶ {label[:200]}", "info"))
+            self._show(Notice(f"▶ {turn_label(event)[:200]}", "info"))
             self._refresh_plans()
 
     def _on_text(self, event: core.TextDelta) -> None:
@@ -251,3 +246,10 @@ def code_span(text: str) -> str:
     fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def turn_label(event: core.TurnStarted) -> str:
+    """What a turn works: its plan step (`Step 2 of 5 [task t-..]: title`), else its first line."""
+    if event.step is not None:
+        return event.step.label
+    return next((line for line in event.prompt.splitlines() if line.strip()), "")

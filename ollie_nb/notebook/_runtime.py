@@ -23,6 +23,7 @@ from ollie_nb.notebook._failures import remember
 
 if TYPE_CHECKING:
     from ollie_nb.core import AgentCore, Event, TurnResult
+    from ollie_nb.planning import QueuedPrompt
 
 log = logging.getLogger("ollie_nb.notebook")
 
@@ -199,7 +200,7 @@ class NotebookRuntime:
     # -- turns -----------------------------------------------------------------
 
     def start_turn(
-        self, prompt: str, view: Callable[[Event], None] | None
+        self, prompt: str | QueuedPrompt, view: Callable[[Event], None] | None
     ) -> concurrent.futures.Future[TurnResult]:
         """Start a turn on the loop; its events go to `view` on the kernel thread."""
         self.view = view
@@ -209,7 +210,10 @@ class NotebookRuntime:
         return future
 
     def run_turn(
-        self, prompt: str, view: Callable[[Event], None], tick: Callable[[], None] | None = None
+        self,
+        prompt: str | QueuedPrompt,
+        view: Callable[[Event], None],
+        tick: Callable[[], None] | None = None,
     ) -> TurnResult:
         """Run a turn in the foreground; Ctrl-C interrupts it and waits for it to wind down."""
         future = self.start_turn(prompt, view)

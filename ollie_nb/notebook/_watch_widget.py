@@ -16,7 +16,7 @@ from ollie_nb import core
 from ollie_nb.core import WatchWhat
 from ollie_nb.notebook._display import Notice, esc
 from ollie_nb.notebook._plans import PlanGraphView
-from ollie_nb.notebook._render import Settings, TurnView
+from ollie_nb.notebook._render import Settings, TurnView, turn_label
 from ollie_nb.notebook._widgets import OutputSink, _plan_statuses_off_thread
 
 if TYPE_CHECKING:
@@ -96,8 +96,7 @@ class WatchView:
                 self.steps += 1
                 self._show_status()
                 if not event.position:  # TurnView labels the queued ones itself
-                    label = next((ln for ln in event.prompt.splitlines() if ln.strip()), "")
-                    self.sink.show(Notice(f"▶ {label[:200]}", "info"))
+                    self.sink.show(Notice(f"▶ {turn_label(event)[:200]}", "info"))
         if self._view is not None:
             self._view(event)
 

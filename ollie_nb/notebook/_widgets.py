@@ -17,6 +17,7 @@ from ollie_nb.notebook._render import Settings, TurnView
 if TYPE_CHECKING:
     from ollie_nb.notebook._plans import PlanGraphView
     from ollie_nb.notebook._runtime import NotebookRuntime
+    from ollie_nb.planning import QueuedPrompt
 
 TICK = 0.1
 
@@ -51,7 +52,9 @@ class OutputSink:
 class BackgroundTurn:
     """A turn running while the kernel is free: status line, progress, Stop button, output."""
 
-    def __init__(self, settings: Settings, runtime: NotebookRuntime, prompt: str) -> None:
+    def __init__(
+        self, settings: Settings, runtime: NotebookRuntime, prompt: str | QueuedPrompt
+    ) -> None:
         import ipywidgets as widgets  # on first use: a widget costs its import only when made
 
         self.runtime = runtime

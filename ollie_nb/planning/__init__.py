@@ -1,4 +1,4 @@
-"""Plans: value types, the PlanBackend protocol, validation, plan text, and the shipped backends.
+"""Plans: value types, step states, queue items, the plan book, the task client and the backends.
 
 The bottom layer: imports nothing else of ollie_nb at run time (graphviz only
 when a graph is drawn).
@@ -10,9 +10,21 @@ from ollie_nb.planning._backends import (
     QueuePlanBackend,
     TaskServerPlanBackend,
     dependency_layers,
+    queue_items,
     queue_prompts,
 )
-from ollie_nb.planning._steps import StepRef, read_step, step_prompt
+from ollie_nb.planning._book import PlanBook, find_plan
+from ollie_nb.planning._client import Dispatch, TaskCallError, TaskClient
+from ollie_nb.planning._state import StepState, read_state, state_label
+from ollie_nb.planning._steps import (
+    Origin,
+    QueuedPrompt,
+    StepHeading,
+    StepRef,
+    read_step,
+    step_item,
+    step_prompt,
+)
 from ollie_nb.planning._text import (
     NO_BACKEND,
     format_plan,
@@ -58,12 +70,15 @@ __all__ = [
     "QUEUED_MESSAGE",
     "STATUSES",
     "AdaptedPlanBackend",
+    "Dispatch",
     "GraphTimeout",
     "GraphvizUnavailable",
     "KindedPlanBackend",
+    "Origin",
     "PlanBackend",
     "PlanBackendError",
     "PlanBackendSetter",
+    "PlanBook",
     "PlanKind",
     "PlanRecord",
     "PlanResult",
@@ -71,20 +86,30 @@ __all__ = [
     "PlanValidationError",
     "PlanView",
     "QueuePlanBackend",
+    "QueuedPrompt",
+    "StepHeading",
     "StepRef",
+    "StepState",
     "StepStatusReader",
+    "TaskCallError",
+    "TaskClient",
     "TaskServerPlanBackend",
     "dependency_layers",
+    "find_plan",
     "format_plan",
     "normalise_status",
     "parse_plan",
     "plan_graph",
     "plan_svg",
     "plan_view",
+    "queue_items",
     "queue_prompts",
+    "read_state",
     "read_step",
+    "state_label",
     "status_failed",
     "status_saved",
     "status_wrong_ids",
+    "step_item",
     "step_prompt",
 ]

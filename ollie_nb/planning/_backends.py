@@ -6,29 +6,12 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from ollie_nb.planning._adapter import PlanBackendError
-from ollie_nb.planning._status import listing_statuses, task_status
-from ollie_nb.planning._steps import step_prompt
+from ollie_nb.planning._client import TaskCallError, TaskClient
+from ollie_nb.planning._steps import Origin, QueuedPrompt, StepRef, step_prompt
 from ollie_nb.planning._types import PlanKind, PlanResult, PlanStep
-
-
-class ToolResultLike(Protocol):
-    """What a tool call answers (ollie_nb.tools.ToolResult has this shape, frozen)."""
-
-    @property
-    def text(self) -> str: ...
-
-    @property
-    def is_error(self) -> bool: ...
-
-
-class Dispatcher(Protocol):
-    """The one method a task-server plan backend needs of a dispatcher (planning imports no tools)."""
-
-    async def dispatch(self, server: str, tool: str, args: dict[str, Any]) -> ToolResultLike: ...
-
 
 log = logging.getLogger("ollie_nb.planning")
 
@@ -58,19 +41,13 @@ class TaskServerPlanBackend:
     plan_kind: PlanKind = "tasks"
 
     def __init__(
-        self,
-        dispatcher: Dispatcher,
-        server: str,
-        *,
-        can_delete: bool = True,
-        concurrency: int = 16,
+        self, client: TaskClient, *, can_delete: bool = True, concurrency: int = 16
     ) -> None:
-        self.dispatcher = dispatcher
-        self.server = server
+        self.client = client
+        self.server = client.server
         self.can_delete = can_delete
-        self.label = f"task server '{server}'"
+        self.label = f"task server '{self.server}'"
         self._limit = asyncio.Semaphore(concurrency)
-        self._no_json: set[str] = set()  # read tools that refused format="json"
 
     def __repr__(self) -> str:
         return f"TaskServerPlanBackend(server={self.server!r})"
@@ -105,7 +82,8 @@ class TaskServerPlanBackend:
             note = await asyncio.shield(self._rollback(created))
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            reason = str(exc) if isinstance(exc, PlanBackendError) else repr(exc)
+            known = isinstance(exc, (PlanBackendError, TaskCallError))
+            reason = str(exc) if known else repr(exc)
             raise PlanBackendError(reason + note) from None
         return PlanResult(
             ids=ids,
@@ -116,41 +94,8 @@ class TaskServerPlanBackend:
         )
 
     async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
-        """Each step task's current status as the server reports it (unknown ids left out).
-
-        The StepStatusReader of this backend: one `task_list(status="all", parent=goal)`,
-        then `task_read` for the ids it did not give, each asked for in JSON first.
-        """
-        wanted = set(ids)
-        found: dict[str, str] = {}
-        if goal_id:
-            listing = await self._read("task_list", {"status": "all", "parent": goal_id})
-            if listing is not None:
-                found.update(listing_statuses(listing, wanted))
-        missing = [i for i in ids if i not in found]
-        if missing:
-            reads = await asyncio.gather(*(self._read("task_read", {"id": i}) for i in missing))
-            for task_id, text in zip(missing, reads):
-                status = task_status(text) if text is not None else None
-                if status:
-                    found[task_id] = status
-        return found
-
-    async def _read(self, tool: str, args: dict[str, Any]) -> str | None:
-        """A read tool's answer, asked for with `format="json"` first; None if it fails.
-
-        A server that refuses the argument (its plain call works) is asked in text from
-        then on; one that ignores it answers text, which the parsers read as before.
-        """
-        if tool not in self._no_json:
-            result = await self.dispatcher.dispatch(self.server, tool, {**args, "format": "json"})
-            if not result.is_error:
-                return result.text
-        plain = await self.dispatcher.dispatch(self.server, tool, args)
-        if plain.is_error:
-            return None
-        self._no_json.add(tool)
-        return plain.text
+        """Each step task's current status as the server reports it (the StepStatusReader)."""
+        return await self.client.statuses(goal_id, ids)
 
     async def _create_step(self, step: PlanStep, goal_id: str, ids: list[str]) -> str:
         args: dict[str, Any] = {"title": step.title, "body": step.body, "parent": goal_id}
@@ -160,18 +105,7 @@ class TaskServerPlanBackend:
 
     async def _create(self, **args: Any) -> str:
         async with self._limit:
-            result = await self.dispatcher.dispatch(self.server, "task_create", args)
-        if result.is_error:
-            raise PlanBackendError(f"task_create failed: {_first_line(result.text)}")
-        task_id = result.text.strip()
-        unknown = "; the server may hold a task whose id it did not return"
-        if not task_id:
-            raise PlanBackendError("task_create returned an empty id" + unknown)
-        if len(task_id.split()) != 1:
-            raise PlanBackendError(
-                f"task_create returned {task_id!r}; expected exactly one id as plain text" + unknown
-            )
-        return task_id
+            return await self.client.create(**args)
 
     async def _rollback(self, created: list[str]) -> str:
         """Delete the created steps (all at once), then the goal; return a note for the error."""
@@ -182,25 +116,20 @@ class TaskServerPlanBackend:
         goal, steps = created[0], created[1:]
         # All step deletes at once: on a hung server they time out together, in one call
         # timeout rather than one per task.
-        outcomes = await asyncio.gather(*(self._delete({"id": i}) for i in reversed(steps)))
+        outcomes = await asyncio.gather(*(self.client.delete(i) for i in reversed(steps)))
         left = [i for i, (ok, _) in zip(reversed(steps), outcomes) if not ok]
         # The goal goes last, with its subtree: a server that died mid-answer may have
         # committed a step whose id never came back. Servers without `recursive` ignore it
         # (or refuse it, and get a plain delete, unless the server stopped answering: then
         # one try, which a server that resumes still runs, after the requests before it).
-        ok, timed_out = await self._delete({"id": goal, "recursive": True})
+        ok, timed_out = await self.client.delete(goal, recursive=True)
         hung = timed_out or any(t for _, t in outcomes)
-        if not ok and (hung or not (await self._delete({"id": goal}))[0]):
+        if not ok and (hung or not (await self.client.delete(goal))[0]):
             left.append(goal)
         if left:
             log.warning("rollback left tasks on %s: %s", self.server, left)
             return f"; rollback could not delete {len(left)} tasks: {', '.join(left)}"
         return f"; rolled back {len(created)} created tasks"
-
-    async def _delete(self, args: dict[str, Any]) -> tuple[bool, bool]:
-        """(deleted, timed out) for one task_delete call."""
-        result = await self.dispatcher.dispatch(self.server, "task_delete", args)
-        return not result.is_error, result.is_error and "timed out" in result.text
 
 
 TASKS_COMMITTED = (
@@ -216,11 +145,6 @@ def _goal_task_text(goal: str, count: int) -> tuple[str, str]:
     return title, body
 
 
-def _first_line(text: str) -> str:
-    text = text.strip()
-    return text.splitlines()[0] if text else "no message"
-
-
 QUEUED_MESSAGE = (
     "Plan queued ({n} steps). Stop here — do not execute the steps now. The queue will "
     "re-enter you with each step in order, one prompt per step; work only the step each "
@@ -229,29 +153,48 @@ QUEUED_MESSAGE = (
 
 
 class QueuePlanBackend:
-    """Queues one prompt per step, blockers first, so the agent works the plan turn by turn.
+    """Queues one item per step, blockers first, so the agent works the plan turn by turn.
 
     Steps may only wait for earlier steps, so step order is already a
-    topological order; ids are `q1..qN` by step position.
+    topological order; ids are `q1..qN` by step position. Each item's StepRef
+    carries the number the plan gets (`plan_number()`, asked when the plan is made; the
+    agent passes its PlanBook's next number, a backend made without one says 0).
     """
 
     label = "the prompt queue"
     plan_kind: PlanKind = "queue"
 
-    def __init__(self, enqueue: Callable[[str], Any]) -> None:
+    def __init__(
+        self, enqueue: Callable[[QueuedPrompt], Any], plan_number: Callable[[], int] = lambda: 0
+    ) -> None:
         self.enqueue = enqueue
+        self.plan_number = plan_number
 
     def __repr__(self) -> str:
         return "QueuePlanBackend()"
 
     async def create_plan(self, goal: str, steps: Sequence[PlanStep]) -> PlanResult:
-        """Enqueue the step prompts and return q-ids with the stop-here message."""
+        """Enqueue the step items and return q-ids with the stop-here message."""
         ids = [f"q{i + 1}" for i in range(len(steps))]
-        for prompt in queue_prompts(goal, steps, ids):
-            queued = self.enqueue(prompt)
+        for item in queue_items(goal, steps, ids, self.plan_number()):
+            queued = self.enqueue(item)
             if inspect.isawaitable(queued):
                 await queued
         return PlanResult(ids=ids, message=QUEUED_MESSAGE.format(n=len(steps)))
+
+
+def queue_items(
+    goal: str, steps: Sequence[PlanStep], ids: Sequence[str], plan: int
+) -> list[QueuedPrompt]:
+    """A queue plan's items: its step prompts (`queue_prompts`), each with its StepRef."""
+    return [
+        QueuedPrompt(
+            text,
+            Origin.PLAN,
+            StepRef(plan, index, len(steps), ids[index], "queue", steps[index].title),
+        )
+        for index, text in enumerate(queue_prompts(goal, steps, ids))
+    ]
 
 
 def queue_prompts(goal: str, steps: Sequence[PlanStep], ids: Sequence[str]) -> list[str]:

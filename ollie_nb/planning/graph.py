@@ -7,9 +7,11 @@ package stays cheap and works where graphviz is not installed.
 from __future__ import annotations
 
 import math
+import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, Union
 
 from ._backends import dependency_layers
 from ._dot import (
@@ -20,14 +22,7 @@ from ._dot import (
     require_graphviz,
     svg_of,
 )
-from ._graph_status import (
-    STATUS_STYLES,
-    STATUSES,
-    StatusStyle,
-    StepMap,
-    normalise_status,
-)
-from ._graph_text import EDGE_COLOUR, _dot_text, _legend_label, _one_line, _tooltip, _wrap_title
+from ._state import StepState, read_state
 from ._types import PlanStep
 
 _svg_of = svg_of  # the name the drawing tests patch and call
@@ -50,6 +45,152 @@ __all__ = [
     "plan_svg",
     "plan_view",
 ]
+
+# -- statuses as drawn ---------------------------------------------------------
+
+# Keys of a status mapping: a 0-based step index, or a step id (or the goal id).
+StatusKey = int | str
+
+_V = TypeVar("_V", covariant=True)
+# A mapping keyed by step index, by step id, or by either (a Mapping's key type is invariant,
+# so a dict[str, str] is not a Mapping[int | str, str]).
+StepMap = Union[Mapping[int, _V], Mapping[str, _V], Mapping[StatusKey, _V]]  # noqa: UP007
+
+STATUSES: tuple[str, ...] = (
+    "todo",
+    "in_progress",
+    "done",
+    "failed",
+    "blocked",
+    "cancelled",
+    "deferred",
+)
+"""Every status a drawn step can have; the last two are inactive and drawn greyed."""
+
+# How each state is drawn: an open step is "to do" (or "blocked" while it waits); a word
+# no mapping knows is drawn as to do too.
+_DRAWN: dict[StepState, str] = {
+    StepState.OPEN: "todo",
+    StepState.UNKNOWN: "todo",
+    StepState.IN_PROGRESS: "in_progress",
+    StepState.DONE: "done",
+    StepState.FAILED: "failed",
+    StepState.BLOCKED: "blocked",
+    StepState.CANCELLED: "cancelled",
+    StepState.DEFERRED: "deferred",
+}
+
+
+def normalise_status(raw: object) -> str:
+    """The drawn status (one of STATUSES) of a server's word, read by `read_state`."""
+    return _DRAWN[read_state(raw)]
+
+
+@dataclass(frozen=True)
+class StatusStyle:
+    """How one status is drawn; also what a legend shows for it."""
+
+    fill: str
+    border: str
+    font: str
+    line: str
+    label: str
+    inactive: bool = False
+
+
+# Okabe-Ito hues (safe for the common colour-vision deficiencies) as borders, with
+# light tints as fills and near-black text, so nodes read the same on light and dark
+# page backgrounds; line styles repeat the distinction without colour.
+STATUS_STYLES: Mapping[str, StatusStyle] = {
+    "todo": StatusStyle("#FFFFFF", "#0072B2", "#1A1A1A", "solid", "to do"),
+    "in_progress": StatusStyle("#FBE3B0", "#E69F00", "#1A1A1A", "bold", "in progress"),
+    "done": StatusStyle("#C5E8DB", "#009E73", "#1A1A1A", "solid", "done"),
+    "failed": StatusStyle("#F6CCB8", "#D55E00", "#1A1A1A", "bold", "failed"),
+    "blocked": StatusStyle("#EBD5E4", "#CC79A7", "#1A1A1A", "dashed", "blocked"),
+    "cancelled": StatusStyle("#E3E3E3", "#9A9A9A", "#6B6B6B", "dotted", "cancelled", True),
+    "deferred": StatusStyle("#E3E3E3", "#9A9A9A", "#6B6B6B", "dotted", "deferred", True),
+}
+
+
+# -- text inside a graph -------------------------------------------------------
+
+EDGE_COLOUR = "#8A8A8A"
+
+_WRAP_WIDTH = 28
+_WRAP_LINES = 3
+
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def _clean(text: str) -> str:
+    """Drop characters that cannot appear in SVG text."""
+    return _UNSAFE_CHARS.sub("", str(text))
+
+
+def _one_line(text: str) -> str:
+    """Text for a single-line label: unsafe characters dropped, whitespace runs made one space."""
+    return " ".join(_clean(text).split())
+
+
+def _wrap_title(text: str, width: int = _WRAP_WIDTH, max_lines: int = _WRAP_LINES) -> list[str]:
+    """Wrap a title into at most `max_lines` lines of `width` characters, ending in … if cut."""
+    lines = textwrap.wrap(
+        _one_line(text), width=width, break_long_words=True, break_on_hyphens=True
+    )
+    if not lines:
+        return [""]
+    if len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] = lines[-1][: width - 1].rstrip() + "…"
+    return lines
+
+
+def _escape_line(line: str) -> str:
+    """Make one line literal for a DOT escString: backslashes and entities are not interpreted."""
+    return line.replace("\\", "\\\\").replace("&", "&amp;")
+
+
+def _dot_text(lines: Sequence[str]) -> str:
+    """A DOT label/tooltip value showing `lines` literally, one per line, never as HTML."""
+    from graphviz import nohtml
+
+    return nohtml("\\n".join(_escape_line(line) for line in lines))
+
+
+# Some dot versions expand \N, \G, \E, \T, \H, \L in tooltips even when the backslash
+# is escaped; an invisible word joiner after the backslash keeps such text literal.
+_TOOLTIP_SUBST = re.compile(r"\\(?=[GNETHL])")
+
+
+def _tooltip(text: str, limit: int) -> str:
+    """Tooltip text: the original line breaks kept, cut at `limit` characters."""
+    text = _clean(text).replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ").strip()
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    text = _TOOLTIP_SUBST.sub(lambda m: "\\\u2060", text)
+    return _dot_text(text.split("\n"))
+
+
+def _legend_label(statuses: Sequence[str], fontsize: int) -> str:
+    """An HTML-like table showing the style of each status present in the plan."""
+    rows = []
+    for status in STATUSES:
+        if status not in statuses:
+            continue
+        st = STATUS_STYLES[status]
+        line = "" if st.line in ("solid", "bold") else f' STYLE="{st.line}"'
+        text = f'<FONT COLOR="{st.font}">{st.label}</FONT>'
+        if st.line == "bold":
+            text = f"<B>{text}</B>"
+        rows.append(f'<TR><TD BGCOLOR="{st.fill}" COLOR="{st.border}"{line}>{text}</TD></TR>')
+    return (
+        f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="3" CELLPADDING="2">'
+        f'<TR><TD BORDER="0"><FONT COLOR="{EDGE_COLOUR}" POINT-SIZE="{fontsize}">'
+        f"status</FONT></TD></TR>{''.join(rows)}</TABLE>>"
+    )
+
+
+# -- the graph ----------------------------------------------------------------
 
 _GOAL_FILL = "#0072B2"
 _GOAL_FONT = "#FFFFFF"

@@ -12,6 +12,7 @@ from ollie_nb.planning import (
     NO_BACKEND,
     AdaptedPlanBackend,
     PlanBackend,
+    PlanBook,
     PlanRecord,
     PlanValidationError,
     format_plan,
@@ -81,14 +82,19 @@ PlanListener = Callable[[PlanRecord], None]
 
 
 class ReasoningServer:
-    """Meta-cognitive tools; holds an optional PlanBackend (None: in-context plans only)."""
+    """Meta-cognitive tools; holds an optional PlanBackend (None: in-context plans only).
 
-    def __init__(self, *, plan_timeout: float = DEFAULT_PLAN_TIMEOUT) -> None:
+    The plans it makes go into `book`, their one owner: the agent's PlanBook, which
+    outlives this server (an agent switch builds a new one), or a book of its own.
+    """
+
+    def __init__(
+        self, *, plan_timeout: float = DEFAULT_PLAN_TIMEOUT, book: PlanBook | None = None
+    ) -> None:
         self.plan_timeout = plan_timeout
-        self.plans: list[PlanRecord] = []
+        self.book = book if book is not None else PlanBook()
         self._backend: AdaptedPlanBackend | None = None
         self._listeners: list[PlanListener] = []
-        self.first_number = 1  # plans continue the session's numbering after an agent switch
         self.unreachable_note = ""  # set when a configured server (maybe a task server) is down
 
     def __repr__(self) -> str:
@@ -101,6 +107,11 @@ class ReasoningServer:
             self._backend = backend  # already adapted: keep its sync runner
         else:
             self._backend = AdaptedPlanBackend(backend)
+
+    @property
+    def plans(self) -> list[PlanRecord]:
+        """The plans of the book this server writes to (the session's, oldest first)."""
+        return self.book.records
 
     @property
     def plan_backend(self) -> AdaptedPlanBackend | None:
@@ -176,7 +187,7 @@ class ReasoningServer:
                     " Ctrl-C stops it)"
                 )
         record = PlanRecord(
-            number=self.first_number + len(self.plans),
+            number=self.book.next_number,
             goal=goal,
             steps=steps,
             ids=ids,
@@ -188,7 +199,7 @@ class ReasoningServer:
             created=time.time(),
             kind=backend.plan_kind if backend and ids else "context",
         )
-        self.plans.append(record)
+        self.book.add(record)
         for listener in list(self._listeners):
             try:
                 listener(record)

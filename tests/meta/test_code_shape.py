@@ -1,7 +1,8 @@
-"""Size is a smell worth a sentence: long functions must say why, next to them.
+"""Size is a smell worth a sentence: a long function must say why, next to it.
 
 A function over FUNCTION_LINES lines needs a `# long: <reason>` comment on the line
-above its `def` (or its decorators). Modules are sized by concept, not by a line count.
+above its `def` (or its decorators). Modules are sized by concept, not by a line count,
+so they have no such rule.
 """
 
 from __future__ import annotations

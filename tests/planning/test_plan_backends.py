@@ -5,7 +5,14 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from ollie_nb.planning import QUEUED_MESSAGE, PlanResult, QueuePlanBackend, dependency_layers
+from ollie_nb.planning import (
+    QUEUED_MESSAGE,
+    Origin,
+    PlanResult,
+    QueuePlanBackend,
+    StepRef,
+    dependency_layers,
+)
 from ollie_nb.planning import PlanStep as S
 from ollie_nb.tools import ReasoningServer
 
@@ -145,8 +152,20 @@ def test_queue_fallback_prompts_ids_and_message():
         "   after: step 3 (q3)\n"
         "\n" + QUEUED_MESSAGE.format(n=4)
     )
-    assert queue == BREAD_PROMPTS
+    assert [item.text for item in queue] == BREAD_PROMPTS
     assert server.plans[-1].ids == ("q1", "q2", "q3", "q4")
+    # each item knows its step: no prompt is read back to learn it
+    assert [item.origin for item in queue] == [Origin.PLAN] * 4
+    assert [item.step for item in queue] == [
+        StepRef(0, i, 4, f"q{i + 1}", "queue", title)
+        for i, title in enumerate(["Buy flour", "Buy yeast", "Mix dough", "Bake"])
+    ]
+
+
+def test_queue_fallback_items_carry_the_number_the_plan_gets():
+    queue = []
+    run_plan(QueuePlanBackend(queue.append, lambda: 7))
+    assert {item.step.plan for item in queue} == {7}
 
 
 def test_queue_fallback_accepts_async_enqueue():
@@ -156,7 +175,7 @@ def test_queue_fallback_accepts_async_enqueue():
         queue.append(prompt)
 
     run_plan(QueuePlanBackend(enqueue))
-    assert queue == BREAD_PROMPTS
+    assert [item.text for item in queue] == BREAD_PROMPTS
 
 
 def test_queue_order_is_topological():
@@ -172,7 +191,7 @@ def test_queue_order_is_topological():
         ],
     }
     queue = []
-    run_plan(QueuePlanBackend(queue.append), plan)
+    run_plan(QueuePlanBackend(lambda item: queue.append(item.text)), plan)
     # Step order is a topological order (a step waits only for earlier ones): kept as is.
     assert queue == [
         "Goal: g\n\nStep 1 of 5 [q1]: a",

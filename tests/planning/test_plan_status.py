@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ollie_nb.planning import StepStatusReader, TaskServerPlanBackend
+from ollie_nb.planning import StepStatusReader, TaskClient, TaskServerPlanBackend
 from ollie_nb.planning._status import listing_statuses, task_status
 from ollie_nb.tools import Dispatcher, McpServer
 from tests.support.agents import FIXTURES
@@ -31,7 +31,7 @@ def _read(tmp_path: Path, mode: str, ids, goal_id: str = "g", reads: int = 1):
     async def run():
         d = Dispatcher()
         d.add_server("tasks", server)
-        backend = TaskServerPlanBackend(d, "tasks")
+        backend = TaskServerPlanBackend(TaskClient(d.dispatch, "tasks"))
         assert isinstance(backend, StepStatusReader)
         try:
             return [await backend.read_statuses(goal_id, ids) for _ in range(reads)]
@@ -97,7 +97,7 @@ def test_real_ollie_tasks_statuses(tmp_path):
 
         d = Dispatcher()
         d.add_server("tasks", server)
-        backend = TaskServerPlanBackend(d, "tasks")
+        backend = TaskServerPlanBackend(TaskClient(d.dispatch, "tasks"))
         try:
             plan = await backend.create_plan("g", [PlanStep("a"), PlanStep("b", after=(0,))])
             await d.dispatch("tasks", "task_update", {"id": plan.ids[0], "status": "done"})

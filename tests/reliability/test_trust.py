@@ -86,9 +86,9 @@ def test_a_task_tool_of_a_server_that_is_not_the_task_server_asks_first(tmp_path
         workdir=tmp_path,
         approve=lambda name, args: asked.append(name) or False,
     )
-    (result,) = [e for e in run(core) if e.kind == "tool"]
+    (result,) = [e for e in run(core) if isinstance(e, ToolFinished)]
     assert asked == ["task_purge"]
-    assert result.text == (
+    assert result.result == (
         "error: task_purge is not in trustedTools and was not approved; it did not run"
     )
     assert not (tmp_path / "purged").exists()

@@ -63,18 +63,20 @@ def cmd_plans(ctx: CommandContext, rest: str) -> Displayable:
 
 
 def plan_state(record: Any, statuses: dict[str, str]) -> str:
-    """A plan's state, from its steps: done, failed, N of M done, or where it lives."""
+    """A plan's state, from its steps' states: done, failed, N of M done, or where it lives."""
+    from ollie_nb.planning import read_state
+
     if record.warning:
         return "warning"
     if record.kind == "context":
         return "in context"
-    known = [statuses.get(i, "") for i in record.ids]
-    done = sum(1 for s in known if s in ("done", "cancelled"))
-    if any(s == "failed" for s in known):
+    known = [read_state(statuses.get(i)) for i in record.ids]
+    done = sum(1 for s in known if s.is_finished)
+    if any(s.is_failed for s in known):
         return f"failed ({done} of {len(known)} done)"
     if known and done == len(known):
         return "done"
-    if done or any(s == "in_progress" for s in known):
+    if done or any(s.is_active for s in known):
         return f"{done} of {len(known)} done"
     return "queued" if record.kind == "queue" else "persisted"
 
@@ -88,10 +90,9 @@ def cmd_tasks(ctx: CommandContext, rest: str) -> Displayable:
 
     async def listing(core: AgentCore) -> tuple[str, Any]:
         env = core.env
-        if env is None or not env.task_server:
+        if env is None or env.task_client is None:
             raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
-        args = {"status": status}
-        return env.task_server, await env.dispatcher.dispatch(env.task_server, "task_list", args)
+        return env.task_client.server, await env.task_client.list(status)
 
     server, result = ctx.core_call(listing)
     if result.is_error:
@@ -113,13 +114,13 @@ def cmd_queue(ctx: CommandContext, rest: str) -> Displayable:
         taken = ctx.on_loop(lambda core: core.pop_queue())
         if taken is None:
             return Notice("the queue is empty")
-        return TextBlock(taken, title="taken off the queue (it will not run):")
+        return TextBlock(taken.text, title="taken off the queue (it will not run):")
     if words:
         raise UsageError(
             "%ollie queue: use '%ollie queue', '%ollie queue clear' or '%ollie queue pop'"
         )
-    queued = ctx.on_loop(lambda core: core.queued)
-    rows = [(i + 1, p.splitlines()[0][:80] if p else "") for i, p in enumerate(queued)]
+    items = ctx.on_loop(lambda core: core.queue_items)
+    rows = [(i + 1, _first_line(item.text)[:80]) for i, item in enumerate(items)]
     return Table("queue", ["#", "prompt"], rows, empty="(the queue is empty)")
 
 
@@ -145,14 +146,7 @@ def cmd_run(ctx: CommandContext, rest: str) -> Any:
     if runtime.busy:
         return Notice("a turn is running; the queue is worked when it ends")
 
-    async def pop(core: AgentCore) -> str | None:
-        from ollie_nb.core import CONTINUE_PROMPT  # loaded with the core, on the loop
-
-        await core.catch_up()  # the watcher's news first
-        prompt = core.pop_queue()
-        return CONTINUE_PROMPT if prompt is None and core.step_limited else prompt
-
-    prompt = ctx.core_call(pop)
+    prompt = ctx.core_call(lambda core: core.next_prompt())
     if prompt is None:
         return Notice("the queue is empty")
     if args.bg:
@@ -222,3 +216,7 @@ def cmd_subagents(ctx: CommandContext, rest: str) -> Displayable:
         rows,
         empty="(no sub-agents yet)",
     )
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""

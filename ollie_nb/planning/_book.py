@@ -1,0 +1,69 @@
+"""PlanBook: the one owner of a session's plans, and of the step states of its queue plans.
+
+The reasoning server writes each plan it makes here (`add`); the agent keeps the book
+across agent switches and sessions (`reset` on clear and restore), and every reader
+(`AgentCore.plans`, the watch, the parallel run, `%ollie plans`) asks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ollie_nb.planning._state import StepState
+from ollie_nb.planning._steps import StepRef
+from ollie_nb.planning._types import PlanRecord
+
+
+class PlanBook:
+    """The session's plans in the order they were made, numbered 1, 2, ..."""
+
+    def __init__(self, records: Iterable[PlanRecord] = ()) -> None:
+        self.records: list[PlanRecord] = []
+        self._queue_states: dict[int, dict[str, StepState]] = {}
+        self.reset(records)
+
+    def reset(self, records: Iterable[PlanRecord] = ()) -> None:
+        """Hold these plans only (a cleared or restored session)."""
+        self.records.clear()
+        self._queue_states.clear()
+        for record in records:
+            self.add(record)
+
+    @property
+    def next_number(self) -> int:
+        """The number the next plan gets."""
+        return len(self.records) + 1
+
+    def add(self, record: PlanRecord) -> None:
+        """Keep a new plan; a queue plan's steps start open."""
+        self.records.append(record)
+        if record.kind == "queue":
+            self._queue_states[record.number] = dict.fromkeys(record.ids, StepState.OPEN)
+
+    def mark(self, step: StepRef, state: StepState) -> None:
+        """Set the state of a queue plan's step (the plan the StepRef names)."""
+        self.mark_queue_step(step.plan, step.step_id, state)
+
+    def mark_queue_step(self, plan: int, step_id: str, state: StepState) -> None:
+        states = self._queue_states.get(plan)
+        if states is not None and step_id in states:
+            states[step_id] = state
+
+    def queue_states(self, record: PlanRecord) -> dict[str, StepState]:
+        """Each step's state of a queue plan (empty for other plans)."""
+        return dict(self._queue_states.get(record.number, {}))
+
+    def find(self, key: str | int | None = None) -> PlanRecord | None:
+        """The latest plan, or the one with this number, goal id or step id."""
+        return find_plan(self.records, key)
+
+
+def find_plan(plans: Sequence[PlanRecord], key: str | int | None) -> PlanRecord | None:
+    """The latest plan, or the one with this number, goal id or step id."""
+    if key in (None, ""):
+        return plans[-1] if plans else None
+    text = str(key).lstrip("#")
+    for record in reversed(plans):
+        if text == str(record.number) or text == record.goal_id or text in record.ids:
+            return record
+    return None

@@ -1,0 +1,147 @@
+"""TaskClient: the one way the agent calls a task server, over a dispatch callable.
+
+The plan backend, the status reader, the event watch, the parallel run and
+`%ollie tasks` all call the task server through this class, which speaks the
+convention's tools (`task_create`, `task_update`, `task_claim`, `task_read`,
+`task_list`, `task_events`, `task_delete`) and returns parsed values. Planning imports
+no tools: the dispatch callable is the env's `Dispatcher.dispatch`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
+
+from ollie_nb.errors import UnavailableError
+from ollie_nb.planning._status import listing_statuses, task_status
+
+
+class ToolResultLike(Protocol):
+    """What a tool call answers (ollie_nb.tools.ToolResult has this shape)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def is_error(self) -> bool: ...
+
+
+Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
+"""Calls one tool of one server: (server, tool, arguments) -> result."""
+
+
+class TaskCallError(UnavailableError):
+    """A task tool answered with an error; the message is its first line."""
+
+
+def first_line(text: str, default: str = "no message") -> str:
+    text = text.strip()
+    return text.splitlines()[0] if text else default
+
+
+class TaskClient:
+    """Calls the tools of one task server (see the module docstring)."""
+
+    def __init__(self, dispatch: Dispatch, server: str) -> None:
+        self._dispatch = dispatch
+        self.server = server
+        self._no_json: set[str] = set()  # read tools that refused format="json"
+
+    def __repr__(self) -> str:
+        return f"TaskClient(server={self.server!r})"
+
+    async def call(self, tool: str, args: dict[str, Any]) -> ToolResultLike:
+        """One tool call as it answered (errors are results, not raised)."""
+        return await self._dispatch(self.server, tool, args)
+
+    async def create(self, **fields: Any) -> str:
+        """Create a task; its id (TaskCallError when refused or not one id)."""
+        result = await self.call("task_create", fields)
+        if result.is_error:
+            raise TaskCallError(f"task_create failed: {first_line(result.text)}")
+        task_id = result.text.strip()
+        unknown = "; the server may hold a task whose id it did not return"
+        if not task_id:
+            raise TaskCallError("task_create returned an empty id" + unknown)
+        if len(task_id.split()) != 1:
+            raise TaskCallError(
+                f"task_create returned {task_id!r}; expected exactly one id as plain text" + unknown
+            )
+        return task_id
+
+    async def update(self, task_id: str, **fields: Any) -> str:
+        """Update a task; '' when done, else the server's reason."""
+        result = await self.call("task_update", {"id": task_id, **fields})
+        return result.text.removeprefix("error: ") if result.is_error else ""
+
+    async def claim(self, task_id: str, assignee: str, *, atomic: bool = True) -> str:
+        """Take a task for `assignee`: '' when taken, else why not.
+
+        `atomic` uses `task_claim` (the server refuses a task someone holds); without it
+        the task is set in progress with `task_update`, which another agent may race.
+        """
+        if not atomic:
+            return await self.update(task_id, status="in_progress", assignee=assignee)
+        result = await self.call("task_claim", {"id": task_id, "assignee": assignee})
+        return result.text.removeprefix("error: ") if result.is_error else ""
+
+    async def delete(self, task_id: str, *, recursive: bool = False) -> tuple[bool, bool]:
+        """(deleted, timed out) for one task_delete call."""
+        args: dict[str, Any] = {"id": task_id, **({"recursive": True} if recursive else {})}
+        result = await self.call("task_delete", args)
+        return not result.is_error, result.is_error and "timed out" in result.text
+
+    async def read(self, task_id: str) -> str | None:
+        """The status word of one task (None when it cannot be read)."""
+        text = await self._read("task_read", {"id": task_id})
+        return task_status(text) if text is not None else None
+
+    async def list(self, status: str = "all") -> ToolResultLike:
+        """The server's own listing of its tasks with `status`, as it answered it."""
+        return await self.call("task_list", {"status": status})
+
+    async def statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
+        """Each task's status word as the server reports it (unknown ids left out).
+
+        One `task_list(status="all", parent=goal)`, then `task_read` for the ids it did
+        not give, each asked for in JSON first.
+        """
+        wanted = set(ids)
+        found: dict[str, str] = {}
+        if goal_id:
+            listing = await self._read("task_list", {"status": "all", "parent": goal_id})
+            if listing is not None:
+                found.update(listing_statuses(listing, wanted))
+        missing = [i for i in ids if i not in found]
+        if missing:
+            reads = await asyncio.gather(*(self.read(i) for i in missing))
+            found.update((i, status) for i, status in zip(missing, reads) if status)
+        return found
+
+    async def events(self, since: int, limit: int) -> builtins.list[dict[str, Any]]:
+        """One page of `task_events` after `since` (TaskCallError when unreadable)."""
+        result = await self.call("task_events", {"since": since, "limit": limit})
+        if result.is_error:
+            raise TaskCallError(first_line(result.text, "task_events failed"))
+        events = json.loads(result.text)
+        if not isinstance(events, list):
+            raise TaskCallError("task_events did not answer a JSON list")
+        return [e for e in events if isinstance(e, dict) and isinstance(e.get("seq"), int)]
+
+    async def _read(self, tool: str, args: dict[str, Any]) -> str | None:
+        """A read tool's answer, asked for with `format="json"` first; None if it fails.
+
+        A server that refuses the argument (its plain call works) is asked in text from
+        then on; one that ignores it answers text, which the parsers read as before.
+        """
+        if tool not in self._no_json:
+            result = await self.call(tool, {**args, "format": "json"})
+            if not result.is_error:
+                return result.text
+        plain = await self.call(tool, args)
+        if plain.is_error:
+            return None
+        self._no_json.add(tool)
+        return plain.text
