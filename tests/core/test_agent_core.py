@@ -88,7 +88,7 @@ def test_queue_fallback_drains_one_turn_per_step(tmp_path):
     ]
     assert starts[1].prompt.startswith("Goal: Ship the report\n\nStep 1 of 4 [q1]: Collect data")
     assert "(after: q2)" in starts[3].prompt
-    assert [(e.queued, e.step_id) for e in starts] == [(False, "")] + [
+    assert [(e.queued, e.step.step_id if e.step else "") for e in starts] == [(False, "")] + [
         (True, f"q{n}") for n in range(1, 5)
     ]
     assert core.queued == []

@@ -17,7 +17,7 @@ import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.llm import OfflineBackend
-from ollie_nb.notebook._commands_plans import cmd_plans
+from ollie_nb.notebook.commands.plans import cmd_plans
 from ollie_nb.planning import StepState, plan_view, read_state, state_label
 
 FIXTURES = Path(__file__).parents[1] / "support" / "fixtures"
