@@ -76,8 +76,13 @@ def resolve_agent(spec: Any, workdir: str, *, trust: bool = False) -> AgentConfi
     """An agent config from a name (looked up in agent_dirs), a JSON path, or a config.
 
     A project agent found by name must be trusted (`trust=True` records that the user
-    does); otherwise UntrustedAgentError says what it would run.
+    does); otherwise UntrustedAgentError says what it would run. The prompt commands of
+    the config run (in `workdir`) only once it is found and trusted.
     """
+    return _find_agent(spec, workdir, trust=trust).with_prompt_commands_run(workdir)
+
+
+def _find_agent(spec: Any, workdir: str, *, trust: bool) -> AgentConfig:
     if isinstance(spec, AgentConfig):
         return spec
     if spec is None or spec == "default":

@@ -22,13 +22,28 @@ from ollie_nb.core._events import TurnResult
 from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
 from ollie_nb.core._routing import ToolRouter, TrustGate, parse_arguments
-from ollie_nb.llm import GenerationParams, LLMError, Message, ToolCall
+from ollie_nb.llm import (
+    ContextOverflowError,
+    GenerationParams,
+    LLMError,
+    Message,
+    ReasoningDelta,
+    RetryNotice,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingReady,
+    ToolCall,
+    ToolCallsReady,
+    ToolUseFailedError,
+    UsageReport,
+)
 from ollie_nb.tools import ToolResult
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
 
 MAX_STOP_CONTINUES = 5
+MAX_TOOL_USE_RETRIES = 2  # a provider refusing a malformed tool call: the model tries again
 MIN_COMPACT_TOKENS = 1000  # below this the context window is not even asked for
 log = logging.getLogger("ollie_nb.core")
 CONTINUE_PROMPT = (
@@ -217,18 +232,45 @@ class TurnRunner:
             result = TurnResult(reply=host.reply, steps=steps - 1, step_limit=True)
             raise _Ended(self.end(result))
         try:
-            text, calls = await self.respond()
+            reply = await self._respond_recovering()
         except LLMError as exc:
             message = host.redact(str(exc))
             host.emit("error", message)
             host.history.append(Message.assistant(f"[no reply: {message}]"))
             raise _Ended(self.end(TurnResult(error=message, steps=steps))) from None
-        host.history.append(Message.assistant(text, calls))
+        host.history.append(reply)
         self.partial = []
-        self.last_text = text
-        if text:
-            host.reply = text
-        return calls
+        self.last_text = reply.content
+        if reply.content:
+            host.reply = reply.content
+        return reply.tool_calls
+
+    async def _respond_recovering(self) -> Message:
+        """One model response; a refused tool call is told to the model and tried again
+        (bounded), and a context overflow compacts the history and retries once."""
+        host = self.host
+        refused = 0
+        compacted = False
+        while True:
+            try:
+                return await self.respond()
+            except ToolUseFailedError as exc:
+                if refused >= MAX_TOOL_USE_RETRIES:
+                    raise
+                refused += 1
+                self.partial = []
+                host.emit("info", f"the provider refused a tool call; the model retries: {exc}")
+                host.history.append(Message.user(tool_use_failed_note(exc)))
+            except ContextOverflowError:
+                if compacted:
+                    raise
+                compacted = True
+                self.partial = []
+                host.emit(
+                    "info", "the context is too long for the model: compacting, then retrying"
+                )
+                done = await host.compact_history()
+                host.emit("info", done.note)
 
     async def _tool_step(self, calls: Sequence[ToolCall]) -> None:
         """Run the calls in order; each result (plus injected text) joins the history."""
@@ -272,31 +314,38 @@ class TurnRunner:
             host.emit("info", host.redact(warning))
         return outcome
 
-    async def respond(self) -> tuple[str, tuple[ToolCall, ...]]:
-        """Stream one model response; emit text, usage and retries as they come."""
+    async def respond(self) -> Message:
+        """Stream one model response as the assistant Message; emit text, usage and retries
+        as they come (reasoning only sets the state: it never joins the reply)."""
         host = self.host
         messages = [Message.system(host.system_prompt()), *host.history]
         calls: tuple[ToolCall, ...] = ()
+        thinking: tuple[ThinkingBlock, ...] = ()
         host.state = "waiting"
         host.usage.requests += 1
-        stream = host.backend.chat_stream(messages, host.router.defs, params(host.config))
+        tools = host.router.defs if host.config.tools else ()
+        stream = host.backend.chat_stream(messages, tools, params(host.config))
         try:
             async for event in stream:
-                if event.kind == "text":
+                if isinstance(event, TextDelta):
                     host.state = "streaming"
                     self.partial.append(event.text)
                     host.emit("assistant", event.text)
-                elif event.kind == "tool_calls":
+                elif isinstance(event, ReasoningDelta):
+                    host.state = "thinking"
+                elif isinstance(event, ToolCallsReady):
                     calls = event.tool_calls
-                elif event.kind == "usage" and event.usage is not None:
+                elif isinstance(event, ThinkingReady):
+                    thinking = event.blocks
+                elif isinstance(event, UsageReport):
                     self._count(event.usage)
-                elif event.kind == "retry":
+                elif isinstance(event, RetryNotice):
                     host.emit("retry", event.reason, attempt=event.attempt, delay=event.delay)
         finally:
             closer: Callable[[], Any] | None = getattr(stream, "aclose", None)
             if closer is not None:
                 await closer()
-        return "".join(self.partial), calls
+        return Message.assistant("".join(self.partial), calls, thinking)
 
     def _count(self, usage: Any) -> None:
         totals = self.host.usage
@@ -357,6 +406,24 @@ def params(config: AgentConfig) -> GenerationParams:
         frequency_penalty=config.frequency_penalty,
         presence_penalty=config.presence_penalty,
         top_p=config.top_p,
+        top_k=config.top_k,
+        min_p=config.min_p,
+        reasoning_effort=config.reasoning_effort,
+        thinking_budget=config.thinking_budget,
+        max_completion_tokens=config.max_completion_tokens,
+        prompt_cache=config.prompt_cache,
+    )
+
+
+def tool_use_failed_note(exc: ToolUseFailedError) -> str:
+    """What the model is told when the provider refused its tool call."""
+    generation = exc.failed_generation
+    if len(generation) > 2000:
+        generation = generation[:2000] + "..."
+    return (
+        f"[tool call refused by the provider: {exc.message}]\n"
+        f"Your last response was not a valid tool call:\n{generation}\n"
+        "Call the tool again with arguments that match its schema."
     )
 
 

@@ -9,7 +9,19 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from ollie_nb.llm._types import GenerationParams, Message, StreamEvent, ToolCall, ToolDef, Usage
+from ollie_nb.llm._types import (
+    Done,
+    GenerationParams,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ThinkingReady,
+    ToolCall,
+    ToolCallsReady,
+    ToolDef,
+    Usage,
+    UsageReport,
+)
 from ollie_nb.planning import read_step
 
 OFFLINE_MODEL = "offline-planner"
@@ -200,15 +212,17 @@ class OfflineBackend:
         for piece in re.findall(r"\S*\s*", reply.content):
             if piece:
                 await asyncio.sleep(self.chunk_delay)  # also a cancellation point
-                yield StreamEvent.of_text(piece)
+                yield TextDelta(piece)
         if reply.tool_calls:
-            yield StreamEvent.of_tool_calls(reply.tool_calls)
+            yield ToolCallsReady(reply.tool_calls)
+        if reply.thinking:
+            yield ThinkingReady(reply.thinking)
         prompt_words = sum(
             _words(m.content) + sum(_words(c.arguments) for c in m.tool_calls) for m in messages
         )
         reply_words = _words(reply.content) + sum(_words(c.arguments) for c in reply.tool_calls)
-        yield StreamEvent.of_usage(Usage(prompt_words, reply_words))
-        yield StreamEvent.of_done("tool_calls" if reply.tool_calls else "stop")
+        yield UsageReport(Usage(prompt_words, reply_words))
+        yield Done("tool_calls" if reply.tool_calls else "stop")
 
     async def _reply(self, messages: list[Message], tools: list[ToolDef]) -> Turn:
         if self._fn is not None:

@@ -11,17 +11,23 @@ from llm_fake_provider import FAKE_KEY, FakeProvider, Reply, collect, json_reply
 
 from ollie_nb.llm import (
     AnthropicBackend,
+    Done,
     GenerationParams,
     LLMConnectionError,
     LLMHTTPError,
     Message,
+    RetryNotice,
     RetryPolicy,
     StreamEvent,
+    TextDelta,
     ToolCall,
+    ToolCallsReady,
     ToolDef,
     Usage,
+    UsageReport,
 )
 
+CACHE = {"cache_control": {"type": "ephemeral"}}
 FAST = RetryPolicy(base_delay=0.01, max_delay=0.05, statuses=(429, 529))
 
 WEATHER = ToolDef(
@@ -126,16 +132,16 @@ def test_text_and_tool_use_blocks_are_assembled(provider: FakeProvider):
     b = backend(provider)
     events = collect(lambda: b.chat_stream(HISTORY, [WEATHER]))
     assert events == [
-        StreamEvent.of_text("Let me "),
-        StreamEvent.of_text("check."),
-        StreamEvent.of_tool_calls(
+        TextDelta("Let me "),
+        TextDelta("check."),
+        ToolCallsReady(
             [
                 ToolCall("toolu_01A", "get_weather", '{"city": "Paris"}'),
                 ToolCall("toolu_01B", "get_weather", '{"city": "Tokyo"}'),
             ]
         ),
-        StreamEvent.of_usage(Usage(472, 89)),
-        StreamEvent.of_done("tool_calls"),
+        UsageReport(Usage(472, 89)),
+        Done("tool_calls"),
     ]
 
 
@@ -144,8 +150,8 @@ def test_request_body_moves_system_and_merges_tool_results(provider: FakeProvide
     b = backend(provider)
     params = GenerationParams(max_tokens=256, temperature=0.3, stop=("END",))
     events = collect(lambda: b.chat_stream(HISTORY, [WEATHER], params))
-    assert "".join(e.text for e in events) == "Hello, world!"
-    assert events[-1] == StreamEvent.of_done("stop")
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello, world!"
+    assert events[-1] == Done("stop")
     (request,) = provider.requests
     assert (request.method, request.path) == ("POST", "/v1/messages")
     sent_key = request.headers.get("x-api-key") or request.headers["authorization"]
@@ -153,7 +159,8 @@ def test_request_body_moves_system_and_merges_tool_results(provider: FakeProvide
     body = request.body
     assert body["model"] == "claude-sonnet-4-6"
     assert body["stream"] is True
-    assert body["system"] == "You are terse."
+    # Breakpoints by default: last tool, system, and the last two user messages.
+    assert body["system"] == [{"type": "text", "text": "You are terse.", **CACHE}]
     assert body["max_tokens"] == 256
     assert body["temperature"] == 0.3
     assert body["stop_sequences"] == ["END"]
@@ -162,10 +169,14 @@ def test_request_body_moves_system_and_merges_tool_results(provider: FakeProvide
             "name": "get_weather",
             "description": "Current weather of a city.",
             "input_schema": WEATHER.input_schema,
+            **CACHE,
         }
     ]
     assert body["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Tokyo?"}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "Weather in Paris and Tokyo?", **CACHE}],
+        },
         {
             "role": "assistant",
             "content": [
@@ -189,7 +200,7 @@ def test_request_body_moves_system_and_merges_tool_results(provider: FakeProvide
             "content": [
                 {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny, 21 C"},
                 {"type": "tool_result", "tool_use_id": "toolu_2", "content": "rain, 14 C"},
-                {"type": "text", "text": "Which is warmer?"},
+                {"type": "text", "text": "Which is warmer?", **CACHE},
             ],
         },
     ]
@@ -213,8 +224,8 @@ def test_429_then_success_retries_with_events(provider: FakeProvider):
     provider.queue(limited, Reply(chunks=TEXT_REPLY))
     b = backend(provider)
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    assert events[0] == StreamEvent.of_retry(1, 0.0, "anthropic: HTTP 429: Slow down")
-    assert "".join(e.text for e in events) == "Hello, world!"
+    assert events[0] == RetryNotice(1, 0.0, "anthropic: HTTP 429: Slow down")
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello, world!"
     assert len(provider.requests) == 2
 
 
@@ -230,7 +241,7 @@ def test_overloaded_error_event_before_output_is_retried(provider: FakeProvider)
     provider.queue(overloaded, Reply(chunks=TEXT_REPLY))
     b = backend(provider)
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    assert [e.kind for e in events][:2] == ["retry", "text"]
+    assert [type(e) for e in events][:2] == [RetryNotice, TextDelta]
     assert events[0].reason == "anthropic: HTTP 529: Overloaded"
 
 
@@ -268,7 +279,7 @@ def test_connection_reset_mid_stream(provider: FakeProvider):
     with pytest.raises(LLMConnectionError) as info:
         asyncio.run(run())
     assert str(info.value).startswith("anthropic: connection lost while streaming")
-    assert seen == [StreamEvent.of_text("Hello")]
+    assert seen == [TextDelta("Hello")]
 
 
 def test_key_never_appears_in_errors_or_repr(provider: FakeProvider):
@@ -330,5 +341,5 @@ def test_overloaded_error_event_after_output_is_raised_not_retried(provider: Fak
     with pytest.raises(LLMHTTPError) as info:
         asyncio.run(run())
     assert (info.value.status, str(info.value)) == (529, "anthropic: HTTP 529: Overloaded")
-    assert seen == [StreamEvent.of_text("Hel")]
+    assert seen == [TextDelta("Hel")]
     assert len(provider.requests) == 1

@@ -11,12 +11,16 @@ from llm_fake_provider import collect
 
 from ollie_nb.llm import (
     Backend,
+    Done,
     Message,
     OfflineBackend,
     StreamEvent,
+    TextDelta,
     ToolCall,
+    ToolCallsReady,
     ToolDef,
     Usage,
+    UsageReport,
     is_step_prompt,
     step_prompt_task_id,
 )
@@ -41,11 +45,11 @@ def run(backend: OfflineBackend, messages: list[Message], tools=()) -> list[Stre
 
 
 def text_of(events: list[StreamEvent]) -> str:
-    return "".join(e.text for e in events if e.kind == "text")
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
 
 
 def calls_of(events: list[StreamEvent]) -> tuple[ToolCall, ...]:
-    return next((e.tool_calls for e in events if e.kind == "tool_calls"), ())
+    return next((e.tool_calls for e in events if isinstance(e, ToolCallsReady)), ())
 
 
 def plan_args(prompt: str) -> dict[str, Any]:
@@ -75,13 +79,13 @@ def test_scripted_turns_in_order_then_a_clear_end():
     )
     first = run(b, [Message.user("hi")])
     assert text_of(first) == "first answer"
-    assert [e.text for e in first if e.kind == "text"] == ["first ", "answer"]
-    assert first[-2:] == [StreamEvent.of_usage(Usage(1, 2)), StreamEvent.of_done("stop")]
+    assert [e.text for e in first if isinstance(e, TextDelta)] == ["first ", "answer"]
+    assert first[-2:] == [UsageReport(Usage(1, 2)), Done("stop")]
 
     history = [Message.user("hi"), Message.assistant("first answer"), Message.user("time?")]
     second = run(b, history)
     assert calls_of(second) == (ToolCall("call_1_0", "get_time", '{"city": "Oslo"}'),)
-    assert second[-1] == StreamEvent.of_done("tool_calls")
+    assert second[-1] == Done("tool_calls")
 
     third = run(b, [Message.user("go")])
     assert calls_of(third) == (
@@ -169,8 +173,8 @@ def test_demo_planner_summarises_the_plan_tool_result():
     assert text_of(events) == (
         "Planned 2 steps for: Clean the house.\n\nPlan saved by sheet(): 2 steps."
     )
-    assert len([e for e in events if e.kind == "text"]) > 5  # streamed in word chunks
-    assert events[-1] == StreamEvent.of_done("stop")
+    assert len([e for e in events if isinstance(e, TextDelta)]) > 5  # streamed in word chunks
+    assert events[-1] == Done("stop")
 
 
 def test_demo_planner_without_plan_tool_writes_the_plan_as_text():

@@ -10,16 +10,20 @@ import pytest
 from llm_fake_provider import FakeProvider, Reply, collect, json_reply
 
 from ollie_nb.llm import (
+    Done,
     GenerationParams,
     LLMConnectionError,
     LLMHTTPError,
     Message,
     OllamaBackend,
+    RetryNotice,
     RetryPolicy,
-    StreamEvent,
+    TextDelta,
     ToolCall,
+    ToolCallsReady,
     ToolDef,
     Usage,
+    UsageReport,
 )
 
 WEATHER = ToolDef(
@@ -78,10 +82,10 @@ def test_text_stream_usage_and_request_body(provider: FakeProvider):
         lambda: b.chat_stream(history, [WEATHER], GenerationParams(max_tokens=50, temperature=0))
     )
     assert events == [
-        StreamEvent.of_text("The sky"),
-        StreamEvent.of_text(" is blue."),
-        StreamEvent.of_usage(Usage(26, 12)),
-        StreamEvent.of_done("stop"),
+        TextDelta("The sky"),
+        TextDelta(" is blue."),
+        UsageReport(Usage(26, 12)),
+        Done("stop"),
     ]
     (request,) = provider.requests
     assert (request.method, request.path) == ("POST", "/api/chat")
@@ -120,14 +124,14 @@ def test_tool_calls_arrive_as_objects_and_become_json_text(provider: FakeProvide
     b = backend(provider)
     events = collect(lambda: b.chat_stream([Message.user("Weather?")], [WEATHER]))
     assert events == [
-        StreamEvent.of_tool_calls(
+        ToolCallsReady(
             [
                 ToolCall("call_0", "get_weather", '{"city": "Paris"}'),
                 ToolCall("call_1", "get_weather", '{"city": "Tokyo"}'),
             ]
         ),
-        StreamEvent.of_usage(Usage(26, 12)),
-        StreamEvent.of_done("tool_calls"),
+        UsageReport(Usage(26, 12)),
+        Done("tool_calls"),
     ]
 
 
@@ -137,7 +141,7 @@ def test_429_retried_then_404_is_a_clear_error(provider: FakeProvider):
     provider.queue(busy, TEXT, missing)
     b = backend(provider)
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    assert events[0] == StreamEvent.of_retry(1, 0.0, "ollama: HTTP 429: server busy")
+    assert events[0] == RetryNotice(1, 0.0, "ollama: HTTP 429: server busy")
     b.set_model("nope")
     with pytest.raises(LLMHTTPError) as info:
         collect(lambda: b.chat_stream([Message.user("hi")]))

@@ -12,17 +12,22 @@ import pytest
 from llm_fake_provider import FAKE_KEY, FakeProvider, Reply, collect, json_reply, sse
 
 from ollie_nb.llm import (
+    Done,
     GenerationParams,
     LLMConnectionError,
     LLMHTTPError,
     LLMStreamError,
     Message,
     OpenAIBackend,
+    RetryNotice,
     RetryPolicy,
     StreamEvent,
+    TextDelta,
     ToolCall,
+    ToolCallsReady,
     ToolDef,
     Usage,
+    UsageReport,
 )
 
 FAST = RetryPolicy(base_delay=0.01, max_delay=0.05)
@@ -105,14 +110,14 @@ def test_parallel_tool_calls_are_assembled_from_interleaved_deltas(provider: Fak
     b = backend(provider)
     events = collect(lambda: b.chat_stream(HISTORY, [WEATHER, TIME]))
     assert events == [
-        StreamEvent.of_tool_calls(
+        ToolCallsReady(
             [
                 ToolCall("call_aaa", "get_weather", '{"city": "Paris"}'),
                 ToolCall("call_bbb", "get_time", '{"city": "Tokyo"}'),
             ]
         ),
-        StreamEvent.of_usage(Usage(57, 17)),
-        StreamEvent.of_done("tool_calls"),
+        UsageReport(Usage(57, 17)),
+        Done("tool_calls"),
     ]
 
 
@@ -167,8 +172,8 @@ def test_text_reply_streams_deltas_then_usage_and_done(provider: FakeProvider):
     provider.queue(Reply(chunks=TEXT_REPLY))
     b = backend(provider)
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    assert [e.text for e in events if e.kind == "text"] == ["Hello", ", world", "!"]
-    assert events[-2:] == [StreamEvent.of_usage(Usage(57, 17)), StreamEvent.of_done("stop")]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hello", ", world", "!"]
+    assert events[-2:] == [UsageReport(Usage(57, 17)), Done("stop")]
 
 
 def test_429_with_retry_after_is_retried_with_events(provider: FakeProvider):
@@ -176,11 +181,11 @@ def test_429_with_retry_after_is_retried_with_events(provider: FakeProvider):
     provider.queue(limited, limited, Reply(chunks=TEXT_REPLY))
     b = backend(provider, retry=RetryPolicy(base_delay=0.01, max_delay=0.05))
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    retries = [e for e in events if e.kind == "retry"]
+    retries = [e for e in events if isinstance(e, RetryNotice)]
     assert [(e.attempt, e.delay) for e in retries] == [(1, 0.05), (2, 0.05)]  # capped
     assert "Rate limit reached" in retries[0].reason
     assert events[: len(retries)] == retries  # retries come before anything else
-    assert "".join(e.text for e in events) == "Hello, world!"
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello, world!"
     assert len(provider.requests) == 3
 
 
@@ -224,7 +229,7 @@ def test_connection_reset_mid_stream_is_a_connection_error(provider: FakeProvide
     with pytest.raises(LLMConnectionError) as info:
         asyncio.run(run())
     assert "openai" in str(info.value)
-    assert [e.text for e in seen] == ["Hello"]
+    assert seen == [TextDelta("Hello")]
     assert len(provider.requests) == 1  # never retried once text has streamed
 
 
@@ -251,7 +256,8 @@ def test_cancelling_the_consumer_closes_the_stream(provider: FakeProvider):
     async def run() -> None:
         async def consume() -> None:
             async for event in b.chat_stream([Message.user("hi")]):
-                got.append(event.text)
+                if isinstance(event, TextDelta):
+                    got.append(event.text)
 
         task = asyncio.create_task(consume())
         while not got:

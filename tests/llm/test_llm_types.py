@@ -23,6 +23,7 @@ from ollie_nb.llm import (
     OpenAIBackend,
     RetryPolicy,
     StreamEvent,
+    TextDelta,
     ToolCall,
     Usage,
     backend_secrets,
@@ -108,7 +109,7 @@ def test_rate_limit_after_output_is_not_retried():
     async def attempt():
         nonlocal attempts
         attempts += 1
-        yield StreamEvent.of_text("partial")
+        yield TextDelta("partial")
         raise LLMHTTPError("x: HTTP 429", status=429)
 
     async def run() -> list[StreamEvent]:
@@ -118,7 +119,7 @@ def test_rate_limit_after_output_is_not_retried():
                 seen.append(event)
         return seen
 
-    assert asyncio.run(run()) == [StreamEvent.of_text("partial")]
+    assert asyncio.run(run()) == [TextDelta("partial")]
     assert attempts == 1
 
 
