@@ -16,6 +16,7 @@ from ollie_nb.llm import (
     LLMHTTPError,
     Message,
     OllamaBackend,
+    ReasoningDelta,
     RetryNotice,
     RetryPolicy,
     TextDelta,
@@ -178,3 +179,39 @@ def test_models_and_context_length(provider: FakeProvider):
     assert asyncio.run(run()) == (["llama3.1:latest", "qwen3:8b"], 16384)
     assert provider.requests[1].body == {"model": "llama3.1"}
     assert repr(b) == f"OllamaBackend(model='llama3.1', host='{provider.url}')"
+
+
+def test_native_thinking_streams_apart_and_think_is_asked_for(provider: FakeProvider):
+    provider.queue(
+        ndjson(
+            line({"thinking": "Blue light scatters "}),
+            line({"thinking": "more."}),
+            line({"content": "Rayleigh scattering."}),
+            END,
+        )
+    )
+    b = backend(provider)
+    params = GenerationParams(reasoning_effort="medium", top_k=40, min_p=0.05)
+    events = collect(lambda: b.chat_stream([Message.user("Why is the sky blue?")], (), params))
+    assert events == [
+        ReasoningDelta("Blue light scatters "),
+        ReasoningDelta("more."),
+        TextDelta("Rayleigh scattering."),
+        UsageReport(Usage(26, 12)),
+        Done("stop"),
+    ]
+    body = provider.requests[0].body
+    assert body["think"] is True
+    assert (body["options"]["top_k"], body["options"]["min_p"]) == (40, 0.05)
+
+
+def test_reasoning_effort_none_turns_thinking_off(provider: FakeProvider):
+    provider.queue(TEXT, TEXT)
+    b = backend(provider)
+    collect(
+        lambda: b.chat_stream([Message.user("hi")], (), GenerationParams(reasoning_effort="none"))
+    )
+    collect(lambda: b.chat_stream([Message.user("hi")]))
+    off, default = (r.body for r in provider.requests)
+    assert off["think"] is False
+    assert "think" not in default  # the model's own default
