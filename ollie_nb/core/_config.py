@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+# long module: one concept, the agent file: its keys, their checks and the prompt commands.
+
 import json
 import os
 import re

@@ -8,6 +8,8 @@ The runner works on a `TurnHost` (the AgentCore) through the narrow protocol bel
 
 from __future__ import annotations
 
+# long module: one concept, the turn loop: its phases and the pieces they share.
+
 import asyncio
 import logging
 import time

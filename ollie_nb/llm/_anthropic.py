@@ -203,19 +203,22 @@ class AnthropicBackend(RemoteBackend):
         if params.stop:
             body["stop_sequences"] = list(params.stop)
         # The API takes temperature, top_p and top_k; it has no frequency/presence penalties.
-        sampling = ("temperature", "top_p", "top_k")
+        sampling: tuple[str, ...] = ("temperature", "top_p", "top_k")
         if params.thinking_budget:
-            # Thinking wants max_tokens above its budget, and no temperature or top_k.
-            budget = params.thinking_budget
-            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-            if body["max_tokens"] <= budget:
-                body["max_tokens"] = budget + self._max_tokens
-            body["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING}
-            sampling = ("top_p",)
+            self._think(body, params.thinking_budget)
+            sampling = ("top_p",)  # thinking refuses temperature and top_k
         extra = {key: getattr(params, key) for key in sampling if getattr(params, key) is not None}
         if extra:
             body["extra_body"] = extra
         return body
+
+    def _think(self, body: dict[str, Any], budget: int) -> None:
+        """Extended thinking with `budget` tokens, thinking between tool calls too; the API
+        wants max_tokens above the budget, so the answer gets its usual room beyond it."""
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        if body["max_tokens"] <= budget:
+            body["max_tokens"] = budget + self._max_tokens
+        body["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING}
 
     def _error(self, err: Exception, during: str) -> LLMError:
         """An SDK exception as an LLMError with one redacted line."""

@@ -241,7 +241,7 @@ class OpenAIBackend(RemoteBackend):
         body = getattr(err, "body", None)
         generation = failed_generation(body) if isinstance(err, sdk.APIError) else None
         if generation is not None:
-            detail = error_detail(body) or err.message
+            detail = error_detail(body) or str(err)
             return ToolUseFailedError(
                 f"{self.name}: {detail}", failed_generation=generation, secrets=secrets
             )
