@@ -1,8 +1,8 @@
 """The ollie agent config (JSON): load, validate with file/line errors, expand `$VAR`s at connect."""
 
-from __future__ import annotations
-
 # long module: one concept, the agent file: its keys, their checks and the prompt commands.
+
+from __future__ import annotations
 
 import json
 import os

@@ -6,9 +6,9 @@ without tool calls (or the step limit, a model error or an interruption ends it)
 The runner works on a `TurnHost` (the AgentCore) through the narrow protocol below.
 """
 
-from __future__ import annotations
-
 # long module: one concept, the turn loop: its phases and the pieces they share.
+
+from __future__ import annotations
 
 import asyncio
 import logging
