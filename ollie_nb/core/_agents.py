@@ -26,9 +26,11 @@ class UntrustedAgentError(ConfigError):
     def __init__(self, path: Path, config: AgentConfig) -> None:
         hooks = "; ".join(f"{e}: {' && '.join(c)}" for e, c in config.hooks.items()) or "none"
         trusted = ", ".join(config.trusted_tools) if config.trusted_tools is not None else "none"
+        commands = f"; prompt commands: {' && '.join(config.prompt_commands)}"
         super().__init__(
             f"{path} is a project agent not trusted yet (hooks: {hooks}; trustedTools: "
-            f"{trusted}); read it, then trust it with %ollie agent {config.name} --trust"
+            f"{trusted}{commands if config.prompt_commands else ''}); read it, then trust it "
+            f"with %ollie agent {config.name} --trust"
         )
         self.path = path
         self.config = config

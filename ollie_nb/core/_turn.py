@@ -37,6 +37,7 @@ from ollie_nb.llm import (
     ToolCall,
     ToolCallsReady,
     ToolUseFailedError,
+    Usage,
     UsageReport,
 )
 from ollie_nb.tools import ToolResult
@@ -62,12 +63,17 @@ class UsageTotals:
     requests: int = 0
     last_input_tokens: int = 0
     cost: float | None = None  # money, when the backend reports it with its usage
+    cache_read_tokens: int = 0  # of input_tokens: served by the provider's prompt cache
+    cache_write_tokens: int = 0  # of input_tokens: written to it
 
     def __str__(self) -> str:
-        return (
+        text = (
             f"{self.requests} requests, {self.input_tokens} tokens in, "
             f"{self.output_tokens} tokens out"
         )
+        if self.cache_read_tokens or self.cache_write_tokens:
+            text += f" ({self.cache_read_tokens} cached, {self.cache_write_tokens} cache writes)"
+        return text
 
 
 class AgentSettings(Protocol):
@@ -349,14 +355,15 @@ class TurnRunner:
                 await closer()
         return Message.assistant("".join(self.partial), calls, thinking)
 
-    def _count(self, usage: Any) -> None:
+    def _count(self, usage: Usage) -> None:
         totals = self.host.usage
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
+        totals.cache_read_tokens += usage.cache_read_tokens
+        totals.cache_write_tokens += usage.cache_write_tokens
         totals.last_input_tokens = usage.input_tokens
-        cost = getattr(usage, "cost", None)
-        if isinstance(cost, (int, float)):
-            totals.cost = (totals.cost or 0.0) + cost
+        if usage.cost is not None:
+            totals.cost = (totals.cost or 0.0) + usage.cost
         self.host.emit(
             "usage",
             str(totals),

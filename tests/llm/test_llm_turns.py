@@ -109,6 +109,7 @@ def test_signed_thinking_goes_back_with_the_tool_results_and_never_into_text(
     assert core.history[-1].thinking[0].signature == "Sig2=="
     # the cache: reads and writes counted, every input token counted once
     assert core.usage.input_tokens == (12 + 1800) + (20 + 1800)
+    assert (core.usage.cache_write_tokens, core.usage.cache_read_tokens) == (1800, 1800)
 
 
 def test_the_agent_file_can_turn_the_cache_off(provider: FakeProvider, tmp_path):
@@ -205,6 +206,7 @@ def test_openrouter_token_limit_chunk_ends_the_turn_as_that_error(provider: Fake
     core = openai_core(provider, tmp_path, name="openrouter")
     result = submit(core, "hi")
     assert result.error == "openrouter: Token limit reached"
+    assert core.history[-1].content == "[no reply: openrouter: Token limit reached]"
     assert len(provider.requests) == 1  # not compacted, not retried
 
 
@@ -227,3 +229,26 @@ def test_ollie_generation_keys_reach_the_request(provider: FakeProvider, tmp_pat
     assert (body["top_k"], body["min_p"]) == (20, 0.05)
     assert (body["reasoning_effort"], body["max_completion_tokens"]) == ("low", 900)
     assert "tools" not in body
+
+
+def test_openrouter_cost_and_cached_tokens_add_up_over_a_session(provider, tmp_path):
+    usage = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 10,
+        "prompt_tokens_details": {"cached_tokens": 900},
+        "cost": 0.25,
+    }
+    reply = openai_text("ok")
+    reply.chunks[-2] = openai_wire.chunk(None, usage=usage)
+    provider.queue(reply, MODELS, reply)  # 1000 tokens in: the next turn asks the window
+    core = openai_core(provider, tmp_path, name="openrouter")
+
+    async def two_turns() -> None:
+        async with core:
+            await core.submit("one")
+            await core.submit("two")
+
+    asyncio.run(asyncio.wait_for(two_turns(), 60))
+    assert (core.usage.input_tokens, core.usage.cache_read_tokens) == (2000, 1800)
+    assert core.usage.cost == 0.5
+    assert str(core.usage).endswith("(1800 cached, 0 cache writes)")
