@@ -129,6 +129,8 @@ class OllamaBackend(RemoteBackend):
             value = getattr(params, field)
             if value is not None:
                 options[key] = value
+        if params.max_tokens is None and params.max_completion_tokens is not None:
+            options["num_predict"] = params.max_completion_tokens
         if params.stop:
             options["stop"] = list(params.stop)
         body: dict[str, Any] = {

@@ -191,7 +191,9 @@ def test_native_thinking_streams_apart_and_think_is_asked_for(provider: FakeProv
         )
     )
     b = backend(provider)
-    params = GenerationParams(reasoning_effort="medium", top_k=40, min_p=0.05)
+    params = GenerationParams(
+        reasoning_effort="medium", top_k=40, min_p=0.05, max_completion_tokens=300
+    )
     events = collect(lambda: b.chat_stream([Message.user("Why is the sky blue?")], (), params))
     assert events == [
         ReasoningDelta("Blue light scatters "),
@@ -203,6 +205,7 @@ def test_native_thinking_streams_apart_and_think_is_asked_for(provider: FakeProv
     body = provider.requests[0].body
     assert body["think"] is True
     assert (body["options"]["top_k"], body["options"]["min_p"]) == (40, 0.05)
+    assert body["options"]["num_predict"] == 300
 
 
 def test_reasoning_effort_none_turns_thinking_off(provider: FakeProvider):
