@@ -36,7 +36,7 @@ def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:16]}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool call of the model; `arguments` is the raw JSON text as the provider sent it.
 
@@ -73,7 +73,7 @@ class ToolCall:
         return cls(id=str(data.get("id", "")), name=str(data["name"]), arguments=arguments)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ThinkingBlock:
     """One thinking block of an Anthropic reply, kept byte for byte to be sent back.
 
@@ -109,7 +109,7 @@ class ThinkingBlock:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """One chat message in the canonical form every backend converts from."""
 
