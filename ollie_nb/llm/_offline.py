@@ -13,6 +13,7 @@ from ollie_nb.llm._types import (
     Done,
     GenerationParams,
     Message,
+    ReasoningDelta,
     StreamEvent,
     TextDelta,
     ThinkingReady,
@@ -146,7 +147,8 @@ class OfflineBackend:
       a short explanation of how to get a plan.
 
     Text streams word by word (`chunk_delay` seconds apart), then usage (words counted as
-    tokens) and done.
+    tokens) and done. A scripted Message's thinking blocks come first, as reasoning, and
+    whole at the end (as Anthropic's do), so a script can stand in for a thinking model.
     """
 
     name = "offline"
@@ -209,6 +211,9 @@ class OfflineBackend:
         """Stream the deterministic reply to `messages` (see the class docstring)."""
         messages, tools = list(messages), list(tools)
         reply = _as_message(await self._reply(messages, tools), messages)
+        for block in reply.thinking:
+            if block.thinking:
+                yield ReasoningDelta(block.thinking)
         for piece in re.findall(r"\S*\s*", reply.content):
             if piece:
                 await asyncio.sleep(self.chunk_delay)  # also a cancellation point

@@ -14,8 +14,11 @@ from ollie_nb.llm import (
     Done,
     Message,
     OfflineBackend,
+    ReasoningDelta,
     StreamEvent,
     TextDelta,
+    ThinkingBlock,
+    ThinkingReady,
     ToolCall,
     ToolCallsReady,
     ToolDef,
@@ -269,3 +272,12 @@ def test_cancellation_stops_a_slow_stream_promptly():
         return len(got)
 
     assert 1 <= asyncio.run(asyncio.wait_for(main(), 2)) < 10
+
+
+def test_a_scripted_thinking_reply_streams_its_reasoning_first_and_its_blocks_whole():
+    block = ThinkingBlock("thinking", "Plan the answer.", "c2ln")
+    b = OfflineBackend(turns=[Message.assistant("Done.", thinking=[block])])
+    events = run(b, [Message.user("go")])
+    assert events[0] == ReasoningDelta("Plan the answer.")
+    assert text_of(events) == "Done."
+    assert ThinkingReady((block,)) in events
