@@ -267,8 +267,9 @@ class TurnRunner:
                     raise
                 refused += 1
                 self.partial = []
-                host.emit("info", f"the provider refused a tool call; the model retries: {exc}")
-                host.history.append(Message.user(tool_use_failed_note(exc)))
+                reason = host.redact(str(exc))
+                host.emit("info", f"the provider refused a tool call; the model retries: {reason}")
+                host.history.append(Message.user(host.redact(tool_use_failed_note(exc))))
             except ContextOverflowError:
                 if compacted:
                     raise
