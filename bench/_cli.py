@@ -19,6 +19,7 @@ from bench import (
     notebook_tool,
     plan_graph,
     plan_persistence,
+    prompt_cache,
     task_store,
     task_store_pg,
     tool_call,
@@ -40,6 +41,7 @@ ROWS: tuple[Row, ...] = (
     watch.ROW,
     fanout.ROW,
     notebook_tool.ROW,
+    prompt_cache.ROW,
 )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from bench._report import Figure
 from bench._run import Row, Settings, alternate, median, paired_ratio
 from ollie_nb.core import AgentCore
-from ollie_nb.llm import Message, OfflineBackend, ToolCall
+from ollie_nb.llm import Message, OfflineBackend, TextDelta, ToolCall
 
 REPLY = "Done: the cell ran and the numbers look right."
 SESSION_MESSAGES = 10_000
@@ -102,7 +102,8 @@ async def run(settings: Settings) -> list[Figure]:
         messages = [Message.system(core.system_prompt())]
         for i in range(turns):
             messages.append(Message.user(f"Prompt number {i}: run the next cell"))
-            text = [e.text async for e in backend.chat_stream(messages, tools) if e.kind == "text"]
+            stream = backend.chat_stream(messages, tools)
+            text = [e.text async for e in stream if isinstance(e, TextDelta)]
             messages.append(Message.assistant("".join(text)))
 
     try:

@@ -26,9 +26,11 @@ class UntrustedAgentError(ConfigError):
     def __init__(self, path: Path, config: AgentConfig) -> None:
         hooks = "; ".join(f"{e}: {' && '.join(c)}" for e, c in config.hooks.items()) or "none"
         trusted = ", ".join(config.trusted_tools) if config.trusted_tools is not None else "none"
+        commands = f"; prompt commands: {' && '.join(config.prompt_commands)}"
         super().__init__(
             f"{path} is a project agent not trusted yet (hooks: {hooks}; trustedTools: "
-            f"{trusted}); read it, then trust it with %ollie agent {config.name} --trust"
+            f"{trusted}{commands if config.prompt_commands else ''}); read it, then trust it "
+            f"with %ollie agent {config.name} --trust"
         )
         self.path = path
         self.config = config
@@ -76,8 +78,13 @@ def resolve_agent(spec: Any, workdir: str, *, trust: bool = False) -> AgentConfi
     """An agent config from a name (looked up in agent_dirs), a JSON path, or a config.
 
     A project agent found by name must be trusted (`trust=True` records that the user
-    does); otherwise UntrustedAgentError says what it would run.
+    does); otherwise UntrustedAgentError says what it would run. The prompt commands of
+    the config run (in `workdir`) only once it is found and trusted.
     """
+    return _find_agent(spec, workdir, trust=trust).with_prompt_commands_run(workdir)
+
+
+def _find_agent(spec: Any, workdir: str, *, trust: bool) -> AgentConfig:
     if isinstance(spec, AgentConfig):
         return spec
     if spec is None or spec == "default":

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ollie_nb.llm import GenerationParams, Message
+from ollie_nb.llm import GenerationParams, Message, TextDelta
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
@@ -63,7 +63,7 @@ async def summarise(
     messages = [Message.system(system), *history, Message.user(prompt)]
     parts: list[str] = []
     async for event in backend.chat_stream(messages, (), params):
-        if event.kind == "text":
+        if isinstance(event, TextDelta):
             parts.append(event.text)
     return "".join(parts).strip()
 

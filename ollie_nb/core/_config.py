@@ -1,12 +1,15 @@
 """The ollie agent config (JSON): load, validate with file/line errors, expand `$VAR`s at connect."""
 
+# long module: one concept, the agent file: its keys, their checks and the prompt commands.
+
 from __future__ import annotations
 
 import json
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,13 @@ KNOWN_KEYS = {
     "frequencyPenalty",
     "presencePenalty",
     "topP",
+    "topK",
+    "minP",
+    "reasoningEffort",
+    "reasoning",
+    "maxCompletionTokens",
+    "promptCache",
+    "tools",
     "maxSteps",
     "model",
     "backend",
@@ -58,6 +68,9 @@ SERVER_KEYS = {
     "type",
     "transport",
 }
+
+
+PROMPT_COMMAND_TIMEOUT = 30.0  # seconds, as in ollie
 
 
 @dataclass(frozen=True)
@@ -91,6 +104,14 @@ class AgentConfig:
     frequency_penalty: float | None = None
     presence_penalty: float | None = None
     top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    reasoning_effort: str | None = None  # "low" / "medium" / "high" (OpenAI's reasoning_effort)
+    thinking_budget: int | None = None  # `reasoning`: Anthropic's thinking budget, in tokens
+    max_completion_tokens: int | None = None
+    prompt_cache: bool = True  # `promptCache: false` marks no cache breakpoints
+    tools: bool = True  # `tools: false` offers the model no tools
+    prompt_commands: tuple[str, ...] = ()  # `prompt` as an array: commands whose output is it
     max_steps: int = DEFAULT_MAX_STEPS
     model: str = ""
     backend: str = ""
@@ -120,7 +141,8 @@ class AgentConfig:
         return cls(
             name=name or declared or "default",
             path=source if source != "<config>" else "",
-            prompt=_opt(data, "prompt", str, where) or "",
+            prompt=_prompt_text(where, data.get("prompt")),
+            prompt_commands=_prompt_commands(where, data.get("prompt")),
             mcp_servers=servers,
             hooks=_hooks(where, data.get("hooks")),
             trusted_tools=_trusted(where, data.get("trustedTools")),
@@ -129,6 +151,13 @@ class AgentConfig:
             frequency_penalty=_opt(data, "frequencyPenalty", float, where),
             presence_penalty=_opt(data, "presencePenalty", float, where),
             top_p=_opt(data, "topP", float, where, minimum=0),
+            top_k=_opt(data, "topK", int, where, minimum=1),
+            min_p=_opt(data, "minP", float, where, minimum=0),
+            reasoning_effort=_opt(data, "reasoningEffort", str, where) or None,
+            thinking_budget=_opt(data, "reasoning", int, where, minimum=1),
+            max_completion_tokens=_opt(data, "maxCompletionTokens", int, where, minimum=1),
+            prompt_cache=_flag(data, "promptCache", where, default=True),
+            tools=_flag(data, "tools", where, default=True),
             max_steps=_opt(data, "maxSteps", int, where, minimum=1) or DEFAULT_MAX_STEPS,
             model=_opt(data, "model", str, where) or "",
             backend=_opt(data, "backend", str, where) or "",
@@ -138,6 +167,48 @@ class AgentConfig:
             python_exec=_python_exec(where, data.get("python"), warnings),
             warnings=tuple(warnings),
         )
+
+    def with_prompt_commands_run(self, cwd: str) -> AgentConfig:
+        """This config with its prompt commands run (in `cwd`) and their output as its prompt.
+
+        Run once when the agent is loaded, never per request: the system prompt stays the
+        same bytes for the whole session (and the provider's prompt cache keeps serving it).
+        """
+        if not self.prompt_commands:
+            return self
+        where = self.path or self.name
+        return replace(
+            self, prompt=run_prompt_commands(self.prompt_commands, cwd, where), prompt_commands=()
+        )
+
+
+def run_prompt_commands(commands: Sequence[str], cwd: str, where: str = "<config>") -> str:
+    """Each command's standard output (trailing newlines cut), joined by newlines, as ollie.
+
+    A command that fails or outlives PROMPT_COMMAND_TIMEOUT is a ConfigError naming it.
+    """
+    parts: list[str] = []
+    for command in commands:
+        try:
+            done = subprocess.run(
+                ["sh", "-c", command],
+                cwd=cwd or None,
+                capture_output=True,
+                text=True,
+                timeout=PROMPT_COMMAND_TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ConfigError(f"{where}: prompt command {command!r} failed: {exc}") from None
+        if done.returncode != 0:
+            error = " ".join(done.stderr.split())[:200]
+            raise ConfigError(
+                f"{where}: prompt command {command!r} exited {done.returncode}: {error}"
+            )
+        output = done.stdout.rstrip("\n")
+        if output:
+            parts.append(output)
+    return "\n".join(parts)
 
 
 def load_agent_config(path: str | os.PathLike[str], name: str = "") -> AgentConfig:
@@ -281,6 +352,32 @@ def _python_exec(where: str, raw: Any, warnings: list[str]) -> bool:
     if not isinstance(enabled, bool):
         raise ConfigError(f"{where}: python.exec must be true or false")
     return enabled
+
+
+def _prompt_text(where: str, raw: Any) -> str:
+    """`prompt` as a string is the prompt itself; as an array, it is commands (run later)."""
+    if raw is None or isinstance(raw, list):
+        return ""
+    if not isinstance(raw, str):
+        raise ConfigError(f"{where}: 'prompt' must be a string or an array of shell commands")
+    return raw
+
+
+def _prompt_commands(where: str, raw: Any) -> tuple[str, ...]:
+    if not isinstance(raw, list):
+        return ()
+    if not all(isinstance(c, str) for c in raw):
+        raise ConfigError(f"{where}: 'prompt' as an array must hold shell commands (strings)")
+    return tuple(c.strip() for c in raw if c.strip())
+
+
+def _flag(data: Mapping[str, Any], key: str, where: str, *, default: bool) -> bool:
+    value = data.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: '{key}' must be true or false")
+    return value
 
 
 def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:

@@ -79,9 +79,14 @@ class UsageTotals:
     requests: int = 0
     last_input_tokens: int = 0
     cost: float | None = None  # money, when the backend reports it with its usage
+    cache_read_tokens: int = 0  # of input_tokens: served by the provider's prompt cache
+    cache_write_tokens: int = 0  # of input_tokens: written to it
 
     def __str__(self) -> str:
-        return (
+        text = (
             f"{self.requests} requests, {self.input_tokens} tokens in, "
             f"{self.output_tokens} tokens out"
         )
+        if self.cache_read_tokens or self.cache_write_tokens:
+            text += f" ({self.cache_read_tokens} cached, {self.cache_write_tokens} cache writes)"
+        return text

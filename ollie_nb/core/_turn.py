@@ -6,6 +6,8 @@ without tool calls (or the step limit, a model error or an interruption ends it)
 The runner works on a `TurnHost` (the AgentCore) through the narrow protocol below.
 """
 
+# long module: one concept, the turn loop: its phases and the pieces they share.
+
 from __future__ import annotations
 
 import asyncio
@@ -21,6 +23,7 @@ from ollie_nb.core._conversation import Conversation
 from ollie_nb.core._events import (
     Event,
     Notice,
+    ReasoningDelta,
     Retrying,
     TextDelta,
     ToolCalled,
@@ -33,13 +36,29 @@ from ollie_nb.core._events import (
 from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
 from ollie_nb.core._routing import ToolRouter, TrustGate, parse_arguments
-from ollie_nb.llm import GenerationParams, LLMError, Message, ToolCall
+from ollie_nb.llm import (
+    ContextOverflowError,
+    GenerationParams,
+    LLMError,
+    Message,
+    RetryNotice,
+    ThinkingBlock,
+    ThinkingReady,
+    ToolCall,
+    ToolCallsReady,
+    ToolUseFailedError,
+    Usage,
+    UsageReport,
+)
+from ollie_nb.llm import ReasoningDelta as ReasoningChunk
+from ollie_nb.llm import TextDelta as TextChunk
 from ollie_nb.tools import ToolResult
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
 
 MAX_STOP_CONTINUES = 5
+MAX_TOOL_USE_RETRIES = 2  # a provider refusing a malformed tool call: the model tries again
 MIN_COMPACT_TOKENS = 1000  # below this the context window is not even asked for
 log = logging.getLogger("ollie_nb.core")
 CONTINUE_PROMPT = (
@@ -213,18 +232,47 @@ class TurnRunner:
             result = TurnResult(reply=host.conversation.reply, steps=steps - 1, step_limit=True)
             raise _Ended(self.end(result))
         try:
-            text, calls = await self.respond()
+            reply = await self._respond_recovering()
         except LLMError as exc:
             message = host.redact(str(exc))
             host.emit(Notice(message, "error"))
             host.conversation.history.append(Message.assistant(f"[no reply: {message}]"))
             raise _Ended(self.end(TurnResult(error=message, steps=steps))) from None
-        host.conversation.history.append(Message.assistant(text, calls))
+        host.conversation.history.append(reply)
         self.partial = []
-        self.last_text = text
-        if text:
-            host.conversation.reply = text
-        return calls
+        self.last_text = reply.content
+        if reply.content:
+            host.conversation.reply = reply.content
+        return reply.tool_calls
+
+    async def _respond_recovering(self) -> Message:
+        """One model response; a refused tool call is told to the model and tried again
+        (bounded), and a context overflow compacts the history and retries once."""
+        host = self.host
+        refused = 0
+        compacted = False
+        while True:
+            try:
+                return await self.respond()
+            except ToolUseFailedError as exc:
+                if refused >= MAX_TOOL_USE_RETRIES:
+                    raise
+                refused += 1
+                self.partial = []
+                reason = host.redact(str(exc))
+                host.emit(Notice(f"the provider refused a tool call; the model retries: {reason}"))
+                note = Message.user(host.redact(tool_use_failed_note(exc)))
+                host.conversation.history.append(note)
+            except ContextOverflowError:
+                if compacted:
+                    raise
+                compacted = True
+                self.partial = []
+                host.emit(
+                    Notice("the context is too long for the model: compacting, then retrying")
+                )
+                done = await host.compact_history()
+                host.emit(Notice(done.note))
 
     async def _tool_step(self, calls: Sequence[ToolCall]) -> None:
         """Run the calls in order; each result (plus injected text) joins the history."""
@@ -268,40 +316,49 @@ class TurnRunner:
             host.emit(Notice(host.redact(warning)))
         return outcome
 
-    async def respond(self) -> tuple[str, tuple[ToolCall, ...]]:
-        """Stream one model response; emit text, usage and retries as they come."""
+    async def respond(self) -> Message:
+        """Stream one model response as the assistant Message; emit text, usage and retries
+        as they come (reasoning only sets the state: it never joins the reply)."""
         host = self.host
         messages = [Message.system(host.system_prompt()), *host.conversation.history]
         calls: tuple[ToolCall, ...] = ()
+        thinking: tuple[ThinkingBlock, ...] = ()
         host.state = "waiting"
         host.conversation.usage.requests += 1
-        stream = host.backend.chat_stream(messages, host.router.defs, params(host.config))
+        tools = host.router.defs if host.config.tools else ()
+        stream = host.backend.chat_stream(messages, tools, params(host.config))
         try:
             async for event in stream:
-                if event.kind == "text":
+                if isinstance(event, TextChunk):
                     host.state = "streaming"
                     self.partial.append(event.text)
                     host.emit(TextDelta(event.text))
-                elif event.kind == "tool_calls":
+                elif isinstance(event, ReasoningChunk):
+                    host.state = "thinking"
+                    host.emit(ReasoningDelta(event.text))
+                elif isinstance(event, ToolCallsReady):
                     calls = event.tool_calls
-                elif event.kind == "usage" and event.usage is not None:
+                elif isinstance(event, ThinkingReady):
+                    thinking = event.blocks
+                elif isinstance(event, UsageReport):
                     self._count(event.usage)
-                elif event.kind == "retry":
+                elif isinstance(event, RetryNotice):
                     host.emit(Retrying(event.reason, event.attempt, event.delay))
         finally:
             closer: Callable[[], Any] | None = getattr(stream, "aclose", None)
             if closer is not None:
                 await closer()
-        return "".join(self.partial), calls
+        return Message.assistant("".join(self.partial), calls, thinking)
 
-    def _count(self, usage: Any) -> None:
+    def _count(self, usage: Usage) -> None:
         totals = self.host.conversation.usage
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
+        totals.cache_read_tokens += usage.cache_read_tokens
+        totals.cache_write_tokens += usage.cache_write_tokens
         totals.last_input_tokens = usage.input_tokens
-        cost = getattr(usage, "cost", None)
-        if isinstance(cost, (int, float)):
-            totals.cost = (totals.cost or 0.0) + cost
+        if usage.cost is not None:
+            totals.cost = (totals.cost or 0.0) + usage.cost
         self.host.emit(
             UsageReported(
                 input_tokens=usage.input_tokens,
@@ -340,6 +397,24 @@ def params(config: AgentConfig) -> GenerationParams:
         frequency_penalty=config.frequency_penalty,
         presence_penalty=config.presence_penalty,
         top_p=config.top_p,
+        top_k=config.top_k,
+        min_p=config.min_p,
+        reasoning_effort=config.reasoning_effort,
+        thinking_budget=config.thinking_budget,
+        max_completion_tokens=config.max_completion_tokens,
+        prompt_cache=config.prompt_cache,
+    )
+
+
+def tool_use_failed_note(exc: ToolUseFailedError) -> str:
+    """What the model is told when the provider refused its tool call."""
+    generation = exc.failed_generation
+    if len(generation) > 2000:
+        generation = generation[:2000] + "..."
+    return (
+        f"[tool call refused by the provider: {exc.message}]\n"
+        f"Your last response was not a valid tool call:\n{generation}\n"
+        "Call the tool again with arguments that match its schema."
     )
 
 

@@ -13,12 +13,14 @@ from ollie_nb.llm._env import (
     openai_base_url,
 )
 from ollie_nb.llm._errors import (
+    ContextOverflowError,
     LLMConfigError,
     LLMConnectionError,
     LLMError,
     LLMHTTPError,
     LLMStreamError,
     MissingExtraError,
+    ToolUseFailedError,
     redact,
 )
 from ollie_nb.llm._offline import (
@@ -32,18 +34,28 @@ from ollie_nb.llm._ollama import OllamaBackend
 from ollie_nb.llm._openai import OpenAIBackend
 from ollie_nb.llm._retry import RetryPolicy
 from ollie_nb.llm._types import (
+    Done,
     GenerationParams,
     Message,
+    ReasoningDelta,
+    RetryNotice,
     StreamEvent,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingReady,
     ToolCall,
+    ToolCallsReady,
     ToolDef,
     Usage,
+    UsageReport,
 )
 
 __all__ = [
     "DEFAULT_MODELS",
     "AnthropicBackend",
     "Backend",
+    "ContextOverflowError",
+    "Done",
     "GenerationParams",
     "HoldsSecrets",
     "LLMConfigError",
@@ -56,13 +68,21 @@ __all__ = [
     "OfflineBackend",
     "OllamaBackend",
     "OpenAIBackend",
+    "ReasoningDelta",
+    "RetryNotice",
     "RetryPolicy",
     "StreamEvent",
+    "TextDelta",
+    "ThinkingBlock",
+    "ThinkingReady",
     "ToolCall",
+    "ToolCallsReady",
     "ToolDef",
+    "ToolUseFailedError",
     "Turn",
     "TurnFunction",
     "Usage",
+    "UsageReport",
     "backend_from_env",
     "backend_secrets",
     "env_file_path",

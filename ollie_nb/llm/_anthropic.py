@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ollie_nb.llm._errors import (
+    ContextOverflowError,
     LLMConfigError,
     LLMConnectionError,
     LLMError,
@@ -16,16 +17,24 @@ from ollie_nb.llm._errors import (
     connection_detail,
     error_detail,
     http_error_message,
+    is_context_overflow,
 )
 from ollie_nb.llm._remote import RemoteBackend, import_sdk, transport_errors
 from ollie_nb.llm._retry import RetryPolicy, parse_retry_after
 from ollie_nb.llm._types import (
+    Done,
     GenerationParams,
     Message,
+    ReasoningDelta,
     StreamEvent,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingReady,
     ToolCall,
+    ToolCallsReady,
     ToolDef,
     Usage,
+    UsageReport,
 )
 
 ANTHROPIC_URL = "https://api.anthropic.com"
@@ -40,6 +49,10 @@ _STOP_REASONS = {
 # Errors Anthropic reports inside a 200 stream, as the HTTP status they stand for, so an
 # overload before the first token is retried like the 529 it would otherwise have been.
 _STREAM_ERROR_STATUS = {"rate_limit_error": 429, "overloaded_error": 529, "api_error": 500}
+
+CACHE_BREAKPOINT = {"type": "ephemeral"}
+MAX_BREAKPOINTS = 4  # the Messages API refuses a request with more cache_control blocks
+INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"  # thinking between tool calls
 
 
 def _tool_input(arguments: str) -> dict[str, Any]:
@@ -80,13 +93,36 @@ def anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any
         elif m.role == "user":
             add("user", [{"type": "text", "text": m.content}] if m.content else [])
         else:
-            blocks = [{"type": "text", "text": m.content}] if m.content else []
+            # Thinking first, unchanged: the API checks the signatures of the reply's blocks.
+            blocks = [block.to_wire() for block in m.thinking]
+            blocks += [{"type": "text", "text": m.content}] if m.content else []
             blocks += [
                 {"type": "tool_use", "id": c.id, "name": c.name, "input": _tool_input(c.arguments)}
                 for c in m.tool_calls
             ]
             add("assistant", blocks)
     return "\n\n".join(system), out
+
+
+def mark_cache_breakpoints(
+    system: list[dict[str, Any]], messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> None:
+    """`cache_control` on the last tool, the system prompt and the conversation's tail.
+
+    The tail is the last block of each of the last two user messages (tool results
+    travel in user messages): the newest, for the next request to read, and the one
+    before, which the previous request wrote, for this one to read. Never more than
+    MAX_BREAKPOINTS; the prefix up to each is what the provider's cache can serve.
+    """
+    places: list[dict[str, Any]] = []
+    if tools:
+        places.append(tools[-1])
+    if system:
+        places.append(system[-1])
+    users = [m for m in messages if m["role"] == "user" and m["content"]][-2:]
+    places += [m["content"][-1] for m in reversed(users)]
+    for block in places[:MAX_BREAKPOINTS]:
+        block["cache_control"] = dict(CACHE_BREAKPOINT)
 
 
 def anthropic_tools(tools: list[ToolDef]) -> list[dict[str, Any]]:
@@ -149,28 +185,40 @@ class AnthropicBackend(RemoteBackend):
     def _request(
         self, messages: list[Message], tools: list[ToolDef], params: GenerationParams
     ) -> dict[str, Any]:
-        system, converted = anthropic_messages(messages)
+        system_text, converted = anthropic_messages(messages)
+        system = [{"type": "text", "text": system_text}] if system_text else []
+        wire_tools = anthropic_tools(tools)
+        if params.prompt_cache:
+            mark_cache_breakpoints(system, converted, wire_tools)
         body: dict[str, Any] = {
             "model": self._model,
             "messages": converted,
-            "max_tokens": params.max_tokens or self._max_tokens,
+            "max_tokens": params.max_tokens or params.max_completion_tokens or self._max_tokens,
             "stream": True,
         }
         if system:
             body["system"] = system
-        if tools:
-            body["tools"] = anthropic_tools(tools)
+        if wire_tools:
+            body["tools"] = wire_tools
         if params.stop:
             body["stop_sequences"] = list(params.stop)
-        # The API takes temperature and top_p; it has no frequency/presence penalties.
-        extra = {
-            key: getattr(params, key)
-            for key in ("temperature", "top_p")
-            if getattr(params, key) is not None
-        }
+        # The API takes temperature, top_p and top_k; it has no frequency/presence penalties.
+        sampling: tuple[str, ...] = ("temperature", "top_p", "top_k")
+        if params.thinking_budget:
+            self._think(body, params.thinking_budget)
+            sampling = ("top_p",)  # thinking refuses temperature and top_k
+        extra = {key: getattr(params, key) for key in sampling if getattr(params, key) is not None}
         if extra:
             body["extra_body"] = extra
         return body
+
+    def _think(self, body: dict[str, Any], budget: int) -> None:
+        """Extended thinking with `budget` tokens, thinking between tool calls too; the API
+        wants max_tokens above the budget, so the answer gets its usual room beyond it."""
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        if body["max_tokens"] <= budget:
+            body["max_tokens"] = budget + self._max_tokens
+        body["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING}
 
     def _error(self, err: Exception, during: str) -> LLMError:
         """An SDK exception as an LLMError with one redacted line."""
@@ -178,6 +226,10 @@ class AnthropicBackend(RemoteBackend):
         if isinstance(err, sdk.APIStatusError):
             detail = error_detail(err.body) or err.message
             status = err.status_code
+            if status in (400, 413) and is_context_overflow(err.body):
+                return ContextOverflowError(
+                    http_error_message(self.name, status, detail), status=status, secrets=secrets
+                )
             if status < 400:  # an `event: error` inside a 200 stream
                 kind = getattr(err, "type", None) or ""
                 status = _STREAM_ERROR_STATUS.get(kind, 0)
@@ -206,54 +258,17 @@ class AnthropicBackend(RemoteBackend):
             stream = await client.messages.create(**self._request(messages, tools, params))
         except self._sdk.AnthropicError as err:
             raise self._error(err, "cannot reach") from None
-        calls: dict[int, dict[str, Any]] = {}
-        input_tokens = output_tokens = 0
-        stop = ""
+        reader = _StreamReader()
         try:
             async for event in stream:
-                kind = event.type
-                if kind == "content_block_delta":
-                    delta = event.delta
-                    if delta.type == "text_delta":
-                        if delta.text:
-                            yield StreamEvent.of_text(delta.text)
-                    elif delta.type == "input_json_delta" and event.index in calls:
-                        calls[event.index]["json"].append(delta.partial_json)
-                elif kind == "content_block_start":
-                    block = event.content_block
-                    if block.type == "tool_use":
-                        calls[event.index] = {
-                            "id": block.id,
-                            "name": block.name,
-                            "input": block.input,
-                            "json": [],
-                        }
-                elif kind == "message_start":
-                    usage = event.message.usage
-                    input_tokens = _input_tokens(usage)
-                    output_tokens = usage.output_tokens or 0
-                elif kind == "message_delta":
-                    stop = event.delta.stop_reason or stop
-                    if event.usage is not None:
-                        output_tokens = event.usage.output_tokens or output_tokens
-                        input_tokens = _input_tokens(event.usage) or input_tokens
+                for out in reader.read(event):
+                    yield out
         except (self._sdk.AnthropicError, *transport_errors()) as err:
             raise self._error(err, "connection lost while streaming from") from None
         finally:
             await stream.close()
-        tool_calls = [
-            ToolCall(
-                id=slot["id"],
-                name=slot["name"],
-                arguments="".join(slot["json"])
-                or (json.dumps(slot["input"]) if slot["input"] else "{}"),
-            )
-            for _, slot in sorted(calls.items())
-        ]
-        if tool_calls:
-            yield StreamEvent.of_tool_calls(tool_calls)
-        yield StreamEvent.of_usage(Usage(input_tokens, output_tokens))
-        yield StreamEvent.of_done(_STOP_REASONS.get(stop, stop) or "stop")
+        for out in reader.finish():
+            yield out
 
     async def models(self) -> list[str]:
         """The model ids the API lists."""
@@ -278,4 +293,90 @@ def _input_tokens(usage: Any) -> int:
     return sum(
         getattr(usage, key, None) or 0
         for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+
+
+class _StreamReader:
+    """Reads Messages API stream events: text and thinking deltas out as they come; tool
+    calls, signed thinking blocks and usage assembled for the end."""
+
+    def __init__(self) -> None:
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.thinking: dict[int, dict[str, Any]] = {}
+        self.usage: Any = None
+        self.output_tokens = 0
+        self.stop = ""
+
+    def read(self, event: Any) -> list[StreamEvent]:
+        kind = event.type
+        if kind == "content_block_delta":
+            return self._delta(event.index, event.delta)
+        if kind == "content_block_start":
+            self._start(event.index, event.content_block)
+        elif kind == "message_start":
+            self.usage = event.message.usage
+            self.output_tokens = self.usage.output_tokens or 0
+        elif kind == "message_delta":
+            self.stop = event.delta.stop_reason or self.stop
+            if event.usage is not None:
+                self.output_tokens = event.usage.output_tokens or self.output_tokens
+                if _input_tokens(event.usage):
+                    self.usage = event.usage
+        return []
+
+    def _start(self, index: int, block: Any) -> None:
+        if block.type == "tool_use":
+            self.calls[index] = {"id": block.id, "name": block.name, "input": block.input}
+            self.calls[index]["json"] = []
+        elif block.type == "thinking":
+            self.thinking[index] = {"kind": "thinking", "text": [block.thinking or ""]}
+            self.thinking[index]["signature"] = block.signature or ""
+        elif block.type == "redacted_thinking":
+            self.thinking[index] = {"kind": "redacted_thinking", "data": block.data}
+
+    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
+        if delta.type == "text_delta":
+            return [TextDelta(delta.text)] if delta.text else []
+        if delta.type == "input_json_delta" and index in self.calls:
+            self.calls[index]["json"].append(delta.partial_json)
+        elif delta.type == "thinking_delta" and index in self.thinking:
+            self.thinking[index]["text"].append(delta.thinking)
+            return [ReasoningDelta(delta.thinking)] if delta.thinking else []
+        elif delta.type == "signature_delta" and index in self.thinking:
+            self.thinking[index]["signature"] += delta.signature
+        return []
+
+    def finish(self) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        blocks = [_thinking_block(slot) for _, slot in sorted(self.thinking.items())]
+        calls = [_tool_call(slot) for _, slot in sorted(self.calls.items())]
+        if calls:
+            out.append(ToolCallsReady(tuple(calls)))
+        if blocks:
+            out.append(ThinkingReady(tuple(blocks)))
+        out.append(UsageReport(_usage(self.usage, self.output_tokens)))
+        out.append(Done(_STOP_REASONS.get(self.stop, self.stop) or "stop"))
+        return out
+
+
+def _thinking_block(slot: dict[str, Any]) -> ThinkingBlock:
+    if slot["kind"] == "redacted_thinking":
+        return ThinkingBlock("redacted_thinking", data=slot["data"] or "")
+    return ThinkingBlock("thinking", "".join(slot["text"]), slot["signature"])
+
+
+def _tool_call(slot: dict[str, Any]) -> ToolCall:
+    arguments = "".join(slot["json"]) or (json.dumps(slot["input"]) if slot["input"] else "{}")
+    return ToolCall(id=slot["id"], name=slot["name"], arguments=arguments)
+
+
+def _usage(raw: Any, output_tokens: int) -> Usage:
+    """A usage record with its cache reads and writes (all counted as input too)."""
+    if raw is None:
+        return Usage(0, output_tokens)
+    return Usage(
+        input_tokens=_input_tokens(raw),
+        output_tokens=output_tokens,
+        cache_read_tokens=getattr(raw, "cache_read_input_tokens", None) or 0,
+        cache_write_tokens=getattr(raw, "cache_creation_input_tokens", None) or 0,
     )

@@ -12,9 +12,10 @@ from ollie_nb.llm._types import GenerationParams, Message, StreamEvent, ToolDef
 class Backend(Protocol):
     """A chat model provider that streams one response per call.
 
-    `chat_stream` is an async generator: it yields "text" deltas as they arrive, then
-    the complete "tool_calls" (if any), "usage" (if known) and finally "done". "retry"
-    events may come first, while a rate-limited request waits to be sent again.
+    `chat_stream` is an async generator: it yields TextDelta and ReasoningDelta pieces as
+    they arrive, then the complete ToolCallsReady (if any), ThinkingReady (signed thinking
+    blocks, if any), UsageReport (if known) and finally Done. RetryNotice events may come
+    first, while a rate-limited request waits to be sent again.
     Cancelling the consuming task closes the HTTP stream.
     """
 

@@ -75,6 +75,67 @@ class LLMStreamError(LLMError):
     """The provider reported an error inside an otherwise successful stream."""
 
 
+class ContextOverflowError(LLMHTTPError):
+    """The request is longer than the model's context window: compacting the history helps."""
+
+
+class ToolUseFailedError(LLMError):
+    """The provider refused the model's tool call as malformed (Groq's `tool_use_failed`).
+
+    `failed_generation` is what the model wrote; telling it what failed lets it try again.
+    """
+
+    def __init__(
+        self, message: str, *, failed_generation: str = "", secrets: Iterable[str | None] = ()
+    ) -> None:
+        super().__init__(message, secrets=secrets)
+        self.failed_generation = redact(failed_generation, secrets)
+
+
+# How providers say a request did not fit the context window. Codes first (OpenAI, Groq,
+# llama.cpp); Anthropic, OpenRouter, vLLM and DeepSeek give only a message, so its words.
+_OVERFLOW_CODES = {
+    "context_length_exceeded",
+    "exceed_context_size_error",
+    "string_above_max_length",
+}
+_OVERFLOW_WORDS = (
+    "maximum context length",
+    "prompt is too long",
+    "context length exceeded",
+    "exceeds the available context size",
+    "context window",
+)
+
+
+def error_object(body: object) -> dict[str, object]:
+    """The provider's error object out of a decoded error body ({} when there is none)."""
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict):
+            return inner
+        return body
+    return {}
+
+
+def is_context_overflow(body: object) -> bool:
+    """Whether a decoded error body says the request overflowed the context window."""
+    error = error_object(body)
+    for key in ("code", "type"):
+        if str(error.get(key) or "") in _OVERFLOW_CODES:
+            return True
+    message = str(error.get("message") or "").lower()
+    return any(words in message for words in _OVERFLOW_WORDS)
+
+
+def failed_generation(body: object) -> str | None:
+    """The model's rejected tool-call text when the body is a `tool_use_failed` error."""
+    error = error_object(body)
+    if error.get("code") != "tool_use_failed":
+        return None
+    return str(error.get("failed_generation") or "")
+
+
 def error_detail(body: object) -> str:
     """The provider's own error message out of a decoded error body, on one short line."""
     detail: object = body

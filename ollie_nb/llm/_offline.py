@@ -9,7 +9,20 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from ollie_nb.llm._types import GenerationParams, Message, StreamEvent, ToolCall, ToolDef, Usage
+from ollie_nb.llm._types import (
+    Done,
+    GenerationParams,
+    Message,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ThinkingReady,
+    ToolCall,
+    ToolCallsReady,
+    ToolDef,
+    Usage,
+    UsageReport,
+)
 from ollie_nb.planning import read_step
 
 OFFLINE_MODEL = "offline-planner"
@@ -134,7 +147,8 @@ class OfflineBackend:
       a short explanation of how to get a plan.
 
     Text streams word by word (`chunk_delay` seconds apart), then usage (words counted as
-    tokens) and done.
+    tokens) and done. A scripted Message's thinking blocks come first, as reasoning, and
+    whole at the end (as Anthropic's do), so a script can stand in for a thinking model.
     """
 
     name = "offline"
@@ -197,18 +211,23 @@ class OfflineBackend:
         """Stream the deterministic reply to `messages` (see the class docstring)."""
         messages, tools = list(messages), list(tools)
         reply = _as_message(await self._reply(messages, tools), messages)
+        for block in reply.thinking:
+            if block.thinking:
+                yield ReasoningDelta(block.thinking)
         for piece in re.findall(r"\S*\s*", reply.content):
             if piece:
                 await asyncio.sleep(self.chunk_delay)  # also a cancellation point
-                yield StreamEvent.of_text(piece)
+                yield TextDelta(piece)
         if reply.tool_calls:
-            yield StreamEvent.of_tool_calls(reply.tool_calls)
+            yield ToolCallsReady(reply.tool_calls)
+        if reply.thinking:
+            yield ThinkingReady(reply.thinking)
         prompt_words = sum(
             _words(m.content) + sum(_words(c.arguments) for c in m.tool_calls) for m in messages
         )
         reply_words = _words(reply.content) + sum(_words(c.arguments) for c in reply.tool_calls)
-        yield StreamEvent.of_usage(Usage(prompt_words, reply_words))
-        yield StreamEvent.of_done("tool_calls" if reply.tool_calls else "stop")
+        yield UsageReport(Usage(prompt_words, reply_words))
+        yield Done("tool_calls" if reply.tool_calls else "stop")
 
     async def _reply(self, messages: list[Message], tools: list[ToolDef]) -> Turn:
         if self._fn is not None:

@@ -7,17 +7,31 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from ollie_nb.llm._errors import (
+    ContextOverflowError,
     LLMConnectionError,
     LLMHTTPError,
     LLMStreamError,
     connection_detail,
     error_detail,
     http_error_message,
+    is_context_overflow,
 )
 from ollie_nb.llm._openai import openai_tools
 from ollie_nb.llm._remote import RemoteBackend
 from ollie_nb.llm._retry import RetryPolicy, parse_retry_after
-from ollie_nb.llm._types import GenerationParams, Message, StreamEvent, ToolCall, ToolDef, Usage
+from ollie_nb.llm._types import (
+    Done,
+    GenerationParams,
+    Message,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallsReady,
+    ToolDef,
+    Usage,
+    UsageReport,
+)
 
 OLLAMA_URL = "http://localhost:11434"
 
@@ -28,6 +42,8 @@ _OPTIONS = {
     "frequency_penalty": "frequency_penalty",
     "presence_penalty": "presence_penalty",
     "top_p": "top_p",
+    "top_k": "top_k",
+    "min_p": "min_p",
 }
 
 
@@ -113,6 +129,8 @@ class OllamaBackend(RemoteBackend):
             value = getattr(params, field)
             if value is not None:
                 options[key] = value
+        if params.max_tokens is None and params.max_completion_tokens is not None:
+            options["num_predict"] = params.max_completion_tokens
         if params.stop:
             options["stop"] = list(params.stop)
         body: dict[str, Any] = {
@@ -124,6 +142,8 @@ class OllamaBackend(RemoteBackend):
             body["tools"] = openai_tools(tools)  # /api/chat takes the same shape
         if options:
             body["options"] = options
+        if params.reasoning_effort:  # thinking models think only when asked to
+            body["think"] = params.reasoning_effort.lower() not in ("none", "off", "false")
         return body
 
     async def _attempt(
@@ -149,8 +169,10 @@ class OllamaBackend(RemoteBackend):
                     if chunk.get("error"):
                         raise LLMStreamError(f"{self.name}: {error_detail(chunk)}")
                     message = chunk.get("message") or {}
+                    if message.get("thinking"):
+                        yield ReasoningDelta(message["thinking"])
                     if message.get("content"):
-                        yield StreamEvent.of_text(message["content"])
+                        yield TextDelta(message["content"])
                     for call in message.get("tool_calls") or ():
                         calls.append(_tool_call(call, len(calls)))
                     if chunk.get("done"):
@@ -166,18 +188,20 @@ class OllamaBackend(RemoteBackend):
         except ValueError as err:  # a line that is not JSON
             raise LLMStreamError(f"{self.name}: unreadable stream line: {err}") from None
         if calls:
-            yield StreamEvent.of_tool_calls(calls)
+            yield ToolCallsReady(tuple(calls))
         if usage is not None:
-            yield StreamEvent.of_usage(usage)
-        yield StreamEvent.of_done("tool_calls" if calls and stop == "stop" else stop or "stop")
+            yield UsageReport(usage)
+        yield Done("tool_calls" if calls and stop == "stop" else stop or "stop")
 
     async def _http_error(self, response: Any) -> LLMHTTPError:
         raw = await response.aread()
         try:
-            detail = error_detail(json.loads(raw))
+            body: Any = json.loads(raw)
         except ValueError:
-            detail = error_detail(raw)
-        return LLMHTTPError(
+            body = raw
+        detail = error_detail(body)
+        overflow = response.status_code in (400, 413) and is_context_overflow(body)
+        return (ContextOverflowError if overflow else LLMHTTPError)(
             http_error_message(self.name, response.status_code, detail),
             status=response.status_code,
             retry_after=parse_retry_after(response.headers),

@@ -8,24 +8,33 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ollie_nb.llm._errors import (
+    ContextOverflowError,
     LLMConfigError,
     LLMConnectionError,
     LLMError,
     LLMHTTPError,
     LLMStreamError,
+    ToolUseFailedError,
     connection_detail,
     error_detail,
+    failed_generation,
     http_error_message,
+    is_context_overflow,
 )
 from ollie_nb.llm._remote import RemoteBackend, import_sdk, transport_errors
 from ollie_nb.llm._retry import RetryPolicy, parse_retry_after
 from ollie_nb.llm._types import (
+    Done,
     GenerationParams,
     Message,
+    ReasoningDelta,
     StreamEvent,
+    TextDelta,
     ToolCall,
+    ToolCallsReady,
     ToolDef,
     Usage,
+    UsageReport,
 )
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -35,6 +44,12 @@ OPENAI_URL = "https://api.openai.com/v1"
 _CONTEXT_FIELDS = ("context_length", "max_model_len", "context_window", "max_context_length")
 
 _STOP_REASONS = {"function_call": "tool_calls"}  # others ("stop", "length", ...) pass through
+
+# Where OpenAI-compatible servers stream reasoning: `reasoning_content` (DeepSeek, vLLM,
+# llama.cpp, Ollama's /v1), `reasoning` (OpenRouter, Groq).
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+CACHE_BREAKPOINT = {"type": "ephemeral"}
+MAX_BREAKPOINTS = 4  # Anthropic's limit, through OpenRouter too
 
 
 def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -61,6 +76,25 @@ def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
         else:
             out.append({"role": m.role, "content": m.content})
     return out
+
+
+def mark_cache_breakpoints(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:
+    """Cache breakpoints in the OpenAI form OpenRouter passes to Anthropic models.
+
+    The last tool, the system prompt and the conversation's last two user or tool
+    messages (the tail, and the previous request's tail, so both prefixes are served)
+    get `cache_control` on a content part; at most MAX_BREAKPOINTS in all.
+    """
+    budget = MAX_BREAKPOINTS
+    if tools:
+        tools[-1]["cache_control"] = dict(CACHE_BREAKPOINT)
+        budget -= 1
+    system = [m for m in messages if m["role"] == "system"][-1:]
+    tail = [m for m in messages if m["role"] in ("user", "tool")][-2:]
+    for m in [*system, *tail][: max(budget, 0)]:
+        text = m.get("content")
+        if isinstance(text, str) and text:
+            m["content"] = [{"type": "text", "text": text, "cache_control": dict(CACHE_BREAKPOINT)}]
 
 
 def openai_tools(tools: list[ToolDef]) -> list[dict[str, Any]]:
@@ -171,22 +205,52 @@ class OpenAIBackend(RemoteBackend):
         }
         if tools:
             body["tools"] = openai_tools(tools)
+        if params.prompt_cache and self._caches_by_breakpoints():
+            mark_cache_breakpoints(body["messages"], body.get("tools") or [])
         if params.max_tokens is not None:
             body[self._max_tokens_field] = params.max_tokens
-        for key in ("temperature", "frequency_penalty", "presence_penalty", "top_p"):
+        if params.max_completion_tokens is not None:
+            body["max_completion_tokens"] = params.max_completion_tokens
+        for key in (
+            "temperature",
+            "frequency_penalty",
+            "presence_penalty",
+            "top_p",
+            "reasoning_effort",
+        ):
             value = getattr(params, key)
             if value is not None:
                 body[key] = value
         if params.stop:
             body["stop"] = list(params.stop)
+        # Not in OpenAI's API, known to OpenRouter, vLLM and llama.cpp: sent as extra fields.
+        extra = {
+            k: getattr(params, k) for k in ("top_k", "min_p") if getattr(params, k) is not None
+        }
+        if extra:
+            body["extra_body"] = extra
         return body
+
+    def _caches_by_breakpoints(self) -> bool:
+        """OpenRouter caches Anthropic models only where the request marks breakpoints."""
+        return self.name == "openrouter" and self._model.lower().startswith("anthropic/")
 
     def _error(self, err: Exception, during: str) -> LLMError:
         """An SDK exception as an LLMError with one redacted line."""
         sdk, secrets = self._sdk, self._secrets()
+        body = getattr(err, "body", None)
+        generation = failed_generation(body) if isinstance(err, sdk.APIError) else None
+        if generation is not None:
+            detail = error_detail(body) or str(err)
+            return ToolUseFailedError(
+                f"{self.name}: {detail}", failed_generation=generation, secrets=secrets
+            )
         if isinstance(err, sdk.APIStatusError):
             detail = error_detail(err.body) or err.message
-            return LLMHTTPError(
+            kind = LLMHTTPError
+            if err.status_code in (400, 413) and is_context_overflow(err.body):
+                kind = ContextOverflowError
+            return kind(
                 http_error_message(self.name, err.status_code, detail),
                 status=err.status_code,
                 retry_after=parse_retry_after(err.response.headers),
@@ -215,17 +279,17 @@ class OpenAIBackend(RemoteBackend):
         try:
             async for chunk in stream:
                 if chunk.usage is not None:
-                    usage = Usage(
-                        input_tokens=chunk.usage.prompt_tokens or 0,
-                        output_tokens=chunk.usage.completion_tokens or 0,
-                    )
+                    usage = _usage(chunk.usage)
                 for choice in chunk.choices or ():
                     if (choice.index or 0) != 0:
                         continue
                     delta = choice.delta
                     if delta is not None:
+                        reasoning = _reasoning(delta)
+                        if reasoning:
+                            yield ReasoningDelta(reasoning)
                         if delta.content:
-                            yield StreamEvent.of_text(delta.content)
+                            yield TextDelta(delta.content)
                         for call_delta in delta.tool_calls or ():
                             assembler.add(call_delta)
                     if choice.finish_reason:
@@ -236,13 +300,13 @@ class OpenAIBackend(RemoteBackend):
             await stream.close()
         calls = assembler.calls()
         if calls:
-            yield StreamEvent.of_tool_calls(calls)
+            yield ToolCallsReady(tuple(calls))
         if usage is not None:
-            yield StreamEvent.of_usage(usage)
+            yield UsageReport(usage)
         stop = _STOP_REASONS.get(finish, finish) or "stop"
         if calls and stop == "stop":
             stop = "tool_calls"
-        yield StreamEvent.of_done(stop)
+        yield Done(stop)
 
     async def models(self) -> list[str]:
         """The model ids the server lists at /models."""
@@ -266,6 +330,33 @@ class OpenAIBackend(RemoteBackend):
             if entry.id == self._model:
                 return context_from_model_entry(entry.to_dict())
         return None
+
+
+def _reasoning(delta: Any) -> str:
+    """The reasoning piece of a delta, under whichever name the server gives it."""
+    for name in _REASONING_FIELDS:
+        value = getattr(delta, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _usage(raw: Any) -> Usage:
+    """A chat.completions usage record; cached prompt tokens from `prompt_tokens_details`
+    (OpenAI, OpenRouter) or DeepSeek's `prompt_cache_hit_tokens`."""
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(
+        raw, "prompt_cache_hit_tokens", None
+    )
+    written = getattr(details, "cache_write_tokens", None)
+    cost = getattr(raw, "cost", None)
+    return Usage(
+        input_tokens=raw.prompt_tokens or 0,
+        output_tokens=raw.completion_tokens or 0,
+        cache_read_tokens=cached if isinstance(cached, int) else 0,
+        cache_write_tokens=written if isinstance(written, int) else 0,
+        cost=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+    )
 
 
 def context_from_model_entry(entry: dict[str, Any]) -> int | None:

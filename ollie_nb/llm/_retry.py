@@ -10,7 +10,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 
 from ollie_nb.llm._errors import LLMHTTPError
-from ollie_nb.llm._types import StreamEvent
+from ollie_nb.llm._types import RetryNotice, StreamEvent
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ async def stream_with_retries(
 ) -> AsyncIterator[StreamEvent]:
     """Run `attempt()` and re-run it on a retryable LLMHTTPError raised before its first event.
 
-    A "retry" event is yielded before each wait so a frontend can show a countdown. The
+    A RetryNotice is yielded before each wait so a frontend can show a countdown. The
     last error is re-raised once retries run out, saying how many were made.
     """
     retries = 0
@@ -94,5 +94,5 @@ async def stream_with_retries(
                 raise
             delay = policy.delay(retries, err.retry_after)
             retries += 1
-            yield StreamEvent.of_retry(retries, delay, err.message)
+            yield RetryNotice(retries, delay, err.message)
             await asyncio.sleep(delay)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
-StreamEventKind = Literal["text", "tool_calls", "usage", "retry", "done"]
+ThinkingKind = Literal["thinking", "redacted_thinking"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -36,7 +36,7 @@ def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:16]}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool call of the model; `arguments` is the raw JSON text as the provider sent it.
 
@@ -73,7 +73,43 @@ class ToolCall:
         return cls(id=str(data.get("id", "")), name=str(data["name"]), arguments=arguments)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """One thinking block of an Anthropic reply, kept byte for byte to be sent back.
+
+    With thinking on, the API wants the blocks of the reply that made tool calls back,
+    unchanged, ahead of its tool_use blocks: `thinking` with its `signature`, or
+    `redacted_thinking` with its encrypted `data`.
+    """
+
+    kind: ThinkingKind = "thinking"
+    thinking: str = ""
+    signature: str = ""
+    data: str = ""
+
+    def to_wire(self) -> dict[str, Any]:
+        """The block as the Messages API takes it back."""
+        if self.kind == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": self.data}
+        return {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form, for saved sessions (the wire form)."""
+        return self.to_wire()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ThinkingBlock:
+        """Inverse of to_dict."""
+        if data.get("type") == "redacted_thinking":
+            return cls("redacted_thinking", data=str(data.get("data", "")))
+        return cls(
+            "thinking",
+            thinking=str(data.get("thinking", "")),
+            signature=str(data.get("signature", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     """One chat message in the canonical form every backend converts from."""
 
@@ -82,12 +118,17 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str = ""
     name: str = ""
+    thinking: tuple[ThinkingBlock, ...] = ()
+    """Signed thinking blocks of an assistant reply: never part of `content`; only the
+    Anthropic request builder sends them back (unchanged, as its API requires)."""
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ValueError(f"unknown message role {self.role!r}; expected one of {ROLES}")
         if not isinstance(self.tool_calls, tuple):
             object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        if not isinstance(self.thinking, tuple):
+            object.__setattr__(self, "thinking", tuple(self.thinking))
         _clean_text_fields(self, ("content", "tool_call_id", "name"))
 
     @classmethod
@@ -101,9 +142,14 @@ class Message:
         return cls("user", content)
 
     @classmethod
-    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> Message:
-        """A model reply: text, tool calls, or both."""
-        return cls("assistant", content, tuple(tool_calls))
+    def assistant(
+        cls,
+        content: str = "",
+        tool_calls: Sequence[ToolCall] = (),
+        thinking: Sequence[ThinkingBlock] = (),
+    ) -> Message:
+        """A model reply: text, tool calls, or both (and the thinking that came with them)."""
+        return cls("assistant", content, tuple(tool_calls), thinking=tuple(thinking))
 
     @classmethod
     def tool(cls, tool_call_id: str, content: str, name: str = "") -> Message:
@@ -119,6 +165,8 @@ class Message:
             data["tool_call_id"] = self.tool_call_id
         if self.name:
             data["name"] = self.name
+        if self.thinking:
+            data["thinking"] = [block.to_dict() for block in self.thinking]
         return data
 
     @classmethod
@@ -130,6 +178,7 @@ class Message:
             tool_calls=tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
             tool_call_id=data.get("tool_call_id") or "",
             name=data.get("name") or "",
+            thinking=tuple(ThinkingBlock.from_dict(b) for b in data.get("thinking") or ()),
         )
 
 
@@ -146,10 +195,19 @@ class ToolDef:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts of one response."""
+    """Token counts of one response.
+
+    `input_tokens` counts every input token, cached or not (they all fill the context);
+    `cache_read_tokens` of them were served from the provider's prompt cache and
+    `cache_write_tokens` were written to it. `cost` is money, when the provider says
+    (OpenRouter does).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost: float | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -159,7 +217,15 @@ class Usage:
 
 @dataclass(frozen=True)
 class GenerationParams:
-    """Sampling settings; None (or empty `stop`) means the provider's default."""
+    """Sampling settings; None (or empty `stop`) means the provider's default.
+
+    `reasoning_effort` ("low", "medium", "high"; "none" turns reasoning off where a server
+    knows the word) goes to OpenAI-compatible servers and turns Ollama's `think` on;
+    `thinking_budget` turns Anthropic's extended thinking on with that many tokens.
+    `max_completion_tokens` caps the reply including its reasoning (OpenAI's own name).
+    `prompt_cache` marks cache breakpoints where a provider takes them (Anthropic, and
+    Anthropic models through OpenRouter).
+    """
 
     max_tokens: int | None = None
     temperature: float | None = None
@@ -167,6 +233,12 @@ class GenerationParams:
     presence_penalty: float | None = None
     top_p: float | None = None
     stop: tuple[str, ...] = ()
+    top_k: int | None = None
+    min_p: float | None = None
+    reasoning_effort: str | None = None
+    thinking_budget: int | None = None
+    max_completion_tokens: int | None = None
+    prompt_cache: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.stop, str):
@@ -176,48 +248,67 @@ class GenerationParams:
 
 
 @dataclass(frozen=True)
-class StreamEvent:
-    """One event of a streamed response; `kind` says which fields are meaningful.
+class TextDelta:
+    """The next piece of the reply's text."""
 
-    - "text": `text` is the next piece of the reply;
-    - "tool_calls": `tool_calls` holds every complete call of the response (once, near the end);
-    - "usage": `usage` holds the response's token counts;
-    - "retry": the request failed before anything streamed and is retried as attempt
-      `attempt` after `delay` seconds; `reason` says why;
-    - "done": the response is complete; `stop_reason` is "stop", "tool_calls", "length",
-      or the provider's own word for anything else.
-    """
+    text: str
 
-    kind: StreamEventKind
-    text: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    usage: Usage | None = None
-    attempt: int = 0
-    delay: float = 0.0
-    reason: str = ""
-    stop_reason: str = ""
 
-    @classmethod
-    def of_text(cls, text: str) -> StreamEvent:
-        """A text delta."""
-        return cls("text", text=text)
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """The next piece of the model's reasoning (thinking), shown apart from the reply."""
 
-    @classmethod
-    def of_tool_calls(cls, calls: Sequence[ToolCall]) -> StreamEvent:
-        """The complete tool calls of the response."""
-        return cls("tool_calls", tool_calls=tuple(calls))
+    text: str
 
-    @classmethod
-    def of_usage(cls, usage: Usage) -> StreamEvent:
-        """The response's token counts."""
-        return cls("usage", usage=usage)
 
-    @classmethod
-    def of_retry(cls, attempt: int, delay: float, reason: str) -> StreamEvent:
-        """A retry announced before sleeping `delay` seconds."""
-        return cls("retry", attempt=attempt, delay=delay, reason=reason)
+@dataclass(frozen=True)
+class ToolCallsReady:
+    """Every complete tool call of the response, once, near its end."""
 
-    @classmethod
-    def of_done(cls, stop_reason: str) -> StreamEvent:
-        """The end of the response."""
-        return cls("done", stop_reason=stop_reason)
+    tool_calls: tuple[ToolCall, ...]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool_calls, tuple):
+            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+
+
+@dataclass(frozen=True)
+class ThinkingReady:
+    """The response's signed thinking blocks, once, near its end: the reply keeps them."""
+
+    blocks: tuple[ThinkingBlock, ...]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.blocks, tuple):
+            object.__setattr__(self, "blocks", tuple(self.blocks))
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    """The response's token counts."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """The request failed before anything streamed; it is sent again as attempt `attempt`
+    after `delay` seconds; `reason` says why."""
+
+    attempt: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class Done:
+    """The response is complete; `stop_reason` is "stop", "tool_calls", "length", or the
+    provider's own word for anything else."""
+
+    stop_reason: str = "stop"
+
+
+StreamEvent = (
+    TextDelta | ReasoningDelta | ToolCallsReady | ThinkingReady | UsageReport | RetryNotice | Done
+)
+"""One event of a streamed response (see Backend.chat_stream for their order)."""

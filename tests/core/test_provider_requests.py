@@ -93,6 +93,8 @@ def _anthropic_text(text: str) -> list[bytes]:
     ]
 
 
+CACHED = {"cache_control": {"type": "ephemeral"}}
+
 WIRES = [
     Wire(
         "openai",
@@ -114,12 +116,15 @@ WIRES = [
         _anthropic_call,
         _anthropic_text,
         lambda body: {t["name"]: t["input_schema"] for t in body["tools"]},
-        lambda body: body["system"],
+        # One system block; it and the tail (the last two user messages) are cache breakpoints.
+        lambda body: next(
+            b["text"] for b in body["system"] if b["cache_control"] == CACHED["cache_control"]
+        ),
         lambda call_id, text: {
             "role": "user",
-            "content": [{"type": "tool_result", "tool_use_id": call_id, "content": text}],
+            "content": [{"type": "tool_result", "tool_use_id": call_id, "content": text, **CACHED}],
         },
-        lambda text: {"role": "user", "content": [{"type": "text", "text": text}]},
+        lambda text: {"role": "user", "content": [{"type": "text", "text": text, **CACHED}]},
     ),
 ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import traceback
 from typing import Any
 
@@ -10,18 +11,28 @@ import pytest
 
 from ollie_nb.llm import (
     AnthropicBackend,
+    ContextOverflowError,
+    Done,
     GenerationParams,
     LLMConnectionError,
     LLMHTTPError,
     Message,
+    ReasoningDelta,
+    RetryNotice,
     RetryPolicy,
     StreamEvent,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingReady,
     ToolCall,
+    ToolCallsReady,
     ToolDef,
     Usage,
+    UsageReport,
 )
 from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply, collect, json_reply, sse
 
+CACHE = {"cache_control": {"type": "ephemeral"}}
 FAST = RetryPolicy(base_delay=0.01, max_delay=0.05, statuses=(429, 529))
 
 WEATHER = ToolDef(
@@ -126,16 +137,16 @@ def test_text_and_tool_use_blocks_are_assembled(provider: FakeProvider):
     b = backend(provider)
     events = collect(lambda: b.chat_stream(HISTORY, [WEATHER]))
     assert events == [
-        StreamEvent.of_text("Let me "),
-        StreamEvent.of_text("check."),
-        StreamEvent.of_tool_calls(
+        TextDelta("Let me "),
+        TextDelta("check."),
+        ToolCallsReady(
             [
                 ToolCall("toolu_01A", "get_weather", '{"city": "Paris"}'),
                 ToolCall("toolu_01B", "get_weather", '{"city": "Tokyo"}'),
             ]
         ),
-        StreamEvent.of_usage(Usage(472, 89)),
-        StreamEvent.of_done("tool_calls"),
+        UsageReport(Usage(472, 89)),
+        Done("tool_calls"),
     ]
 
 
@@ -144,8 +155,8 @@ def test_request_body_moves_system_and_merges_tool_results(provider: FakeProvide
     b = backend(provider)
     params = GenerationParams(max_tokens=256, temperature=0.3, stop=("END",))
     events = collect(lambda: b.chat_stream(HISTORY, [WEATHER], params))
-    assert "".join(e.text for e in events) == "Hello, world!"
-    assert events[-1] == StreamEvent.of_done("stop")
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello, world!"
+    assert events[-1] == Done("stop")
     (request,) = provider.requests
     assert (request.method, request.path) == ("POST", "/v1/messages")
     sent_key = request.headers.get("x-api-key") or request.headers["authorization"]
@@ -153,7 +164,8 @@ def test_request_body_moves_system_and_merges_tool_results(provider: FakeProvide
     body = request.body
     assert body["model"] == "claude-sonnet-4-6"
     assert body["stream"] is True
-    assert body["system"] == "You are terse."
+    # Breakpoints by default: last tool, system, and the last two user messages.
+    assert body["system"] == [{"type": "text", "text": "You are terse.", **CACHE}]
     assert body["max_tokens"] == 256
     assert body["temperature"] == 0.3
     assert body["stop_sequences"] == ["END"]
@@ -162,10 +174,14 @@ def test_request_body_moves_system_and_merges_tool_results(provider: FakeProvide
             "name": "get_weather",
             "description": "Current weather of a city.",
             "input_schema": WEATHER.input_schema,
+            **CACHE,
         }
     ]
     assert body["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Tokyo?"}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "Weather in Paris and Tokyo?", **CACHE}],
+        },
         {
             "role": "assistant",
             "content": [
@@ -189,7 +205,7 @@ def test_request_body_moves_system_and_merges_tool_results(provider: FakeProvide
             "content": [
                 {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny, 21 C"},
                 {"type": "tool_result", "tool_use_id": "toolu_2", "content": "rain, 14 C"},
-                {"type": "text", "text": "Which is warmer?"},
+                {"type": "text", "text": "Which is warmer?", **CACHE},
             ],
         },
     ]
@@ -213,8 +229,8 @@ def test_429_then_success_retries_with_events(provider: FakeProvider):
     provider.queue(limited, Reply(chunks=TEXT_REPLY))
     b = backend(provider)
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    assert events[0] == StreamEvent.of_retry(1, 0.0, "anthropic: HTTP 429: Slow down")
-    assert "".join(e.text for e in events) == "Hello, world!"
+    assert events[0] == RetryNotice(1, 0.0, "anthropic: HTTP 429: Slow down")
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello, world!"
     assert len(provider.requests) == 2
 
 
@@ -230,7 +246,7 @@ def test_overloaded_error_event_before_output_is_retried(provider: FakeProvider)
     provider.queue(overloaded, Reply(chunks=TEXT_REPLY))
     b = backend(provider)
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    assert [e.kind for e in events][:2] == ["retry", "text"]
+    assert [type(e) for e in events][:2] == [RetryNotice, TextDelta]
     assert events[0].reason == "anthropic: HTTP 529: Overloaded"
 
 
@@ -268,7 +284,7 @@ def test_connection_reset_mid_stream(provider: FakeProvider):
     with pytest.raises(LLMConnectionError) as info:
         asyncio.run(run())
     assert str(info.value).startswith("anthropic: connection lost while streaming")
-    assert seen == [StreamEvent.of_text("Hello")]
+    assert seen == [TextDelta("Hello")]
 
 
 def test_key_never_appears_in_errors_or_repr(provider: FakeProvider):
@@ -330,5 +346,187 @@ def test_overloaded_error_event_after_output_is_raised_not_retried(provider: Fak
     with pytest.raises(LLMHTTPError) as info:
         asyncio.run(run())
     assert (info.value.status, str(info.value)) == (529, "anthropic: HTTP 529: Overloaded")
-    assert seen == [StreamEvent.of_text("Hel")]
+    assert seen == [TextDelta("Hel")]
     assert len(provider.requests) == 1
+
+
+# -- extended thinking, prompt caching, context overflow -----------------------------------
+
+SIGNATURE = "EqQBCkgIBxABGAIqQGBo0wYDHPl1u7c1zgxGcjBQ7CGiPxdcOXYp/vnBUq1K3ZgUTxsQaCLHt3Ir+Qe4wA=="
+REDACTED = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ"
+
+
+def thinking_block(index: int, signature: str, *pieces: str) -> list[bytes]:
+    start = {"type": "thinking", "thinking": "", "signature": ""}
+    return [
+        event("content_block_start", index=index, content_block=start),
+        *[
+            event(
+                "content_block_delta", index=index, delta={"type": "thinking_delta", "thinking": p}
+            )
+            for p in pieces
+        ],
+        event(
+            "content_block_delta",
+            index=index,
+            delta={"type": "signature_delta", "signature": signature},
+        ),
+        event("content_block_stop", index=index),
+    ]
+
+
+def redacted_block(index: int, data: str) -> list[bytes]:
+    return [
+        event(
+            "content_block_start",
+            index=index,
+            content_block={"type": "redacted_thinking", "data": data},
+        ),
+        event("content_block_stop", index=index),
+    ]
+
+
+def cached_start(input_tokens: int, written: int, read: int) -> bytes:
+    usage = {
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": read,
+        "output_tokens": 1,
+    }
+    message = {
+        "id": "msg_02",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    return event("message_start", message=message)
+
+
+THINK_THEN_CALL = [
+    cached_start(12, 1800, 2400),
+    *thinking_block(0, SIGNATURE, "The user wants Paris weather. ", "I should call the tool."),
+    *redacted_block(1, REDACTED),
+    *tool_block(2, "toolu_01T", "get_weather", '{"city": "Paris"}'),
+    *finish("tool_use", 140),
+]
+
+SIGNED = (
+    ThinkingBlock("thinking", "The user wants Paris weather. I should call the tool.", SIGNATURE),
+    ThinkingBlock("redacted_thinking", data=REDACTED),
+)
+
+
+def test_thinking_streams_apart_and_its_signed_blocks_come_whole(provider: FakeProvider):
+    provider.queue(Reply(chunks=THINK_THEN_CALL))
+    b = backend(provider)
+    events = collect(lambda: b.chat_stream([Message.user("Weather in Paris?")], [WEATHER]))
+    assert events == [
+        ReasoningDelta("The user wants Paris weather. "),
+        ReasoningDelta("I should call the tool."),
+        ToolCallsReady((ToolCall("toolu_01T", "get_weather", '{"city": "Paris"}'),)),
+        ThinkingReady(SIGNED),
+        UsageReport(Usage(4212, 140, cache_read_tokens=2400, cache_write_tokens=1800)),
+        Done("tool_calls"),
+    ]
+    assert not [e for e in events if isinstance(e, TextDelta)]  # thinking is never reply text
+
+
+def test_thinking_blocks_go_back_first_and_unchanged(provider: FakeProvider):
+    provider.queue(Reply(chunks=TEXT_REPLY))
+    b = backend(provider)
+    history = [
+        Message.user("Weather in Paris?"),
+        Message.assistant("", [ToolCall("toolu_01T", "get_weather", '{"city": "Paris"}')], SIGNED),
+        Message.tool("toolu_01T", "sunny, 21 C", name="get_weather"),
+    ]
+    params = GenerationParams(thinking_budget=4000, max_tokens=2000, temperature=0.5, top_k=40)
+    collect(lambda: b.chat_stream(history, [WEATHER], params))
+    (request,) = provider.requests
+    body = request.body
+    assert body["messages"][1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": SIGNED[0].thinking, "signature": SIGNATURE},
+            {"type": "redacted_thinking", "data": REDACTED},
+            {
+                "type": "tool_use",
+                "id": "toolu_01T",
+                "name": "get_weather",
+                "input": {"city": "Paris"},
+            },
+        ],
+    }
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 4000}
+    assert body["max_tokens"] > 4000  # the API wants room for the answer beyond the budget
+    assert "temperature" not in body and "top_k" not in body  # refused with thinking on
+    assert "interleaved-thinking" in request.headers["anthropic-beta"]
+
+
+def test_no_thinking_settings_without_a_budget(provider: FakeProvider):
+    provider.queue(Reply(chunks=TEXT_REPLY))
+    b = backend(provider)
+    collect(lambda: b.chat_stream([Message.user("hi")], (), GenerationParams(top_k=40)))
+    body = provider.requests[0].body
+    assert "thinking" not in body and body["top_k"] == 40
+    assert "anthropic-beta" not in provider.requests[0].headers
+
+
+def breakpoints(body: dict[str, Any]) -> list[str]:
+    """Where a request's cache_control marks are, in the order the cache reads them."""
+    found = [f"tool:{t['name']}" for t in body.get("tools", ()) if "cache_control" in t]
+    found += ["system" for s in body.get("system", ()) if "cache_control" in s]
+    for n, m in enumerate(body["messages"]):
+        found += [f"{m['role']}[{n}]:{b['type']}" for b in m["content"] if "cache_control" in b]
+    return found
+
+
+def test_cache_breakpoints_on_tools_system_and_the_tail_within_four(provider: FakeProvider):
+    provider.queue(Reply(chunks=TEXT_REPLY), Reply(chunks=TEXT_REPLY))
+    b = backend(provider)
+    tools = [WEATHER, ToolDef("get_time", "Local time.")]
+    long = [
+        *HISTORY,
+        Message.assistant("", [ToolCall("toolu_3", "get_time", "{}")]),
+        Message.tool("toolu_3", "10:00", name="get_time"),
+    ]
+    collect(lambda: b.chat_stream(long, tools))
+    collect(lambda: b.chat_stream(long, tools, GenerationParams(prompt_cache=False)))
+    cached, plain = (r.body for r in provider.requests)
+    assert breakpoints(cached) == [
+        "tool:get_time",
+        "system",
+        "user[2]:text",  # the previous request's tail ("Which is warmer?")
+        "user[4]:tool_result",  # this request's tail
+    ]
+    assert "cache_control" not in json.dumps(plain)
+
+
+def test_prompt_too_long_is_a_context_overflow(provider: FakeProvider):
+    too_long = {
+        "type": "error",
+        "error": {
+            "type": "invalid_request_error",
+            "message": "prompt is too long: 208934 tokens > 200000 maximum",
+        },
+    }
+    provider.queue(json_reply(400, too_long))
+    b = backend(provider)
+    with pytest.raises(ContextOverflowError) as info:
+        collect(lambda: b.chat_stream([Message.user("hi")]))
+    assert str(info.value) == (
+        "anthropic: HTTP 400: prompt is too long: 208934 tokens > 200000 maximum"
+    )
+    assert len(provider.requests) == 1
+
+
+def test_other_invalid_requests_stay_plain_http_errors(provider: FakeProvider):
+    bad = {"type": "error", "error": {"type": "invalid_request_error", "message": "bad tool"}}
+    provider.queue(json_reply(400, bad))
+    b = backend(provider)
+    with pytest.raises(LLMHTTPError) as info:
+        collect(lambda: b.chat_stream([Message.user("hi")]))
+    assert not isinstance(info.value, ContextOverflowError)

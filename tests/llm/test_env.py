@@ -15,6 +15,7 @@ from ollie_nb.llm import (
     OfflineBackend,
     OllamaBackend,
     OpenAIBackend,
+    TextDelta,
     backend_from_env,
     env_file_path,
     make_backend,
@@ -169,7 +170,7 @@ def test_ollie_openai_key_and_url_reach_the_server(env_file: Path, provider: Fak
         )
     )
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    assert [e.text for e in events if e.kind == "text"] == ["ok"]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["ok"]
     (request,) = provider.requests
     assert request.headers["authorization"] == f"Bearer {FAKE_KEY}"
     assert request.body["model"] == "local-model"
@@ -368,6 +369,6 @@ def test_ollie_openai_url_reaches_the_server_with_or_without_v1(
     )
     b = backend_from_env(settings(env_file, OLLIE_OPENAI_URL=provider.url + suffix))
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    assert [e.text for e in events if e.kind == "text"] == ["ok"]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["ok"]
     (request,) = provider.requests
     assert request.path == "/v1/chat/completions"

@@ -10,12 +10,19 @@ import pytest
 
 from ollie_nb.llm import (
     Backend,
+    Done,
     Message,
     OfflineBackend,
+    ReasoningDelta,
     StreamEvent,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingReady,
     ToolCall,
+    ToolCallsReady,
     ToolDef,
     Usage,
+    UsageReport,
     is_step_prompt,
     step_prompt_task_id,
 )
@@ -41,11 +48,11 @@ def run(backend: OfflineBackend, messages: list[Message], tools=()) -> list[Stre
 
 
 def text_of(events: list[StreamEvent]) -> str:
-    return "".join(e.text for e in events if e.kind == "text")
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
 
 
 def calls_of(events: list[StreamEvent]) -> tuple[ToolCall, ...]:
-    return next((e.tool_calls for e in events if e.kind == "tool_calls"), ())
+    return next((e.tool_calls for e in events if isinstance(e, ToolCallsReady)), ())
 
 
 def plan_args(prompt: str) -> dict[str, Any]:
@@ -75,13 +82,13 @@ def test_scripted_turns_in_order_then_a_clear_end():
     )
     first = run(b, [Message.user("hi")])
     assert text_of(first) == "first answer"
-    assert [e.text for e in first if e.kind == "text"] == ["first ", "answer"]
-    assert first[-2:] == [StreamEvent.of_usage(Usage(1, 2)), StreamEvent.of_done("stop")]
+    assert [e.text for e in first if isinstance(e, TextDelta)] == ["first ", "answer"]
+    assert first[-2:] == [UsageReport(Usage(1, 2)), Done("stop")]
 
     history = [Message.user("hi"), Message.assistant("first answer"), Message.user("time?")]
     second = run(b, history)
     assert calls_of(second) == (ToolCall("call_1_0", "get_time", '{"city": "Oslo"}'),)
-    assert second[-1] == StreamEvent.of_done("tool_calls")
+    assert second[-1] == Done("tool_calls")
 
     third = run(b, [Message.user("go")])
     assert calls_of(third) == (
@@ -169,8 +176,8 @@ def test_demo_planner_summarises_the_plan_tool_result():
     assert text_of(events) == (
         "Planned 2 steps for: Clean the house.\n\nPlan saved by sheet(): 2 steps."
     )
-    assert len([e for e in events if e.kind == "text"]) > 5  # streamed in word chunks
-    assert events[-1] == StreamEvent.of_done("stop")
+    assert len([e for e in events if isinstance(e, TextDelta)]) > 5  # streamed in word chunks
+    assert events[-1] == Done("stop")
 
 
 def test_demo_planner_without_plan_tool_writes_the_plan_as_text():
@@ -265,3 +272,12 @@ def test_cancellation_stops_a_slow_stream_promptly():
         return len(got)
 
     assert 1 <= asyncio.run(asyncio.wait_for(main(), 2)) < 10
+
+
+def test_a_scripted_thinking_reply_streams_its_reasoning_first_and_its_blocks_whole():
+    block = ThinkingBlock("thinking", "Plan the answer.", "c2ln")
+    b = OfflineBackend(turns=[Message.assistant("Done.", thinking=[block])])
+    events = run(b, [Message.user("go")])
+    assert events[0] == ReasoningDelta("Plan the answer.")
+    assert text_of(events) == "Done."
+    assert ThinkingReady((block,)) in events

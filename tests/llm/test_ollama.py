@@ -9,16 +9,21 @@ from typing import Any
 import pytest
 
 from ollie_nb.llm import (
+    Done,
     GenerationParams,
     LLMConnectionError,
     LLMHTTPError,
     Message,
     OllamaBackend,
+    ReasoningDelta,
+    RetryNotice,
     RetryPolicy,
-    StreamEvent,
+    TextDelta,
     ToolCall,
+    ToolCallsReady,
     ToolDef,
     Usage,
+    UsageReport,
 )
 from tests.support.llm_fake_provider import FakeProvider, Reply, collect, json_reply
 
@@ -78,10 +83,10 @@ def test_text_stream_usage_and_request_body(provider: FakeProvider):
         lambda: b.chat_stream(history, [WEATHER], GenerationParams(max_tokens=50, temperature=0))
     )
     assert events == [
-        StreamEvent.of_text("The sky"),
-        StreamEvent.of_text(" is blue."),
-        StreamEvent.of_usage(Usage(26, 12)),
-        StreamEvent.of_done("stop"),
+        TextDelta("The sky"),
+        TextDelta(" is blue."),
+        UsageReport(Usage(26, 12)),
+        Done("stop"),
     ]
     (request,) = provider.requests
     assert (request.method, request.path) == ("POST", "/api/chat")
@@ -120,14 +125,14 @@ def test_tool_calls_arrive_as_objects_and_become_json_text(provider: FakeProvide
     b = backend(provider)
     events = collect(lambda: b.chat_stream([Message.user("Weather?")], [WEATHER]))
     assert events == [
-        StreamEvent.of_tool_calls(
+        ToolCallsReady(
             [
                 ToolCall("call_0", "get_weather", '{"city": "Paris"}'),
                 ToolCall("call_1", "get_weather", '{"city": "Tokyo"}'),
             ]
         ),
-        StreamEvent.of_usage(Usage(26, 12)),
-        StreamEvent.of_done("tool_calls"),
+        UsageReport(Usage(26, 12)),
+        Done("tool_calls"),
     ]
 
 
@@ -137,7 +142,7 @@ def test_429_retried_then_404_is_a_clear_error(provider: FakeProvider):
     provider.queue(busy, TEXT, missing)
     b = backend(provider)
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    assert events[0] == StreamEvent.of_retry(1, 0.0, "ollama: HTTP 429: server busy")
+    assert events[0] == RetryNotice(1, 0.0, "ollama: HTTP 429: server busy")
     b.set_model("nope")
     with pytest.raises(LLMHTTPError) as info:
         collect(lambda: b.chat_stream([Message.user("hi")]))
@@ -174,3 +179,42 @@ def test_models_and_context_length(provider: FakeProvider):
     assert asyncio.run(run()) == (["llama3.1:latest", "qwen3:8b"], 16384)
     assert provider.requests[1].body == {"model": "llama3.1"}
     assert repr(b) == f"OllamaBackend(model='llama3.1', host='{provider.url}')"
+
+
+def test_native_thinking_streams_apart_and_think_is_asked_for(provider: FakeProvider):
+    provider.queue(
+        ndjson(
+            line({"thinking": "Blue light scatters "}),
+            line({"thinking": "more."}),
+            line({"content": "Rayleigh scattering."}),
+            END,
+        )
+    )
+    b = backend(provider)
+    params = GenerationParams(
+        reasoning_effort="medium", top_k=40, min_p=0.05, max_completion_tokens=300
+    )
+    events = collect(lambda: b.chat_stream([Message.user("Why is the sky blue?")], (), params))
+    assert events == [
+        ReasoningDelta("Blue light scatters "),
+        ReasoningDelta("more."),
+        TextDelta("Rayleigh scattering."),
+        UsageReport(Usage(26, 12)),
+        Done("stop"),
+    ]
+    body = provider.requests[0].body
+    assert body["think"] is True
+    assert (body["options"]["top_k"], body["options"]["min_p"]) == (40, 0.05)
+    assert body["options"]["num_predict"] == 300
+
+
+def test_reasoning_effort_none_turns_thinking_off(provider: FakeProvider):
+    provider.queue(TEXT, TEXT)
+    b = backend(provider)
+    collect(
+        lambda: b.chat_stream([Message.user("hi")], (), GenerationParams(reasoning_effort="none"))
+    )
+    collect(lambda: b.chat_stream([Message.user("hi")]))
+    off, default = (r.body for r in provider.requests)
+    assert off["think"] is False
+    assert "think" not in default  # the model's own default

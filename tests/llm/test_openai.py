@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import time
 import traceback
 from typing import Any
@@ -11,17 +12,25 @@ from typing import Any
 import pytest
 
 from ollie_nb.llm import (
+    ContextOverflowError,
+    Done,
     GenerationParams,
     LLMConnectionError,
     LLMHTTPError,
     LLMStreamError,
     Message,
     OpenAIBackend,
+    ReasoningDelta,
+    RetryNotice,
     RetryPolicy,
     StreamEvent,
+    TextDelta,
     ToolCall,
+    ToolCallsReady,
     ToolDef,
+    ToolUseFailedError,
     Usage,
+    UsageReport,
 )
 from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply, collect, json_reply, sse
 
@@ -105,14 +114,14 @@ def test_parallel_tool_calls_are_assembled_from_interleaved_deltas(provider: Fak
     b = backend(provider)
     events = collect(lambda: b.chat_stream(HISTORY, [WEATHER, TIME]))
     assert events == [
-        StreamEvent.of_tool_calls(
+        ToolCallsReady(
             [
                 ToolCall("call_aaa", "get_weather", '{"city": "Paris"}'),
                 ToolCall("call_bbb", "get_time", '{"city": "Tokyo"}'),
             ]
         ),
-        StreamEvent.of_usage(Usage(57, 17)),
-        StreamEvent.of_done("tool_calls"),
+        UsageReport(Usage(57, 17)),
+        Done("tool_calls"),
     ]
 
 
@@ -167,8 +176,8 @@ def test_text_reply_streams_deltas_then_usage_and_done(provider: FakeProvider):
     provider.queue(Reply(chunks=TEXT_REPLY))
     b = backend(provider)
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    assert [e.text for e in events if e.kind == "text"] == ["Hello", ", world", "!"]
-    assert events[-2:] == [StreamEvent.of_usage(Usage(57, 17)), StreamEvent.of_done("stop")]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hello", ", world", "!"]
+    assert events[-2:] == [UsageReport(Usage(57, 17)), Done("stop")]
 
 
 def test_429_with_retry_after_is_retried_with_events(provider: FakeProvider):
@@ -176,11 +185,11 @@ def test_429_with_retry_after_is_retried_with_events(provider: FakeProvider):
     provider.queue(limited, limited, Reply(chunks=TEXT_REPLY))
     b = backend(provider, retry=RetryPolicy(base_delay=0.01, max_delay=0.05))
     events = collect(lambda: b.chat_stream([Message.user("hi")]))
-    retries = [e for e in events if e.kind == "retry"]
+    retries = [e for e in events if isinstance(e, RetryNotice)]
     assert [(e.attempt, e.delay) for e in retries] == [(1, 0.05), (2, 0.05)]  # capped
     assert "Rate limit reached" in retries[0].reason
     assert events[: len(retries)] == retries  # retries come before anything else
-    assert "".join(e.text for e in events) == "Hello, world!"
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello, world!"
     assert len(provider.requests) == 3
 
 
@@ -224,7 +233,7 @@ def test_connection_reset_mid_stream_is_a_connection_error(provider: FakeProvide
     with pytest.raises(LLMConnectionError) as info:
         asyncio.run(run())
     assert "openai" in str(info.value)
-    assert [e.text for e in seen] == ["Hello"]
+    assert seen == [TextDelta("Hello")]
     assert len(provider.requests) == 1  # never retried once text has streamed
 
 
@@ -251,7 +260,8 @@ def test_cancelling_the_consumer_closes_the_stream(provider: FakeProvider):
     async def run() -> None:
         async def consume() -> None:
             async for event in b.chat_stream([Message.user("hi")]):
-                got.append(event.text)
+                if isinstance(event, TextDelta):
+                    got.append(event.text)
 
         task = asyncio.create_task(consume())
         while not got:
@@ -310,3 +320,190 @@ def test_error_object_inside_the_stream_is_a_stream_error(provider: FakeProvider
     with pytest.raises(LLMStreamError) as info:
         collect(lambda: b.chat_stream([Message.user("hi")]))
     assert str(info.value) == "openai: Upstream provider failed"
+
+
+# -- reasoning, prompt caching, provider errors a model can recover from -------------------
+
+
+def test_deepseek_reasoning_content_streams_apart_from_the_reply(provider: FakeProvider):
+    provider.queue(
+        Reply(
+            chunks=[
+                chunk({"role": "assistant", "content": None, "reasoning_content": ""}),
+                chunk({"content": None, "reasoning_content": "The user says hi. "}),
+                chunk({"content": None, "reasoning_content": "Greet back."}),
+                chunk({"content": "Hello!", "reasoning_content": None}),
+                chunk({"content": ""}, "stop"),
+                USAGE_CHUNK,
+                DONE,
+            ]
+        )
+    )
+    b = backend(provider)
+    events = collect(lambda: b.chat_stream([Message.user("hi")]))
+    assert events == [
+        ReasoningDelta("The user says hi. "),
+        ReasoningDelta("Greet back."),
+        TextDelta("Hello!"),
+        UsageReport(Usage(57, 17)),
+        Done("stop"),
+    ]
+
+
+def test_openrouter_and_groq_reasoning_field(provider: FakeProvider):
+    provider.queue(
+        Reply(
+            chunks=[
+                chunk({"role": "assistant", "content": "", "reasoning": "Short answer."}),
+                chunk({"content": "Yes.", "reasoning": None}),
+                chunk({}, "stop"),
+                DONE,
+            ]
+        )
+    )
+    b = backend(provider)
+    events = collect(lambda: b.chat_stream([Message.user("ok?")]))
+    assert events == [ReasoningDelta("Short answer."), TextDelta("Yes."), Done("stop")]
+
+
+def test_cached_prompt_tokens_and_cost_are_read_into_usage(provider: FakeProvider):
+    usage = {
+        "prompt_tokens": 2006,
+        "completion_tokens": 300,
+        "total_tokens": 2306,
+        "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0},
+        "cost": 0.00123,
+    }
+    provider.queue(Reply(chunks=[*TEXT_REPLY[:-2], chunk(None, usage=usage), DONE]))
+    b = backend(provider)
+    events = collect(lambda: b.chat_stream([Message.user("hi")]))
+    assert events[-2] == UsageReport(Usage(2006, 300, cache_read_tokens=1920, cost=0.00123))
+
+
+def test_reasoning_and_sampling_settings_reach_the_request(provider: FakeProvider):
+    provider.queue(Reply(chunks=TEXT_REPLY))
+    b = backend(provider)
+    params = GenerationParams(
+        reasoning_effort="high", max_completion_tokens=4096, top_k=20, min_p=0.05
+    )
+    collect(lambda: b.chat_stream([Message.user("hi")], (), params))
+    body = provider.requests[0].body
+    assert body["reasoning_effort"] == "high"
+    assert body["max_completion_tokens"] == 4096
+    assert (body["top_k"], body["min_p"]) == (20, 0.05)
+
+
+def openrouter(provider: FakeProvider, model: str) -> OpenAIBackend:
+    return OpenAIBackend(
+        model, base_url=provider.url + "/v1", api_key=FAKE_KEY, name="openrouter", retry=FAST
+    )
+
+
+def test_openrouter_anthropic_models_get_cache_breakpoints(provider: FakeProvider):
+    provider.queue(Reply(chunks=TEXT_REPLY), Reply(chunks=TEXT_REPLY), Reply(chunks=TEXT_REPLY))
+    claude = openrouter(provider, "anthropic/claude-sonnet-4")
+    collect(lambda: claude.chat_stream(HISTORY, [WEATHER, TIME]))
+    collect(
+        lambda: claude.chat_stream(HISTORY, [WEATHER, TIME], GenerationParams(prompt_cache=False))
+    )
+    gpt = openrouter(provider, "openai/gpt-4o-mini")
+    collect(lambda: gpt.chat_stream(HISTORY, [WEATHER, TIME]))
+    cached, off, other = (r.body for r in provider.requests)
+    mark = {"cache_control": {"type": "ephemeral"}}
+    messages = cached["messages"]
+    assert messages[0]["content"] == [{"type": "text", "text": "You are terse.", **mark}]
+    assert messages[3]["content"] == [{"type": "text", "text": "sunny, 21 C", **mark}]
+    assert messages[4]["content"] == [{"type": "text", "text": "And now?", **mark}]
+    assert messages[1]["content"] == "Weather in Paris?"  # only the last two user/tool ones
+    assert [("cache_control" in t) for t in cached["tools"]] == [False, True]
+    assert "cache_control" not in json.dumps(off) and "cache_control" not in json.dumps(other)
+
+
+# Groq, when the model's tool call breaks the schema: an error object inside the stream.
+GROQ_TOOL_USE_FAILED = {
+    "error": {
+        "message": (
+            "Failed to call a function. Please adjust your prompt. "
+            "See 'failed_generation' for more details."
+        ),
+        "type": "invalid_request_error",
+        "code": "tool_use_failed",
+        "failed_generation": '<function=get_weather{"city": Paris}</function>',
+    }
+}
+
+
+def test_groq_tool_use_failed_in_the_stream_is_a_typed_error(provider: FakeProvider):
+    provider.queue(
+        Reply(chunks=[chunk({"role": "assistant", "content": None}), sse(GROQ_TOOL_USE_FAILED)])
+    )
+    b = backend(provider)
+    with pytest.raises(ToolUseFailedError) as info:
+        collect(lambda: b.chat_stream([Message.user("Weather?")], [WEATHER]))
+    assert info.value.failed_generation == '<function=get_weather{"city": Paris}</function>'
+    assert str(info.value).startswith("openai: Failed to call a function.")
+
+
+def test_groq_tool_use_failed_as_http_400_is_the_same_error(provider: FakeProvider):
+    provider.queue(json_reply(400, GROQ_TOOL_USE_FAILED))
+    b = backend(provider)
+    with pytest.raises(ToolUseFailedError) as info:
+        collect(lambda: b.chat_stream([Message.user("Weather?")], [WEATHER]))
+    assert "get_weather" in info.value.failed_generation
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        {  # OpenAI
+            "message": (
+                "This model's maximum context length is 128000 tokens. However, your "
+                "messages resulted in 130412 tokens. Please reduce the length of the messages."
+            ),
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        },
+        {  # OpenRouter
+            "message": (
+                "This endpoint's maximum context length is 200000 tokens. However, you "
+                "requested about 231544 tokens (223352 of text input, 8192 in the output). "
+                'Please reduce the length of either one, or use the "middle-out" transform.'
+            ),
+            "code": 400,
+            "metadata": {"provider_name": None},
+        },
+        {  # llama.cpp server
+            "code": 400,
+            "message": "the request exceeds the available context size, try increasing it",
+            "type": "exceed_context_size_error",
+        },
+    ],
+    ids=["openai", "openrouter", "llama.cpp"],
+)
+def test_context_length_exceeded_is_a_context_overflow(provider: FakeProvider, error):
+    provider.queue(json_reply(400, {"error": error}))
+    b = backend(provider)
+    with pytest.raises(ContextOverflowError) as info:
+        collect(lambda: b.chat_stream([Message.user("hi")]))
+    assert info.value.status == 400
+    assert len(provider.requests) == 1
+
+
+def test_openrouter_token_limit_chunk_in_a_200_stream_stays_that_error(provider: FakeProvider):
+    # OpenRouter ends a 200 stream whose upstream hit its limit with an error chunk.
+    limit = {
+        "id": "gen-1",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": "deepseek/deepseek-chat",
+        "error": {"code": 400, "message": "Token limit reached"},
+        "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "length"}],
+    }
+    provider.queue(Reply(chunks=[*TEXT_REPLY[:3], sse(limit)]))
+    b = openrouter(provider, "deepseek/deepseek-chat")
+    with pytest.raises(LLMStreamError) as info:
+        collect(lambda: b.chat_stream([Message.user("hi")]))
+    assert str(info.value) == "openrouter: Token limit reached"
+    assert not isinstance(info.value, ContextOverflowError)

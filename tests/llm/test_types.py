@@ -13,6 +13,7 @@ import pytest
 from ollie_nb.llm import (
     AnthropicBackend,
     Backend,
+    Done,
     GenerationParams,
     LLMError,
     LLMHTTPError,
@@ -20,10 +21,17 @@ from ollie_nb.llm import (
     OfflineBackend,
     OllamaBackend,
     OpenAIBackend,
+    ReasoningDelta,
+    RetryNotice,
     RetryPolicy,
     StreamEvent,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingReady,
     ToolCall,
+    ToolCallsReady,
     Usage,
+    UsageReport,
     backend_secrets,
     redact,
 )
@@ -108,7 +116,7 @@ def test_rate_limit_after_output_is_not_retried():
     async def attempt():
         nonlocal attempts
         attempts += 1
-        yield StreamEvent.of_text("partial")
+        yield TextDelta("partial")
         raise LLMHTTPError("x: HTTP 429", status=429)
 
     async def run() -> list[StreamEvent]:
@@ -118,7 +126,7 @@ def test_rate_limit_after_output_is_not_retried():
                 seen.append(event)
         return seen
 
-    assert asyncio.run(run()) == [StreamEvent.of_text("partial")]
+    assert asyncio.run(run()) == [TextDelta("partial")]
     assert attempts == 1
 
 
@@ -169,3 +177,58 @@ def test_remote_backends_expose_their_secrets_publicly():
     assert backend_secrets(OpenAIBackend("m", api_key=FAKE_KEY)) == (FAKE_KEY,)
     assert OllamaBackend("m", "http://me:pa55word@127.0.0.1:11434").secrets() == ("pa55word",)
     assert backend_secrets(OfflineBackend()) == ()  # the offline model holds no key
+
+
+SIGNED_REPLY = Message.assistant(
+    "Paris is sunny.",
+    [ToolCall("c1", "get_weather", '{"city": "Paris"}')],
+    [
+        ThinkingBlock("thinking", "Check the weather first.", "c2lnbmF0dXJl"),
+        ThinkingBlock("redacted_thinking", data="ZW5jcnlwdGVk"),
+    ],
+)
+
+
+def test_thinking_round_trips_through_saved_sessions_apart_from_the_content():
+    data = json.loads(json.dumps(SIGNED_REPLY.to_dict()))
+    assert data["content"] == "Paris is sunny."
+    assert data["thinking"] == [
+        {"type": "thinking", "thinking": "Check the weather first.", "signature": "c2lnbmF0dXJl"},
+        {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
+    ]
+    assert Message.from_dict(data) == SIGNED_REPLY
+    assert "thinking" not in Message.assistant("plain").to_dict()
+
+
+def test_only_the_anthropic_builder_sends_thinking_back():
+    from ollie_nb.llm._anthropic import anthropic_messages
+    from ollie_nb.llm._ollama import ollama_messages
+    from ollie_nb.llm._openai import openai_messages
+
+    history = [Message.user("Weather?"), SIGNED_REPLY]
+    for converted in (openai_messages(history), ollama_messages(history)):
+        assert "Check the weather" not in json.dumps(converted)
+        assert "c2lnbmF0dXJl" not in json.dumps(converted)
+    _, anthropic = anthropic_messages(history)
+    assert [b["type"] for b in anthropic[1]["content"]] == [
+        "thinking",
+        "redacted_thinking",
+        "text",
+        "tool_use",
+    ]
+
+
+def test_stream_events_are_one_type_per_kind():
+    events: list[StreamEvent] = [
+        TextDelta("a"),
+        ReasoningDelta("b"),
+        ToolCallsReady([ToolCall("c", "f")]),
+        ThinkingReady([ThinkingBlock()]),
+        UsageReport(Usage(1, 2, cache_read_tokens=1)),
+        RetryNotice(1, 0.5, "busy"),
+        Done(),
+    ]
+    assert len({type(e) for e in events}) == len(events)
+    assert events[2] == ToolCallsReady((ToolCall("c", "f"),))  # lists become tuples
+    assert events[-1].stop_reason == "stop"
+    assert Usage(10, 1, cache_read_tokens=8).total_tokens == 11  # cached tokens are input
