@@ -1,0 +1,212 @@
+"""Claims with leases, on both backends, through real server and claimer processes.
+
+A lease ends by the store's clock and no process watches it: the next transaction that
+touches the store hands the lapsed claim back (an event says whose it was), so a worker
+that died frees its step within its lease, and a live one keeps it by renewing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from tasks_harness import cli, connect, fails, ok
+
+from ollie_nb.tasks import open_store
+
+CLAIMER = Path(__file__).with_name("tasks_lease_claimer.py")
+
+
+def _events(db: str | Path, since: int = 0) -> list[dict[str, Any]]:
+    with open_store(db, create=False) as store:
+        events = store.events(since, 1000)
+        while events and len(events) % 1000 == 0:
+            events += store.events(events[-1].seq, 1000)
+    return [e.to_dict() for e in events]
+
+
+def _seconds(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+async def _claim_when_free(client: Client, task: str, who: str, lease: float) -> str:
+    """Claim as soon as the holder's lease lets go; every refusal until then names the holder."""
+    with anyio.fail_after(20):
+        while True:
+            result = await client.call_tool(
+                "task_claim", {"id": task, "assignee": who, "lease": lease}
+            )
+            text = "\n".join(getattr(c, "text", "") for c in result.content)
+            if not result.is_error:
+                return text
+            assert "already claimed by" in text, text
+            await anyio.sleep(0.05)
+
+
+@pytest.mark.anyio
+async def test_a_lapsed_lease_hands_the_task_to_the_next_claimer(any_db: str | Path) -> None:
+    async with connect(any_db) as ann, connect(any_db) as bob:
+        task = await ok(ann, "task_create", title="Leased step")
+        began = time.monotonic()
+        claimed = await ok(ann, "task_claim", id=task, assignee="ann", lease=1)
+        assert re.fullmatch(
+            rf"claimed: {task}  \[in_progress\]  Leased step @ann, lease ends \S+Z", claimed
+        )
+        assert f"{task} is already claimed by ann" in await fails(
+            bob, "task_claim", id=task, assignee="bob"
+        )
+        # Nothing watches the lease: bob's own claim finds it over and takes the task.
+        await _claim_when_free(bob, task, "bob", 30)
+        assert time.monotonic() - began >= 1.0
+        listed = await ok(bob, "task_list", status="in_progress")
+        assert re.fullmatch(rf"{task}  in_progress  Leased step  \(@bob; lease ends \S+Z\)", listed)
+        refused = await fails(ann, "task_heartbeat", id=task, assignee="ann")
+        assert f"{task} is claimed by bob, not claimed by ann: ann's lease ran out at" in refused
+    events = [(e["type"], e["payload"]) for e in _events(any_db) if e["task"] == task]
+    assert [t for t, _ in events] == [
+        "created",
+        "status_changed",
+        "claimed",
+        "lease_expired",
+        "status_changed",
+        "status_changed",
+        "claimed",
+    ]
+    assert events[2][1] == {"assignee": "ann", "lease": 1}
+    assert events[3][1]["assignee"] == "ann"
+    assert events[4][1] == {"from": "in_progress", "to": "open", "reason": "lease_expired"}
+    assert events[6][1] == {"assignee": "bob", "lease": 30}
+    # The lease ran one second from ann's claim, by the store's clock.
+    claimed_at = next(e for e in _events(any_db) if e["type"] == "claimed")["time"]
+    assert 0.9 < _seconds(events[3][1]["lease_until"]) - _seconds(claimed_at) < 1.5
+
+
+@pytest.mark.anyio
+async def test_heartbeats_keep_a_claim_past_its_lease(any_db: str | Path) -> None:
+    async with connect(any_db) as ann, connect(any_db) as bob:
+        task = await ok(ann, "task_create", title="Long step")
+        await ok(ann, "task_claim", id=task, assignee="ann", lease=2)
+        began = time.monotonic()
+        renewals = 0
+        with anyio.fail_after(30):
+            while time.monotonic() - began < 4.5:  # more than two leases' worth
+                # Either way of renewing: the heartbeat tool, or claiming again.
+                if renewals % 2:
+                    renewed = await ok(ann, "task_claim", id=task, assignee="ann", lease=2)
+                else:
+                    renewed = await ok(ann, "task_heartbeat", id=task, assignee="ann", lease=2)
+                assert "@ann, lease ends" in renewed
+                renewals += 1
+                assert "already claimed by ann" in await fails(
+                    bob, "task_claim", id=task, assignee="bob"
+                )
+                assert "claimed by ann, not claimed by bob" in await fails(
+                    bob, "task_heartbeat", id=task, assignee="bob"
+                )
+                await anyio.sleep(0.2)
+        assert renewals >= 8
+        # Renewals log nothing: the log shows one claim and no expiry.
+        types = [e["type"] for e in _events(any_db) if e["task"] == task]
+        assert types == ["created", "status_changed", "claimed"]
+        # ann stops renewing: within its lease the task is bob's.
+        stopped = time.monotonic()
+        await _claim_when_free(bob, task, "bob", 0)
+        assert 1.5 < time.monotonic() - stopped < 2.0 + 5.0
+        assert "@bob, no lease" in await ok(bob, "task_heartbeat", id=task, assignee="bob", lease=0)
+        await ok(bob, "task_update", id=task, status="done")
+        assert "is done, not claimed by bob: stop working" in await fails(
+            bob, "task_heartbeat", id=task, assignee="bob"
+        )
+    lease_ends = [
+        row["lease_until"] for row in (t.to_dict() for t in open_store(any_db).list("all"))
+    ]
+    assert lease_ends == [""]  # a finished task holds no lease
+
+
+def test_eight_claimers_on_expiring_leases_hold_each_task_once_per_lease(
+    any_db: str | Path, tmp_path: Path
+) -> None:
+    lease, rounds = 1.0, 3
+    with open_store(any_db) as store:
+        ids = [store.create(f"step {i}") for i in range(6)]
+    stop = tmp_path / "stop"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(CLAIMER), str(any_db), f"w{n}", str(lease), str(stop), *ids],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(8)
+    ]
+    try:
+        with open_store(any_db, create=False) as probe:
+            deadline = time.monotonic() + 120
+            while True:  # until every task was claimed `rounds` times
+                claims = [e for e in probe.events(0, 1000) if e.type == "claimed"]
+                if all(sum(e.task == t for e in claims) >= rounds for t in ids):
+                    break
+                assert time.monotonic() < deadline, f"only {len(claims)} claims so far"
+                time.sleep(0.2)
+        stop.touch()
+        won = [(f"w{n}", p.communicate(timeout=60)[0].split()) for n, p in enumerate(procs)]
+        assert [p.returncode for p in procs] == [0] * 8
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(10)
+    events = _events(any_db)
+    claimed = sorted(
+        (e["task"], e["payload"]["assignee"]) for e in events if e["type"] == "claimed"
+    )
+    # Every claim a claimer saw succeed is in the log, and nothing else is.
+    assert claimed == sorted((task, who) for who, tasks in won for task in tasks)
+    for task in ids:
+        trail = [
+            e for e in events if e["task"] == task and e["type"] in ("claimed", "lease_expired")
+        ]
+        kinds = [e["type"] for e in trail]
+        # Claims and expiries alternate: never a second claim while a lease holds.
+        assert kinds[: len(kinds) // 2 * 2] == ["claimed", "lease_expired"] * (len(kinds) // 2)
+        assert kinds.count("claimed") >= rounds
+        for claim, expiry in zip(trail[::2], trail[1::2]):
+            assert expiry["payload"]["assignee"] == claim["payload"]["assignee"]
+            held = _seconds(expiry["payload"]["lease_until"]) - _seconds(claim["time"])
+            assert lease - 0.1 < held < lease + 0.5
+        for expiry, claim in zip(trail[1::2], trail[2::2]):
+            # The next claim came only after the lease had ended.
+            assert _seconds(claim["time"]) >= _seconds(expiry["payload"]["lease_until"]) - 0.05
+    print("claims per claimer:", sorted(len(tasks) for _, tasks in won))
+
+
+def test_claim_and_heartbeat_from_the_command_line_and_list_shows_the_lease(
+    any_db: str | Path,
+) -> None:
+    with open_store(any_db) as store:
+        task = store.create("By hand")
+    before = time.time()
+    claimed = cli(any_db, "claim", task, "--assignee", "ann", "--lease", "600")
+    found = re.fullmatch(
+        rf"claimed: {task}  \[in_progress\]  By hand @ann, lease ends (\S+Z)\n", claimed.stdout
+    )
+    assert found, claimed.stdout + claimed.stderr
+    assert before + 599 < _seconds(found.group(1)) < time.time() + 601
+    listed = cli(any_db, "list", "--status", "in_progress")
+    assert listed.stdout == f"{task}  in_progress  By hand  (@ann; lease ends {found.group(1)})\n"
+    shown = json.loads(cli(any_db, "show", task, "--json").stdout)
+    assert shown["lease_until"] == found.group(1)
+    again = cli(any_db, "claim", task, "--as", "bob")
+    assert again.returncode == 1 and f"{task} is already claimed by ann" in again.stderr
+    renewed = cli(any_db, "heartbeat", task, "--assignee", "ann", "--lease", "0")
+    assert renewed.stdout == f"renewed: {task}  [in_progress]  By hand @ann, no lease\n"
+    assert cli(any_db, "list", "--status", "in_progress").stdout.endswith("(@ann)\n")
+    bad = cli(any_db, "claim", task, "--as", "ann", "--lease", "-1")
+    assert bad.returncode == 2 and "--lease: must be 0 (no lease) or more seconds" in bad.stderr
