@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ import pytest
 from mcp import Client
 from tasks_harness import cli, connect, fails, ok
 
-from ollie_nb.tasks import open_store
+from ollie_nb.tasks import SCHEMA_VERSION, InvalidTaskError, open_store
 
 CLAIMER = Path(__file__).with_name("tasks_lease_claimer.py")
 
@@ -132,6 +133,23 @@ async def test_heartbeats_keep_a_claim_past_its_lease(any_db: str | Path) -> Non
     assert lease_ends == [""]  # a finished task holds no lease
 
 
+def test_a_lapsed_claim_reads_as_open_with_no_write_in_between(any_db: str | Path) -> None:
+    with open_store(any_db) as store:
+        task = store.create("Worker died")
+        blocked = store.create("After it", blockers=[task])
+    assert cli(any_db, "claim", task, "--as", "ann", "--lease", "1").returncode == 0
+    with open_store(any_db, create=False) as reader:
+        assert [t.id for t in reader.ready()] == []
+        deadline = time.monotonic() + 20
+        while not reader.ready():  # nobody writes: reading alone must see the lease over
+            assert time.monotonic() < deadline, "the lapsed claim never read as open"
+            time.sleep(0.05)
+        assert [(t.id, t.status, t.assignee) for t in reader.ready()] == [(task, "open", "")]
+        assert reader.get(blocked).ready is False
+        lapsed = [e for e in reader.events(0, 1000) if e.type == "lease_expired"]
+        assert [(e.task, e.payload["assignee"]) for e in lapsed] == [(task, "ann")]
+
+
 def test_eight_claimers_on_expiring_leases_hold_each_task_once_per_lease(
     any_db: str | Path, tmp_path: Path
 ) -> None:
@@ -210,3 +228,68 @@ def test_claim_and_heartbeat_from_the_command_line_and_list_shows_the_lease(
     assert cli(any_db, "list", "--status", "in_progress").stdout.endswith("(@ann)\n")
     bad = cli(any_db, "claim", task, "--as", "ann", "--lease", "-1")
     assert bad.returncode == 2 and "--lease: must be 0 (no lease) or more seconds" in bad.stderr
+
+
+def test_a_client_whose_clock_runs_an_hour_ahead_leaves_the_lease_alone(
+    any_db: str | Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open_store(any_db) as store:
+        task = store.create("By the store's clock")
+    assert cli(any_db, "claim", task, "--as", "ann", "--lease", "60").returncode == 0
+    real_time = time.time
+    monkeypatch.setattr(time, "time", lambda: real_time() + 3600)
+    with open_store(any_db, create=False) as ahead:
+        with pytest.raises(InvalidTaskError, match="already claimed by ann"):
+            ahead.claim(task, "bob")
+        assert [(t.id, t.assignee) for t in ahead.list("in_progress")] == [(task, "ann")]
+        assert "lease_expired" not in [e.type for e in ahead.events(0, 1000)]
+
+
+def _version_1_store(db: str | Path) -> None:
+    """A store as the first schema made it, with a claim in progress (claims had no lease)."""
+    rows = [
+        "INSERT INTO schema_version VALUES (1, 'earlier')",
+        "INSERT INTO tasks (id, title, status, assignee, created_at, updated_at) "
+        "VALUES ('t-old00', 'Claimed before leases', 'in_progress', 'ann', 'x', 'x')",
+    ]
+    create = "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+    if isinstance(db, Path):
+        from ollie_nb.tasks._schema import MIGRATIONS
+
+        db.parent.mkdir(parents=True)
+        conn = sqlite3.connect(db, isolation_level=None)
+    else:
+        import psycopg
+
+        from ollie_nb.tasks._pg_schema import PG_MIGRATIONS as MIGRATIONS
+
+        conn = psycopg.connect(db, autocommit=True)
+    try:
+        for statement in (*MIGRATIONS[0], create, *rows):
+            conn.execute(statement)
+    finally:
+        conn.close()
+
+
+def test_a_claim_made_before_leases_survives_the_migration_and_never_lapses(
+    any_db: str | Path,
+) -> None:
+    _version_1_store(any_db)
+    with open_store(any_db) as store:
+        (old,) = store.list("in_progress")
+        assert (old.id, old.assignee, old.lease_until) == ("t-old00", "ann", "")
+        with pytest.raises(InvalidTaskError, match="already claimed by ann"):
+            store.claim("t-old00", "bob", lease=1)
+        renewed = store.heartbeat("t-old00", "ann", lease=600)  # the holder may take a lease
+        assert renewed.status == "in_progress" and renewed.lease_until
+        assert [e.type for e in store.events(0, 1000)] == []
+    assert store_versions(any_db) == list(range(1, SCHEMA_VERSION + 1))
+
+
+def store_versions(db: str | Path) -> list[int]:
+    with open_store(db, create=False) as store:
+        rows = store._run(
+            lambda c: c.execute("SELECT version FROM schema_version ORDER BY 1").fetchall(),
+            write=False,
+        )
+    return [int(r[0]) for r in rows]
