@@ -123,6 +123,7 @@ async def test_heartbeats_keep_a_claim_past_its_lease(any_db: str | Path) -> Non
         await _claim_when_free(bob, task, "bob", 0)
         assert 1.5 < time.monotonic() - stopped < 2.0 + 5.0
         assert "@bob, no lease" in await ok(bob, "task_heartbeat", id=task, assignee="bob", lease=0)
+        assert "@bob, lease ends" in await ok(bob, "task_heartbeat", id=task, assignee="bob")
         await ok(bob, "task_update", id=task, status="done")
         assert "is done, not claimed by bob: stop working" in await fails(
             bob, "task_heartbeat", id=task, assignee="bob"
@@ -173,6 +174,7 @@ def test_eight_claimers_on_expiring_leases_hold_each_task_once_per_lease(
                 if all(sum(e.task == t for e in claims) >= rounds for t in ids):
                     break
                 assert time.monotonic() < deadline, f"only {len(claims)} claims so far"
+                assert [p.poll() for p in procs] == [None] * 8, "a claimer stopped early"
                 time.sleep(0.2)
         stop.touch()
         won = [(f"w{n}", p.communicate(timeout=60)[0].split()) for n, p in enumerate(procs)]
