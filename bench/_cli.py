@@ -16,6 +16,7 @@ from bench import (
     extension_load,
     fanout,
     first_prompt,
+    lease_reclaim,
     notebook_tool,
     plan_graph,
     plan_persistence,
@@ -40,6 +41,7 @@ ROWS: tuple[Row, ...] = (
     watch.ROW,
     fanout.ROW,
     notebook_tool.ROW,
+    lease_reclaim.ROW,
 )
 
 
