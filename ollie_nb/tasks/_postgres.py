@@ -128,6 +128,10 @@ class PostgresTaskStore(SqlTaskStore):
         # payload names this store, whose own changes are signalled by the server directly.
         conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, self._origin))
 
+    def _reopened(self, conn: Any) -> None:
+        # No origin in the payload: this store's own server listens for it too.
+        conn.execute("SELECT pg_notify(?, '')", (CHANNEL,))
+
     def _transact(self, work: Callable[[Any], _T], *, write: bool) -> _T:
         """Run `work` in one transaction: writes serialised, reads on one snapshot."""
         try:

@@ -436,6 +436,7 @@ class SqlTaskStore(ABC):
                 task_id,
                 {"from": "in_progress", "to": "open", "reason": "lease_expired"},
             )
+            self._reopened(conn)
 
     @abstractmethod
     async def watch_changes(
@@ -445,6 +446,13 @@ class SqlTaskStore(ABC):
 
     def _changed(self, conn: Conn) -> None:  # noqa: B027 (a hook: most backends need nothing)
         """Hook run once per logged event inside the transaction (PostgreSQL notifies here)."""
+
+    def _reopened(self, conn: Conn) -> None:  # noqa: B027 (a hook: most backends need nothing)
+        """Hook run when a lapsed claim reopens, maybe inside a read of this very store.
+
+        The server signals the changes it makes itself, but a read's lapse is not one it
+        knows of: PostgreSQL tells every server, this one included, to look again.
+        """
 
     def __enter__(self: _S) -> _S:
         return self

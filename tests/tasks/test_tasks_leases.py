@@ -295,3 +295,23 @@ def store_versions(db: str | Path) -> list[int]:
             write=False,
         )
     return [int(r[0]) for r in rows]
+
+
+@pytest.mark.anyio
+async def test_a_lapse_found_by_a_read_signals_the_servers_own_subscribers(
+    any_db: str | Path,
+) -> None:
+    with open_store(any_db) as store:
+        task = store.create("Its worker is gone")
+    async with (
+        connect(any_db) as watcher,
+        watcher.listen(resource_subscriptions=["tasks://events"]) as sub,
+    ):
+        assert cli(any_db, "claim", task, "--as", "ann", "--lease", "1").returncode == 0
+        with anyio.fail_after(20):
+            await sub.__anext__()  # the claim, made by another process
+            while "open" not in await ok(watcher, "task_list", status="ready"):
+                await anyio.sleep(0.05)  # reading through this server finds the lapse
+            await sub.__anext__()
+            events = [e for e in _events(any_db) if e["type"] == "lease_expired"]
+    assert [(e["task"], e["payload"]["assignee"]) for e in events] == [(task, "ann")]
