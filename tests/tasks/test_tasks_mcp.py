@@ -86,6 +86,11 @@ async def test_tools_are_listed_with_typed_arguments(client: Client) -> None:
     assert create["properties"]["blockers"]["type"] == "array"
     assert create["properties"]["blockers"]["items"] == {"type": "string"}
     assert tools["task_list"].input_schema["properties"]["status"]["default"] == "open"
+    for leased in ("task_claim", "task_heartbeat"):
+        schema = tools[leased].input_schema
+        assert schema["required"] == ["id", "assignee"]
+        assert schema["properties"]["lease"]["type"] == "number"
+        assert schema["properties"]["lease"]["default"] == 300
     assert tools["task_read"].annotations.read_only_hint is True
     assert tools["task_delete"].annotations.destructive_hint is True
 
