@@ -16,6 +16,7 @@ from bench import (
     extension_load,
     fanout,
     first_prompt,
+    lease_reclaim,
     notebook_tool,
     plan_graph,
     plan_persistence,
@@ -42,6 +43,7 @@ ROWS: tuple[Row, ...] = (
     fanout.ROW,
     notebook_tool.ROW,
     prompt_cache.ROW,
+    lease_reclaim.ROW,
 )
 
 

@@ -36,7 +36,7 @@ PLANS, PLAN_STEPS, FINISHED = 1000, 9, 600
 CLUSTER_HELPER = Path(__file__).parents[1] / "tests" / "support" / "pg_cluster.py"
 
 
-def _cluster_module() -> Any:
+def cluster_module() -> Any:
     spec = importlib.util.spec_from_file_location("pg_cluster", CLUSTER_HELPER)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -284,7 +284,7 @@ async def _idle(settings: Settings, tmp: Path) -> list[Figure]:
 
 async def run(settings: Settings) -> list[Figure]:
     """Start a cluster, then throughput, ready, wake-ups and idle CPU, each on fresh databases."""
-    helper = _cluster_module()
+    helper = cluster_module()
     bin_dir = helper.find_bin_dir()
     if bin_dir is None:
         raise RuntimeError("PostgreSQL's initdb/pg_ctl not found (apt-get install postgresql)")

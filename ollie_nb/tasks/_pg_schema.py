@@ -71,6 +71,11 @@ PG_MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX events_task ON events(task, seq)",
     ),
+    (
+        # A claim's lease end in seconds since the epoch by the database server's clock.
+        "ALTER TABLE tasks ADD COLUMN lease_until DOUBLE PRECISION",
+        "CREATE INDEX tasks_lease ON tasks(lease_until) WHERE lease_until IS NOT NULL",
+    ),
 )
 
 PG_SCHEMA_VERSION: int = len(PG_MIGRATIONS)

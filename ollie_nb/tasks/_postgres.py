@@ -30,6 +30,10 @@ POSTGRES = make_dialect(
     "postgresql",
     aggregate=lambda column: f"string_agg({column}, ',' ORDER BY {column})",
     status_index="",
+    # The database server's clock, the same for clients on every machine; the moment of the
+    # statement (not of the transaction's start), so a write that waited for the lock
+    # reads the time it runs at.
+    clock="CAST(extract(epoch FROM clock_timestamp()) AS DOUBLE PRECISION)",
 )
 
 CHANNEL = "ollie_tasks_events"
@@ -124,7 +128,11 @@ class PostgresTaskStore(SqlTaskStore):
         # payload names this store, whose own changes are signalled by the server directly.
         conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, self._origin))
 
-    def _run(self, work: Callable[[Any], _T], *, write: bool) -> _T:
+    def _reopened(self, conn: Any) -> None:
+        # No origin in the payload: this store's own server listens for it too.
+        conn.execute("SELECT pg_notify(?, '')", (CHANNEL,))
+
+    def _transact(self, work: Callable[[Any], _T], *, write: bool) -> _T:
         """Run `work` in one transaction: writes serialised, reads on one snapshot."""
         try:
             with self._pool.connection(timeout=self._timeout) as raw:

@@ -20,6 +20,8 @@ def summary_line(task: TaskSummary) -> str:
         extras.append("parent " + task.parent)
     if task.assignee:
         extras.append("@" + task.assignee)
+    if task.lease_until:
+        extras.append("lease ends " + task.lease_until)
     if task.labels:
         extras.append(" ".join("#" + label for label in task.labels))
     line = f"{task.id}  {task.status:<11}  {task.title}"
@@ -29,6 +31,12 @@ def summary_line(task: TaskSummary) -> str:
 def ref_line(ref: TaskRef) -> str:
     """A neighbouring task in one line: id, [status], title."""
     return f"{ref.id}  [{ref.status}]  {ref.title}"
+
+
+def claim_line(task: Task) -> str:
+    """A claimed task in one line: id, [status], title, @holder and when its lease ends."""
+    lease = f", lease ends {task.lease_until}" if task.lease_until else ", no lease"
+    return f"{ref_line(task.ref())} @{task.assignee}{lease}"
 
 
 def task_list(tasks: Sequence[TaskSummary], what: str, limit: int | None = None) -> str:
@@ -61,6 +69,7 @@ def task_list_json(tasks: Sequence[TaskSummary], limit: int) -> str:
             "blockers": list(t.waiting_on),
             "created_at": t.created_at,
             "updated_at": t.updated_at,
+            "lease_until": t.lease_until,
         }
         for t in tasks[:limit]
     ]
@@ -83,7 +92,8 @@ def task_detail(task: Task) -> str:
     if task.parent is not None:
         lines.append("parent: " + ref_line(task.parent))
     if task.assignee:
-        lines.append("assignee: " + task.assignee)
+        lease = f" (lease ends {task.lease_until})" if task.lease_until else ""
+        lines.append("assignee: " + task.assignee + lease)
     if task.labels:
         lines.append("labels: " + ", ".join(task.labels))
     times = f"created {task.created_at}, updated {task.updated_at}"

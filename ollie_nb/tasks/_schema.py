@@ -76,6 +76,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX events_task ON events(task, seq)",
     ),
+    (
+        # A claim's lease: when it ends, in seconds since the epoch by the store's clock;
+        # NULL for no lease (and for every task not in progress).
+        "ALTER TABLE tasks ADD COLUMN lease_until REAL",
+        "CREATE INDEX tasks_lease ON tasks(lease_until) WHERE lease_until IS NOT NULL",
+    ),
 )
 
 SCHEMA_VERSION: int = len(MIGRATIONS)

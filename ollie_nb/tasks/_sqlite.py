@@ -26,6 +26,8 @@ SQLITE = make_dialect(
     # The planner would otherwise take the primary-key index and read every blocker's row
     # just for its status.
     status_index="INDEXED BY tasks_id_status",
+    # This machine's clock, the one every process sharing the file reads.
+    clock="((julianday('now') - 2440587.5) * 86400.0)",
 )
 
 
@@ -103,7 +105,7 @@ class SqliteTaskStore(SqlTaskStore):
         with self._lock:
             self._conn.close()
 
-    def _run(self, work: Callable[[Conn], _T], *, write: bool) -> _T:
+    def _transact(self, work: Callable[[Conn], _T], *, write: bool) -> _T:
         """Run `work` in one transaction, retrying while other processes hold the lock."""
         deadline = time.monotonic() + self._busy_timeout
         conn = self._conn

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import json
+import math
 import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
@@ -29,6 +30,14 @@ MAX_LABELS = 50
 MAX_BLOCKERS = 200
 MAX_EVENTS_PAGE = 1000
 
+DEFAULT_LEASE = 300.0
+"""Seconds a claim holds when the claimer names no lease; renewed by claiming again."""
+
+MAX_LEASE = 7 * 24 * 3600.0
+"""The longest lease a claim can ask for (a week); 0 asks for none."""
+
+_READ_ATTEMPTS = 3
+
 LIST_FILTERS: tuple[str, ...] = (*STATUSES, "ready", "all")
 """What `TaskStore.list(status=...)` accepts: a status, `ready` or `all`."""
 
@@ -47,6 +56,14 @@ _S = TypeVar("_S", bound="SqlTaskStore")
 def _now() -> str:
     """Current UTC time as ISO 8601 with milliseconds, e.g. 2025-01-31T12:00:00.123Z."""
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _epoch_iso(seconds: float | None) -> str:
+    """A lease end (seconds since the epoch) in the store's time format; '' for none."""
+    if seconds is None:
+        return ""
+    moment = datetime.fromtimestamp(seconds, timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def plural(count: int, word: str, many: str = "") -> str:
@@ -84,6 +101,8 @@ class TaskSummary(NamedTuple):
     waiting_on: tuple[str, ...]
     created_at: str
     updated_at: str
+    lease_until: str = ""
+    """When the claim's lease ends ('' for no lease)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
@@ -117,6 +136,8 @@ class Task:
     created_at: str
     updated_at: str
     closed_at: str
+    lease_until: str = ""
+    """When the claim's lease ends ('' for no lease, or not claimed)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
@@ -220,6 +241,22 @@ def _status(raw: str, allowed: Sequence[str] = STATUSES) -> str:
     return status
 
 
+def _lease(raw: float) -> float | None:
+    """A claim's lease in seconds, None for none (0)."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
+        raise InvalidTaskError(f"lease must be a number of seconds, not {raw!r}")
+    if not 0 <= raw <= MAX_LEASE:
+        raise InvalidTaskError(f"lease is {raw:g} s: give 0 (no lease) to {MAX_LEASE:g} seconds")
+    return float(raw) or None
+
+
+def _claimer(raw: str) -> str:
+    who = _assignee(raw)
+    if not who:
+        raise InvalidTaskError("assignee is empty: say who claims the task")
+    return who
+
+
 def _unique_ids(raw: Iterable[str], what: str) -> list[str]:
     ids: list[str] = []
     for item in raw:
@@ -240,19 +277,23 @@ class Dialect:
     summaries: str
     ready_summaries: str
     blocked: str
+    clock: str
+    """The store's clock in seconds since the epoch: leases end by it, never a client's."""
 
 
 _SUMMARY_SELECT = """
 SELECT t.id, t.title, t.status, coalesce(t.parent, ''), t.assignee,
        (SELECT {labels} FROM labels l WHERE l.task = t.id),
        {waiting},
-       t.created_at, t.updated_at
+       t.created_at, t.updated_at, t.lease_until
 FROM tasks t
 """
 
 
-def make_dialect(name: str, aggregate: Callable[[str], str], status_index: str) -> Dialect:
-    """Build a backend's fragments from its list aggregate and its blocker-status index hint."""
+def make_dialect(
+    name: str, aggregate: Callable[[str], str], status_index: str, clock: str
+) -> Dialect:
+    """Build a backend's fragments from its list aggregate, blocker-status index hint, clock."""
     waiting = (
         f"(SELECT {aggregate('d.blocker')} FROM deps d JOIN tasks b {status_index}"
         " ON b.id = d.blocker WHERE d.task = t.id AND b.status <> 'done')"
@@ -268,6 +309,7 @@ def make_dialect(name: str, aggregate: Callable[[str], str], status_index: str) 
             f"EXISTS (SELECT 1 FROM deps d JOIN tasks b {status_index} ON b.id = d.blocker "
             "WHERE d.task = t.id AND b.status <> 'done')"
         ),
+        clock=clock,
     )
 
 
@@ -277,7 +319,7 @@ _CLOSED_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(CLOSED_STATUSES)) + ")"
 def _summary(row: Sequence[Any]) -> TaskSummary:
     # group_concat walks the (task, label) and (task, blocker) primary keys, so both
     # lists come out sorted already.
-    task_id, title, status, parent, assignee, labels, waiting, created_at, updated_at = row
+    task_id, title, status, parent, assignee, labels, waiting, created_at, updated_at, lease = row
     return TaskSummary(
         task_id,
         title,
@@ -288,6 +330,7 @@ def _summary(row: Sequence[Any]) -> TaskSummary:
         tuple(waiting.split(",")) if waiting else (),
         created_at,
         updated_at,
+        _epoch_iso(lease),
     )
 
 
@@ -319,11 +362,12 @@ def _refs(conn: Conn, sql: str, params: Sequence[Any]) -> tuple[TaskRef, ...]:
 class SqlTaskStore(ABC):
     """Tasks with parents, blockers, labels, notes and an event log, kept in a SQL database.
 
-    The rules live here once; a backend supplies its connection handling (`_run`), its
-    `Dialect` and the way it tells other processes about a change (`watch_changes`).
+    The rules live here once; a backend supplies its connection handling (`_transact`),
+    its `Dialect` and the way it tells other processes about a change (`watch_changes`).
     Every change is one transaction that also appends its events, and backends run write
     transactions one at a time, so event seqs commit in order and `since` cursors never
-    skip an event.
+    skip an event. Claims may carry a lease, which no process needs to watch: every
+    transaction first hands back the claims whose lease ran out (see `_run`).
     """
 
     dialect: Dialect
@@ -340,8 +384,61 @@ class SqlTaskStore(ABC):
         """Release the connection(s); the store is unusable afterwards."""
 
     @abstractmethod
-    def _run(self, work: Callable[[Conn], _T], *, write: bool) -> _T:
+    def _transact(self, work: Callable[[Conn], _T], *, write: bool) -> _T:
         """Run `work` in one transaction; writes are serialised across processes."""
+
+    def _run(self, work: Callable[[Conn], _T], *, write: bool) -> _T:
+        """Run `work` in one transaction, the claims whose lease ran out handed back first.
+
+        A write expires them in its own transaction, so a claim finds a lapsed claim open
+        atomically: never claimed twice, never lost. A read that finds one lapsed lets a
+        write expire it and reads again, so every read sees the leases as they stand.
+        """
+        if write:
+            return self._transact(lambda conn: self._expire_then(work, conn), write=True)
+        for _ in range(_READ_ATTEMPTS):
+            outcome = self._transact(
+                lambda conn: None if self._lapsed(conn) else (work(conn),), write=False
+            )
+            if outcome is not None:
+                return outcome[0]
+            self._transact(self._expire_leases, write=True)
+        return self._transact(work, write=False)
+
+    def _lapsed(self, conn: Conn) -> bool:
+        """True when some claim's lease has ended by the store's clock."""
+        sql = f"SELECT 1 FROM tasks WHERE lease_until <= {self.dialect.clock} LIMIT 1"
+        return conn.execute(sql).fetchone() is not None
+
+    def _expire_then(self, work: Callable[[Conn], _T], conn: Conn) -> _T:
+        self._expire_leases(conn)
+        return work(conn)
+
+    def _expire_leases(self, conn: Conn) -> None:
+        """Reopen every claim whose lease has ended, each with its `lease_expired` event."""
+        lapsed = conn.execute(
+            "SELECT id, assignee, lease_until FROM tasks "
+            f"WHERE lease_until <= {self.dialect.clock} ORDER BY lease_until, id"
+        ).fetchall()
+        now = _now()
+        for task_id, holder, until in lapsed:
+            reopened = conn.execute(
+                "UPDATE tasks SET status = 'open', assignee = '', lease_until = NULL, "
+                "updated_at = ? WHERE id = ? AND lease_until = ?",
+                (now, task_id, until),
+            ).rowcount
+            if reopened != 1:  # renewed meanwhile (only possible without the write lock)
+                continue
+            payload = {"assignee": holder, "lease_until": _epoch_iso(until)}
+            self._event(conn, now, "lease_expired", task_id, payload)
+            self._event(
+                conn,
+                now,
+                "status_changed",
+                task_id,
+                {"from": "in_progress", "to": "open", "reason": "lease_expired"},
+            )
+            self._reopened(conn)
 
     @abstractmethod
     async def watch_changes(
@@ -351,6 +448,13 @@ class SqlTaskStore(ABC):
 
     def _changed(self, conn: Conn) -> None:  # noqa: B027 (a hook: most backends need nothing)
         """Hook run once per logged event inside the transaction (PostgreSQL notifies here)."""
+
+    def _reopened(self, conn: Conn) -> None:  # noqa: B027 (a hook: most backends need nothing)
+        """Hook run when a lapsed claim reopens, maybe inside a read of this very store.
+
+        The server signals the changes it makes itself, but a read's lapse is not one it
+        knows of: PostgreSQL tells every server, this one included, to look again.
+        """
 
     def __enter__(self: _S) -> _S:
         return self
@@ -484,13 +588,14 @@ class SqlTaskStore(ABC):
                 if new_status in CLOSED_STATUSES:
                     closed_at = None if old_status in CLOSED_STATUSES else now
                     conn.execute(
-                        "UPDATE tasks SET status = ?, closed_at = coalesce(?, closed_at) "
-                        "WHERE id = ?",
+                        "UPDATE tasks SET status = ?, closed_at = coalesce(?, closed_at), "
+                        "lease_until = NULL WHERE id = ?",
                         (new_status, closed_at, task_id),
                     )
                 else:
                     conn.execute(
-                        "UPDATE tasks SET status = ?, closed_at = NULL WHERE id = ?",
+                        "UPDATE tasks SET status = ?, closed_at = NULL, lease_until = NULL "
+                        "WHERE id = ?",
                         (new_status, task_id),
                     )
                 self._event(
@@ -558,46 +663,94 @@ class SqlTaskStore(ABC):
             parent = grandparent
         return unblocked
 
-    def claim(self, task_id: str, assignee: str) -> Task:
+    def claim(self, task_id: str, assignee: str, lease: float = DEFAULT_LEASE) -> Task:
         """Take a ready, unclaimed task for `assignee`: in_progress, in one conditional UPDATE.
 
         Of several claimers racing for one task exactly one wins, on both backends, and the
-        others get an error saying who holds it. Claiming again a task one already holds
-        in progress succeeds and changes nothing, so a retried call is harmless.
+        others get an error saying who holds it. The claim holds for `lease` seconds (0:
+        until the task changes status); claiming again a task one holds renews the lease
+        and logs nothing, so a retried call is harmless and doubles as a heartbeat.
         """
-        task_id = _task_id(task_id)
-        who = _assignee(assignee)
-        if not who:
-            raise InvalidTaskError("assignee is empty: say who claims the task")
+        task_id, who, seconds = _task_id(task_id), _claimer(assignee), _lease(lease)
 
         def work(conn: Conn) -> None:
             now = _now()
             claimed = conn.execute(
-                "UPDATE tasks SET status = 'in_progress', assignee = ?, updated_at = ? "
+                "UPDATE tasks SET status = 'in_progress', assignee = ?, updated_at = ?, "
+                f"lease_until = {self.dialect.clock} + ? "
                 "WHERE id = ? AND status = 'open' AND assignee IN ('', ?) "
                 "AND NOT EXISTS (SELECT 1 FROM deps d JOIN tasks b ON b.id = d.blocker "
                 "WHERE d.task = ? AND b.status <> 'done')",
-                (who, now, task_id, who, task_id),
+                (who, now, seconds, task_id, who, task_id),
             ).rowcount
             if claimed == 1:
                 self._event(
                     conn, now, "status_changed", task_id, {"from": "open", "to": "in_progress"}
                 )
-                self._event(conn, now, "claimed", task_id, {"assignee": who})
-                return
-            self._refuse_claim(conn, task_id, who)
+                self._event(conn, now, "claimed", task_id, {"assignee": who, "lease": seconds or 0})
+            elif not self._renew(conn, task_id, who, seconds):
+                self._refuse_claim(conn, task_id, who)
 
         self._run(work, write=True)
         return self.get(task_id)
 
+    def heartbeat(self, task_id: str, assignee: str, lease: float = DEFAULT_LEASE) -> Task:
+        """Renew the lease of a claim `assignee` holds: it ends `lease` seconds from now.
+
+        Refused when the claim is gone: its lease ran out first (the task is open again, or
+        someone else's), or the task left in_progress; the worker should stop then.
+        """
+        task_id, who, seconds = _task_id(task_id), _claimer(assignee), _lease(lease)
+
+        def work(conn: Conn) -> None:
+            if not self._renew(conn, task_id, who, seconds):
+                self._refuse_heartbeat(conn, task_id, who)
+
+        self._run(work, write=True)
+        return self.get(task_id)
+
+    def _renew(self, conn: Conn, task_id: str, who: str, seconds: float | None) -> bool:
+        """Restart the lease of `who`'s claim on `task_id`; False when `who` holds no claim."""
+        return (
+            conn.execute(
+                f"UPDATE tasks SET lease_until = {self.dialect.clock} + ? "
+                "WHERE id = ? AND status = 'in_progress' AND assignee = ?",
+                (seconds, task_id, who),
+            ).rowcount
+            == 1
+        )
+
+    def _refuse_heartbeat(self, conn: Conn, task_id: str, who: str) -> None:
+        """Explain why `who` holds no claim on `task_id` to renew."""
+        status, holder = self._require(conn, task_id)[0], self._holder(conn, task_id)
+        row = conn.execute(
+            "SELECT payload FROM events WHERE task = ? AND type = 'lease_expired' "
+            "ORDER BY seq DESC LIMIT 1",
+            (task_id,),
+        ).fetchone()
+        lapsed = json.loads(row[0]) if row is not None else {}
+        ran_out = (
+            f"{who}'s lease ran out at {lapsed.get('lease_until')}, so "
+            if lapsed.get("assignee") == who
+            else ""
+        )
+        now_held = f"claimed by {holder}" if status == "in_progress" and holder else status
+        raise InvalidTaskError(
+            f"{task_id} is {now_held}, not claimed by {who}: {ran_out}stop working on it"
+            + (" (or claim it again)" if status == "open" else "")
+        )
+
+    @staticmethod
+    def _holder(conn: Conn, task_id: str) -> str:
+        row = conn.execute("SELECT assignee FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        return row[0] if row else ""
+
     def _refuse_claim(self, conn: Conn, task_id: str, who: str) -> None:
-        """Explain why a claim matched no row; return quietly if `who` already holds it."""
+        """Explain why a claim matched no row (the claimer does not hold it either)."""
         row = conn.execute("SELECT status, assignee FROM tasks WHERE id = ?", (task_id,)).fetchone()
         if row is None:
             self._require(conn, task_id)
         status, holder = row
-        if status == "in_progress" and holder == who:
-            return
         if holder and holder != who:
             raise InvalidTaskError(f"{task_id} is already claimed by {holder} ({status})")
         if status != "open":
@@ -799,7 +952,7 @@ class SqlTaskStore(ABC):
         def work(conn: Conn) -> Task:
             row = conn.execute(
                 "SELECT id, title, body, status, parent, assignee, created_at, updated_at, "
-                "coalesce(closed_at, '') FROM tasks WHERE id = ?",
+                "coalesce(closed_at, ''), lease_until FROM tasks WHERE id = ?",
                 (task_id,),
             ).fetchone()
             if row is None:
@@ -855,6 +1008,7 @@ class SqlTaskStore(ABC):
                 created_at=row[6],
                 updated_at=row[7],
                 closed_at=row[8],
+                lease_until=_epoch_iso(row[9]),
             )
 
         return self._run(work, write=False)

@@ -14,8 +14,8 @@ from typing import Any
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._backends import open_store
 from ollie_nb.tasks._errors import StoreError, TaskError
-from ollie_nb.tasks._location import DB_ENV_VAR, resolve_db
-from ollie_nb.tasks._store import LIST_FILTERS, SqlTaskStore
+from ollie_nb.tasks._location import DB_ENV_VAR, is_database_url, resolve_db
+from ollie_nb.tasks._store import DEFAULT_LEASE, LIST_FILTERS, SqlTaskStore, Task
 
 PROG = "ollie-tasks"
 
@@ -26,8 +26,13 @@ HTTP_CONNECTIONS = 4
 def _open(
     args: argparse.Namespace, *, create: bool = False, max_connections: int = 1
 ) -> SqlTaskStore:
-    """Open the database the arguments point at; reading never creates one."""
+    """Open the database the arguments point at; reading never creates a SQLite file.
+
+    A PostgreSQL database named by URL exists already, so every subcommand installs the
+    task tables in it, as opening an existing SQLite file does.
+    """
     target = resolve_db(args.db)
+    create = create or is_database_url(target)
     try:
         return open_store(target, create=create, max_connections=max_connections)
     except StoreError as exc:
@@ -78,11 +83,21 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def _cmd_claim(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        task = store.claim(args.id, args.assignee)
+        task = store.claim(args.id, args.assignee, args.lease)
+    return _print_claim(args, task, "claimed")
+
+
+def _cmd_heartbeat(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        task = store.heartbeat(args.id, args.assignee, args.lease)
+    return _print_claim(args, task, "renewed")
+
+
+def _print_claim(args: argparse.Namespace, task: Task, done: str) -> int:
     if args.json:
         _print_json(task.to_dict())
     else:
-        print(f"claimed: {_render.ref_line(task.ref())} @{task.assignee}")
+        print(f"{done}: {_render.claim_line(task)}")
     return 0
 
 
@@ -141,6 +156,13 @@ def _non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def _lease_seconds(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError("must be 0 (no lease) or more seconds")
     return value
 
 
@@ -205,8 +227,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     claim = add("claim", _cmd_claim, "claim a ready, unclaimed task: in_progress for ASSIGNEE")
-    claim.add_argument("id", metavar="ID")
-    claim.add_argument("--as", dest="assignee", required=True, metavar="ASSIGNEE")
+    heartbeat = add("heartbeat", _cmd_heartbeat, "renew the lease of a claim ASSIGNEE holds")
+    for p in (claim, heartbeat):
+        p.add_argument("id", metavar="ID")
+        p.add_argument("--assignee", "--as", dest="assignee", required=True, metavar="ASSIGNEE")
+        p.add_argument(
+            "--lease",
+            type=_lease_seconds,
+            default=DEFAULT_LEASE,
+            metavar="SECONDS",
+            help=f"the claim ends this long from now unless renewed (0: never; "
+            f"default: {DEFAULT_LEASE:g})",
+        )
 
     list_ = add("list", _cmd_list, "list tasks, one per line")
     list_.add_argument("--status", choices=LIST_FILTERS, default="open", help="default: open")

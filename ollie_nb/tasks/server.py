@@ -25,7 +25,15 @@ from pydantic import Field
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._errors import TaskError
 from ollie_nb.tasks._schema import STATUSES
-from ollie_nb.tasks._store import DETACH_PARENT, SqlTaskStore, Task, TaskRef, plural
+from ollie_nb.tasks._store import (
+    DEFAULT_LEASE,
+    DETACH_PARENT,
+    MAX_LEASE,
+    SqlTaskStore,
+    Task,
+    TaskRef,
+    plural,
+)
 
 EVENTS_URI = "tasks://events"
 """Resource whose update signal fires on every change; read the changes with task_events."""
@@ -50,6 +58,13 @@ _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_worl
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 TaskId = Annotated[str, Field(description="Task id, e.g. t-7kq2m")]
+Lease = Annotated[
+    float,
+    Field(
+        description=f"Seconds the claim holds unless renewed (default {DEFAULT_LEASE:g}; "
+        f"0: no lease; at most {MAX_LEASE:g})"
+    ),
+]
 Format = Annotated[
     Literal["text", "json"], Field(description="'text' to read (default) or 'json' to parse")
 ]
@@ -197,7 +212,7 @@ def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreC
 
 
 def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
-    """The tools task_claim and task_update: who works on a task and where it stands."""
+    """The tools task_claim, task_heartbeat and task_update: who works on a task, where it stands."""
 
     @server.tool(
         structured_output=False,
@@ -205,15 +220,35 @@ def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> 
         description=(
             "Claim a ready task for an assignee: it becomes in_progress with that assignee, "
             "atomically, so of several agents claiming one task exactly one wins. Refused "
-            "when the task is not open, waits on a blocker, or is claimed by someone else."
+            "when the task is not open, waits on a blocker, or is claimed by someone else. "
+            "The claim holds for `lease` seconds: renew it (task_heartbeat, or task_claim "
+            "again) while working, else it goes back to open for anyone to claim."
         ),
     )
     async def task_claim(
         id: TaskId,
         assignee: Annotated[str, Field(description="Who takes the task, e.g. an agent's name")],
+        lease: Lease = DEFAULT_LEASE,
     ) -> str:
-        task = await calls.change(lambda: store.claim(id, assignee))
-        return f"claimed: {_render.ref_line(task.ref())} @{task.assignee}"
+        task = await calls.change(lambda: store.claim(id, assignee, lease))
+        return f"claimed: {_render.claim_line(task)}"
+
+    @server.tool(
+        structured_output=False,
+        annotations=_WRITE,
+        description=(
+            "Renew the lease of a claim the assignee holds: it ends `lease` seconds from "
+            "now. Refused when the claim is gone (its lease ran out, or the task changed "
+            "status): stop working on the task then."
+        ),
+    )
+    async def task_heartbeat(
+        id: TaskId,
+        assignee: Annotated[str, Field(description="Who holds the claim")],
+        lease: Lease = DEFAULT_LEASE,
+    ) -> str:
+        task = await calls.change(lambda: store.heartbeat(id, assignee, lease))
+        return f"renewed: {_render.claim_line(task)}"
 
     @server.tool(
         structured_output=False,
@@ -307,8 +342,8 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
         annotations=_READ_ONLY,
         description=(
             "Events after seq `since` as a JSON list of {seq, time, type, task, payload}; "
-            "types: created, updated, status_changed, claimed, edited, deleted, dep_added, "
-            "dep_removed, unblocked. Pass the last seq seen to get only what is new."
+            "types: created, updated, status_changed, claimed, lease_expired, edited, "
+            "deleted, dep_added, dep_removed, unblocked. Pass the last seq seen to get only what is new."
         ),
     )
     async def task_events(

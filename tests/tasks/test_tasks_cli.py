@@ -180,8 +180,8 @@ def test_new_database_and_its_directory_are_private(db: Path) -> None:
 
 
 def test_claim_from_the_command_line(db: Path, plan: dict[str, str]) -> None:
-    claimed = cli(db, "claim", plan["b"], "--as", "ann")
-    assert claimed.stdout == f"claimed: {plan['b']}  [in_progress]  Test @ann\n"
+    claimed = cli(db, "claim", plan["b"], "--as", "ann", "--lease", "0")
+    assert claimed.stdout == f"claimed: {plan['b']}  [in_progress]  Test @ann, no lease\n"
     again = cli(db, "claim", plan["b"], "--as", "bob")
     assert again.returncode == 1 and "already claimed by ann" in again.stderr
 
@@ -227,3 +227,23 @@ def test_a_postgresql_url_without_psycopg_says_what_to_install(command: str) -> 
         "ollie-tasks: error: a postgresql:// database needs psycopg and psycopg-pool "
         "(psycopg is not installed): pip install 'ollie-nb[postgres]'\n"
     )
+
+
+def test_every_subcommand_creates_the_tables_in_a_fresh_postgresql_database(pg_cluster) -> None:
+    for args, expected in (
+        (["list"], "no open tasks\n"),
+        (["ready"], "no ready tasks\n"),
+        (["events"], "no events\n"),
+        (["tree"], "no tasks\n"),
+        (["list", "--json"], "[]\n"),
+    ):
+        result = cli(pg_cluster.new_database(), *args)
+        assert (result.returncode, result.stdout, result.stderr) == (0, expected, ""), args
+    fresh = pg_cluster.new_database()
+    for args in (["show", "t-zzzzz"], ["claim", "t-zzzzz", "--as", "ann"]):
+        result = cli(fresh, *args)
+        assert result.returncode == 1
+        assert (
+            result.stderr
+            == "ollie-tasks: error: no task with id 't-zzzzz' (list the tasks to see valid ids)\n"
+        )

@@ -16,12 +16,13 @@ from typing import Any
 import anyio
 import pytest
 
-from ollie_nb.tasks import open_store
+from ollie_nb.tasks import SCHEMA_VERSION, open_store
 from tests.support.agents import FIXTURES
 from tests.support.tasks_harness import connect, ok
 
 WRITER = FIXTURES / "tasks_writer.py"
 CLAIMER = FIXTURES / "tasks_claimer.py"
+EVENT_WRITER = FIXTURES / "tasks_event_writer.py"
 
 
 @pytest.mark.anyio
@@ -220,4 +221,49 @@ def test_six_processes_opening_a_new_database_at_once_migrate_it_once(
     ]
     errors = [p.communicate(timeout=60)[1].decode() for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, errors
-    assert query(any_db, "SELECT version FROM schema_version") == [(1,)]
+    versions = query(any_db, "SELECT version FROM schema_version ORDER BY version")
+    assert versions == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
+
+
+def test_a_reader_following_events_by_cursor_sees_every_event_once(any_db: str | Path) -> None:
+    """Four writers commit 300 events each while a reader pages on with `since=last seq`.
+
+    A seq is drawn before its transaction commits: without writes taking turns, a later
+    commit with a lower seq would land behind a cursor that has moved past it.
+    """
+    open_store(any_db).close()
+    writers = [
+        subprocess.Popen(
+            [sys.executable, str(EVENT_WRITER), str(any_db), "300"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    seen: list[int] = []
+    try:
+        for writer in writers:  # all connected: start them together
+            assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+        for writer in writers:
+            assert writer.stdin is not None
+            writer.stdin.write("go\n")
+            writer.stdin.close()
+        with open_store(any_db, create=False) as reader:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                finished = all(w.poll() is not None for w in writers)
+                page = reader.events(seen[-1] if seen else 0, 1000)
+                seen += [e.seq for e in page]
+                if finished and not page:
+                    break
+        assert [w.wait(10) for w in writers] == [0] * 4
+    finally:
+        for writer in writers:
+            writer.kill()
+            writer.wait(10)
+    logged = [seq for (seq,) in query(any_db, "SELECT seq FROM events ORDER BY seq")]
+    assert len(logged) == 1200
+    missed = sorted(set(logged) - set(seen))
+    assert missed == [], f"the reader missed {len(missed)} of 1200 events"
+    assert seen == logged  # each once, in order

@@ -33,6 +33,7 @@ TOOLS = {
     "task_dep",
     "task_events",
     "task_claim",
+    "task_heartbeat",
 }
 
 
@@ -86,6 +87,11 @@ async def test_tools_are_listed_with_typed_arguments(client: Client) -> None:
     assert create["properties"]["blockers"]["type"] == "array"
     assert create["properties"]["blockers"]["items"] == {"type": "string"}
     assert tools["task_list"].input_schema["properties"]["status"]["default"] == "open"
+    for leased in ("task_claim", "task_heartbeat"):
+        schema = tools[leased].input_schema
+        assert schema["required"] == ["id", "assignee"]
+        assert schema["properties"]["lease"]["type"] == "number"
+        assert schema["properties"]["lease"]["default"] == 300
     assert tools["task_read"].annotations.read_only_hint is True
     assert tools["task_delete"].annotations.destructive_hint is True
 
@@ -126,6 +132,11 @@ ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("task_dep", {"id": "{c}", "blocker": "{a}", "remove": True}, "is not blocked by"),
     ("task_events", {"limit": 0}, "limit must be between 1 and 1000"),
     ("task_events", {"since": -1}, "since must be 0 or"),
+    ("task_claim", {"id": "{a}", "assignee": "x", "lease": -1}, "lease is -1 s: give 0"),
+    ("task_claim", {"id": "{a}", "assignee": "x", "lease": 10**7}, "lease is 1e+07 s"),
+    ("task_heartbeat", {"id": "{a}", "assignee": "x"}, "is open, not claimed by x"),
+    ("task_heartbeat", {"id": "t-zzzzz", "assignee": "x"}, "no task with id 't-zzzzz'"),
+    ("task_heartbeat", {"id": "{a}", "assignee": ""}, "assignee is empty"),
 ]
 
 
@@ -429,10 +440,12 @@ async def test_streamable_http_requires_the_bearer_token(any_db: str | Path) -> 
     try:
         await _wait_listening(proc, port)
         async with httpx.AsyncClient() as http:
-            wrong = ("Bearer wrong", "Bearer tok-123anything-appended", "Bearer tok-12", "tok-123")
-            for headers in ({}, *({"Authorization": w} for w in wrong)):
+            # The whole header must be the token: not a prefix of it, nor more than it.
+            for value in (None, "Bearer wrong", "Bearer tok-123anything", "Bearer tok-12",
+                          "Bearer tok-123,x", "bearer tok-123", "tok-123"):  # fmt: skip
+                headers = {} if value is None else {"Authorization": value}
                 refused = await http.post(url, json={}, headers=headers)
-                assert refused.status_code == 401, refused.text
+                assert refused.status_code == 401, (value, refused.text)
         authed = httpx2.AsyncClient(headers={"Authorization": "Bearer tok-123"})
         async with authed, Client(streamable_http_client(url, http_client=authed)) as client:
             task_id = await ok(client, "task_create", title="Over HTTP")
@@ -475,8 +488,9 @@ async def test_task_claim_takes_a_ready_task_once(client: Client) -> None:
     first = await ok(client, "task_create", title="Claim me")
     later = await ok(client, "task_create", title="After", blockers=[first])
     seq = await last_seq(client)
-    assert await ok(client, "task_claim", id=first, assignee="ann") == (
-        f"claimed: {first}  [in_progress]  Claim me @ann"
+    claimed = await ok(client, "task_claim", id=first, assignee="ann")
+    assert re.fullmatch(
+        rf"claimed: {first}  \[in_progress\]  Claim me @ann, lease ends \S+Z", claimed
     )
     assert "already claimed by ann" in await fails(client, "task_claim", id=first, assignee="bob")
     await ok(client, "task_claim", id=first, assignee="ann")  # a retry by the holder is fine
