@@ -6,8 +6,8 @@ import re
 import socket
 from pathlib import Path
 
-from kernel_harness import Kernel
-from test_nb_frontend import kernel_env
+from tests.notebook.test_frontend import kernel_env
+from tests.support.kernel_harness import Kernel
 
 TROUBLESHOOTING = Path(__file__).resolve().parents[2] / "docs" / "TROUBLESHOOTING.md"
 PASSWORD = "pw-" + "z" * 12

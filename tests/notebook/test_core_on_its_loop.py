@@ -9,8 +9,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from kernel_harness import Kernel
-from test_nb_frontend import kernel_env
+
+from tests.notebook.test_frontend import kernel_env
+from tests.support.kernel_harness import Kernel
 
 WATCH = """
 import threading, ollie_nb

@@ -8,13 +8,12 @@ import asyncio
 import json
 from typing import Any
 
-import test_llm_anthropic as anthropic_wire
-import test_llm_openai as openai_wire
-from llm_fake_provider import FAKE_KEY, FakeProvider, Reply, json_reply, sse
-
+import tests.llm.test_anthropic as anthropic_wire
+import tests.llm.test_openai as openai_wire
 from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.core._compact import COMPACT_PROMPT
 from ollie_nb.llm import AnthropicBackend, OpenAIBackend, RetryPolicy
+from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply, json_reply, sse
 
 FAST = RetryPolicy(base_delay=0.01, max_delay=0.05)
 THOUGHT = json.dumps({"thought": "check first"})

@@ -13,8 +13,9 @@ import sys
 import textwrap
 
 import pytest
-from kernel_harness import Kernel
-from test_nb_frontend import LIST_PROMPT, kernel_env
+
+from tests.notebook.test_frontend import LIST_PROMPT, kernel_env
+from tests.support.kernel_harness import Kernel
 
 BUG = "(a bug, not your input: %ollie debug shows the traceback)"
 
