@@ -33,6 +33,7 @@ from ollie_nb.llm._openai import OpenAIBackend
 from ollie_nb.llm._retry import RetryPolicy
 from ollie_nb.llm._types import (
     GenerationParams,
+    ImagePart,
     Message,
     StreamEvent,
     ToolCall,
@@ -46,6 +47,7 @@ __all__ = [
     "Backend",
     "GenerationParams",
     "HoldsSecrets",
+    "ImagePart",
     "LLMConfigError",
     "LLMConnectionError",
     "LLMError",
