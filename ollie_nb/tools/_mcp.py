@@ -372,8 +372,9 @@ def _body_message(body: bytes) -> str:
         if isinstance(data.get("error"), dict):
             data = data["error"]
         for key in ("error_description", "message", "error"):
-            if isinstance(data.get(key), str):
-                return data[key]
+            value = data.get(key)
+            if isinstance(value, str):
+                return value
     return ""
 
 
