@@ -50,9 +50,10 @@ def _serving(db: Path, token: str, port: int) -> Iterator[str]:
         proc.wait(10)
 
 
-@pytest.fixture
-def tasks_url(tmp_path) -> Iterator[str]:
-    with _serving(tmp_path / "tasks.db", "the-right-token", _free_port()) as url:
+@pytest.fixture(scope="module")
+def tasks_url(tmp_path_factory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("auth") / "tasks.db"
+    with _serving(db, "the-right-token", _free_port()) as url:
         yield url
 
 
