@@ -49,6 +49,7 @@ class ServerStatus:
     detail: str = ""
     tools: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    withheld: dict[str, str] = field(default_factory=dict)  # tools not offered, and why
 
 
 @dataclass
@@ -83,6 +84,7 @@ class AgentEnv:
                 "detail": redact(status.detail),
                 "seconds": round(status.seconds, 3),
                 "tools": tools.get(name, []),
+                "withheld": sorted(status.withheld.items()),
             }
             for name, status in self.servers.items()
         ]
@@ -175,6 +177,11 @@ async def _connect_all(env: AgentEnv, servers: list[McpServer]) -> None:
             dispatcher.add_server(server.name, server)
             try:
                 status.tools = [t.name for t in await server.list_tools()]
+                status.withheld = dict(server.withheld)
+                env.messages.extend(
+                    f"MCP server {server.name}: tool {tool!r} is not offered: {why}"
+                    for tool, why in server.withheld.items()
+                )
             except Exception as exc:
                 status.state, status.detail = "failed", f"listing tools: {exc}"
                 env.messages.append(f"MCP server {server.name}: could not list tools: {exc}")
@@ -217,6 +224,7 @@ def _make_server(
         headers={k: expand(v) for k, v in sc.headers.items()},
         call_timeout=sc.timeout,
         connect_timeout=sc.connect_timeout,
+        credentials_hint=_credentials_hint(sc),
     )
     if missing:
         names = ", ".join(f"${m}" for m in missing)
@@ -224,6 +232,26 @@ def _make_server(
             f"MCP server {sc.name}: {names} not set in the environment (expanded empty)"
         )
     return server
+
+
+def _credentials_hint(sc: McpServerConfig) -> str:
+    """Where an HTTP server's credentials come from: header names and the $VARs they use.
+
+    Never the values: a token written into the agent file must not reach a message.
+    """
+    if not sc.url:
+        return ""
+    if not sc.headers:
+        return (
+            f"no headers are set: give the token as mcpServers.{sc.name}.headers, "
+            'e.g. {"Authorization": "Bearer ${TOKEN}"}'
+        )
+    sources = []
+    for key, template in sc.headers.items():
+        names: list[str] = []
+        expand_vars(template, {}, names)
+        sources.append(key + (f" from {', '.join('$' + n for n in names)}" if names else ""))
+    return f"the headers come from mcpServers.{sc.name}.headers ({'; '.join(sources)})"
 
 
 async def _connect(server: McpServer) -> tuple[str, float]:

@@ -283,7 +283,8 @@ class TurnRunner:
             injected = host.take_injected()
             if injected:
                 content += "\n\n[user interruption] " + "\n".join(injected)
-            host.conversation.history.append(Message.tool(call.id, content, name=call.name))
+            message = Message.tool(call.id, content, call.name, result.images)
+            host.conversation.history.append(message)
 
     async def _continue_after_reply(self, stop_continues: list[int]) -> bool:
         """After a reply without calls: a stop hook or injected text may keep the turn going."""
@@ -378,7 +379,7 @@ class TurnRunner:
         host.state = f"tool:{call.name}"
         started = time.perf_counter()
         result = await host.router.call(call, args, bad_json, host.gate)
-        result = ToolResult(host.redact(result.text), result.is_error)
+        result = ToolResult(host.redact(result.text), result.is_error, result.images)
         seconds = round(time.perf_counter() - started, 3)
         host.emit(ToolFinished(call.id, call.name, server, result.text, result.is_error, seconds))
         return result

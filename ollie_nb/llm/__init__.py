@@ -36,6 +36,7 @@ from ollie_nb.llm._retry import RetryPolicy
 from ollie_nb.llm._types import (
     Done,
     GenerationParams,
+    ImagePart,
     Message,
     ReasoningDelta,
     RetryNotice,
@@ -58,6 +59,7 @@ __all__ = [
     "Done",
     "GenerationParams",
     "HoldsSecrets",
+    "ImagePart",
     "LLMConfigError",
     "LLMConnectionError",
     "LLMError",

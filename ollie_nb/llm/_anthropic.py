@@ -86,10 +86,7 @@ def anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any
             if m.content:
                 system.append(m.content)
         elif m.role == "tool":
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id}
-            if m.content:
-                block["content"] = m.content
-            add("user", [block])
+            add("user", [_tool_result(m)])
         elif m.role == "user":
             add("user", [{"type": "text", "text": m.content}] if m.content else [])
         else:
@@ -123,6 +120,22 @@ def mark_cache_breakpoints(
     places += [m["content"][-1] for m in reversed(users)]
     for block in places[:MAX_BREAKPOINTS]:
         block["cache_control"] = dict(CACHE_BREAKPOINT)
+
+
+def _tool_result(m: Message) -> dict[str, Any]:
+    """A tool message as a `tool_result` block: its text, then its images."""
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id}
+    if m.images:
+        block["content"] = [{"type": "text", "text": m.content or "(no text)"}] + [
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": i.mime_type, "data": i.data},
+            }
+            for i in m.images
+        ]
+    elif m.content:
+        block["content"] = m.content
+    return block
 
 
 def anthropic_tools(tools: list[ToolDef]) -> list[dict[str, Any]]:

@@ -52,12 +52,27 @@ CACHE_BREAKPOINT = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4  # Anthropic's limit, through OpenRouter too
 
 
-def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Canonical messages in the chat.completions form."""
+# Hosts whose chat.completions take images in user content. Elsewhere (vLLM, llama.cpp,
+# LM Studio, Ollama /v1) a text-only model refuses the whole request, so images stay text.
+IMAGE_HOSTS = frozenset({"api.openai.com", "openrouter.ai"})
+
+
+def openai_messages(messages: list[Message], images: bool = True) -> list[dict[str, Any]]:
+    """Canonical messages in the chat.completions form.
+
+    A tool message carries text only; with `images`, the images of a run of tool messages
+    follow it in one user message (the API takes images there, not in tool messages).
+    """
     out: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
     for m in messages:
+        if m.role != "tool" and pending:
+            out.append({"role": "user", "content": pending})
+            pending = []
         if m.role == "tool":
             out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+            if images and m.images:
+                pending.extend(_image_parts(m))
         elif m.role == "assistant" and m.tool_calls:
             out.append(
                 {
@@ -75,6 +90,8 @@ def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
             )
         else:
             out.append({"role": m.role, "content": m.content})
+    if pending:
+        out.append({"role": "user", "content": pending})
     return out
 
 
@@ -95,6 +112,18 @@ def mark_cache_breakpoints(messages: list[dict[str, Any]], tools: list[dict[str,
         text = m.get("content")
         if isinstance(text, str) and text:
             m["content"] = [{"type": "text", "text": text, "cache_control": dict(CACHE_BREAKPOINT)}]
+
+
+def _image_parts(m: Message) -> list[dict[str, Any]]:
+    """A tool message's images as user-content parts, after a line naming the call."""
+    count = len(m.images)
+    label = f"The {count} image{'s' if count > 1 else ''} returned by tool call {m.tool_call_id}"
+    parts: list[dict[str, Any]] = [{"type": "text", "text": f"{label} ({m.name or 'tool'}):"}]
+    parts.extend(
+        {"type": "image_url", "image_url": {"url": f"data:{i.mime_type};base64,{i.data}"}}
+        for i in m.images
+    )
+    return parts
 
 
 def openai_tools(tools: list[ToolDef]) -> list[dict[str, Any]]:
@@ -174,6 +203,7 @@ class OpenAIBackend(RemoteBackend):
         # compatible servers mostly know only max_tokens.
         official = urlsplit(self._base_url).hostname == "api.openai.com"
         self._max_tokens_field = "max_completion_tokens" if official else "max_tokens"
+        self._sends_images = urlsplit(self._base_url).hostname in IMAGE_HOSTS
         self._context_lengths: dict[str, int | None] = {}
 
     @property
@@ -199,7 +229,7 @@ class OpenAIBackend(RemoteBackend):
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self._model,
-            "messages": openai_messages(messages),
+            "messages": openai_messages(messages, images=self._sends_images),
             "stream": True,
             "stream_options": {"include_usage": True},
         }

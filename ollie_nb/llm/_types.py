@@ -74,6 +74,18 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image a tool returned: its MIME type and base64 data, for backends that take images.
+
+    The tool message's text already describes it (type, size, dimensions), so a backend
+    without images, or a saved session, loses nothing the model cannot read.
+    """
+
+    mime_type: str
+    data: str  # base64, as MCP carries it and the provider APIs want it
+
+
+@dataclass(frozen=True, slots=True)
 class ThinkingBlock:
     """One thinking block of an Anthropic reply, kept byte for byte to be sent back.
 
@@ -111,7 +123,11 @@ class ThinkingBlock:
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One chat message in the canonical form every backend converts from."""
+    """One chat message in the canonical form every backend converts from.
+
+    `images` (tool messages only) are sent by the backends that take images in tool
+    results; they are not saved with the session (the text describes each one).
+    """
 
     role: Role
     content: str = ""
@@ -121,6 +137,7 @@ class Message:
     thinking: tuple[ThinkingBlock, ...] = ()
     """Signed thinking blocks of an assistant reply: never part of `content`; only the
     Anthropic request builder sends them back (unchanged, as its API requires)."""
+    images: tuple[ImagePart, ...] = ()
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -129,6 +146,8 @@ class Message:
             object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
         if not isinstance(self.thinking, tuple):
             object.__setattr__(self, "thinking", tuple(self.thinking))
+        if not isinstance(self.images, tuple):
+            object.__setattr__(self, "images", tuple(self.images))
         _clean_text_fields(self, ("content", "tool_call_id", "name"))
 
     @classmethod
@@ -152,9 +171,11 @@ class Message:
         return cls("assistant", content, tuple(tool_calls), thinking=tuple(thinking))
 
     @classmethod
-    def tool(cls, tool_call_id: str, content: str, name: str = "") -> Message:
+    def tool(
+        cls, tool_call_id: str, content: str, name: str = "", images: Sequence[ImagePart] = ()
+    ) -> Message:
         """The result of the tool call `tool_call_id`; `name` is the tool's name."""
-        return cls("tool", content, tool_call_id=tool_call_id, name=name)
+        return cls("tool", content, tool_call_id=tool_call_id, name=name, images=tuple(images))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form (empty fields left out), for saved sessions."""

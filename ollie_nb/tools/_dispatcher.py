@@ -69,7 +69,7 @@ class Dispatcher:
         """Call `tool` on `server`; errors become error results, and the result is capped."""
         result = await self._call(server, tool, args)
         text = cap_text(result.text, self.result_cap)
-        return result if text is result.text else ToolResult(text, is_error=result.is_error)
+        return result if text is result.text else ToolResult(text, result.is_error, result.images)
 
     async def _call(self, server: str, tool: str, args: dict[str, Any]) -> ToolResult:
         """Route one call; unknown servers and server exceptions become error results."""

@@ -9,8 +9,10 @@ a dead or hung server gives an error result, never a hang.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
+import re
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
@@ -18,6 +20,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import IO, Any, TypeVar
 
 from ollie_nb.errors import UnavailableError
+from ollie_nb.tools._content import tool_result
 from ollie_nb.tools._dispatcher import exc_summary
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
@@ -26,6 +29,14 @@ log = logging.getLogger("ollie_nb.tools")
 DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
 _STDERR_TAIL = 2000  # bytes of a server's stderr quoted when it fails
+_REFUSAL_BODY = 4096  # bytes of a 401/403 body read for the server's message
+_REFUSAL_TEXT = 200  # characters of that message quoted
+
+TASK_REQUIRED = (
+    "it only runs as a task-augmented call (execution.taskSupport: required), "
+    "which this client does not make"
+)
+"""Why a tool whose definition requires task augmentation is not offered to the model."""
 
 _T = TypeVar("_T")
 
@@ -50,6 +61,7 @@ class McpServer:
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         mode: str = "auto",
+        credentials_hint: str = "",
     ) -> None:
         if bool(command) == bool(url):
             raise ValueError(f"MCP server {name!r} needs exactly one of 'command' or 'url'")
@@ -63,6 +75,8 @@ class McpServer:
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
         self.mode = mode
+        self.credentials_hint = credentials_hint  # where the headers come from, for a refusal
+        self.withheld: dict[str, str] = {}  # tools listed but not offered, with the reason
         self._client: Any = None
         self._runner: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
@@ -70,6 +84,8 @@ class McpServer:
         self._broken: str | None = None
         self._errlog: IO[str] | None = None
         self._reconnect_lock: asyncio.Lock | None = None
+        self._http: Any = None  # the HTTP client of a url server, closed with the session
+        self._refusal: str | None = None  # "HTTP 401: ..." of the last refused request
 
     def __repr__(self) -> str:
         target = self.url or " ".join([self.command or "", *self.args]).strip()
@@ -108,7 +124,7 @@ class McpServer:
             await self.aclose()
             raise
         except Exception as exc:
-            reason = self._failure_reason(exc)
+            reason = self._take_refusal() or self._failure_reason(exc)
             await self.aclose()
             raise McpConnectError(f"{self.name}: {reason}") from None
 
@@ -138,14 +154,17 @@ class McpServer:
 
     def _target(self) -> Any:
         if self.url:
-            if not self.headers:
-                return self.url
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
-            return streamable_http_client(
-                self.url, http_client=httpx2.AsyncClient(headers=self.headers)
+            # The SDK's timeouts (30 s, 300 s to read a stream), and a hook that keeps what
+            # the SDK drops of a refusal: the status and the server's message.
+            self._http = httpx2.AsyncClient(
+                headers=self.headers,
+                timeout=httpx2.Timeout(30.0, read=300.0),
+                event_hooks={"response": [self._note_refusal]},
             )
+            return streamable_http_client(self.url, http_client=self._http)
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
@@ -153,6 +172,22 @@ class McpServer:
             command=self.command or "", args=self.args, env=self.env or None, cwd=self.cwd
         )
         return stdio_client(params, errlog=self._errlog) if self._errlog else params
+
+    async def _note_refusal(self, response: Any) -> None:
+        if response.status_code in (401, 403):
+            self._refusal = await _refusal(response)
+
+    def _take_refusal(self) -> str:
+        """'the server refused the credentials (...)' if the last request was refused, else ''."""
+        refusal, self._refusal = self._refusal, None
+        if refusal is None:
+            return ""
+        source = self.credentials_hint or (
+            f"the headers given: {', '.join(sorted(self.headers))}"
+            if self.headers
+            else "no headers were given"
+        )
+        return f"the server refused the credentials ({refusal}); {source}"
 
     def _failure_reason(self, exc: BaseException) -> str:
         if isinstance(exc, FileNotFoundError):
@@ -187,6 +222,9 @@ class McpServer:
                 runner.cancel()
                 await asyncio.gather(runner, return_exceptions=True)
         self._client = None
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
         if self._errlog is not None:
             self._errlog.close()
             self._errlog = None
@@ -198,10 +236,14 @@ class McpServer:
         if self._tools is None:
             client = await self._live_client()
             tools: list[ToolInfo] = []
+            withheld: dict[str, str] = {}
             cursor: str | None = None
             while True:
                 result = await asyncio.wait_for(client.list_tools(cursor=cursor), self.call_timeout)
                 for tool in result.tools:
+                    if _task_support(tool) == "required":
+                        withheld[tool.name] = TASK_REQUIRED
+                        continue
                     tools.append(
                         ToolInfo(
                             server=self.name,
@@ -213,11 +255,13 @@ class McpServer:
                 cursor = result.next_cursor
                 if not cursor:
                     break
-            self._tools = tools
+            self._tools, self.withheld = tools, withheld
         return list(self._tools)
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Call a tool; timeouts, crashes and protocol errors come back as error results."""
+        if name in self.withheld:
+            return ToolResult.error(f"{self.name}.{name} is not offered: {self.withheld[name]}")
         try:
             client = await self._live_client()
         except McpConnectError as exc:
@@ -246,8 +290,8 @@ class McpServer:
                 return ToolResult.error(
                     f"{self.name}.{name} timed out after {self.call_timeout:g} s"
                 )
-            return ToolResult.error(f"{self.name}.{name}: {summary}")
-        return _tool_result(result)
+            return ToolResult.error(f"{self.name}.{name}: {self._take_refusal() or summary}")
+        return tool_result(result)
 
     @asynccontextmanager
     async def resource_updates(self, uri: str) -> AsyncIterator[AsyncIterator[Any] | None]:
@@ -291,16 +335,48 @@ async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
     return await asyncio.wait_for(awaitable, seconds)
 
 
-def _tool_result(result: Any) -> ToolResult:
-    """Flatten MCP content into text: text items joined, others named by type."""
-    parts: list[str] = []
-    for item in result.content or []:
-        text = getattr(item, "text", None)
-        if text is not None:
-            parts.append(text)
-        else:
-            parts.append(f"[{getattr(item, 'type', 'content')} content]")
-    return ToolResult("\n".join(parts), is_error=bool(result.is_error))
+def _task_support(tool: Any) -> str:
+    """A listed tool's execution.taskSupport ("forbidden" when absent)."""
+    execution = getattr(tool, "execution", None)
+    return getattr(execution, "task_support", None) or "forbidden"
+
+
+async def _refusal(response: Any) -> str:
+    """'HTTP 401: <the server's message>' for a response that refused the credentials.
+
+    The message is the body's `error_description`, `message` or `error` (JSON), else its
+    first line, else the challenge's `error_description`; bounded, control characters out.
+    """
+    message = ""
+    length = response.headers.get("content-length", "")
+    if length.isdigit() and int(length) <= _REFUSAL_BODY:
+        try:
+            message = _body_message(await response.aread())
+        except Exception:  # a body that cannot be read leaves the status, which says enough
+            message = ""
+    if not message:
+        found = re.search(
+            r'error_description="([^"]*)"', response.headers.get("www-authenticate", "")
+        )
+        message = found.group(1) if found else ""
+    message = re.sub(r"[\x00-\x1f\x7f]+", " ", message).strip()[:_REFUSAL_TEXT]
+    return f"HTTP {response.status_code}" + (f": {message}" if message else "")
+
+
+def _body_message(body: bytes) -> str:
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text.splitlines()[0] if text else ""
+    if isinstance(data, dict):
+        if isinstance(data.get("error"), dict):
+            data = data["error"]
+        for key in ("error_description", "message", "error"):
+            value = data.get(key)
+            if isinstance(value, str):
+                return value
+    return ""
 
 
 # A transport that broke under the SDK, before it could turn that into CONNECTION_CLOSED.

@@ -6,6 +6,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ollie_nb.llm._types import ImagePart
+
 
 @dataclass(frozen=True)
 class ToolInfo:
@@ -19,10 +21,15 @@ class ToolInfo:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """A tool's answer: its text content, and whether it is an error the model should see."""
+    """A tool's answer: its text, whether it is an error the model should see, and images.
+
+    `text` always says what each image is; `images` carries the pictures themselves to the
+    backends that take them (see `ImagePart`).
+    """
 
     text: str
     is_error: bool = False
+    images: tuple[ImagePart, ...] = ()
 
     @classmethod
     def error(cls, message: str) -> ToolResult:
