@@ -204,6 +204,17 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "%ollie run --parallel without N runs four at once, not the agent's maxParallel",
     ),
+    Mutant(
+        "start-warnings-unredacted",
+        "ollie_nb/core/_core.py",
+        "        self.env.messages[:] = [self.redact(m) for m in self.env.messages]\n",
+        "",
+        (
+            "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",
+            "tests/notebook/test_start_warnings.py::test_ollie_agent_and_mcp_show_the_hook_warning_redacted",
+        ),
+        "a failing agentSpawn hook's warning (API key included) is shown unredacted at the start",
+    ),
 )
 
 
