@@ -215,6 +215,16 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "a failing agentSpawn hook's warning (API key included) is shown unredacted at the start",
     ),
+    Mutant(
+        "postgres-writes-unlocked",
+        "ollie_nb/tasks/_postgres.py",
+        'raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))',
+        "pass",
+        (
+            "tests/tasks/test_tasks_concurrency.py::test_a_reader_following_events_by_cursor_misses_none_while_writers_commit[postgresql]",
+        ),
+        "on PostgreSQL a reader following events by cursor misses events (the watch misses unblocked)",
+    ),
 )
 
 
