@@ -225,6 +225,27 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "on PostgreSQL a reader following events by cursor misses events (the watch misses unblocked)",
     ),
+    Mutant(
+        "output-cap-per-write",
+        "ollie_nb/tools/_pyexec.py",
+        "room = self.cap - self.kept",
+        "room = self.cap",
+        (
+            "tests/tools/test_notebook_tools.py::test_many_small_prints_stay_capped_for_the_whole_run",
+        ),
+        "python_exec's output cap applies to each write: a loop of prints fills the context",
+        quick=True,
+    ),
+    Mutant(
+        "allow-once-remembered",
+        "ollie_nb/notebook/_approval.py",
+        "        if answer == SESSION:\n            self.allowed.add(name)\n",
+        "        if answer in (ONCE, SESSION):\n            self.allowed.add(name)\n",
+        (
+            "tests/notebook/test_approval.py::test_allow_once_allows_that_call_only_and_the_next_one_asks_again",
+        ),
+        "allow once is remembered: the next call of that tool runs without asking",
+    ),
 )
 
 
