@@ -273,3 +273,31 @@ def test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step
     assert sorted(by_agent + by_children) == sorted(record.ids), (by_agent, by_children)
     assert set(run.outcome.values()) <= {"done"}
     assert core.queued == []
+
+
+def test_a_step_the_run_is_claiming_is_not_queued_by_a_watch_read_in_between(tmp_path):
+    """The watch reads the events while the run's claim of a ready step is on its way."""
+    db = tmp_path / "tasks.db"
+    backend = OfflineBackend(slow_steps(0.1))
+    core = AgentCore(backend, agent=tasks_agent(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            dispatch = core.env.dispatcher.dispatch  # the watcher keeps its own reference
+
+            async def claim_after_a_read(server, tool, args):
+                if tool == "task_claim" and core.watcher is not None:
+                    await core.watcher.poll()  # the step is still open on the server here
+                return await dispatch(server, tool, args)
+
+            core.env.dispatcher.dispatch = claim_after_a_read
+            await core.start_watching()
+            run = await core.run_plan(parallel=3)
+            await core.run_until_idle(60)
+            await core.stop_watching()
+            return core.plans[-1], run
+
+    record, run = asyncio.run(scenario())
+    by_agent = [s.step_id for m in core.history if m.role == "user" if (s := read_step(m.content))]
+    assert sorted(by_agent + list(run.workers)) == sorted(record.ids), (by_agent, run.workers)
