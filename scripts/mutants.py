@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +78,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/core/test_parallel_plans.py::test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step",
         ),
         "a step the run claimed stays in the agent's queue and is worked twice",
+        quick=True,
     ),
     Mutant(
         "any-task-tool-trusted",
@@ -132,6 +134,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/notebook/test_approval.py::test_a_background_approval_nobody_answers_is_denied_when_its_time_is_up",
         ),
         "a background approval widget nobody answers allows the call when its time is up",
+        quick=True,
     ),
     Mutant(
         "typed-approval-defaults-to-yes",
@@ -142,6 +145,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/notebook/test_approval.py::test_enter_or_a_stray_answer_at_the_typed_prompt_denies",
         ),
         "at the typed approval prompt, Enter or a stray answer allows the call",
+        quick=True,
     ),
     Mutant(
         "bearer-prefix-accepted",
@@ -204,6 +208,50 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "%ollie run --parallel without N runs four at once, not the agent's maxParallel",
     ),
+    Mutant(
+        "start-warnings-unredacted",
+        "ollie_nb/core/_core.py",
+        "        self.env.messages[:] = [self.redact(m) for m in self.env.messages]\n",
+        "",
+        (
+            "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",
+            "tests/notebook/test_start_warnings.py::test_ollie_agent_and_mcp_show_the_hook_warning_redacted",
+        ),
+        "a failing agentSpawn hook's warning (API key included) is shown unredacted at the start",
+        quick=True,
+    ),
+    Mutant(
+        "postgres-writes-unlocked",
+        "ollie_nb/tasks/_postgres.py",
+        'raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))',
+        "pass",
+        (
+            "tests/tasks/test_tasks_concurrency.py::test_a_reader_following_events_by_cursor_misses_none_while_writers_commit[postgresql]",
+        ),
+        "on PostgreSQL a reader following events by cursor misses events (the watch misses unblocked)",
+    ),
+    Mutant(
+        "output-cap-per-write",
+        "ollie_nb/tools/_pyexec.py",
+        "room = self.cap - self.kept",
+        "room = self.cap",
+        (
+            "tests/tools/test_notebook_tools.py::test_many_small_prints_stay_capped_for_the_whole_run",
+        ),
+        "python_exec's output cap applies to each write: a loop of prints fills the context",
+        quick=True,
+    ),
+    Mutant(
+        "allow-once-remembered",
+        "ollie_nb/notebook/_approval.py",
+        "        if answer == SESSION:\n            self.allowed.add(name)\n",
+        "        if answer in (ONCE, SESSION):\n            self.allowed.add(name)\n",
+        (
+            "tests/notebook/test_approval.py::test_allow_once_allows_that_call_only_and_the_next_one_asks_again",
+        ),
+        "allow once is remembered: the next call of that tool runs without asking",
+        quick=True,
+    ),
 )
 
 
@@ -222,29 +270,43 @@ def copy_tree(target: Path) -> None:
             shutil.copy2(source, target / name)
 
 
+def _write(path: Path, text: str) -> None:
+    """Write a module and drop its cached bytecode (a same-size rewrite in the same second
+    would otherwise be served stale); the other modules' caches are kept between runs."""
+    path.write_text(text, encoding="utf-8")
+    for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+        cached.unlink()
+
+
+def run_tests(tree: Path, tests: Sequence[str], timeout: float) -> tuple[bool, str]:
+    """Run `tests` in the copy: (passed, the end of their output); a hang counts as failed."""
+    # only the plugins the tests use: nbval (whose imports take seconds) runs the notebooks
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+    command += ["-p", "anyio", "-p", "pytest_timeout", "-o", "addopts=", *tests]
+    try:
+        done = subprocess.run(
+            command, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return False, f"(the tests hung past {timeout:g} s)"
+    return done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
 def run_mutant(mutant: Mutant, tree: Path, verbose: bool) -> str:
     """'killed', 'survived' or 'stale' (the snippet is not in the file exactly once)."""
     path = tree / mutant.file
     source = path.read_text(encoding="utf-8")
     if source.count(mutant.original) != 1:
         return "stale"
-    path.write_text(source.replace(mutant.original, mutant.mutated), encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
-    command += ["-o", "addopts=", *mutant.tests]
+    _write(path, source.replace(mutant.original, mutant.mutated))
     try:
-        done = subprocess.run(
-            command, cwd=tree, env=env, capture_output=True, text=True, timeout=TIMEOUT
-        )
-        killed = done.returncode != 0
-        output = done.stdout[-3000:] + done.stderr[-2000:]
-    except subprocess.TimeoutExpired:
-        killed, output = True, f"(the tests hung past {TIMEOUT:g} s)"
+        passed, output = run_tests(tree, mutant.tests, TIMEOUT)
     finally:
-        path.write_text(source, encoding="utf-8")
-    if verbose or not killed:
+        _write(path, source)
+    if verbose or passed:
         print(output)
-    return "killed" if killed else "survived"
+    return "survived" if passed else "killed"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -253,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="only the CI subset")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("-v", "--verbose", action="store_true", help="show every test output")
+    parser.add_argument(
+        "--no-baseline", action="store_true", help="skip running the tests unmutated first"
+    )
     args = parser.parse_args(argv)
     unknown = set(args.ids) - {m.id for m in MUTANTS}
     if unknown:
@@ -271,6 +336,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ollie-mutants-") as tmp:
         tree = Path(tmp)
         copy_tree(tree)
+        if not args.no_baseline:  # a test that fails unmutated would "kill" every mutant
+            tests = list(dict.fromkeys(t for m in chosen for t in m.tests))
+            passed, output = run_tests(tree, tests, TIMEOUT * 2)
+            print(f"baseline: the {len(tests)} covering tests {'pass' if passed else 'FAIL'}")
+            if not passed:
+                print(output)
+                return 1
         for m in chosen:
             begun = time.monotonic()
             results[m.id] = run_mutant(m, tree, args.verbose)

@@ -204,7 +204,8 @@ class AgentCore:
             self.config, self._workdir, self.session_id, self.subprocess_env()
         )
         self._spawn_context = [self.redact(c) for c in context]
-        self.env.messages.extend(self.redact(w) for w in warnings)
+        self.env.messages.extend(warnings)  # with the servers' failures: shown as they are
+        self.env.messages[:] = [self.redact(m) for m in self.env.messages]
 
     def _effective_fallback(self) -> Any:
         if self._fallback is not None:

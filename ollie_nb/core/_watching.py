@@ -62,6 +62,7 @@ class AgentWatch:
         self.waker: Waker | None = None
         self.sink: EventSink = _ignore
         self.worked: set[str] = set()  # task ids of the steps the agent (or its children) took
+        self.run_steps: set[str] = set()  # task ids parallel runs have claimed (or are claiming)
         self.current = ""  # the task id of the step the agent took last
         self._updates: dict[str, Any] = {}  # call id -> args of the agent's task_update calls
         self._ending: asyncio.Future[None] | None = None
@@ -74,10 +75,10 @@ class AgentWatch:
 
     def claim(self, step_id: str) -> bool:
         """A parallel run would claim this step: False while the agent works it itself; else
-        the step is the run's, and a copy the watch queued leaves the agent's queue."""
+        the step is the run's: the watch no longer queues it, and a queued copy goes."""
         if self.host.is_running and step_id == self.current:
             return False
-        self.worked.add(step_id)  # a child works it: the watch never queues it
+        self.run_steps.add(step_id)
         queued = self.host.queue_items
         kept = [item for item in queued if item.step is None or item.step.task_id != step_id]
         if len(kept) < len(queued):
@@ -99,7 +100,7 @@ class AgentWatch:
             plans=lambda: host.plans,
             enqueue=self._enqueue,
             queued=lambda: host.queue_items,
-            worked=lambda: self.worked,
+            worked=lambda: self.worked | self.run_steps,
             statuses=host.plan_statuses,
             note=host.note,
             emit=self.emit,

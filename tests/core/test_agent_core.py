@@ -24,6 +24,7 @@ from ollie_nb.core import (
 )
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 from tests.support.agents import assert_consistent
+from tests.support.waits import until
 
 LIST_PROMPT = "Ship the report\n- Collect data\n- Clean data\n- Draw charts (after 2)\n- Publish"
 
@@ -254,8 +255,11 @@ def test_interrupt_while_waiting_for_the_model(tmp_path):
 
     async def scenario():
         async with core:
-            asyncio.get_running_loop().call_later(0.2, core.interrupt)
-            return await core.submit("hello", events.append)
+            turn = asyncio.ensure_future(core.submit("hello"))
+            await until(lambda: core.is_running, what="the turn's start")
+            await asyncio.sleep(0)  # the turn is inside its model call
+            assert core.interrupt()
+            return await asyncio.wait_for(turn, 10)
 
     events = []
     result = asyncio.run(scenario())
@@ -512,8 +516,12 @@ def test_compact_without_a_summary_keeps_the_history(tmp_path):
 
 
 def test_submit_while_running_queues(tmp_path):
+    asked: list[str] = []
+    release = asyncio.Event()
+
     async def model(messages, tools):
-        await asyncio.sleep(0.2)
+        asked.append(messages[-1].content)
+        await asyncio.wait_for(release.wait(), 20)  # held inside the model call
         return f"answer to {messages[-1].content}"
 
     core = AgentCore(OfflineBackend(model), workdir=tmp_path)
@@ -521,8 +529,9 @@ def test_submit_while_running_queues(tmp_path):
     async def scenario():
         async with core:
             first = asyncio.create_task(core.submit("one"))
-            await asyncio.sleep(0.05)
-            second = await core.submit("two")
+            await until(lambda: asked == ["one"], what="the first model call")
+            second = await core.submit("two")  # while the model is answering "one"
+            release.set()
             return await first, second
 
     first, second = asyncio.run(scenario())

@@ -12,7 +12,6 @@ import asyncio
 import json
 import sqlite3
 import sys
-import time
 
 from ollie_nb.core import AgentConfig, AgentCore, WatchWhat
 from ollie_nb.core._sessions import plan_to_dict
@@ -20,6 +19,7 @@ from ollie_nb.llm import LLMError, OfflineBackend
 from ollie_nb.llm._offline import demo_reply, is_step_prompt, parse_plan_prompt
 from ollie_nb.planning import read_step
 from tests.support.agents import FIXTURES, tasks_agent
+from tests.support.waits import until
 
 DIAMOND = "Ship it\n- Prepare\n- Left (after 1)\n- Middle (after 1)\n- Right (after 1)\n- Join (after 2, 3, 4)"
 WIDE = "Eight chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 9))
@@ -82,18 +82,16 @@ def test_a_diamond_runs_in_parallel_each_step_once_and_after_its_blockers(tmp_pa
         async with core:
             await core.submit(DIAMOND)
             record = core.plans[-1]
-            started = time.perf_counter()
             run = await core.run_plan(parallel=3, on_event=events.append)
-            return record, run, time.perf_counter() - started
+            return record, run
 
-    record, run, seconds = asyncio.run(scenario())
+    record, run = asyncio.run(scenario())
     assert run.outcome == dict.fromkeys(record.ids, "done") and not run.failed
     assert_each_once_after_blockers(db, record)
     # the middle layer was worked side by side: all three claimed before any was done
     claims, dones = claims_and_dones(db)
     middle = record.ids[1:4]
     assert max(claims[i][0] for i in middle) < min(dones[i][0] for i in middle)
-    assert seconds < 3 * 0.3 * 5 / 3 + 2  # three layers of 0.3 s, not five steps in a row
     # each step's child is its assignee, and the graph can label steps with it
     assert run.workers == {step_id: f"step{i + 1}" for i, step_id in enumerate(record.ids)}
     assert events[-1].what is WatchWhat.FINISHED and events[-1].record is record
@@ -174,7 +172,7 @@ def test_a_failing_child_marks_its_step_failed_the_others_finish_and_nothing_is_
     assert "the model broke down on this step" in note
 
 
-def test_stop_during_a_parallel_run_ends_every_child_within_two_seconds(tmp_path):
+def test_stop_during_a_parallel_run_ends_every_child_and_hands_their_steps_back(tmp_path):
     db = tmp_path / "tasks.db"
     backend = OfflineBackend(slow_steps(60))
     core = AgentCore(backend, agent=tasks_agent(db), workdir=tmp_path, autosave=False)
@@ -183,20 +181,16 @@ def test_stop_during_a_parallel_run_ends_every_child_within_two_seconds(tmp_path
         async with core:
             await core.submit(WIDE)
             run = asyncio.ensure_future(core.run_plan(parallel=4))
-            while len(core.subagents.running) < 4:
-                await asyncio.sleep(0.01)
-            started = time.perf_counter()
+            await until(lambda: len(core.subagents.running) == 4, what="four children at work")
             assert core.interrupt()
-            result = await asyncio.wait_for(run, 5)
-            stopped = time.perf_counter() - started
+            result = await asyncio.wait_for(run, 10)  # a bound, not a measurement
             statuses = await core.plan_statuses(core.plans[-1])
             core.set_backend(OfflineBackend(slow_steps(0.01)))
             again = await core.run_plan(parallel=4)  # the handed-back steps are claimed again
-            return result, stopped, statuses, again
+            return result, statuses, again
 
-    result, stopped, statuses, again = asyncio.run(scenario())
+    result, statuses, again = asyncio.run(scenario())
     assert set(again.outcome.values()) == {"done"} and len(again.outcome) == 8
-    assert stopped < 2.0
     assert result.interrupted
     assert sorted(set(statuses.values())) == ["open"]  # the four claimed steps went back to open
     assert set(result.outcome.values()) == {"open"} and len(result.outcome) == 4
@@ -280,3 +274,31 @@ def test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step
     assert sorted(by_agent + by_children) == sorted(record.ids), (by_agent, by_children)
     assert set(run.outcome.values()) <= {"done"}
     assert core.queued == []
+
+
+def test_a_step_the_run_is_claiming_is_not_queued_by_a_watch_read_in_between(tmp_path):
+    """The watch reads the events while the run's claim of a ready step is on its way."""
+    db = tmp_path / "tasks.db"
+    backend = OfflineBackend(slow_steps(0.1))
+    core = AgentCore(backend, agent=tasks_agent(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            dispatch = core.env.dispatcher.dispatch  # the watcher keeps its own reference
+
+            async def claim_after_a_read(server, tool, args):
+                if tool == "task_claim" and core.watcher is not None:
+                    await core.watcher.poll()  # the step is still open on the server here
+                return await dispatch(server, tool, args)
+
+            core.env.dispatcher.dispatch = claim_after_a_read
+            await core.start_watching()
+            run = await core.run_plan(parallel=3)
+            await core.run_until_idle(60)
+            await core.stop_watching()
+            return core.plans[-1], run
+
+    record, run = asyncio.run(scenario())
+    by_agent = [s.step_id for m in core.history if m.role == "user" if (s := read_step(m.content))]
+    assert sorted(by_agent + list(run.workers)) == sorted(record.ids), (by_agent, run.workers)

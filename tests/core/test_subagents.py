@@ -12,6 +12,7 @@ import json
 from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.core._history import INTERRUPTED_NOTE
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
+from tests.support.waits import until
 
 
 def call(tool: str, **args) -> ToolCall:
@@ -134,14 +135,20 @@ def test_interrupting_the_parent_interrupts_every_child_and_histories_stay_whole
         ],
         [call("subagent_wait", timeout=60)],
     ]
-    core = AgentCore(OfflineBackend(scripted(calls, 30)), workdir=tmp_path, autosave=False)
+    inside: list[str] = []  # the children now waiting on their model call
+    model = scripted(calls, 30)
+
+    async def reply(messages, tools):
+        if child_of(messages):
+            inside.append(child_of(messages))
+        return await model(messages, tools)
+
+    core = AgentCore(OfflineBackend(reply), workdir=tmp_path, autosave=False)
 
     async def scenario():
         async with core:
             turn = asyncio.ensure_future(core.submit("fan out"))
-            while len(core.subagents.running) < 2:
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(0.05)
+            await until(lambda: sorted(inside) == ["a", "b"], what="both children at work")
             assert core.interrupt()
             result = await asyncio.wait_for(turn, 2)
             await asyncio.wait_for(core.subagents.wait([], 2), 3)

@@ -240,3 +240,10 @@ def test_a_background_approval_nobody_answers_is_denied_when_its_time_is_up(kern
     assert kernel.run("print(last_tool_result())").text().strip() == f"error: {DENIED}"
     status = kernel.run("print(_approval.recent[-1].status.value)").text().strip()
     assert status == "deny (no answer in time)"
+
+
+def test_allow_once_allows_that_call_only_and_the_next_one_asks_again(kernel):
+    _ask(kernel, "echo one > once-1.txt", "allow_once")
+    _ask(kernel, "echo two > once-2.txt", "deny")  # asked again (the prompt is checked)
+    assert (kernel.base / "once-1.txt").exists() and not (kernel.base / "once-2.txt").exists()
+    assert kernel.run("print(last_tool_result())").text().strip() == f"error: {DENIED}"

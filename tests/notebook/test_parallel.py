@@ -76,7 +76,7 @@ def test_stop_ends_a_background_parallel_run_and_every_child(kernel):
     assert k.run("%ollie stop").text() == "ℹ stopping the running turn and every sub-agent"
     stopped_at = time.monotonic()
     while "interrupted" not in k.run("print(w.status.value)").text():
-        assert time.monotonic() - stopped_at < 5
+        assert time.monotonic() - stopped_at < 30  # a bound of the wait, not a measurement
         time.sleep(0.1)
     rows = k.run("%ollie subagents").text()
     assert rows.count("interrupted") == 3 and "running" not in rows

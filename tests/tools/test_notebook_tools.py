@@ -180,3 +180,12 @@ def test_a_script_core_takes_extra_servers_and_its_trusted_tools_decide():
     denied = asyncio.run(turn(AgentConfig(trusted_tools=("reasoning_*",))))
     assert "not in trustedTools and was not approved" in denied
     assert asyncio.run(turn(AgentConfig(trusted_tools=("notebook/*",)))) == "got 42"
+
+
+def test_many_small_prints_stay_capped_for_the_whole_run():
+    """The cap is per run, not per write: a loop of prints keeps the first 100 characters."""
+    total = sum(len(f"{i}\n") for i in range(5000))
+    run = run_code("for i in range(5000):\n    print(i)", {}, cap=100)
+    kept, cut = run.output.split("\n[... ")
+    assert kept == "".join(f"{i}\n" for i in range(5000))[:100]
+    assert cut == f"{total - 100} more characters of output cut]"
