@@ -190,7 +190,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "parallel-without-n-is-sequential",
-        "ollie_nb/notebook/_commands_plans.py",
+        "ollie_nb/notebook/commands/plans.py",
         'parser.add_argument("--parallel", nargs="?", type=int, const=0, default=None, metavar="N")',
         'parser.add_argument("--parallel", nargs="?", type=int, const=None, default=None, metavar="N")',
         (
@@ -200,7 +200,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "parallel-width-ignores-max-parallel",
-        "ollie_nb/core/_core_plans.py",
+        "ollie_nb/core/_core.py",
         "width = parallel or self.max_parallel or self.subagents.limit",
         "width = parallel or self.max_parallel or 4",
         (
@@ -226,7 +226,7 @@ MUTANTS: tuple[Mutant, ...] = (
         'raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))',
         "pass",
         (
-            "tests/tasks/test_tasks_concurrency.py::test_a_reader_following_events_by_cursor_misses_none_while_writers_commit[postgresql]",
+            "tests/tasks/test_tasks_concurrency.py::test_a_reader_following_events_by_cursor_sees_every_event_once[postgresql]",
         ),
         "on PostgreSQL a reader following events by cursor misses events (the watch misses unblocked)",
     ),
