@@ -34,7 +34,7 @@ from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._plans import PlanBook
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
-from ollie_nb.core._secrets import Redactor
+from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._sessions import (
     new_session_id,
 )
@@ -48,6 +48,7 @@ from ollie_nb.tools import (
     ExecuteServer,
     Server,
     SubagentServer,
+    hide_secrets,
     subprocess_env,
 )
 
@@ -101,7 +102,9 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
         self.reply = ""
         self.router = ToolRouter(Dispatcher())
         self.plan_book = PlanBook()
-        self.redact = Redactor(lambda: backend_secrets(self._backend))
+        self.redact = Redactor(
+            lambda: (*backend_secrets(self._backend), *config_secrets(self.config))
+        )
         self.watch = AgentWatch(self)
         self._notes: list[str] = []  # told to the agent at its next turn
         self._queue: deque[str] = deque()
@@ -156,16 +159,17 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
             builtins["execute"] = ExecuteServer(
                 lambda: self._workdir,
                 env_passthrough=self.config.pass_env,
-                secrets=lambda: backend_secrets(self._backend),
+                secrets=self.redact.values,
             )
         extra = self._extra_servers
         builtins.update((extra(self.config) if callable(extra) else extra) or {})
         self.env = await build_agent_env(
             self.config,
-            Dispatcher(),
+            Dispatcher(redact=self.redact),
             self._workdir,
             self._effective_fallback(),
             builtin_servers=builtins,
+            redact=self.redact,
         )
         self.env.reasoning.add_plan_listener(self._on_plan)
         self.env.reasoning.first_number = len(self.plan_book.past) + 1
@@ -175,7 +179,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
             self.config, self._workdir, self.session_id, self.subprocess_env()
         )
         self._spawn_context = [self.redact(c) for c in context]
-        self.env.messages.extend(self.redact(w) for w in warnings)
+        self.env.messages.extend(hide_secrets(self.redact(w)) for w in warnings)
 
     def _effective_fallback(self) -> Any:
         if self._fallback is not None:
@@ -230,7 +234,9 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
     @property
     def gate(self) -> TrustGate:
         """The trust gate for this agent's config, wired task server and approval callback."""
-        return gate_for(self.env, self.config.trusted_tools, self.approve, self.emit)
+        return gate_for(
+            self.env, self.config.trusted_tools, self.approve, self.emit, self.redact.values
+        )
 
     @property
     def plans(self) -> list[PlanRecord]:
@@ -268,9 +274,7 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
 
     def subprocess_env(self) -> dict[str, str]:
         """The environment hooks and execute_code get: no secrets unless the agent passes them."""
-        return subprocess_env(
-            secrets=backend_secrets(self._backend), passthrough=self.config.pass_env
-        )
+        return subprocess_env(secrets=self.redact.values(), passthrough=self.config.pass_env)
 
     def interrupt(self) -> bool:
         """Cancel the running turn and every sub-agent's (on the agent's loop); True if any ran."""
@@ -354,6 +358,8 @@ class AgentCore(QueueMethods, PlanMethods, SessionMethods):
 
     def emit(self, event: Event) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""
+        if isinstance(event, TurnStarted):
+            self.subagents.new_turn()  # the model's budget of sub-agent prompts starts again
         self.watch.observe(event)
         try:
             self._sink(event)

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ollie_nb.core._agents import require_trusted
 from ollie_nb.core._compact import (
     Compaction,
     archive,
@@ -133,13 +134,16 @@ class SessionMethods:
         """Restore a session and the agent it used; a note when that agent cannot come back.
 
         The agent (servers, hooks, trust) is switched to by the path the session
-        recorded; a session of the default agent, or of the current one, switches nothing.
+        recorded, a project agent only when trusted as it is now; a session of the
+        default agent, or of the current one, switches nothing.
         """
         data = self.restore(session_id)
         name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
         if name == self.config.name and path == self.config.path:
             return ""
         try:
+            if path:
+                require_trusted(path)  # a project agent edited since it was trusted asks again
             await self.switch_agent(path or name)
         except (ConfigError, OSError) as exc:
             return (

@@ -6,7 +6,12 @@ import functools
 import os
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
+from ollie_nb.core._config import AgentConfig, expand_vars
+from ollie_nb.llm import LLMConfigError, env_file_path, ollie_env_file_path
+from ollie_nb.llm._env import read_env_file
 from ollie_nb.tools import is_secret_name, url_credentials
 
 REDACTED = "***"
@@ -22,9 +27,10 @@ def _secret_name(name: str) -> bool:
 class Redactor:
     """Replaces every known secret in a text with ***, longest first.
 
-    Known secrets: values of secret-named environment variables, credentials inside
-    URLs (in the environment or in the text itself), and `extra()` (the chat
-    backend's key). Longest first: when one secret contains another, replacing the
+    Known secrets: values of secret-named environment variables and of the env files
+    ollie_nb reads (its own and ollie's, whichever backend is active), credentials
+    inside URLs (in those or in the text itself), and `extra()` (the chat backend's
+    key, the agent file's secret-named `env` values). Longest first: when one secret contains another, replacing the
     shorter one first would leave the rest of the longer one in the text.
     """
 
@@ -41,14 +47,18 @@ class Redactor:
         decoding every value), the environment is not scanned again.
         """
         raw = dict(getattr(os.environ, "_data", {}))
-        if raw and raw == self._raw:
+        files = _env_files()
+        stamps = {str(p).encode(): _stamp(p) for p in files}
+        if raw and {**raw, **stamps} == self._raw:
             self._read_at = time.monotonic()
             return
-        self._raw = raw
-        found = {v for k, v in os.environ.items() if v and _secret_name(k)}
-        for value in os.environ.values():
-            if "://" in value:
-                found.update(url_credentials(value))
+        self._raw = {**raw, **stamps}
+        found: set[str] = set()
+        for settings in [dict(os.environ), *(_settings(p) for p in files)]:
+            found.update(v for k, v in settings.items() if v and _secret_name(k))
+            for value in settings.values():
+                if "://" in value:
+                    found.update(url_credentials(value))
         self._from_environ, self._read_at = found, time.monotonic()
 
     def _environ_secrets(self) -> set[str]:
@@ -74,3 +84,49 @@ class Redactor:
             if secret in text:
                 text = text.replace(secret, REDACTED)
         return text
+
+
+def redact_data(data: Any, redact: Callable[[str], str]) -> Any:
+    """`data` (JSON-like) with every string in it redacted, keys too, before it is encoded:
+    a secret holding a quote, a backslash or non-ASCII is not escaped out of reach."""
+    if isinstance(data, str):
+        return redact(data)
+    if isinstance(data, dict):
+        return {redact_data(k, redact): redact_data(v, redact) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [redact_data(v, redact) for v in data]
+    return data
+
+
+def _env_files() -> list[Path]:
+    """The env files ollie_nb reads settings from (OLLIE_ENV_FILE alone when set)."""
+    own = env_file_path()
+    return [own] if os.environ.get("OLLIE_ENV_FILE") else [own, ollie_env_file_path()]
+
+
+def _stamp(path: Path) -> bytes:
+    try:
+        stat = path.stat()
+    except OSError:
+        return b""
+    return f"{stat.st_mtime_ns}:{stat.st_size}".encode()
+
+
+def _settings(path: Path) -> dict[str, str]:
+    if not path.is_file():
+        return {}
+    try:
+        return read_env_file(path)
+    except LLMConfigError:
+        return {}
+
+
+def config_secrets(config: AgentConfig) -> list[str]:
+    """The secret-named values of an agent file's `env` maps (its MCP servers' settings),
+    with `${VAR}` references expanded as the servers get them."""
+    return [
+        expand_vars(value, os.environ)
+        for server in config.mcp_servers.values()
+        for name, value in server.env.items()
+        if value and _secret_name(name)
+    ]

@@ -152,6 +152,7 @@ def _approvals(magics: OllieMagics | None, holder: dict[str, NotebookRuntime]) -
     """The approver the core calls for tools outside trustedTools: the notebook widget."""
     from IPython.display import display
 
+    from ollie_nb.core import MaskedArgs
     from ollie_nb.notebook._approval import ApprovalRequest, Approvals
 
     def describe(name: str, args: dict[str, Any]) -> ApprovalRequest:
@@ -159,7 +160,9 @@ def _approvals(magics: OllieMagics | None, holder: dict[str, NotebookRuntime]) -
         schema = next((d.input_schema for d in core.tools if d.name == name), None)
         props = schema.get("properties") if isinstance(schema, dict) else None
         known = frozenset(props) if isinstance(props, dict) else None
-        return ApprovalRequest(name, core.router.server_of(name), dict(args), known)
+        scope = (core.session_id, core.config.name, core.config.path)
+        paths = args.secret_paths if isinstance(args, MaskedArgs) else ()
+        return ApprovalRequest(name, core.router.server_of(name), dict(args), known, scope, paths)
 
     def show(obj: Any) -> None:
         sink = holder["runtime"].show

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from ollie_nb.notebook._commands import command, words_of
 from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock
+from ollie_nb.tools import hide_secrets
 
 _last_error: list[str] = []  # the traceback of the last internal error the notebook saw
 
 
-def record_error(exc: BaseException) -> Notice:
-    """Keep an internal error's traceback for `%ollie debug`; the notice to show for it."""
-    _last_error[:] = ["".join(traceback.format_exception(type(exc), exc, exc.__traceback__))]
-    first = str(exc).strip().splitlines()
+def record_error(exc: BaseException, redact: Callable[[str], str] = str) -> Notice:
+    """Keep an internal error's traceback for `%ollie debug`; the notice to show for it.
+
+    Both are redacted (`redact`: the core's known secrets, then key formats): a provider
+    error quotes the header that carried the key."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    _last_error[:] = [hide_secrets(redact(text))]
+    first = hide_secrets(redact(str(exc))).strip().splitlines()
     detail = f": {first[0]}" if first else ""
     return Notice(
         f"internal error {type(exc).__name__}{detail} (a bug, not your input: "
@@ -52,7 +58,7 @@ def cmd_cost(m: Any, rest: str) -> Displayable:
 @command("debug", "the traceback of the last internal error")
 def cmd_debug(m: Any, rest: str) -> Displayable:
     words_of(rest, "debug", most=0, usage="debug")
-    core_error = m.on_loop(lambda core: core.last_error)
+    core_error = m.on_loop(lambda core: hide_secrets(core.redact(core.last_error)))
     text = _last_error[0] if _last_error else core_error
     if not text:
         return Notice("no internal error in this kernel so far")

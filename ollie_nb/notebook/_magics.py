@@ -12,7 +12,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import display
-from traitlets import Bool, Enum, Float, Int, Unicode
+from traitlets import Bool, Enum, Float, Int, Unicode, observe
 
 from ollie_nb.notebook import (  # noqa: F401  (they register their commands)
     _commands,
@@ -80,9 +80,20 @@ class OllieMagics(Magics):
     max_parallel = Int(
         0, help="Sub-agents running at once (set before the agent starts); 0 = maxParallel."
     ).tag(config=True)
+    remote_images = Bool(
+        False,
+        help="Load the images a reply shows (each one a fetch from its host, whenever the "
+        "notebook is opened); off: a link naming the host.",
+    ).tag(config=True)
     offline_chunk_delay = Float(
         0.0, help="Seconds between words of the offline model's replies."
     ).tag(config=True)
+
+    @observe("remote_images")
+    def _remote_images_changed(self, change: Any) -> None:
+        from ollie_nb.notebook._display import Images
+
+        Images.remote = bool(change["new"])
 
     # -- entry point ---------------------------------------------------------
 
@@ -123,7 +134,7 @@ class OllieMagics(Magics):
         except Exception as exc:
             if _usage_error(exc):
                 raise UsageError(f"%ollie: {_one_line(exc)}") from None
-            display(record_error(exc))  # a bug: shown with its type, %ollie debug has the traceback
+            display(record_error(exc, runtime.core.redact))  # a bug: %ollie debug has the traceback
             return None
 
     def on_loop(self, fn: Callable[[Any], Any]) -> Any:
@@ -184,7 +195,7 @@ class OllieMagics(Magics):
             return None
         except Exception as exc:  # the turn loop answers every usage problem itself: a bug
             view.finish()
-            display(record_error(exc))
+            display(record_error(exc, runtime.core.redact))
             return None
         view.finish()
         return None
