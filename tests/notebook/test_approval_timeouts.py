@@ -118,7 +118,7 @@ def test_allow_for_this_session_is_one_tool_of_one_server_and_ends_with_the_scop
 
 
 def test_a_call_with_secret_looking_values_is_asked_each_time_and_shows_where():
-    asked, on_main = answering(SESSION)
+    _, on_main = answering(SESSION)
     requests: list[ApprovalRequest] = []
 
     def describe(name, args):
