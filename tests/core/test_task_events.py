@@ -318,9 +318,7 @@ def test_after_stop_of_a_turn_the_watch_started_the_next_step_waits(tmp_path):
     assert len(starts) == 1 and starts[0].startswith("Step 1 of 2")  # the second never started
     assert len(queued) == 1 and queued[0].startswith(f"Step 2 of 2 [task {record.ids[1]}]")
     assert statuses(db) == {"Two chores": "open", "Chore 1": "open", "Chore 2": "open"}
-    stopped = [
-        e.text for e in events if isinstance(e, WatchNotice) and e.what is WatchWhat.STOPPED
-    ]
+    stopped = [e.text for e in events if isinstance(e, WatchNotice) and e.what is WatchWhat.STOPPED]
     assert stopped == [
         "a turn the agent started itself was interrupted; "
         "the watch is off (turn it on again to go on)"

