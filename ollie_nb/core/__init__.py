@@ -37,7 +37,7 @@ from ollie_nb.core._events import (
     WatchNotice,
     WatchWhat,
 )
-from ollie_nb.core._routing import Approver
+from ollie_nb.core._routing import Approver, MaskedArgs
 from ollie_nb.core._sessions import SessionError, SessionInfo, list_sessions, sessions_dir
 from ollie_nb.core._turn import CONTINUE_PROMPT
 
@@ -50,6 +50,7 @@ __all__ = [
     "ConfigError",
     "Event",
     "EventSink",
+    "MaskedArgs",
     "McpServerConfig",
     "Notice",
     "NoticeLevel",

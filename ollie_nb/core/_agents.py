@@ -4,7 +4,10 @@ A name is looked up in the user's agents dir first, then in the project's
 `.ollie/agents`: a cloned repository cannot shadow the user's own agent of the
 same name. A project agent found by name runs hooks and sets trust, so it is
 used only once the user has trusted that file as it is now (its content hash);
-a changed file must be trusted again. A path the user types is the user's choice.
+a changed file must be trusted again, on every route (`%ollie resume` loads a
+session's recorded project agent only when it is trusted as it is now). A bare name
+(no `.json`, no directory) is looked up in the agent dirs only, never as a file of the
+work dir. A path the user types is the user's choice.
 """
 
 from __future__ import annotations
@@ -91,7 +94,7 @@ def _find_agent(spec: Any, workdir: str, *, trust: bool) -> AgentConfig:
         return AgentConfig()
     text = os.fspath(spec)
     path = Path(text).expanduser()
-    if text.endswith(".json") or os.sep in text or path.exists():
+    if text.endswith(".json") or os.sep in text or "/" in text:
         return load_agent_config(path if path.is_absolute() else Path(workdir) / path)
     for directory in user_agent_dirs():
         if (directory / f"{text}.json").exists():
@@ -106,6 +109,21 @@ def _find_agent(spec: Any, workdir: str, *, trust: bool) -> AgentConfig:
         return config
     known = ", ".join(list_agents(workdir)) or "none"
     raise ConfigError(f"no agent named {text!r} (agents: {known}; or give a path to a JSON file)")
+
+
+def is_project_agent(path: Path) -> bool:
+    """Whether an agent file lies in a project's `.ollie/agents` (not the user's own dirs)."""
+    resolved = path.resolve()
+    if any(resolved.parent == d.resolve() for d in user_agent_dirs()):
+        return False
+    return resolved.parent.name == "agents" and resolved.parent.parent.name == ".ollie"
+
+
+def require_trusted(path: str | os.PathLike[str]) -> None:
+    """Raise UntrustedAgentError unless `path`, when a project agent, is trusted as it is now."""
+    file = Path(path)
+    if file.is_file() and is_project_agent(file) and not agent_file_trusted(file):
+        raise UntrustedAgentError(file, load_agent_config(file, name=file.stem))
 
 
 def _digest(path: Path) -> str:

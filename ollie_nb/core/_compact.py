@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ollie_nb.core._secrets import redact_data
 from ollie_nb.llm import GenerationParams, Message, TextDelta
 
 if TYPE_CHECKING:
@@ -121,7 +122,8 @@ def archive(
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = time.time()
     lines = [
-        redact(json.dumps({"archived": stamp, **m.to_dict()}, ensure_ascii=True)) + "\n"
+        json.dumps(redact_data({"archived": stamp, **m.to_dict()}, redact), ensure_ascii=True)
+        + "\n"
         for m in history
     ]
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

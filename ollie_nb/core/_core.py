@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ollie_nb.core._agents import resolve_agent
+from ollie_nb.core._agents import require_trusted, resolve_agent
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig, ConfigError
 from ollie_nb.core._conversation import Conversation
@@ -31,7 +31,7 @@ from ollie_nb.core._plan_runs import PlanRuns
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
-from ollie_nb.core._secrets import Redactor
+from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._sessions import SessionInfo, list_sessions
 from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, params
@@ -52,6 +52,7 @@ from ollie_nb.tools import (
     ExecuteServer,
     Server,
     SubagentServer,
+    hide_secrets,
     subprocess_env,
 )
 
@@ -101,7 +102,9 @@ class AgentCore:
         self.plan_book = PlanBook()  # the one owner of this session's plans
         self.state = "idle"
         self.router = ToolRouter(Dispatcher())
-        self.redact = Redactor(lambda: backend_secrets(self._backend))
+        self.redact = Redactor(
+            lambda: (*backend_secrets(self._backend), *config_secrets(self.config))
+        )
         self.watch = AgentWatch(self)
         self._task: asyncio.Task[TurnResult] | None = None
         self._sink: EventSink = _ignore
@@ -185,17 +188,18 @@ class AgentCore:
             builtins["execute"] = ExecuteServer(
                 lambda: self._workdir,
                 env_passthrough=self.config.pass_env,
-                secrets=lambda: backend_secrets(self._backend),
+                secrets=self.redact.values,
             )
         extra = self._extra_servers
         builtins.update((extra(self.config) if callable(extra) else extra) or {})
         self.env = await build_agent_env(
             self.config,
-            Dispatcher(),
+            Dispatcher(redact=self.redact),
             self._workdir,
             self._effective_fallback(),
             builtin_servers=builtins,
             plans=self.plan_book,
+            redact=self.redact,
         )
         self.env.reasoning.add_plan_listener(self._on_plan)
         self.router = ToolRouter(self.env.dispatcher)
@@ -205,7 +209,7 @@ class AgentCore:
         )
         self._spawn_context = [self.redact(c) for c in context]
         self.env.messages.extend(warnings)  # with the servers' failures: shown as they are
-        self.env.messages[:] = [self.redact(m) for m in self.env.messages]
+        self.env.messages[:] = [hide_secrets(self.redact(m)) for m in self.env.messages]
 
     def _effective_fallback(self) -> Any:
         if self._fallback is not None:
@@ -260,7 +264,9 @@ class AgentCore:
     @property
     def gate(self) -> TrustGate:
         """The trust gate for this agent's config, wired task server and approval callback."""
-        return gate_for(self.env, self.config.trusted_tools, self.approve, self.emit)
+        return gate_for(
+            self.env, self.config.trusted_tools, self.approve, self.emit, self.redact.values
+        )
 
     @property
     def plans(self) -> list[PlanRecord]:
@@ -295,9 +301,7 @@ class AgentCore:
 
     def subprocess_env(self) -> dict[str, str]:
         """The environment hooks and execute_code get: no secrets unless the agent passes them."""
-        return subprocess_env(
-            secrets=backend_secrets(self._backend), passthrough=self.config.pass_env
-        )
+        return subprocess_env(secrets=self.redact.values(), passthrough=self.config.pass_env)
 
     def interrupt(self) -> bool:
         """Cancel the running turn and every sub-agent's (on the agent's loop); True if any ran."""
@@ -425,6 +429,8 @@ class AgentCore:
 
     def emit(self, event: Event) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""
+        if isinstance(event, TurnStarted):
+            self.subagents.new_turn()  # the model's budget of sub-agent prompts starts again
         self.watch.observe(event)
         try:
             self._sink(event)
@@ -584,13 +590,16 @@ class AgentCore:
         """Restore a session and the agent it used; a note when that agent cannot come back.
 
         The agent (servers, hooks, trust) is switched to by the path the session
-        recorded; a session of the default agent, or of the current one, switches nothing.
+        recorded, a project agent only when trusted as it is now; a session of the
+        default agent, or of the current one, switches nothing.
         """
         data = self.restore(session_id)
         name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
         if name == self.config.name and path == self.config.path:
             return ""
         try:
+            if path:
+                require_trusted(path)  # a project agent edited since it was trusted asks again
             await self.switch_agent(path or name)
         except (ConfigError, OSError) as exc:
             return (

@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from ollie_nb.tools import (
     ReasoningServer,
     Server,
     TrustAdvice,
+    hide_secrets,
 )
 
 log = logging.getLogger("ollie_nb.core")
@@ -106,12 +107,15 @@ async def build_agent_env(
     builtin_servers: Mapping[str, Server] | None = None,
     environ: Mapping[str, str] | None = None,
     plans: PlanBook | None = None,
+    redact: Callable[[str], str] = str,
 ) -> AgentEnv:
     """Connect all enabled MCP servers concurrently and wire the reasoning server's PlanBackend.
 
     A server that fails to connect becomes a message in `AgentEnv.messages`,
-    never an exception. `builtin_servers` (e.g. `execute`) are added as they are. The
-    plans go into `plans` (the agent's PlanBook, which outlives the env), else a new book.
+    never an exception; the message and the server's status quote its stderr, so both
+    are redacted here (`redact`, then key formats), before the model's note is made of
+    them. `builtin_servers` (e.g. `execute`) are added as they are. The plans go into
+    `plans` (the agent's PlanBook, which outlives the env), else a new book.
     """
     workdir = os.fspath(workdir)
     reasoning = ReasoningServer(plan_timeout=config.plan_timeout, book=plans)
@@ -142,6 +146,9 @@ async def build_agent_env(
             env.messages.append(f"MCP server {exc}")
 
     await _connect_all(env, enabled)
+    env.messages[:] = [hide_secrets(redact(m)) for m in env.messages]
+    for status in env.servers.values():
+        status.detail = hide_secrets(redact(status.detail))
     wire_plan_backend(env, fallback_plan_backend)
     return env
 
@@ -305,6 +312,7 @@ def gate_for(
     trusted: tuple[str, ...] | None,
     approve: Approver | None,
     emit: Callable[[Event], None],
+    known_secrets: Callable[[], Sequence[str]] = tuple,
 ) -> TrustGate:
     """The trust gate of an env: its built-ins, its task server, the servers' own advice."""
 
@@ -323,4 +331,5 @@ def gate_for(
         env.task_server if env else None,
         lambda message: emit(Notice(message, "error")),
         advice,
+        known_secrets,
     )

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ollie_nb.llm import ToolCall, ToolDef
-from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary
+from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary, masked, secret_paths
 
 Approver = Callable[[str, dict[str, Any]], "bool | Awaitable[bool]"]
 """Asked before a tool outside trustedTools runs: (model-visible name, arguments) -> allow?"""
@@ -52,6 +52,15 @@ def pattern_trusts(pattern: str, tool: str, server: str, builtin: str | None) ->
     return owner is None or owner == builtin
 
 
+class MaskedArgs(dict[str, Any]):
+    """A call's arguments as the approver sees them when they hold secret-looking values:
+    those values are *** here, and `secret_paths` says where they are (`config.api_key`)."""
+
+    def __init__(self, args: dict[str, Any], secret_paths: tuple[str, ...]) -> None:
+        super().__init__(args)
+        self.secret_paths = secret_paths
+
+
 @dataclass
 class TrustGate:
     """Decides whether a tool may run without asking, and asks `approve` about the rest.
@@ -60,7 +69,9 @@ class TrustGate:
     always ask; without `trustedTools`, DEFAULT tools (notebook tools, read-only python
     tools) and the wired task server's `task_*` tools (the agent's own plan store) run
     too. With `trustedTools` the list is the whole truth for everything else. What is
-    not trusted asks, and with no one to ask (`approve` is None) it is denied.
+    not trusted asks, and with no one to ask (`approve` is None) it is denied. A call
+    whose arguments hold a secret-looking value (a key format, or one of `known_secrets`)
+    asks even when trusted; the approver gets MaskedArgs, never the value.
     """
 
     trusted: tuple[str, ...] | None
@@ -69,6 +80,7 @@ class TrustGate:
     task_server: str | None = None
     on_error: Callable[[str], None] = lambda message: None
     advice: Callable[[str, str], Trust | None] = lambda server, tool: None  # built-ins' say
+    known_secrets: Callable[[], Sequence[str]] = tuple  # the kernel's own keys
 
     def trusts(self, tool: str, server: str) -> bool:
         """Whether `tool` of `server` runs without asking."""
@@ -84,12 +96,15 @@ class TrustGate:
         return any(pattern_trusts(p, tool, server, builtin) for p in self.trusted)
 
     async def allows(self, name: str, tool: str, server: str, args: dict[str, Any]) -> bool:
-        if self.trusts(tool, server):
+        known = tuple(self.known_secrets())
+        paths = tuple(secret_paths(args, known))
+        if not paths and self.trusts(tool, server):
             return True
         if self.approve is None:
             return False
+        shown = MaskedArgs(masked(args, known), paths) if paths else args
         try:
-            answer = self.approve(name, args)
+            answer = self.approve(name, shown)
             if inspect.isawaitable(answer):
                 answer = await answer
         except asyncio.CancelledError:

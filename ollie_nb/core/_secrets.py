@@ -7,7 +7,12 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
+from ollie_nb.core._config import AgentConfig, expand_vars
+from ollie_nb.llm import LLMConfigError, env_file_path, ollie_env_file_path
+from ollie_nb.llm._env import read_env_file
 from ollie_nb.tools import is_secret_name, url_credentials
 
 REDACTED = "***"
@@ -46,9 +51,10 @@ sys.addaudithook(_changes)
 class Redactor:
     """Replaces every known secret in a text with ***, longest first.
 
-    Known secrets: values of secret-named environment variables, credentials inside
-    URLs (in the environment or in the text itself), and `extra()` (the chat
-    backend's key). Longest first: when one secret contains another, replacing the
+    Known secrets: values of secret-named environment variables and of the env files
+    ollie_nb reads (its own and ollie's, whichever backend is active), credentials
+    inside URLs (in those or in the text itself), and `extra()` (the chat backend's
+    key, the agent file's secret-named `env` values). Longest first: when one secret contains another, replacing the
     shorter one first would leave the rest of the longer one in the text.
     """
 
@@ -73,11 +79,11 @@ class Redactor:
         # The count is taken before the read: a change made during the read is seen next time.
         self._changes_seen = _changes.count
         found: set[str] = set()
-        for name, value in os.environ.items():
-            if value and _secret_name(name):
-                found.add(value)
-            if "://" in value:
-                found.update(url_credentials(value))
+        for settings in [dict(os.environ), *(_settings(p) for p in _env_files())]:
+            found.update(v for k, v in settings.items() if v and _secret_name(k))
+            for value in settings.values():
+                if "://" in value:
+                    found.update(url_credentials(value))
         self._from_environ, self._read_at = found, time.monotonic()
 
     def _environ_secrets(self) -> set[str]:
@@ -97,3 +103,41 @@ class Redactor:
             if secret in text:
                 text = text.replace(secret, REDACTED)
         return text
+
+
+def redact_data(data: Any, redact: Callable[[str], str]) -> Any:
+    """`data` (JSON-like) with every string in it redacted, keys too, before it is encoded:
+    a secret holding a quote, a backslash or non-ASCII is not escaped out of reach."""
+    if isinstance(data, str):
+        return redact(data)
+    if isinstance(data, dict):
+        return {redact_data(k, redact): redact_data(v, redact) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [redact_data(v, redact) for v in data]
+    return data
+
+
+def _env_files() -> list[Path]:
+    """The env files ollie_nb reads settings from (OLLIE_ENV_FILE alone when set)."""
+    own = env_file_path()
+    return [own] if os.environ.get("OLLIE_ENV_FILE") else [own, ollie_env_file_path()]
+
+
+def _settings(path: Path) -> dict[str, str]:
+    if not path.is_file():
+        return {}
+    try:
+        return read_env_file(path)
+    except LLMConfigError:
+        return {}
+
+
+def config_secrets(config: AgentConfig) -> list[str]:
+    """The secret-named values of an agent file's `env` maps (its MCP servers' settings),
+    with `${VAR}` references expanded as the servers get them."""
+    return [
+        expand_vars(value, os.environ)
+        for server in config.mcp_servers.values()
+        for name, value in server.env.items()
+        if value and _secret_name(name)
+    ]

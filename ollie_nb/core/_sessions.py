@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from ollie_nb.core._history import UsageTotals
+from ollie_nb.core._secrets import redact_data
 from ollie_nb.errors import SessionError
 from ollie_nb.llm import Message
 from ollie_nb.planning import PlanKind, PlanRecord, PlanStep, format_plan
@@ -62,18 +63,19 @@ def save_session(
 ) -> Path:
     """Write atomically with mode 0600 (the file may hold private conversation text).
 
-    `redact` gets the whole JSON text once (secrets are plain tokens, unchanged by JSON).
+    `redact` gets every string of `data` before it is encoded (JSON escapes a secret
+    holding a quote, a backslash or a control character out of a text redactor's reach).
     """
     directory = directory or sessions_dir()
     make_private_dir(directory)
     path = session_path(directory, data["id"])
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    if redact is not None:
+        data = redact_data(data, redact)
     payload = json.dumps({"format": SESSION_FORMAT, **data}, ensure_ascii=False, indent=1)
     # A lone surrogate (a JSON escape in a tool argument) has no UTF-8 form; as a \uXXXX
     # escape it is still valid JSON and loads back as the same string.
     payload = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", payload)
-    if redact is not None:
-        payload = redact(payload)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as file:

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 NOTE_LINES = 3  # the reply lines a completion note carries
 MAX_NAME = 40
+MAX_QUEUED = 16  # prompts waiting for one child; more is a flood, not a plan
+MAX_TURN_STARTS = 64  # prompts (spawns and sends) one turn of the parent may hand out
 ChildSink = Callable[[str, Event], None]
 """Gets every event of every child: (child name, event)."""
 
@@ -131,6 +133,11 @@ class ChildSession:
 
     def send(self, prompt: str) -> None:
         """Queue a prompt; the child starts working its queue if it was idle."""
+        if len(self._queue) >= MAX_QUEUED:
+            raise SubagentError(
+                f"sub-agent {self.name} has {len(self._queue)} prompts waiting already (at most "
+                f"{MAX_QUEUED}); wait for it with subagent_wait, then send more"
+            )
         self._queue.append(prompt)
         if not self.busy:
             self.interrupted = False
@@ -219,6 +226,20 @@ class SubAgents:
         self.children: dict[str, ChildSession] = {}
         self.listeners: list[ChildSink] = []
         self._quiet: set[str] = set()  # children whose completion the parent is not told
+        self.started_this_turn = 0  # prompts the model handed out in the parent's turn
+
+    def new_turn(self) -> None:
+        """The parent started a turn: its budget of MAX_TURN_STARTS prompts starts again."""
+        self.started_this_turn = 0
+
+    def charge(self) -> None:
+        """Count one prompt the model hands out (spawn or send); over the turn's budget: refuse."""
+        if self.started_this_turn >= MAX_TURN_STARTS:
+            raise SubagentError(
+                f"this turn has handed {MAX_TURN_STARTS} prompts to sub-agents already (the most "
+                "one turn may); wait for them with subagent_wait and finish the turn"
+            )
+        self.started_this_turn += 1
 
     def _sink(self, name: str, event: Event) -> None:
         for listener in list(self.listeners):
@@ -346,10 +367,12 @@ class SubagentTools:
         self.agents = agents
 
     def spawn(self, name: str, prompt: str) -> str:
+        self.agents.charge()
         child = self.agents.spawn(name, prompt)
         return f"sub-agent {child.name} started; you will be told when it finishes"
 
     def send(self, name: str, prompt: str) -> str:
+        self.agents.charge()
         child = self.agents.send(name, prompt)
         return f"queued to sub-agent {child.name} ({child.queued} waiting)"
 

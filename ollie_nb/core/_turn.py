@@ -36,6 +36,7 @@ from ollie_nb.core._events import (
 from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
 from ollie_nb.core._routing import ToolRouter, TrustGate, parse_arguments
+from ollie_nb.core._secrets import redact_data
 from ollie_nb.llm import (
     ContextOverflowError,
     GenerationParams,
@@ -52,7 +53,7 @@ from ollie_nb.llm import (
 )
 from ollie_nb.llm import ReasoningDelta as ReasoningChunk
 from ollie_nb.llm import TextDelta as TextChunk
-from ollie_nb.tools import ToolResult
+from ollie_nb.tools import ToolResult, hide_secrets
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
@@ -375,7 +376,8 @@ class TurnRunner:
         host = self.host
         server = host.router.server_of(call.name)
         args, bad_json = parse_arguments(call.arguments)
-        host.emit(ToolCalled(call.id, call.name, server, args))
+        shown = redact_data(args, lambda text: hide_secrets(host.redact(text)))  # what cells show
+        host.emit(ToolCalled(call.id, call.name, server, shown))
         host.state = f"tool:{call.name}"
         started = time.perf_counter()
         result = await host.router.call(call, args, bad_json, host.gate)

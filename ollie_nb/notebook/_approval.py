@@ -43,6 +43,8 @@ class ApprovalRequest:
     server: str
     args: Mapping[str, Any]
     known_keys: frozenset[str] | None = None  # the schema's properties (None: no schema)
+    scope: tuple[str, ...] = ()  # the session and agent asking: allowances end with them
+    secret_paths: tuple[str, ...] = ()  # where secret-looking values are (shown as ***)
 
     @property
     def unknown_keys(self) -> list[str]:
@@ -97,7 +99,17 @@ def request_html(request: ApprovalRequest) -> str:
     if request.unknown_keys:
         names = ", ".join(f"<code>{esc(k)}</code>" for k in request.unknown_keys)
         parts.append(f"<div>⚠ keys not in the tool's schema: {names}</div>")
+    if request.secret_paths:
+        parts.append(f"<div>⚠ {esc(secret_note(request))}</div>")
     return "\n".join(parts)
+
+
+def secret_note(request: ApprovalRequest) -> str:
+    """The warning of a call that would send secret-looking values: where, never what."""
+    return (
+        f"secret-looking values at {', '.join(request.secret_paths)} (shown as ***): "
+        "allowing sends them as they are"
+    )
 
 
 def request_text(request: ApprovalRequest) -> str:
@@ -109,6 +121,8 @@ def request_text(request: ApprovalRequest) -> str:
     if request.unknown_keys:
         unknown = ", ".join(escape_invisible(k) for k in request.unknown_keys)
         lines.append(f"keys not in the tool's schema: {unknown}")
+    if request.secret_paths:
+        lines.append(escape_invisible(secret_note(request)))
     return "\n".join(lines)
 
 
@@ -223,7 +237,13 @@ def ask_on_stdin(widget: ApprovalWidget) -> None:
 
 @dataclass
 class Approvals:
-    """The notebook's approver: mode (ask/allow/deny), session allowances, the timeout."""
+    """The notebook's approver: mode (ask/allow/deny), session allowances, the timeout.
+
+    "Allow for this session" allows one tool of one server (`allowed` holds (server,
+    tool) pairs) while the request's scope (session and agent) stays; a new scope
+    (`%ollie clear`, `%ollie resume`, another agent) starts with none. A call that
+    would send secret-looking values always asks, and its answer is for that call only.
+    """
 
     mode: Callable[[], str]
     timeout: Callable[[], float]
@@ -231,16 +251,20 @@ class Approvals:
     on_main: Callable[[Callable[[], Any]], concurrent.futures.Future[Any]]
     in_foreground: Callable[[], bool]
     show: Callable[[Any], None]
-    allowed: set[str] = field(default_factory=set)
+    allowed: set[tuple[str, str]] = field(default_factory=set)
+    scope: tuple[str, ...] = ()
 
     async def __call__(self, name: str, args: dict[str, Any]) -> bool:
         """Ask on the kernel thread; True when the user allowed this call."""
         mode = self.mode()
         if mode != "ask":
             return mode == "allow"
-        if name in self.allowed:
-            return True
         request = self.describe(name, args)
+        if request.scope != self.scope:
+            self.allowed.clear()
+            self.scope = request.scope
+        if not request.secret_paths and (request.server, request.tool) in self.allowed:
+            return True
         # A foreground cell waits (and times out) on the kernel thread itself; anything else
         # waits here, also for the kernel thread to take the request (it may never, e.g. under
         # `await agent.aask(...)` with nothing draining).
@@ -253,7 +277,7 @@ class Approvals:
                 answer = await asyncio.wait_for(asyncio.wrap_future(answer), self.timeout())
         except asyncio.TimeoutError:
             answer = DENY
-        return self._apply(name, answer)
+        return self._apply(request, answer)
 
     def _ask(self, request: ApprovalRequest) -> Any:
         """On the kernel thread: deny at once, or show the widget (and wait in a foreground turn)."""
@@ -280,9 +304,9 @@ class Approvals:
         widget.future.add_done_callback(lambda _: timer.cancel())
         return widget.future
 
-    def _apply(self, name: str, answer: str) -> bool:
-        if answer == SESSION:
-            self.allowed.add(name)
+    def _apply(self, request: ApprovalRequest, answer: str) -> bool:
+        if answer == SESSION and not request.secret_paths:
+            self.allowed.add((request.server, request.tool))
         return answer in (ONCE, SESSION)
 
 

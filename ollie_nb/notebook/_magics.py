@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import display
-from traitlets import Bool, Enum, Float, Int, TraitError, Unicode
+from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, observe
 
 from ollie_nb.notebook import _state
 from ollie_nb.notebook._display import Notice, TextBlock
@@ -81,9 +81,20 @@ class OllieMagics(Magics):
     max_parallel = Int(
         0, help="Sub-agents running at once (set before the agent starts); 0 = maxParallel."
     ).tag(config=True)
+    remote_images = Bool(
+        False,
+        help="Load the images a reply shows (each one a fetch from its host, whenever the "
+        "notebook is opened); off: a link naming the host.",
+    ).tag(config=True)
     offline_chunk_delay = Float(
         0.0, help="Seconds between words of the offline model's replies."
     ).tag(config=True)
+
+    @observe("remote_images")
+    def _remote_images_changed(self, change: Any) -> None:
+        from ollie_nb.notebook._display import Images
+
+        Images.remote = bool(change["new"])
 
     # -- entry point ---------------------------------------------------------
 
@@ -99,7 +110,9 @@ class OllieMagics(Magics):
             usage = usage_error(exc)
             if usage is not None:
                 raise usage from None
-            display(failure_notice(exc))  # theirs, or a bug: %ollie debug has the traceback
+            display(
+                failure_notice(exc, _redact)
+            )  # theirs, or a bug: %ollie debug has the traceback
             return None
 
     def _command(self, line: str) -> Any:
@@ -267,3 +280,13 @@ def unload(ip: Any) -> None:
     dispatcher = getattr(ip, "strdispatchers", {}).get("complete_command")
     if dispatcher is not None:
         dispatcher.strs.pop("%ollie", None)
+
+
+def _redact(text: str) -> str:
+    """A failure's text without secrets: the running core's known ones, then key formats."""
+    from ollie_nb.tools import hide_secrets  # loaded by now: the failure came from the agent
+
+    runtime = _state.active()
+    if runtime is not None and not runtime.closed:
+        text = runtime.core.redact(text)
+    return hide_secrets(text)

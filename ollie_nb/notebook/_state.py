@@ -133,6 +133,7 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
 
 def _approvals(traits: StartTraits | None, holder: dict[str, NotebookRuntime]) -> Approvals:
     """The approver the core calls for tools outside trustedTools: the notebook widget."""
+    from ollie_nb.core import MaskedArgs  # with the core, on first use
     from ollie_nb.notebook._approval import ApprovalRequest, Approvals  # asyncio: on first use
 
     def describe(name: str, args: dict[str, Any]) -> ApprovalRequest:
@@ -140,7 +141,9 @@ def _approvals(traits: StartTraits | None, holder: dict[str, NotebookRuntime]) -
         schema = next((d.input_schema for d in core.tools if d.name == name), None)
         props = schema.get("properties") if isinstance(schema, dict) else None
         known = frozenset(props) if isinstance(props, dict) else None
-        return ApprovalRequest(name, core.router.server_of(name), dict(args), known)
+        scope = (core.session_id, core.config.name, core.config.path)
+        paths = args.secret_paths if isinstance(args, MaskedArgs) else ()
+        return ApprovalRequest(name, core.router.server_of(name), dict(args), known, scope, paths)
 
     def show(obj: Any) -> None:
         sink = holder["runtime"].show

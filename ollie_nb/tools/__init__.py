@@ -1,6 +1,7 @@
 """Tool servers and the dispatcher: one path for every tool call, built-in or MCP."""
 
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP, cap_text, clean_arguments
+from ollie_nb.tools._detect import find_secrets, hide_secrets, masked, secret_paths
 from ollie_nb.tools._dispatcher import Dispatcher, exc_summary
 from ollie_nb.tools._environ import (
     SECRET_WORDS,
@@ -39,7 +40,11 @@ __all__ = [
     "cap_text",
     "clean_arguments",
     "exc_summary",
+    "find_secrets",
+    "hide_secrets",
     "is_secret_name",
+    "masked",
+    "secret_paths",
     "subprocess_env",
     "url_credentials",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP, cap_text, clean_arguments
@@ -20,12 +21,16 @@ class Dispatcher:
     """Routes tool calls to servers by name; built-in and MCP servers are equals here.
 
     It is also where every result is bounded: `result_cap` characters (head and tail
-    kept) enter the history, whichever server answered.
+    kept) enter the history, whichever server answered; `redact` runs on the whole
+    text first, so a secret at the cut cannot leave half of itself behind.
     """
 
-    def __init__(self, *, result_cap: int = DEFAULT_RESULT_CAP) -> None:
+    def __init__(
+        self, *, result_cap: int = DEFAULT_RESULT_CAP, redact: Callable[[str], str] | None = None
+    ) -> None:
         self._servers: dict[str, Server] = {}
         self.result_cap = result_cap
+        self.redact = redact
 
     def add_server(self, name: str, server: Server) -> None:
         """Register `server` under `name`, replacing any server of that name."""
@@ -68,7 +73,8 @@ class Dispatcher:
     async def dispatch(self, server: str, tool: str, args: dict[str, Any]) -> ToolResult:
         """Call `tool` on `server`; errors become error results, and the result is capped."""
         result = await self._call(server, tool, args)
-        text = cap_text(result.text, self.result_cap)
+        whole = result.text if self.redact is None else self.redact(result.text)
+        text = cap_text(whole, self.result_cap)
         return result if text is result.text else ToolResult(text, result.is_error, result.images)
 
     async def _call(self, server: str, tool: str, args: dict[str, Any]) -> ToolResult:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 SECRET_WORDS: tuple[str, ...] = (
     "KEY",
@@ -31,6 +31,8 @@ _SUFFIXES = tuple(w for w in SECRET_WORDS if w != "PAT")
 
 # `scheme://user:password@host` or `scheme://token@host` inside free text.
 _URL_WITH_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@'\"<>]+@[^\s'\"<>]*")
+# A URL with a query: `postgresql://app@db/x?password=...`, `https://h/p?access_token=...`.
+_URL_WITH_QUERY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>?]*\?[^\s'\"<>]+")
 # A user name alone (no password) is a credential when it is this long: `https://<token>@host`.
 _TOKEN_USER_CHARS = 20
 
@@ -44,12 +46,17 @@ def is_secret_name(name: str) -> bool:
 
 
 def url_credentials(text: str) -> list[str]:
-    """The credentials written inside URLs in `text`: passwords, and token-like user names.
+    """The credentials written inside URLs in `text`: passwords, token-like user names, and
+    query parameters with secret names.
 
     `postgresql://app:s3cret@db/x` gives `["s3cret"]`; `https://ghp_...@github.com` gives
-    the token; `ssh://git@host` gives nothing (a plain user name is not a secret).
+    the token; `postgresql://app@db/x?password=s3cret` and `...?access_token=...` give the
+    value; `ssh://git@host` gives nothing (a plain user name is not a secret).
     """
     found: list[str] = []
+    for match in _URL_WITH_QUERY.finditer(text):
+        query = match.group(0).split("?", 1)[1].split("#", 1)[0]
+        found.extend(v for k, v in parse_qsl(query) if v and is_secret_name(k))
     for match in _URL_WITH_USERINFO.finditer(text):
         try:
             parts = urlsplit(match.group(0))

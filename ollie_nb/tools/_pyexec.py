@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from ollie_nb.tools._detect import hide_secrets
 from ollie_nb.tools._pyvars import cut
 
 OUTPUT_CAP = 20_000  # characters of stdout/stderr kept per run
@@ -109,7 +110,8 @@ def error_text(
     tb: TracebackType | None,
     skip: int = 0,
 ) -> str:
-    """`error: Type: message` and the traceback (without `skip` outer frames), cut to a bound."""
+    """`error: Type: message` and the traceback (without `skip` outer frames), cut to a bound;
+    secret-looking values (a token in a URL, a key in a source line) are hidden first."""
     if kind is None or value is None:
         return ""
     for _ in range(skip):
@@ -117,4 +119,4 @@ def error_text(
     message = str(value)
     head = f"error: {kind.__name__}" + (f": {message}" if message else "")
     lines = traceback.format_exception(kind, value, tb)
-    return cut(head + "\n" + "".join(lines).rstrip(), TRACEBACK_CHARS)
+    return cut(hide_secrets(head + "\n" + "".join(lines).rstrip()), TRACEBACK_CHARS)

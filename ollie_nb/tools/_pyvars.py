@@ -8,6 +8,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from ollie_nb.tools._detect import hide_secrets
 from ollie_nb.tools._environ import is_secret_name
 
 REPR_CHARS = 300  # characters of a value's repr in its summary
@@ -33,7 +34,8 @@ def is_listed(name: str, value: Any) -> bool:
 
 
 def summarise(name: str, value: Any) -> str:
-    """One line about `value`: shape/columns of frames, length of sized things, a cut repr."""
+    """One line about `value`: shape/columns of frames, length of sized things, a cut repr;
+    secret-looking values in it (key formats, values of secret-named keys) are hidden."""
     if is_secret_name(name):
         return HIDDEN
     try:
@@ -52,7 +54,7 @@ def _describe(value: Any) -> str:
     if isinstance(shape, tuple):
         dtype = getattr(value, "dtype", None)
         return f"shape {shape}" + (f", dtype {dtype}" if dtype is not None else "")
-    text = cut(_REPR.repr(value))
+    text = cut(hide_secrets(_REPR.repr(value)))  # hidden before the cut: no half key is left
     if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset)):
         return f"len {len(value)}: {text}"
     return text

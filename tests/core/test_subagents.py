@@ -213,3 +213,64 @@ def test_a_childs_tool_outside_trusted_tools_asks_the_parents_approver(tmp_path)
     denied = core.subagents.children["denied"].history
     (result, *_) = [m.content for m in denied if m.role == "tool"]
     assert "was not approved; it did not run" in result
+
+
+def test_a_flood_of_sends_is_refused_per_child_and_per_turn(tmp_path):
+    """Issue 23.7: one parent step queued 2,000 prompts for a child, which worked 2,001 turns
+    while the parent's maxSteps was 2. A child's queue and a turn's hand-outs are bounded."""
+    from ollie_nb.core._subagents import MAX_QUEUED, MAX_TURN_STARTS
+
+    flood = [call("subagent_send", name="a", prompt=f"item {i}") for i in range(200)]
+    others = [call("subagent_spawn", name=f"w{i}", prompt="go") for i in range(MAX_TURN_STARTS)]
+    calls = [[call("subagent_spawn", name="a", prompt="start")], flood, others]
+    config = AgentConfig.from_dict({"maxSteps": 4, "maxParallel": MAX_TURN_STARTS + 2})
+    core = AgentCore(
+        OfflineBackend(scripted(calls, 0.2)), agent=config, workdir=tmp_path, autosave=False
+    )
+
+    async def scenario():
+        async with core:
+            await core.submit("flood a child")
+            await core.subagents.wait([], 60)
+            return core.subagents.get("a").turns
+
+    turns = asyncio.run(scenario())
+    results = tool_results(core)
+    sends = results[1 : 1 + len(flood)]
+    refused = [r for r in sends if "prompts waiting already" in r]
+    assert refused and f"(at most {MAX_QUEUED})" in refused[0]
+    assert turns <= 1 + MAX_QUEUED + 1  # the first prompt, a full queue, one taken meanwhile
+    over = [r for r in results if f"handed {MAX_TURN_STARTS} prompts to sub-agents" in r]
+    assert over  # the spawns after the turn's budget are refused with a reason
+    assert len(core.subagents.children) < 1 + MAX_TURN_STARTS
+
+
+def test_each_parent_turn_gets_its_own_budget_of_sub_agent_prompts(tmp_path, monkeypatch):
+    from ollie_nb.core import _subagents
+
+    monkeypatch.setattr(_subagents, "MAX_TURN_STARTS", 2)
+    batches = [
+        [call("subagent_spawn", name=f"a{i}", prompt="go") for i in range(3)],
+        None,  # the first turn ends
+        [call("subagent_spawn", name="b0", prompt="go")],
+        None,
+    ]
+
+    async def reply(messages, tools):
+        if child_of(messages):
+            return "child done"
+        batch = batches.pop(0) if batches else None
+        return Message.assistant("", tuple(batch)) if batch else "parent done"
+
+    core = AgentCore(OfflineBackend(reply), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit("spawn three")
+            await core.submit("spawn one more")
+            await core.subagents.wait([], 30)
+
+    asyncio.run(scenario())
+    results = tool_results(core)
+    assert "handed 2 prompts to sub-agents already" in results[2]
+    assert sorted(core.subagents.children) == ["a0", "a1", "b0"]

