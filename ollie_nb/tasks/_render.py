@@ -45,27 +45,60 @@ def task_list(tasks: Sequence[TaskSummary], what: str, limit: int | None = None)
     return "\n".join(lines)
 
 
-def task_list_json(tasks: Sequence[TaskSummary], limit: int) -> str:
-    """A list of tasks as JSON for programs; `blockers` are the ones not done yet.
+LIST_FIELDS: tuple[str, ...] = (
+    "id",
+    "title",
+    "status",
+    "assignee",
+    "parent",
+    "labels",
+    "blockers",
+    "created_at",
+    "updated_at",
+)
+"""The fields of a task in `task_list`'s JSON, in order; `blockers` are those not done yet."""
 
-    At most `limit` tasks; a cut list says so in an object of its own at the end.
+
+def _list_entry(task: TaskSummary, fields: Sequence[str]) -> dict[str, object]:
+    full: dict[str, object] = {
+        "id": task.id,
+        "title": task.title,
+        "status": task.status,
+        "assignee": task.assignee,
+        "parent": task.parent,
+        "labels": list(task.labels),
+        "blockers": list(task.waiting_on),
+        "created_at": task.created_at,
+        "updated_at": task.updated_at,
+    }
+    return {f: full[f] for f in fields}
+
+
+def task_list_json(
+    tasks: Sequence[TaskSummary],
+    *,
+    start: int = 0,
+    max_chars: int,
+    fields: Sequence[str] = LIST_FIELDS,
+) -> str:
+    """One page of a list of tasks as JSON for programs: `{tasks, total}`, and `next`
+    (pass it as `cursor` to read on) when more tasks follow.
+
+    The page starts at index `start` and holds as many tasks as fit in about
+    `max_chars` characters (always at least one), each with only `fields`.
     """
-    shown = [
-        {
-            "id": t.id,
-            "title": t.title,
-            "status": t.status,
-            "assignee": t.assignee,
-            "parent": t.parent,
-            "labels": list(t.labels),
-            "blockers": list(t.waiting_on),
-            "created_at": t.created_at,
-            "updated_at": t.updated_at,
-        }
-        for t in tasks[:limit]
-    ]
+    shown: list[dict[str, object]] = []
+    size = 0
+    for task in tasks[start:]:
+        entry = _list_entry(task, fields)
+        entry_size = len(json.dumps(entry, ensure_ascii=False)) + 2
+        if shown and size + entry_size > max_chars:
+            break
+        shown.append(entry)
+        size += entry_size
     document: dict[str, object] = {"tasks": shown, "total": len(tasks)}
-    if len(tasks) > limit:
+    if start + len(shown) < len(tasks):
+        document["next"] = str(start + len(shown))
         document["truncated"] = True
     return json.dumps(document, ensure_ascii=False)
 
@@ -99,24 +132,34 @@ def task_detail(task: Task) -> str:
     if task.body:
         lines += ["", task.body.rstrip("\n")]
     if task.notes:
-        lines += ["", "notes:"]
+        lines += ["", notes_heading(task) + ":"]
         lines.extend(f"  {note.time}  {note.text}" for note in task.notes)
     return "\n".join(lines)
+
+
+def notes_heading(task: Task) -> str:
+    """`notes`, or which of them are shown and how to read the earlier ones."""
+    shown = len(task.notes)
+    if shown == task.notes_total:
+        return "notes"
+    last = task.notes_start + shown - 1
+    earlier = (
+        f"; read earlier ones with notes_before={task.notes_start}" if task.notes_start > 1 else ""
+    )
+    return f"notes {task.notes_start}-{last} of {task.notes_total}{earlier}"
 
 
 def task_tree(nodes: Sequence[TaskNode]) -> str:
     """An indented tree: each goal with its steps (children) and their statuses."""
     lines: list[str] = []
-
-    def walk(node: TaskNode, depth: int) -> None:
+    # A stack rather than recursion: a store may hold chains deeper than Python's limit.
+    stack: list[tuple[TaskNode, int]] = [(node, 0) for node in reversed(nodes)]
+    while stack:
+        node, depth = stack.pop()
         task = node.task
         waits = f"  (waits on {', '.join(task.waiting_on)})" if task.waiting_on else ""
         lines.append(f"{'  ' * depth}{task.id}  [{task.status}]  {task.title}{waits}")
-        for child in node.children:
-            walk(child, depth + 1)
-
-    for node in nodes:
-        walk(node, 0)
+        stack.extend((child, depth + 1) for child in reversed(node.children))
     return "\n".join(lines) if lines else "no tasks"
 
 
@@ -129,3 +172,23 @@ def event_line(event: Event) -> str:
 def events_json(events: Sequence[Event]) -> str:
     """Events as a JSON list, the form `task_events` returns."""
     return json.dumps([e.to_dict() for e in events], ensure_ascii=False)
+
+
+def events_within(events: Sequence[Event], max_chars: int) -> list[str]:
+    """The JSON texts of the first events that fit in `max_chars` (always at least one)."""
+    texts: list[str] = []
+    size = 0
+    for event in events:
+        text = json.dumps(event.to_dict(), ensure_ascii=False)
+        if texts and size + len(text) + 2 > max_chars:
+            break
+        texts.append(text)
+        size += len(text) + 2
+    return texts
+
+
+def events_page(texts: Sequence[str], next_seq: int, more: bool) -> str:
+    """A page of events (JSON texts from `events_within`) as `{events, next, more}`:
+    `next` is the seq to pass as `since` to read on, `more` whether events follow."""
+    events = "[" + ", ".join(texts) + "]"
+    return f'{{"events": {events}, "next": {next_seq}, "more": {json.dumps(more)}}}'

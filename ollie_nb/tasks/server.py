@@ -8,6 +8,7 @@ method in a worker thread (SQLite may wait for another process's lock) and turns
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 from collections.abc import AsyncIterator, Callable
@@ -16,16 +17,33 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
+from mcp import MCPError
 from mcp.server import MCPServer
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
-from mcp.types import ToolAnnotations
+from mcp.types import (
+    INVALID_PARAMS,
+    EmptyResult,
+    SubscribeRequestParams,
+    ToolAnnotations,
+    UnsubscribeRequestParams,
+)
 from pydantic import Field
 
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._errors import TaskError
+from ollie_nb.tasks._render import LIST_FIELDS
 from ollie_nb.tasks._schema import STATUSES
-from ollie_nb.tasks._store import DETACH_PARENT, SqlTaskStore, Task, TaskRef, plural
+from ollie_nb.tasks._store import (
+    DETACH_PARENT,
+    MAX_EVENTS_PAGE,
+    SqlTaskStore,
+    Task,
+    TaskRef,
+    plural,
+)
 
 EVENTS_URI = "tasks://events"
 """Resource whose update signal fires on every change; read the changes with task_events."""
@@ -34,7 +52,20 @@ LIST_LIMIT = 500
 """task_list shows at most this many lines, so one call cannot flood the model's context."""
 
 RECENT_EVENTS = 100
-"""How many of the newest events reading `tasks://events` returns."""
+"""How many of the newest events reading `tasks://events` returns (fewer when they are large)."""
+
+PAGE_CHARS = 50_000
+"""About how many characters of JSON one `task_events` or `task_list` page holds.
+
+Half a client's usual 100,000-character result cap: however large the events (a 16 KiB
+note each), a page always reaches a client whole and parses; a cursor reads on.
+"""
+
+NOTES_SHOWN = 20
+"""How many of a task's newest notes `task_read` returns; `notes_before` pages back."""
+
+NOTES_CHARS = 24_000
+"""About how many characters of notes `task_read` returns (at least one note)."""
 
 _T = TypeVar("_T")
 
@@ -66,10 +97,21 @@ class _StoreCalls:
     def __init__(self, store: SqlTaskStore, bus: InMemorySubscriptionBus) -> None:
         self.store = store
         self.bus = bus
+        # 2025-protocol clients that sent resources/subscribe for EVENTS_URI: one session
+        # (of the request that subscribed) per connection, which notifies that connection.
+        self.subscribers: dict[int, ServerSession] = {}
         # As many worker threads as the store has connections: SQLite serialises on one
         # connection anyway, and a thread parked on that lock would only take a pool slot.
         self.limiter = anyio.CapacityLimiter(store.max_concurrency)
         self.seen = store.last_seq()
+
+    def remember(self, session: ServerSession) -> None:
+        """A 2025-protocol client subscribed: notify its connection of each change."""
+        self.subscribers[_connection_key(session)] = session
+
+    def forget(self, session: ServerSession) -> None:
+        """That client unsubscribed, or its connection is gone."""
+        self.subscribers.pop(_connection_key(session), None)
 
     async def run(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         try:
@@ -84,6 +126,11 @@ class _StoreCalls:
         if seq != self.seen:
             self.seen = seq
             await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
+            for session in list(self.subscribers.values()):
+                try:
+                    await session.send_resource_updated(EVENTS_URI)
+                except Exception:  # a connection that went away: it gets no more signals
+                    self.forget(session)
 
     async def change(self, work: Callable[[], _T]) -> _T:
         """Run a change (and any read of its result) in one worker call, then signal it."""
@@ -99,6 +146,15 @@ class _StoreCalls:
         """Another process changed the database: signal it (a lock held long: next time)."""
         with contextlib.suppress(ToolError):
             await self.signal(await self.run(self.store.last_seq))
+
+
+def _connection_key(session: ServerSession) -> int:
+    """The same key for every request's session of one connection.
+
+    The SDK makes a ServerSession per request, each holding its connection (which its
+    notifications go to); it does not expose that connection, hence the private name.
+    """
+    return id(getattr(session, "_connection", session))
 
 
 def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL) -> MCPServer:
@@ -124,6 +180,7 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
 
     server = MCPServer(
         "ollie-tasks",
+        version=_version(),
         instructions=_INSTRUCTIONS,
         subscriptions=bus,
         lifespan=lifespan,
@@ -133,7 +190,82 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
     _add_updates(server, store, calls)
     _add_structure(server, store, calls)
     _add_events(server, store, calls)
+    _add_legacy_subscribe(server, calls)
+    _add_prompts(server)
     return server
+
+
+def _version() -> str:
+    """The installed package's version, for `serverInfo.version`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ollie-nb")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _add_legacy_subscribe(server: MCPServer, calls: _StoreCalls) -> None:
+    """resources/subscribe and /unsubscribe, for clients of the 2025 protocol.
+
+    They get `notifications/resources/updated` from the same change signal as the
+    `subscriptions/listen` streams of newer clients. MCPServer has no public hook for
+    these two methods (they left the protocol in 2026), so they go to its low-level
+    server, whose capabilities then say `resources.subscribe: true` to 2025 clients.
+    """
+
+    async def subscribe(
+        ctx: ServerRequestContext[Any], params: SubscribeRequestParams
+    ) -> EmptyResult:
+        if str(params.uri) != EVENTS_URI:
+            raise MCPError(INVALID_PARAMS, f"only {EVENTS_URI} can be subscribed to")
+        calls.remember(ctx.session)
+        return EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams
+    ) -> EmptyResult:
+        calls.forget(ctx.session)
+        return EmptyResult()
+
+    lowlevel = server._lowlevel_server  # private: see the docstring
+    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+
+
+def _add_prompts(server: MCPServer) -> None:
+    """The task convention's two workflows as prompts: make a plan, work its ready steps."""
+
+    @server.prompt(
+        name="plan",
+        title="Plan a goal as tasks",
+        description="Break a goal into a goal task with ordered step tasks in this store.",
+    )
+    def plan(goal: str) -> str:
+        return (
+            f"Plan this goal as tasks: {goal}\n\n"
+            "Create one goal task with task_create, then one task per step with "
+            "parent=<the goal's id>, and blockers=[...] for the steps that must be done "
+            "first. Keep each title one line; put details in body. Finish by listing the "
+            "plan with task_list(parent=<goal id>, status='all')."
+        )
+
+    @server.prompt(
+        name="work-ready-steps",
+        title="Work the ready steps",
+        description="Claim and work the ready steps of a goal, one at a time, until none is left.",
+    )
+    def work_ready_steps(goal: str = "", assignee: str = "agent") -> str:
+        under = f" under {goal}" if goal else ""
+        scope = f"parent='{goal}', " if goal else ""
+        return (
+            f"Work the ready steps{under}.\n\n"
+            f"Repeat: task_list({scope}status='ready'); if it lists nothing, stop. Else "
+            f"task_claim(id, assignee='{assignee}') the first one, read it with task_read, "
+            "do the work, then task_update(id, status='done', note=<what you did>), or "
+            "status='failed' with a note saying why. The goal closes itself when its last "
+            "step is done."
+        )
 
 
 def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
@@ -167,7 +299,9 @@ def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreC
             "status is one of " + ", ".join(STATUSES) + ", or 'ready' (open with every "
             "blocker done) or 'all'. format 'json' returns {tasks: [{id, title, status, "
             "assignee, parent, labels, blockers, created_at, updated_at}], total} instead "
-            "(blockers: those not done yet; truncated: true when cut at 500)."
+            "(blockers: those not done yet), a page of about 50,000 characters: when more "
+            "tasks follow it also has next, to pass as cursor. fields picks the keys of "
+            "each task in JSON (e.g. ['id', 'status'] for many tasks in one page)."
         ),
     )
     async def task_list(
@@ -175,22 +309,43 @@ def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreC
         parent: Annotated[str, Field(description="Only the direct children of this task")] = "",
         label: Annotated[str, Field(description="Only tasks with this label")] = "",
         format: Format = "text",
+        ids: Annotated[
+            tuple[str, ...], Field(description="Only these tasks (at most 500 ids)")
+        ] = (),
+        fields: Annotated[
+            tuple[str, ...],
+            Field(description="JSON only: the keys of each task, of " + ", ".join(LIST_FIELDS)),
+        ] = (),
+        cursor: Annotated[str, Field(description="JSON only: the next of the page before")] = "",
     ) -> str:
-        tasks = await calls.run(store.list, status, parent, label)
+        chosen = _fields(fields)
+        start = _cursor(cursor)
+        tasks = await calls.run(store.list, status, parent, label, ids)
         if format == "json":
-            return _render.task_list_json(tasks, LIST_LIMIT)
+            return _render.task_list_json(tasks, start=start, max_chars=PAGE_CHARS, fields=chosen)
         return _render.task_list(tasks, _selection(status, parent, label), LIST_LIMIT)
 
     @server.tool(
         structured_output=False,
         annotations=_READ_ONLY,
         description=(
-            "Read one task in full: body, notes, blockers, dependents and children. "
-            "format 'json' returns the task as one JSON object."
+            "Read one task: body, blockers, dependents, children and its newest notes "
+            f"(at most {NOTES_SHOWN}, about {NOTES_CHARS:,} characters; the result says how "
+            "many there are in all: pass notes_before to read earlier ones). format 'json' "
+            "returns the task as one JSON object (notes_total, notes_start: the number of "
+            "its first note)."
         ),
     )
-    async def task_read(id: TaskId, format: Format = "text") -> str:
-        task = await calls.run(store.get, id)
+    async def task_read(
+        id: TaskId,
+        format: Format = "text",
+        notes_before: Annotated[
+            int, Field(description="Only notes numbered below this (1 = the oldest)", ge=0)
+        ] = 0,
+    ) -> str:
+        task = _within_chars(
+            await calls.run(store.get, id, notes=NOTES_SHOWN, notes_before=notes_before)
+        )
         if format == "json":
             return json.dumps(task.to_dict(), ensure_ascii=False)
         return _render.task_detail(task)
@@ -308,14 +463,30 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
         description=(
             "Events after seq `since` as a JSON list of {seq, time, type, task, payload}; "
             "types: created, updated, status_changed, claimed, edited, deleted, dep_added, "
-            "dep_removed, unblocked. Pass the last seq seen to get only what is new."
+            "dep_removed, unblocked. Pass the last seq seen to get only what is new. A "
+            "page holds at most `limit` events and about 50,000 characters (fewer events "
+            "when they are large); format 'page' returns {events, next, more} instead: "
+            "pass next as since to read on while more is true."
         ),
     )
     async def task_events(
         since: Annotated[int, Field(description="Return events with seq greater than this")] = 0,
         limit: Annotated[int, Field(description="At most this many events (max 1000)")] = 100,
+        format: Annotated[
+            Literal["list", "page"],
+            Field(description="'list' (default): a JSON list; 'page': {events, next, more}"),
+        ] = "list",
     ) -> str:
-        return _render.events_json(await calls.run(store.events, since, limit))
+        events = await calls.run(store.events, since, limit)
+        texts = _render.events_within(events, PAGE_CHARS)
+        if format == "list":
+            return "[" + ", ".join(texts) + "]"
+        next_seq = events[len(texts) - 1].seq if texts else since
+        more = len(texts) < len(events) or (
+            len(events) == min(limit, MAX_EVENTS_PAGE)
+            and await calls.run(store.last_seq) > next_seq
+        )
+        return _render.events_page(texts, next_seq, more=more)
 
     @server.resource(
         EVENTS_URI,
@@ -329,7 +500,43 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
     async def events_resource() -> str:
         last = await calls.run(store.last_seq)
         recent = await calls.run(store.events, max(0, last - RECENT_EVENTS), RECENT_EVENTS)
-        return _render.events_json(recent)
+        # The newest that fit in a page: cut from the old end.
+        texts = _render.events_within(recent[::-1], PAGE_CHARS)
+        return "[" + ", ".join(reversed(texts)) + "]"
+
+
+def _fields(fields: tuple[str, ...]) -> tuple[str, ...]:
+    """The JSON fields asked for (all when none), or a ToolError naming the bad one."""
+    for field in fields:
+        if field not in LIST_FIELDS:
+            raise ToolError(f"bad field {field!r}: use some of {', '.join(LIST_FIELDS)}")
+    return tuple(fields) or LIST_FIELDS
+
+
+def _cursor(cursor: str) -> int:
+    """The start index a `next` value of task_list stands for."""
+    if not cursor.strip():
+        return 0
+    if not cursor.strip().isdigit():
+        raise ToolError(f"bad cursor {cursor!r}: pass the next of the previous page")
+    return int(cursor)
+
+
+def _within_chars(task: Task) -> Task:
+    """`task` with only its newest notes that fit in NOTES_CHARS (at least one)."""
+    kept = 0
+    size = 0
+    for note in reversed(task.notes):
+        size += len(note.text) + len(note.time) + 4
+        if kept and size > NOTES_CHARS:
+            break
+        kept += 1
+    if kept == len(task.notes):
+        return task
+    dropped = len(task.notes) - kept
+    return dataclasses.replace(
+        task, notes=task.notes[dropped:], notes_start=task.notes_start + dropped
+    )
 
 
 def _selection(status: str, parent: str, label: str) -> str:
