@@ -417,9 +417,10 @@ async def test_streamable_http_requires_the_bearer_token(any_db: str | Path) -> 
     # On PostgreSQL with a password in the URL (trust auth ignores it): never printed.
     db = str(any_db).replace("postgres@", "postgres:Pw-in-url@")
     port = _free_port()
-    env = {**os.environ, "OLLIE_TASKS_TOKEN": "tok-123"}
+    # Both secrets from the environment, the form that keeps them out of the process list.
+    env = {**os.environ, "OLLIE_TASKS_TOKEN": "tok-123", "OLLIE_TASKS_DB": str(db)}
     proc = subprocess.Popen(
-        [*PYTHON_M, "serve", "--db", str(db), "--http", "--port", str(port)],
+        [*PYTHON_M, "serve", "--http", "--port", str(port)],
         stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=env,
