@@ -9,14 +9,18 @@ a dead or hung server gives an error result, never a hang.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import re
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import IO, Any, TypeVar
 
+from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP, cap_parts
 from ollie_nb.tools._dispatcher import exc_summary
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
@@ -49,6 +53,7 @@ class McpServer:
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         mode: str = "auto",
+        result_cap: int = DEFAULT_RESULT_CAP,
     ) -> None:
         if bool(command) == bool(url):
             raise ValueError(f"MCP server {name!r} needs exactly one of 'command' or 'url'")
@@ -62,6 +67,9 @@ class McpServer:
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
         self.mode = mode
+        self.result_cap = (
+            result_cap  # characters of a result's text joined, as the dispatcher's cap
+        )
         self._client: Any = None
         self._runner: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
@@ -69,6 +77,8 @@ class McpServer:
         self._broken: str | None = None
         self._errlog: IO[str] | None = None
         self._reconnect_lock: asyncio.Lock | None = None
+        # resources/subscribe (2025 protocol): the queues of each URI's open signal streams.
+        self._signals: dict[str, set[asyncio.Queue[object]]] = {}
 
     def __repr__(self) -> str:
         target = self.url or " ".join([self.command or "", *self.args]).strip()
@@ -117,7 +127,10 @@ class McpServer:
         assert self._closing is not None
         try:
             async with Client(
-                self._target(), read_timeout_seconds=self.call_timeout, mode=self.mode
+                self._target(),
+                read_timeout_seconds=self.call_timeout,
+                mode=self.mode,
+                message_handler=self._on_message,
             ) as client:
                 self._client = client
                 if not ready.done():
@@ -134,6 +147,24 @@ class McpServer:
                 log.warning("MCP server %s: session ended: %s", self.name, self._broken)
         finally:
             self._client = None
+            self._end_signals()
+
+    async def _on_message(self, message: Any) -> None:
+        """A server notification: a resource's update signal goes to its open streams."""
+        from mcp.types import ResourceUpdatedNotification
+
+        if isinstance(message, ResourceUpdatedNotification):
+            for queue in self._signals.get(str(message.params.uri), ()):
+                if queue.empty():  # signals carry no data: one waiting is as good as many
+                    queue.put_nowait(message.params)
+
+    def _end_signals(self) -> None:
+        """The session ended: every open signal stream ends with an error."""
+        for queues in self._signals.values():
+            for queue in queues:
+                while not queue.empty():
+                    queue.get_nowait()
+                queue.put_nowait(_SESSION_ENDED)
 
     def _target(self) -> Any:
         if self.url:
@@ -157,9 +188,9 @@ class McpServer:
         if isinstance(exc, FileNotFoundError):
             return f"command not found: {self.command}"
         reason = exc_summary(exc)
-        tail = self.stderr_tail()
-        if tail:
-            reason += f" (server stderr: {tail.splitlines()[-1]})"
+        quote = stderr_quote(self.stderr_tail())
+        if quote:
+            reason += f" (server stderr: {quote})"
         return reason
 
     def stderr_tail(self) -> str:
@@ -235,9 +266,9 @@ class McpServer:
             kind = _failure_kind(exc)
             if kind == "lost":
                 self._broken = summary
-                tail = self.stderr_tail()
-                if tail:
-                    summary += f" (server stderr: {tail.splitlines()[-1]})"
+                quote = stderr_quote(self.stderr_tail())
+                if quote:
+                    summary += f" (server stderr: {quote})"
                 return ToolResult.error(
                     f"MCP server {self.name} is gone ({summary}); it will be restarted on the next call"
                 )
@@ -246,13 +277,16 @@ class McpServer:
                     f"{self.name}.{name} timed out after {self.call_timeout:g} s"
                 )
             return ToolResult.error(f"{self.name}.{name}: {summary}")
-        return _tool_result(result)
+        return _tool_result(result, self.result_cap)
 
     @asynccontextmanager
     async def resource_updates(self, uri: str) -> AsyncIterator[AsyncIterator[Any] | None]:
-        """The server's change signals for `uri` (MCP subscriptions/listen), or None if it offers none.
+        """The server's change signals for `uri`, or None if it offers none.
 
-        Enter and exit it in one task. The signals carry no data: refetch on each one.
+        Over the 2026 protocol, a `subscriptions/listen` stream; over the 2025 one,
+        `resources/subscribe` and its `notifications/resources/updated`, when the
+        server's capabilities say it takes subscriptions. Enter and exit it in one task.
+        The signals carry no data: refetch on each one.
         """
         from mcp.client.subscriptions import ListenNotSupportedError
 
@@ -262,8 +296,30 @@ class McpServer:
                 sub = await stack.enter_async_context(client.listen(resource_subscriptions=[uri]))
             except ListenNotSupportedError:
                 sub = None
-            honored = sub.honored.resource_subscriptions if sub and sub.honored else None
-            yield sub if honored and uri in honored else None
+            if sub is None:
+                yield await stack.enter_async_context(self._subscribed(client, uri))
+            else:
+                honored = sub.honored.resource_subscriptions if sub.honored else None
+                yield sub if honored and uri in honored else None
+
+    @asynccontextmanager
+    async def _subscribed(self, client: Any, uri: str) -> AsyncIterator[AsyncIterator[Any] | None]:
+        """2025 protocol: `resources/subscribe` for `uri` while open, if the server offers it."""
+        resources = client.server_capabilities.resources
+        if resources is None or not resources.subscribe:
+            yield None
+            return
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        self._signals.setdefault(uri, set()).add(queue)
+        try:
+            with _no_deprecation_warning():
+                await asyncio.wait_for(client.subscribe_resource(uri), self.call_timeout)
+            yield _signal_stream(queue)
+        finally:
+            self._signals.get(uri, set()).discard(queue)
+            if self._client is client and self._broken is None:
+                with contextlib.suppress(Exception), _no_deprecation_warning():
+                    await asyncio.wait_for(client.unsubscribe_resource(uri), self.call_timeout)
 
     async def _live_client(self) -> Any:
         """The connected client, reconnecting once if the session died or was never started."""
@@ -278,6 +334,46 @@ class McpServer:
         return self._client
 
 
+_SESSION_ENDED = object()
+
+_SAYS_WHAT_WENT_WRONG = re.compile(
+    r"error|exception|traceback|fatal|panic|fail|abort|killed|denied|refused|not found|"
+    r"cannot|can't|unable|invalid|missing",
+    re.IGNORECASE,
+)
+_QUOTED_LINES = 3
+
+
+def stderr_quote(tail: str) -> str:
+    """What of a server's stderr tail to quote in an error: from the last line that says
+    what went wrong (an error, a traceback's last line) to the end, at most three lines;
+    without one, the last three lines (so a start-up banner alone is not all one sees)."""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    for index in range(len(lines) - 1, -1, -1):
+        if _SAYS_WHAT_WENT_WRONG.search(lines[index]):
+            return " | ".join(lines[index : index + _QUOTED_LINES])
+    return " | ".join(lines[-_QUOTED_LINES:])
+
+
+async def _signal_stream(queue: asyncio.Queue[object]) -> AsyncIterator[object]:
+    """The signals put in `queue`; a RuntimeError once the session is gone."""
+    while True:
+        signal = await queue.get()
+        if signal is _SESSION_ENDED:
+            raise RuntimeError("the MCP session ended; its resource subscription with it")
+        yield signal
+
+
+@contextlib.contextmanager
+def _no_deprecation_warning() -> Iterator[None]:
+    """resources/subscribe is deprecated by the SDK (gone in 2026), not by 2025 servers."""
+    from mcp import MCPDeprecationWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        yield
+
+
 async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
     """Await under a deadline, in the calling task where the Python version allows.
 
@@ -290,8 +386,9 @@ async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
     return await asyncio.wait_for(awaitable, seconds)
 
 
-def _tool_result(result: Any) -> ToolResult:
-    """Flatten MCP content into text: text items joined, others named by type."""
+def _tool_result(result: Any, cap: int = DEFAULT_RESULT_CAP) -> ToolResult:
+    """Flatten MCP content into text: text items joined, others named by type; at most
+    `cap` characters of them are joined (head and tail, as the dispatcher keeps)."""
     parts: list[str] = []
     for item in result.content or []:
         text = getattr(item, "text", None)
@@ -299,7 +396,7 @@ def _tool_result(result: Any) -> ToolResult:
             parts.append(text)
         else:
             parts.append(f"[{getattr(item, 'type', 'content')} content]")
-    return ToolResult("\n".join(parts), is_error=bool(result.is_error))
+    return ToolResult(cap_parts(parts, cap), is_error=bool(result.is_error))
 
 
 # A transport that broke under the SDK, before it could turn that into CONNECTION_CLOSED.
