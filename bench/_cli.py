@@ -19,6 +19,7 @@ from bench import (
     notebook_tool,
     plan_graph,
     plan_persistence,
+    status_read,
     task_store,
     task_store_pg,
     tool_call,
@@ -40,6 +41,7 @@ ROWS: tuple[Row, ...] = (
     watch.ROW,
     fanout.ROW,
     notebook_tool.ROW,
+    status_read.ROW,
 )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from ollie_nb.planning._adapter import PlanBackendError
-from ollie_nb.planning._status import listing_statuses, task_status
+from ollie_nb.planning._status import listing_next, listing_statuses, task_status
 from ollie_nb.planning._steps import step_prompt
 from ollie_nb.planning._types import PlanKind, PlanResult, PlanStep
 
@@ -30,6 +30,7 @@ class Dispatcher(Protocol):
 log = logging.getLogger("ollie_nb.planning")
 
 GOAL_TITLE_CHARS = 200
+MAX_LIST_PAGES = 1000  # pages of one status read's listing, against a server whose cursor loops
 
 
 def dependency_layers(steps: Sequence[PlanStep]) -> list[list[int]]:
@@ -115,15 +116,14 @@ class TaskServerPlanBackend:
     async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
         """Each step task's current status as the server reports it (unknown ids left out).
 
-        The StepStatusReader of this backend: one `task_list(status="all", parent=goal)`,
-        then `task_read` for the ids it did not give, each asked for in JSON first.
+        The StepStatusReader of this backend: one `task_list(status="all", parent=goal)`
+        (and, when its JSON page says `next`, the following pages with only ids and
+        statuses), then `task_read` for the ids it did not give, each asked for in JSON first.
         """
         wanted = set(ids)
         found: dict[str, str] = {}
         if goal_id:
-            listing = await self._read("task_list", {"status": "all", "parent": goal_id})
-            if listing is not None:
-                found.update(listing_statuses(listing, wanted))
+            found.update(await self._listed_statuses(goal_id, wanted))
         missing = [i for i in ids if i not in found]
         if missing:
             reads = await asyncio.gather(*(self._read("task_read", {"id": i}) for i in missing))
@@ -131,6 +131,26 @@ class TaskServerPlanBackend:
                 status = task_status(text) if text is not None else None
                 if status:
                     found[task_id] = status
+        return found
+
+    async def _listed_statuses(self, goal_id: str, wanted: set[str]) -> dict[str, str]:
+        """The statuses a paged `task_list` of the goal's children gives, page after page."""
+        args: dict[str, Any] = {"status": "all", "parent": goal_id}
+        lean = {**args, "fields": ["id", "status"]}  # servers without `fields` ignore it
+        listing = await self._read("task_list", lean)
+        if listing is None:  # or refuse it
+            listing = await self._read("task_list", args)
+        found: dict[str, str] = {}
+        for _ in range(MAX_LIST_PAGES):
+            if listing is None:
+                break
+            found.update(listing_statuses(listing, wanted))
+            cursor = listing_next(listing)
+            if not cursor:
+                break
+            page_args = {**lean, "format": "json", "cursor": cursor}
+            result = await self.dispatcher.dispatch(self.server, "task_list", page_args)
+            listing = None if result.is_error else result.text
         return found
 
     async def _read(self, tool: str, args: dict[str, Any]) -> str | None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ollie_nb.tasks._store import Event, Task, TaskNode, TaskRef, TaskSummary, plural
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+"""json.dumps(..., ensure_ascii=False) without building an encoder on each call."""
 
 SEQ_WIDTH = 7
 """Width of the seq column of event lines, so columns line up up to seq 9,999,999."""
@@ -59,19 +62,21 @@ LIST_FIELDS: tuple[str, ...] = (
 """The fields of a task in `task_list`'s JSON, in order; `blockers` are those not done yet."""
 
 
+_FIELD_OF: dict[str, Callable[[TaskSummary], object]] = {
+    "id": lambda t: t.id,
+    "title": lambda t: t.title,
+    "status": lambda t: t.status,
+    "assignee": lambda t: t.assignee,
+    "parent": lambda t: t.parent,
+    "labels": lambda t: list(t.labels),
+    "blockers": lambda t: list(t.waiting_on),
+    "created_at": lambda t: t.created_at,
+    "updated_at": lambda t: t.updated_at,
+}
+
+
 def _list_entry(task: TaskSummary, fields: Sequence[str]) -> dict[str, object]:
-    full: dict[str, object] = {
-        "id": task.id,
-        "title": task.title,
-        "status": task.status,
-        "assignee": task.assignee,
-        "parent": task.parent,
-        "labels": list(task.labels),
-        "blockers": list(task.waiting_on),
-        "created_at": task.created_at,
-        "updated_at": task.updated_at,
-    }
-    return {f: full[f] for f in fields}
+    return {f: _FIELD_OF[f](task) for f in fields}
 
 
 def task_list_json(
@@ -87,20 +92,25 @@ def task_list_json(
     The page starts at index `start` and holds as many tasks as fit in about
     `max_chars` characters (always at least one), each with only `fields`.
     """
-    shown: list[dict[str, object]] = []
+    if fields == ("id", "status"):  # the status readers' form, made in one pass
+        entries = [{"id": t.id, "status": t.status} for t in tasks[start:]]
+    else:
+        entries = [_list_entry(t, fields) for t in tasks[start:]]
+    whole = _ENCODE(entries)
+    if len(whole) <= max_chars:  # all of it fits: no need to measure each task
+        return '{"tasks": ' + whole + f', "total": {len(tasks)}' + "}"
+    shown: list[str] = []
     size = 0
-    for task in tasks[start:]:
-        entry = _list_entry(task, fields)
-        entry_size = len(json.dumps(entry, ensure_ascii=False)) + 2
-        if shown and size + entry_size > max_chars:
+    for item in entries:
+        entry = _ENCODE(item)
+        if shown and size + len(entry) + 2 > max_chars:
             break
         shown.append(entry)
-        size += entry_size
-    document: dict[str, object] = {"tasks": shown, "total": len(tasks)}
+        size += len(entry) + 2
+    rest = f', "total": {len(tasks)}'
     if start + len(shown) < len(tasks):
-        document["next"] = str(start + len(shown))
-        document["truncated"] = True
-    return json.dumps(document, ensure_ascii=False)
+        rest += f', "next": "{start + len(shown)}", "truncated": true'
+    return '{"tasks": [' + ", ".join(shown) + "]" + rest + "}"
 
 
 def task_detail(task: Task) -> str:
@@ -179,7 +189,7 @@ def events_within(events: Sequence[Event], max_chars: int) -> list[str]:
     texts: list[str] = []
     size = 0
     for event in events:
-        text = json.dumps(event.to_dict(), ensure_ascii=False)
+        text = _ENCODE(event.to_dict())
         if texts and size + len(text) + 2 > max_chars:
             break
         texts.append(text)

@@ -255,6 +255,7 @@ class Dialect:
     name: str
     summaries: str
     ready_summaries: str
+    bare_summaries: str
     blocked: str
 
 
@@ -279,6 +280,10 @@ def make_dialect(name: str, aggregate: Callable[[str], str], status_index: str) 
         summaries=_SUMMARY_SELECT.format(labels=labels, waiting=waiting),
         # For `ready` the blockers not done are empty by definition: skip that subquery.
         ready_summaries=_SUMMARY_SELECT.format(labels=labels, waiting="NULL"),
+        # Neither labels nor blockers: a list that shows only ids and statuses.
+        bare_summaries=_SUMMARY_SELECT.replace(
+            "(SELECT {labels} FROM labels l WHERE l.task = t.id)", "NULL"
+        ).format(waiting="NULL"),
         # A task is blocked while any of its blockers is not done.
         blocked=(
             f"EXISTS (SELECT 1 FROM deps d JOIN tasks b {status_index} ON b.id = d.blocker "
@@ -931,10 +936,17 @@ class SqlTaskStore(ABC):
         return int(total), start + 1, tuple(Note(*r) for r in rows)
 
     def list(
-        self, status: str = "open", parent: str = "", label: str = "", ids: Iterable[str] = ()
+        self,
+        status: str = "open",
+        parent: str = "",
+        label: str = "",
+        ids: Iterable[str] = (),
+        *,
+        edges: bool = True,
     ) -> list[TaskSummary]:
         """List tasks in creation order, filtered by status (or `ready` / `all`), parent,
-        label and ids (unknown ids are left out)."""
+        label and ids (unknown ids are left out). `edges=False` leaves each task's labels
+        and blockers empty, for a listing that does not show them (about twice as fast)."""
         status = _status(status, LIST_FILTERS) if status.strip() else "open"
         parent_id = _task_id(parent, "parent") if parent.strip() else ""
         label = label.strip()
@@ -958,7 +970,10 @@ class SqlTaskStore(ABC):
             where.append("EXISTS (SELECT 1 FROM labels l WHERE l.task = t.id AND l.label = ?)")
             params.append(label)
         d = self.dialect
-        select = d.ready_summaries if status == "ready" else d.summaries
+        if not edges:
+            select = d.bare_summaries
+        else:
+            select = d.ready_summaries if status == "ready" else d.summaries
         sql = select + (" WHERE " + " AND ".join(where) if where else "")
         sql += " ORDER BY t.rowid"
 

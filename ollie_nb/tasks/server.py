@@ -320,7 +320,8 @@ def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreC
     ) -> str:
         chosen = _fields(fields)
         start = _cursor(cursor)
-        tasks = await calls.run(store.list, status, parent, label, ids)
+        edges = format == "text" or bool({"labels", "blockers"} & set(chosen))
+        tasks = await calls.run(store.list, status, parent, label, ids, edges=edges)
         if format == "json":
             return _render.task_list_json(tasks, start=start, max_chars=PAGE_CHARS, fields=chosen)
         return _render.task_list(tasks, _selection(status, parent, label), LIST_LIMIT)
