@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tasks_harness import cli, connect, fails, ok
 
-from ollie_nb.tasks import SqliteTaskStore
+from ollie_nb.tasks import SqliteTaskStore, open_store
 from ollie_nb.tasks._store import MAX_DEPTH
 
 pytestmark = pytest.mark.anyio
@@ -163,8 +163,8 @@ def test_tree_of_a_1200_deep_chain_prints_in_text_and_json(db: Path) -> None:
     assert depth == 1200 and node["id"] == deepest
 
 
-def test_a_parent_chain_is_at_most_max_depth_levels(db: Path) -> None:
-    with SqliteTaskStore(db, create=True) as store:
+def test_a_parent_chain_is_at_most_max_depth_levels(any_db: str | Path) -> None:
+    with open_store(any_db) as store:
         chain = [store.create("level 1")]
         for level in range(2, MAX_DEPTH + 1):
             chain.append(store.create(f"level {level}", parent=chain[-1]))
@@ -176,3 +176,23 @@ def test_a_parent_chain_is_at_most_max_depth_levels(db: Path) -> None:
             store.edit(other, parent=chain[-2])
         store.edit(other, parent=chain[-3])  # 98 + 2 levels: fits
         assert [n.task.id for n in store.tree(chain[-3])[0].children] == [chain[-2], other]
+
+
+def test_the_store_pages_notes_back_and_lists_by_ids_without_edges(any_db: str | Path) -> None:
+    with open_store(any_db) as store:
+        blocker = store.create("blocker", labels=["x"])
+        task = store.create("noted", blockers=[blocker], labels=["y"])
+        for i in range(10):
+            store.update(task, note=f"n{i + 1}")
+        newest = store.get(task, notes=3)
+        middle = store.get(task, notes=3, notes_before=newest.notes_start)
+        oldest = store.get(task, notes=3, notes_before=2)
+        everything = store.get(task)
+        bare = store.list("all", ids=[task, "t-zzzzz"], edges=False)
+        full = store.list("all", ids=[task])
+    assert [n.text for n in newest.notes] == ["n8", "n9", "n10"] and newest.notes_start == 8
+    assert [n.text for n in middle.notes] == ["n5", "n6", "n7"] and middle.notes_start == 5
+    assert [n.text for n in oldest.notes] == ["n1"] and oldest.notes_total == 10
+    assert len(everything.notes) == 10 and everything.notes_start == 1
+    assert [(t.id, t.labels, t.waiting_on) for t in bare] == [(task, (), ())]
+    assert [(t.labels, t.waiting_on) for t in full] == [(("y",), (blocker,))]
