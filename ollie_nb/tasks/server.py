@@ -5,10 +5,12 @@ method in a worker thread (SQLite may wait for another process's lock) and turns
 `TaskError` into a `ToolError`, whose text the model sees and can act on.
 """
 
+# long module: one MCP surface, nine thin tools each with the description the model reads;
+# the bounds, the prompts and the 2025 subscriptions live in modules of their own.
+
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import json
 from collections.abc import AsyncIterator, Callable
@@ -17,23 +19,24 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
-from mcp import MCPError
 from mcp.server import MCPServer
-from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
-from mcp.types import (
-    INVALID_PARAMS,
-    EmptyResult,
-    SubscribeRequestParams,
-    ToolAnnotations,
-    UnsubscribeRequestParams,
-)
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._errors import TaskError
+from ollie_nb.tasks._legacy import Subscribers
+from ollie_nb.tasks._pages import (
+    NOTES_CHARS,
+    NOTES_SHOWN,
+    PAGE_CHARS,
+    list_fields,
+    list_start,
+    newest_notes,
+)
+from ollie_nb.tasks._prompts import add_prompts
 from ollie_nb.tasks._render import LIST_FIELDS
 from ollie_nb.tasks._schema import STATUSES
 from ollie_nb.tasks._store import (
@@ -53,19 +56,6 @@ LIST_LIMIT = 500
 
 RECENT_EVENTS = 100
 """How many of the newest events reading `tasks://events` returns (fewer when they are large)."""
-
-PAGE_CHARS = 50_000
-"""About how many characters of JSON one `task_events` or `task_list` page holds.
-
-Half a client's usual 100,000-character result cap: however large the events (a 16 KiB
-note each), a page always reaches a client whole and parses; a cursor reads on.
-"""
-
-NOTES_SHOWN = 20
-"""How many of a task's newest notes `task_read` returns; `notes_before` pages back."""
-
-NOTES_CHARS = 24_000
-"""About how many characters of notes `task_read` returns (at least one note)."""
 
 _T = TypeVar("_T")
 
@@ -97,21 +87,11 @@ class _StoreCalls:
     def __init__(self, store: SqlTaskStore, bus: InMemorySubscriptionBus) -> None:
         self.store = store
         self.bus = bus
-        # 2025-protocol clients that sent resources/subscribe for EVENTS_URI: one session
-        # (of the request that subscribed) per connection, which notifies that connection.
-        self.subscribers: dict[int, ServerSession] = {}
+        self.subscribers = Subscribers(EVENTS_URI)  # 2025-protocol clients
         # As many worker threads as the store has connections: SQLite serialises on one
         # connection anyway, and a thread parked on that lock would only take a pool slot.
         self.limiter = anyio.CapacityLimiter(store.max_concurrency)
         self.seen = store.last_seq()
-
-    def remember(self, session: ServerSession) -> None:
-        """A 2025-protocol client subscribed: notify its connection of each change."""
-        self.subscribers[_connection_key(session)] = session
-
-    def forget(self, session: ServerSession) -> None:
-        """That client unsubscribed, or its connection is gone."""
-        self.subscribers.pop(_connection_key(session), None)
 
     async def run(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         try:
@@ -126,11 +106,7 @@ class _StoreCalls:
         if seq != self.seen:
             self.seen = seq
             await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
-            for session in list(self.subscribers.values()):
-                try:
-                    await session.send_resource_updated(EVENTS_URI)
-                except Exception:  # a connection that went away: it gets no more signals
-                    self.forget(session)
+            await self.subscribers.notify()
 
     async def change(self, work: Callable[[], _T]) -> _T:
         """Run a change (and any read of its result) in one worker call, then signal it."""
@@ -146,15 +122,6 @@ class _StoreCalls:
         """Another process changed the database: signal it (a lock held long: next time)."""
         with contextlib.suppress(ToolError):
             await self.signal(await self.run(self.store.last_seq))
-
-
-def _connection_key(session: ServerSession) -> int:
-    """The same key for every request's session of one connection.
-
-    The SDK makes a ServerSession per request, each holding its connection (which its
-    notifications go to); it does not expose that connection, hence the private name.
-    """
-    return id(getattr(session, "_connection", session))
 
 
 def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL) -> MCPServer:
@@ -186,12 +153,13 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         lifespan=lifespan,
         log_level="WARNING",
     )
-    _add_create_and_reads(server, store, calls)
+    _add_create_and_list(server, store, calls)
+    _add_read(server, store, calls)
     _add_updates(server, store, calls)
     _add_structure(server, store, calls)
     _add_events(server, store, calls)
-    _add_legacy_subscribe(server, calls)
-    _add_prompts(server)
+    calls.subscribers.serve(server)
+    add_prompts(server)
     return server
 
 
@@ -205,71 +173,8 @@ def _version() -> str:
         return "0+unknown"
 
 
-def _add_legacy_subscribe(server: MCPServer, calls: _StoreCalls) -> None:
-    """resources/subscribe and /unsubscribe, for clients of the 2025 protocol.
-
-    They get `notifications/resources/updated` from the same change signal as the
-    `subscriptions/listen` streams of newer clients. MCPServer has no public hook for
-    these two methods (they left the protocol in 2026), so they go to its low-level
-    server, whose capabilities then say `resources.subscribe: true` to 2025 clients.
-    """
-
-    async def subscribe(
-        ctx: ServerRequestContext[Any], params: SubscribeRequestParams
-    ) -> EmptyResult:
-        if str(params.uri) != EVENTS_URI:
-            raise MCPError(INVALID_PARAMS, f"only {EVENTS_URI} can be subscribed to")
-        calls.remember(ctx.session)
-        return EmptyResult()
-
-    async def unsubscribe(
-        ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams
-    ) -> EmptyResult:
-        calls.forget(ctx.session)
-        return EmptyResult()
-
-    lowlevel = server._lowlevel_server  # private: see the docstring
-    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
-    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
-
-
-def _add_prompts(server: MCPServer) -> None:
-    """The task convention's two workflows as prompts: make a plan, work its ready steps."""
-
-    @server.prompt(
-        name="plan",
-        title="Plan a goal as tasks",
-        description="Break a goal into a goal task with ordered step tasks in this store.",
-    )
-    def plan(goal: str) -> str:
-        return (
-            f"Plan this goal as tasks: {goal}\n\n"
-            "Create one goal task with task_create, then one task per step with "
-            "parent=<the goal's id>, and blockers=[...] for the steps that must be done "
-            "first. Keep each title one line; put details in body. Finish by listing the "
-            "plan with task_list(parent=<goal id>, status='all')."
-        )
-
-    @server.prompt(
-        name="work-ready-steps",
-        title="Work the ready steps",
-        description="Claim and work the ready steps of a goal, one at a time, until none is left.",
-    )
-    def work_ready_steps(goal: str = "", assignee: str = "agent") -> str:
-        under = f" under {goal}" if goal else ""
-        scope = f"parent='{goal}', " if goal else ""
-        return (
-            f"Work the ready steps{under}.\n\n"
-            f"Repeat: task_list({scope}status='ready'); if it lists nothing, stop. Else "
-            f"task_claim(id, assignee='{assignee}') the first one, read it with task_read, "
-            "do the work, then task_update(id, status='done', note=<what you did>), or "
-            "status='failed' with a note saying why. The goal closes itself when its last "
-            "step is done."
-        )
-
-
-def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
-    """The tools task_create, task_list and task_read."""
+def _add_create_and_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+    """The tools task_create and task_list."""
 
     @server.tool(
         structured_output=False,
@@ -318,13 +223,17 @@ def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreC
         ] = (),
         cursor: Annotated[str, Field(description="JSON only: the next of the page before")] = "",
     ) -> str:
-        chosen = _fields(fields)
-        start = _cursor(cursor)
+        chosen = list_fields(fields)
+        start = list_start(cursor)
         edges = format == "text" or bool({"labels", "blockers"} & set(chosen))
         tasks = await calls.run(store.list, status, parent, label, ids, edges=edges)
         if format == "json":
             return _render.task_list_json(tasks, start=start, max_chars=PAGE_CHARS, fields=chosen)
         return _render.task_list(tasks, _selection(status, parent, label), LIST_LIMIT)
+
+
+def _add_read(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+    """The tool task_read."""
 
     @server.tool(
         structured_output=False,
@@ -344,7 +253,7 @@ def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreC
             int, Field(description="Only notes numbered below this (1 = the oldest)", ge=0)
         ] = 0,
     ) -> str:
-        task = _within_chars(
+        task = newest_notes(
             await calls.run(store.get, id, notes=NOTES_SHOWN, notes_before=notes_before)
         )
         if format == "json":
@@ -504,40 +413,6 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
         # The newest that fit in a page: cut from the old end.
         texts = _render.events_within(recent[::-1], PAGE_CHARS)
         return "[" + ", ".join(reversed(texts)) + "]"
-
-
-def _fields(fields: tuple[str, ...]) -> tuple[str, ...]:
-    """The JSON fields asked for (all when none), or a ToolError naming the bad one."""
-    for field in fields:
-        if field not in LIST_FIELDS:
-            raise ToolError(f"bad field {field!r}: use some of {', '.join(LIST_FIELDS)}")
-    return tuple(fields) or LIST_FIELDS
-
-
-def _cursor(cursor: str) -> int:
-    """The start index a `next` value of task_list stands for."""
-    if not cursor.strip():
-        return 0
-    if not cursor.strip().isdigit():
-        raise ToolError(f"bad cursor {cursor!r}: pass the next of the previous page")
-    return int(cursor)
-
-
-def _within_chars(task: Task) -> Task:
-    """`task` with only its newest notes that fit in NOTES_CHARS (at least one)."""
-    kept = 0
-    size = 0
-    for note in reversed(task.notes):
-        size += len(note.text) + len(note.time) + 4
-        if kept and size > NOTES_CHARS:
-            break
-        kept += 1
-    if kept == len(task.notes):
-        return task
-    dropped = len(task.notes) - kept
-    return dataclasses.replace(
-        task, notes=task.notes[dropped:], notes_start=task.notes_start + dropped
-    )
 
 
 def _selection(status: str, parent: str, label: str) -> str:

@@ -9,19 +9,18 @@ a dead or hung server gives an error result, never a hang.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import re
 import sys
 import tempfile
-import warnings
-from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import IO, Any, TypeVar
 
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP, cap_parts
 from ollie_nb.tools._dispatcher import exc_summary
+from ollie_nb.tools._mcp_signals import ResourceSignals, subscribed
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
 log = logging.getLogger("ollie_nb.tools")
@@ -77,8 +76,7 @@ class McpServer:
         self._broken: str | None = None
         self._errlog: IO[str] | None = None
         self._reconnect_lock: asyncio.Lock | None = None
-        # resources/subscribe (2025 protocol): the queues of each URI's open signal streams.
-        self._signals: dict[str, set[asyncio.Queue[object]]] = {}
+        self._signals = ResourceSignals()  # resources/subscribe streams (2025 protocol)
 
     def __repr__(self) -> str:
         target = self.url or " ".join([self.command or "", *self.args]).strip()
@@ -130,7 +128,7 @@ class McpServer:
                 self._target(),
                 read_timeout_seconds=self.call_timeout,
                 mode=self.mode,
-                message_handler=self._on_message,
+                message_handler=self._signals.on_message,
             ) as client:
                 self._client = client
                 if not ready.done():
@@ -147,24 +145,7 @@ class McpServer:
                 log.warning("MCP server %s: session ended: %s", self.name, self._broken)
         finally:
             self._client = None
-            self._end_signals()
-
-    async def _on_message(self, message: Any) -> None:
-        """A server notification: a resource's update signal goes to its open streams."""
-        from mcp.types import ResourceUpdatedNotification
-
-        if isinstance(message, ResourceUpdatedNotification):
-            for queue in self._signals.get(str(message.params.uri), ()):
-                if queue.empty():  # signals carry no data: one waiting is as good as many
-                    queue.put_nowait(message.params)
-
-    def _end_signals(self) -> None:
-        """The session ended: every open signal stream ends with an error."""
-        for queues in self._signals.values():
-            for queue in queues:
-                while not queue.empty():
-                    queue.get_nowait()
-                queue.put_nowait(_SESSION_ENDED)
+            self._signals.end()
 
     def _target(self) -> Any:
         if self.url:
@@ -297,29 +278,15 @@ class McpServer:
             except ListenNotSupportedError:
                 sub = None
             if sub is None:
-                yield await stack.enter_async_context(self._subscribed(client, uri))
+
+                def alive() -> bool:
+                    return self._client is client and self._broken is None
+
+                legacy = subscribed(client, uri, self._signals, self.call_timeout, alive)
+                yield await stack.enter_async_context(legacy)
             else:
                 honored = sub.honored.resource_subscriptions if sub.honored else None
                 yield sub if honored and uri in honored else None
-
-    @asynccontextmanager
-    async def _subscribed(self, client: Any, uri: str) -> AsyncIterator[AsyncIterator[Any] | None]:
-        """2025 protocol: `resources/subscribe` for `uri` while open, if the server offers it."""
-        resources = client.server_capabilities.resources
-        if resources is None or not resources.subscribe:
-            yield None
-            return
-        queue: asyncio.Queue[object] = asyncio.Queue()
-        self._signals.setdefault(uri, set()).add(queue)
-        try:
-            with _no_deprecation_warning():
-                await asyncio.wait_for(client.subscribe_resource(uri), self.call_timeout)
-            yield _signal_stream(queue)
-        finally:
-            self._signals.get(uri, set()).discard(queue)
-            if self._client is client and self._broken is None:
-                with contextlib.suppress(Exception), _no_deprecation_warning():
-                    await asyncio.wait_for(client.unsubscribe_resource(uri), self.call_timeout)
 
     async def _live_client(self) -> Any:
         """The connected client, reconnecting once if the session died or was never started."""
@@ -333,8 +300,6 @@ class McpServer:
                 await self.connect()
         return self._client
 
-
-_SESSION_ENDED = object()
 
 _SAYS_WHAT_WENT_WRONG = re.compile(
     r"error|exception|traceback|fatal|panic|fail|abort|killed|denied|refused|not found|"
@@ -353,25 +318,6 @@ def stderr_quote(tail: str) -> str:
         if _SAYS_WHAT_WENT_WRONG.search(lines[index]):
             return " | ".join(lines[index : index + _QUOTED_LINES])
     return " | ".join(lines[-_QUOTED_LINES:])
-
-
-async def _signal_stream(queue: asyncio.Queue[object]) -> AsyncIterator[object]:
-    """The signals put in `queue`; a RuntimeError once the session is gone."""
-    while True:
-        signal = await queue.get()
-        if signal is _SESSION_ENDED:
-            raise RuntimeError("the MCP session ended; its resource subscription with it")
-        yield signal
-
-
-@contextlib.contextmanager
-def _no_deprecation_warning() -> Iterator[None]:
-    """resources/subscribe is deprecated by the SDK (gone in 2026), not by 2025 servers."""
-    from mcp import MCPDeprecationWarning
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MCPDeprecationWarning)
-        yield
 
 
 async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:

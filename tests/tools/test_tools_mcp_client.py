@@ -73,7 +73,7 @@ def test_a_2025_protocol_server_is_subscribed_with_resources_subscribe(tmp_path)
     created, signal, after = asyncio.run(run())
     assert not created.is_error and not after.is_error
     assert str(signal.uri) == "tasks://events"
-    assert watcher._signals == {"tasks://events": set()}  # the stream's queue is gone
+    assert watcher._signals.open_count("tasks://events") == 0  # the stream is closed
 
 
 def test_a_subscription_ends_with_an_error_when_the_session_dies(tmp_path):
