@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -138,3 +139,25 @@ def test_a_2025_protocol_server_is_subscribed_through_resources_subscribe(tmp_pa
     ids, mode, queued = asyncio.run(scenario())
     assert mode == "subscribed"
     assert queued[0].startswith(f"Step 2 of 3 [task {ids[1]}]")
+
+
+def test_one_read_of_the_events_follows_the_pages_to_the_end(tmp_path):
+    """Seven 16,000-character notes make several pages: one poll reads them all."""
+    db = tmp_path / "tasks.db"
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path)
+
+    async def scenario():
+        async with core:
+            await core.submit(PROMPT)
+            goal = core.plans[-1].goal_id
+            watcher = await core.start_watching(wake=False)
+            await watcher.stop()  # no reads on signals from here: only the poll below
+            before = watcher.seq
+            await second_agent(db, *({"id": goal, "note": str(i) * NOTE} for i in range(7)))
+            await watcher.poll()
+            return before, watcher.seq
+
+    before, after = asyncio.run(scenario())
+    with sqlite3.connect(db) as conn:
+        (last,) = conn.execute("SELECT max(seq) FROM events").fetchone()
+    assert after == last and last - before == 7

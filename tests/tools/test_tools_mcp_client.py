@@ -128,3 +128,21 @@ def test_a_crash_after_a_banner_quotes_the_error_not_the_banner():
     assert message.endswith(
         "(server stderr: fatal: the API key is missing | Fancy Server v3 exiting)"
     ), message
+
+
+def test_a_2025_protocol_server_without_subscribe_gives_no_signals():
+    """bounds_server.py lists resources but serves no resources/subscribe: no stream."""
+    server = McpServer(
+        "plain", command=sys.executable, args=[str(FIXTURES / "bounds_server.py")], mode="legacy"
+    )
+
+    async def run():
+        try:
+            async with server.resource_updates("tasks://events") as signals:
+                return signals, server._client.server_capabilities.resources
+        finally:
+            await server.aclose()
+
+    signals, resources = asyncio.run(run())
+    assert resources is not None and resources.subscribe is False
+    assert signals is None
