@@ -53,10 +53,12 @@ async def graph(client: Client) -> dict[str, str]:
 
 
 async def last_seq(client: Client) -> int:
-    events = json.loads(await ok(client, "task_events", since=0, limit=1000))
-    while len(events) == 1000:
-        events = json.loads(await ok(client, "task_events", since=events[-1]["seq"], limit=1000))
-    return events[-1]["seq"] if events else 0
+    """The newest seq: pages of events (bounded by size too) read to the end."""
+    page: dict[str, Any] = {"next": 0, "more": True}
+    while page["more"]:
+        args = {"since": page["next"], "limit": 1000, "format": "page"}
+        page = json.loads(await ok(client, "task_events", **args))
+    return page["next"]
 
 
 async def events_since(client: Client, seq: int) -> list[dict[str, Any]]:
