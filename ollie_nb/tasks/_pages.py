@@ -7,6 +7,7 @@ Every read a client makes of a shared store stays far under a client's usual
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -25,6 +26,20 @@ NOTES_SHOWN = 20
 
 NOTES_CHARS = 24_000
 """About how many characters of notes `task_read` returns (at least one note)."""
+
+REFS_SHOWN = 100
+"""How many blockers, dependents and children (each) `task_read` lists."""
+
+_REF_KINDS = ("blockers", "dependents", "children")
+
+
+def task_json(task: Task) -> str:
+    """`task` as JSON with at most REFS_SHOWN neighbours of each kind, and `<kind>_total`."""
+    document = task.to_dict()
+    for kind in _REF_KINDS:
+        document[f"{kind}_total"] = len(document[kind])
+        document[kind] = document[kind][:REFS_SHOWN]
+    return json.dumps(document, ensure_ascii=False)
 
 
 def list_fields(fields: tuple[str, ...]) -> tuple[str, ...]:

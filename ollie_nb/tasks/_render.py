@@ -113,8 +113,9 @@ def task_list_json(
     return '{"tasks": [' + ", ".join(shown) + "]" + rest + "}"
 
 
-def task_detail(task: Task) -> str:
-    """A task with all its fields, neighbours, body and notes, for reading in full."""
+def task_detail(task: Task, refs_shown: int | None = None) -> str:
+    """A task with all its fields, neighbours, body and notes, for reading in full;
+    at most `refs_shown` neighbours of each kind (blockers, dependents, children)."""
     if task.ready:
         state = f"{task.status} (ready)"
     else:
@@ -138,13 +139,21 @@ def task_detail(task: Task) -> str:
     ):
         if refs:
             lines.append(f"{heading}:")
-            lines.extend("  " + ref_line(r) for r in refs)
+            lines.extend("  " + ref_line(r) for r in refs[:refs_shown])
+            if refs_shown is not None and len(refs) > refs_shown:
+                lines.append(f"  ... {len(refs) - refs_shown} more: {_more_hint(task.id, heading)}")
     if task.body:
         lines += ["", task.body.rstrip("\n")]
     if task.notes:
         lines += ["", notes_heading(task) + ":"]
         lines.extend(f"  {note.time}  {note.text}" for note in task.notes)
     return "\n".join(lines)
+
+
+def _more_hint(task_id: str, heading: str) -> str:
+    if heading == "children":
+        return f"list them with task_list(parent='{task_id}', status='all')"
+    return "not shown"
 
 
 def notes_heading(task: Task) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
@@ -32,9 +31,11 @@ from ollie_nb.tasks._pages import (
     NOTES_CHARS,
     NOTES_SHOWN,
     PAGE_CHARS,
+    REFS_SHOWN,
     list_fields,
     list_start,
     newest_notes,
+    task_json,
 )
 from ollie_nb.tasks._prompts import add_prompts
 from ollie_nb.tasks._render import LIST_FIELDS
@@ -243,7 +244,8 @@ def _add_read(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> Non
             f"(at most {NOTES_SHOWN}, about {NOTES_CHARS:,} characters; the result says how "
             "many there are in all: pass notes_before to read earlier ones). format 'json' "
             "returns the task as one JSON object (notes_total, notes_start: the number of "
-            "its first note)."
+            "its first note). At most 100 blockers, dependents and children each are "
+            "listed (JSON: blockers_total, dependents_total, children_total)."
         ),
     )
     async def task_read(
@@ -257,8 +259,8 @@ def _add_read(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> Non
             await calls.run(store.get, id, notes=NOTES_SHOWN, notes_before=notes_before)
         )
         if format == "json":
-            return json.dumps(task.to_dict(), ensure_ascii=False)
-        return _render.task_detail(task)
+            return task_json(task)
+        return _render.task_detail(task, REFS_SHOWN)
 
 
 def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:

@@ -118,12 +118,18 @@ async def test_task_list_json_is_paged_by_size_filtered_by_ids_and_fields(db: Pa
             await ok(client, "task_list", ids=[steps[5], steps[2], "t-zzzzz"], status="all",
                      format="json")
         )  # fmt: skip
+        goal_text = await ok(client, "task_read", id=goal)
+        goal_json = json.loads(await ok(client, "task_read", id=goal, format="json"))
         assert "bad field" in await fails(client, "task_list", format="json", fields=["body"])
         assert "bad cursor" in await fails(client, "task_list", format="json", cursor="x")
     assert len(first_text) < RESULT_CAP and 0 < len(first["tasks"]) < 1000
     assert first["total"] == 1000 and first["truncated"] is True
     assert got == steps and calls == 2  # the lean fields fit the other 800 in one page
     assert [t["id"] for t in picked["tasks"]] == [steps[2], steps[5]] and picked["total"] == 2
+    assert len(goal_text) < 30_000 and f"  {steps[99]}  [open]" in goal_text
+    assert f"{steps[100]}" not in goal_text
+    assert f"  ... 900 more: list them with task_list(parent='{goal}', status='all')" in goal_text
+    assert goal_json["children_total"] == 1000 and len(goal_json["children"]) == 100
 
 
 def _chain_by_sql(db: Path, top: str, depth: int) -> str:
