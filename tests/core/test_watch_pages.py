@@ -1,14 +1,13 @@
 """The watch reads every event however large: seven notes of 16,000 characters on a task
 (a page of them is bigger than the result cap) do not stop the next step being queued.
 
-Real `ollie-tasks` server subprocesses on a real SQLite file; the other user is a second
-AgentCore in its own process (tests/fixtures/second_agent.py).
+Real `ollie-tasks` server subprocesses on a real SQLite file; the other user writes
+through a server process of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import sys
 import time
@@ -17,9 +16,9 @@ from pathlib import Path
 
 from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.llm import OfflineBackend
+from ollie_nb.tools import McpServer
 
 PROMPT = "Ship the report\n- Collect data\n- Clean data\n- Publish"
-SECOND_AGENT = Path(__file__).resolve().parents[1] / "fixtures" / "second_agent.py"
 NOTE = 16_000
 
 
@@ -38,13 +37,17 @@ def tasks_agent(db: Path) -> AgentConfig:
 
 
 async def second_agent(db: Path, *calls: dict) -> None:
-    """task_update calls by another user, in another process with its own server."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(SECOND_AGENT), str(db), "mallory", json.dumps(list(calls)),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    """task_update calls by another user, through an ollie-tasks process of its own."""
+    server = McpServer(
+        "other", command=sys.executable, args=["-m", "ollie_nb.tasks", "serve", "--db", str(db)],
+        env={"PYTHONPATH": str(ROOT)},
     )  # fmt: skip
-    _, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, err.decode()[-2000:]
+    try:
+        for args in calls:
+            result = await server.call_tool("task_update", args)
+            assert not result.is_error, result.text
+    finally:
+        await server.aclose()
 
 
 async def until(check: Callable[[], bool], timeout: float = 20.0) -> None:
