@@ -21,6 +21,7 @@ from bench import (
     plan_graph,
     plan_persistence,
     prompt_cache,
+    status_read,
     task_store,
     task_store_pg,
     tool_call,
@@ -44,6 +45,7 @@ ROWS: tuple[Row, ...] = (
     notebook_tool.ROW,
     prompt_cache.ROW,
     lease_reclaim.ROW,
+    status_read.ROW,
 )
 
 

@@ -11,6 +11,7 @@ What the events lead to is decided by `_react.Reactions`.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -19,12 +20,12 @@ from typing import Any
 
 from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._react import Reactions
-from ollie_nb.errors import NoTaskServerError
+from ollie_nb.errors import NoTaskServerError, UnavailableError
 from ollie_nb.planning import TaskClient
 
 log = logging.getLogger("ollie_nb.core")
 
-PAGE = 200  # events per read; a page must stay well under the tool-result cap
+PAGE = 200  # events per read at most; ollie-tasks also bounds a page by size
 START_TIMEOUT = 10.0
 LOG_SIZE = 50
 EVENTS_URI = "tasks://events"  # the resource ollie-tasks signals on every change
@@ -53,6 +54,7 @@ class TaskEventWatcher:
         self._lock = asyncio.Lock()
         self._listening = asyncio.Event()  # set once the mode is known
         self._task: asyncio.Task[None] | None = None
+        self._paged = True  # ask for {events, next, more} pages until the server refuses
 
     @classmethod
     def for_env(
@@ -74,10 +76,9 @@ class TaskEventWatcher:
 
     async def start(self) -> None:
         """Begin at the server's newest event, queue the steps ready now, then watch."""
-        while len(page := await self._fetch()) == PAGE:
-            self.seq = page[-1]["seq"]
-        if page:
-            self.seq = page[-1]["seq"]
+        more = True
+        while more:
+            _, more = await self._fetch()
         await self.stop()
         self._listening.clear()
         self._task = asyncio.create_task(self._run(), name="ollie-task-events")
@@ -155,20 +156,68 @@ class TaskEventWatcher:
             log.warning("task events: %s", exc)
             return []
 
-    async def _fetch(self) -> list[dict[str, Any]]:
-        return await self.client.events(self.seq, PAGE)
+    async def _fetch(self) -> tuple[list[dict[str, Any]], bool]:
+        """The next page of events, and whether more follow; `seq` moves past the page.
+
+        ollie-tasks answers `format="page"` with `{events, next, more}`, bounded by size;
+        a server that refuses that argument is asked for a plain list from then on. A page
+        that does not parse (a server whose pages outgrow the result cap) is asked for
+        again with half the limit; a single event that still does not parse is skipped,
+        with a log line, so the watch never stalls on it.
+        """
+        limit = PAGE
+        while True:
+            text = await self._read_page(limit)
+            try:
+                return self._parse_page(text, limit)
+            except ValueError as exc:
+                if limit > 1:
+                    limit //= 2
+                    continue
+                self.log.append(f"task events: skipped the event after seq {self.seq}: {exc}")
+                log.warning("task events: skipped the event after seq %d: %s", self.seq, exc)
+                self.seq += 1
+                return [], False  # the rest at the next signal: a broken server cannot loop us
+
+    async def _read_page(self, limit: int) -> str:
+        args: dict[str, Any] = {"since": self.seq, "limit": limit}
+        if self._paged:
+            result = await self.client.call("task_events", {**args, "format": "page"})
+            if not result.is_error:
+                return result.text
+        result = await self.client.call("task_events", args)
+        if result.is_error:
+            raise UnavailableError(
+                result.text.strip().splitlines()[0] if result.text.strip() else "task_events failed"
+            )
+        self._paged = False
+        return result.text
+
+    def _parse_page(self, text: str, limit: int) -> tuple[list[dict[str, Any]], bool]:
+        """(events, more) of a page (`{events, next, more}` or a list); ValueError if unreadable."""
+        data = json.loads(text)
+        if isinstance(data, dict) and isinstance(data.get("events"), list):
+            raw, more, next_seq = data["events"], data.get("more") is True, data.get("next")
+        elif isinstance(data, list):
+            raw, more, next_seq = data, len(data) >= limit, None
+        else:
+            raise ValueError("task_events answered neither a page nor a list of events")
+        events = [e for e in raw if isinstance(e, dict) and isinstance(e.get("seq"), int)]
+        before = self.seq
+        if events:
+            self.seq = max(self.seq, events[-1]["seq"])
+        if isinstance(next_seq, int):
+            self.seq = max(self.seq, next_seq)
+        return events, more and self.seq > before  # read on only while the cursor moves
 
     async def poll(self) -> list[str]:
         """Read the new events once; return what they led to (also kept in `log`)."""
         async with self._lock:  # the loop and a catch-up must not read the same events twice
             events: list[dict[str, Any]] = []
-            while True:
-                page = await self._fetch()
+            more = True
+            while more:
+                page, more = await self._fetch()
                 events.extend(page)
-                if page:
-                    self.seq = max(self.seq, page[-1]["seq"])
-                if len(page) < PAGE:
-                    break
             lines = await self.reactions.react(events) if events else []
         self.log.extend(lines)
         return lines

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from ollie_nb.errors import UnavailableError
-from ollie_nb.planning._status import listing_statuses, task_status
+from ollie_nb.planning._status import listing_next, listing_statuses, task_status
 
 
 class ToolResultLike(Protocol):
@@ -30,6 +30,9 @@ class ToolResultLike(Protocol):
 
 Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
 """Calls one tool of one server: (server, tool, arguments) -> result."""
+
+
+MAX_LIST_PAGES = 1000  # pages of one status read's listing, against a server whose cursor loops
 
 
 class TaskCallError(UnavailableError):
@@ -105,19 +108,37 @@ class TaskClient:
     async def statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
         """Each task's status word as the server reports it (unknown ids left out).
 
-        One `task_list(status="all", parent=goal)`, then `task_read` for the ids it did
-        not give, each asked for in JSON first.
+        One `task_list(status="all", parent=goal)` (and, when its JSON page says `next`,
+        the following pages with only ids and statuses), then `task_read` for the ids it
+        did not give, each asked for in JSON first.
         """
         wanted = set(ids)
         found: dict[str, str] = {}
         if goal_id:
-            listing = await self._read("task_list", {"status": "all", "parent": goal_id})
-            if listing is not None:
-                found.update(listing_statuses(listing, wanted))
+            found.update(await self._listed_statuses(goal_id, wanted))
         missing = [i for i in ids if i not in found]
         if missing:
             reads = await asyncio.gather(*(self.read(i) for i in missing))
             found.update((i, status) for i, status in zip(missing, reads) if status)
+        return found
+
+    async def _listed_statuses(self, goal_id: str, wanted: set[str]) -> dict[str, str]:
+        """The statuses a paged `task_list` of the goal's children gives, page after page."""
+        args: dict[str, Any] = {"status": "all", "parent": goal_id}
+        lean = {**args, "fields": ["id", "status"]}  # servers without `fields` ignore it
+        listing = await self._read("task_list", lean)
+        if listing is None:  # or refuse it
+            listing = await self._read("task_list", args)
+        found: dict[str, str] = {}
+        for _ in range(MAX_LIST_PAGES):
+            if listing is None:
+                break
+            found.update(listing_statuses(listing, wanted))
+            cursor = listing_next(listing)
+            if not cursor:
+                break
+            result = await self.call("task_list", {**lean, "format": "json", "cursor": cursor})
+            listing = None if result.is_error else result.text
         return found
 
     async def events(self, since: int, limit: int) -> builtins.list[dict[str, Any]]:

@@ -45,6 +45,13 @@ def listing_statuses(text: str, wanted: Collection[str]) -> dict[str, str]:
     return found
 
 
+def listing_next(text: str) -> str:
+    """The cursor of the page after a JSON `task_list` page (its `next`), or ""."""
+    data = _json(text)
+    cursor = data.get("next") if isinstance(data, dict) else None
+    return cursor if isinstance(cursor, str) else ""
+
+
 def task_status(text: str) -> str | None:
     """The status in a `task_read` answer: a JSON object's `status`, or a `status:` field."""
     data = _json(text)

@@ -64,6 +64,11 @@ def _secrets_of(url: str) -> list[str]:
     return [s for s in found if s]
 
 
+def has_password(target: str | os.PathLike[str] | None) -> bool:
+    """True when `target` is a database URL that carries a password."""
+    return target is not None and is_database_url(target) and bool(_secrets_of(str(target)))
+
+
 def redact_url(url: str) -> str:
     """The URL with its password (in the user part or `?password=`) shown as ***."""
     parts = urlsplit(url)

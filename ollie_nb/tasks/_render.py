@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ollie_nb.tasks._store import Event, Task, TaskNode, TaskRef, TaskSummary, plural
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+"""json.dumps(..., ensure_ascii=False) without building an encoder on each call."""
 
 SEQ_WIDTH = 7
 """Width of the seq column of event lines, so columns line up up to seq 9,999,999."""
@@ -53,34 +56,76 @@ def task_list(tasks: Sequence[TaskSummary], what: str, limit: int | None = None)
     return "\n".join(lines)
 
 
-def task_list_json(tasks: Sequence[TaskSummary], limit: int) -> str:
-    """A list of tasks as JSON for programs; `blockers` are the ones not done yet.
+LIST_FIELDS: tuple[str, ...] = (
+    "id",
+    "title",
+    "status",
+    "assignee",
+    "parent",
+    "labels",
+    "blockers",
+    "created_at",
+    "updated_at",
+    "lease_until",
+)
+"""The fields of a task in `task_list`'s JSON, in order; `blockers` are those not done yet."""
 
-    At most `limit` tasks; a cut list says so in an object of its own at the end.
+
+_FIELD_OF: dict[str, Callable[[TaskSummary], object]] = {
+    "id": lambda t: t.id,
+    "title": lambda t: t.title,
+    "status": lambda t: t.status,
+    "assignee": lambda t: t.assignee,
+    "parent": lambda t: t.parent,
+    "labels": lambda t: list(t.labels),
+    "blockers": lambda t: list(t.waiting_on),
+    "created_at": lambda t: t.created_at,
+    "updated_at": lambda t: t.updated_at,
+    "lease_until": lambda t: t.lease_until,
+}
+
+
+def _list_entry(task: TaskSummary, fields: Sequence[str]) -> dict[str, object]:
+    return {f: _FIELD_OF[f](task) for f in fields}
+
+
+def task_list_json(
+    tasks: Sequence[TaskSummary],
+    *,
+    start: int = 0,
+    max_chars: int,
+    fields: Sequence[str] = LIST_FIELDS,
+) -> str:
+    """One page of a list of tasks as JSON for programs: `{tasks, total}`, and `next`
+    (pass it as `cursor` to read on) when more tasks follow.
+
+    The page starts at index `start` and holds as many tasks as fit in about
+    `max_chars` characters (always at least one), each with only `fields`.
     """
-    shown = [
-        {
-            "id": t.id,
-            "title": t.title,
-            "status": t.status,
-            "assignee": t.assignee,
-            "parent": t.parent,
-            "labels": list(t.labels),
-            "blockers": list(t.waiting_on),
-            "created_at": t.created_at,
-            "updated_at": t.updated_at,
-            "lease_until": t.lease_until,
-        }
-        for t in tasks[:limit]
-    ]
-    document: dict[str, object] = {"tasks": shown, "total": len(tasks)}
-    if len(tasks) > limit:
-        document["truncated"] = True
-    return json.dumps(document, ensure_ascii=False)
+    if fields == ("id", "status"):  # the status readers' form, made in one pass
+        entries = [{"id": t.id, "status": t.status} for t in tasks[start:]]
+    else:
+        entries = [_list_entry(t, fields) for t in tasks[start:]]
+    whole = _ENCODE(entries)
+    if len(whole) <= max_chars:  # all of it fits: no need to measure each task
+        return '{"tasks": ' + whole + f', "total": {len(tasks)}' + "}"
+    shown: list[str] = []
+    size = 0
+    for item in entries:
+        entry = _ENCODE(item)
+        if shown and size + len(entry) + 2 > max_chars:
+            break
+        shown.append(entry)
+        size += len(entry) + 2
+    rest = f', "total": {len(tasks)}'
+    if start + len(shown) < len(tasks):
+        rest += f', "next": "{start + len(shown)}", "truncated": true'
+    return '{"tasks": [' + ", ".join(shown) + "]" + rest + "}"
 
 
-def task_detail(task: Task) -> str:
-    """A task with all its fields, neighbours, body and notes, for reading in full."""
+def task_detail(task: Task, refs_shown: int | None = None) -> str:
+    """A task with all its fields, neighbours, body and notes, for reading in full;
+    at most `refs_shown` neighbours of each kind (blockers, dependents, children)."""
     if task.ready:
         state = f"{task.status} (ready)"
     else:
@@ -105,28 +150,46 @@ def task_detail(task: Task) -> str:
     ):
         if refs:
             lines.append(f"{heading}:")
-            lines.extend("  " + ref_line(r) for r in refs)
+            lines.extend("  " + ref_line(r) for r in refs[:refs_shown])
+            if refs_shown is not None and len(refs) > refs_shown:
+                lines.append(f"  ... {len(refs) - refs_shown} more: {_more_hint(task.id, heading)}")
     if task.body:
         lines += ["", task.body.rstrip("\n")]
     if task.notes:
-        lines += ["", "notes:"]
+        lines += ["", notes_heading(task) + ":"]
         lines.extend(f"  {note.time}  {note.text}" for note in task.notes)
     return "\n".join(lines)
+
+
+def _more_hint(task_id: str, heading: str) -> str:
+    if heading == "children":
+        return f"list them with task_list(parent='{task_id}', status='all')"
+    return "not shown"
+
+
+def notes_heading(task: Task) -> str:
+    """`notes`, or which of them are shown and how to read the earlier ones."""
+    shown = len(task.notes)
+    if shown == task.notes_total:
+        return "notes"
+    last = task.notes_start + shown - 1
+    earlier = (
+        f"; read earlier ones with notes_before={task.notes_start}" if task.notes_start > 1 else ""
+    )
+    return f"notes {task.notes_start}-{last} of {task.notes_total}{earlier}"
 
 
 def task_tree(nodes: Sequence[TaskNode]) -> str:
     """An indented tree: each goal with its steps (children) and their statuses."""
     lines: list[str] = []
-
-    def walk(node: TaskNode, depth: int) -> None:
+    # A stack rather than recursion: a store may hold chains deeper than Python's limit.
+    stack: list[tuple[TaskNode, int]] = [(node, 0) for node in reversed(nodes)]
+    while stack:
+        node, depth = stack.pop()
         task = node.task
         waits = f"  (waits on {', '.join(task.waiting_on)})" if task.waiting_on else ""
         lines.append(f"{'  ' * depth}{task.id}  [{task.status}]  {task.title}{waits}")
-        for child in node.children:
-            walk(child, depth + 1)
-
-    for node in nodes:
-        walk(node, 0)
+        stack.extend((child, depth + 1) for child in reversed(node.children))
     return "\n".join(lines) if lines else "no tasks"
 
 
@@ -139,3 +202,23 @@ def event_line(event: Event) -> str:
 def events_json(events: Sequence[Event]) -> str:
     """Events as a JSON list, the form `task_events` returns."""
     return json.dumps([e.to_dict() for e in events], ensure_ascii=False)
+
+
+def events_within(events: Sequence[Event], max_chars: int) -> list[str]:
+    """The JSON texts of the first events that fit in `max_chars` (always at least one)."""
+    texts: list[str] = []
+    size = 0
+    for event in events:
+        text = _ENCODE(event.to_dict())
+        if texts and size + len(text) + 2 > max_chars:
+            break
+        texts.append(text)
+        size += len(text) + 2
+    return texts
+
+
+def events_page(texts: Sequence[str], next_seq: int, more: bool) -> str:
+    """A page of events (JSON texts from `events_within`) as `{events, next, more}`:
+    `next` is the seq to pass as `since` to read on, `more` whether events follow."""
+    events = "[" + ", ".join(texts) + "]"
+    return f'{{"events": {events}, "next": {next_seq}, "more": {json.dumps(more)}}}'

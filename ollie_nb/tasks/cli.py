@@ -14,7 +14,7 @@ from typing import Any
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._backends import open_store
 from ollie_nb.tasks._errors import StoreError, TaskError
-from ollie_nb.tasks._location import DB_ENV_VAR, is_database_url, resolve_db
+from ollie_nb.tasks._location import DB_ENV_VAR, has_password, is_database_url, resolve_db
 from ollie_nb.tasks._store import DEFAULT_LEASE, LIST_FILTERS, SqlTaskStore, Task
 
 PROG = "ollie-tasks"
@@ -57,7 +57,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         return 0
     from ollie_nb.tasks._http import TOKEN_ENV_VAR, is_loopback
 
-    token = args.token or os.environ.get(TOKEN_ENV_VAR, "")
+    token = args.token or _read_token_file(args.token_file) or os.environ.get(TOKEN_ENV_VAR, "")
     with _open(args, create=True, max_connections=HTTP_CONNECTIONS) as store:
         say = functools.partial(print, file=sys.stderr, flush=True)
         if not is_loopback(args.host):
@@ -67,7 +67,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             )
         if not token:
             token = secrets.token_urlsafe(32)
-            say(f"{PROG}: no --token or ${TOKEN_ENV_VAR} given; this run's token is: {token}")
+            say(f"{PROG}: no --token-file or ${TOKEN_ENV_VAR} given; this run's token is: {token}")
         say(
             f"{PROG}: serving MCP on http://{args.host}:{args.port}/mcp (database {store.location})"
         )
@@ -79,6 +79,38 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             watch_interval=args.watch_interval,
         )
     return 0
+
+
+def _read_token_file(path: str) -> str:
+    """The token in the file at `path` (its first line), "" when no file is named."""
+    if not path:
+        return ""
+    try:
+        with open(os.path.expanduser(path), encoding="utf-8") as file:
+            token = file.readline().strip()
+    except OSError as exc:
+        raise StoreError(f"cannot read --token-file {path}: {exc.strerror or exc}") from None
+    if not token:
+        raise StoreError(f"--token-file {path} is empty: put the token on its first line")
+    return token
+
+
+def _warn_secrets_on_command_line(args: argparse.Namespace) -> None:
+    """One stderr line per secret given as an argument: every local user can read those."""
+    from ollie_nb.tasks._http import TOKEN_ENV_VAR
+
+    found: list[str] = []
+    if getattr(args, "token", ""):
+        found.append(f"--token (use ${TOKEN_ENV_VAR} or --token-file)")
+    if has_password(getattr(args, "db", None)):
+        found.append(f"the password in --db (use ${DB_ENV_VAR})")
+    for what in found:
+        print(
+            f"{PROG}: WARNING: {what}: arguments are visible to every local user in the "
+            "process list",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _cmd_claim(args: argparse.Namespace) -> int:
@@ -146,7 +178,14 @@ def _cmd_tree(args: argparse.Namespace) -> int:
     with _open(args) as store:
         nodes = store.tree(args.id or "")
     if args.json:
-        _print_json([n.to_dict() for n in nodes])
+        # The encoder recurses once per level: let it through a chain of any depth
+        # (stores made before MAX_DEPTH was enforced may hold very deep ones).
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 4 * len(_render.task_tree(nodes).splitlines()) + 1000))
+        try:
+            _print_json([n.to_dict() for n in nodes])
+        finally:
+            sys.setrecursionlimit(limit)
     else:
         print(_render.task_tree(nodes))
     return 0
@@ -214,8 +253,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--token",
         default="",
-        help="bearer token HTTP clients must send (default: $OLLIE_TASKS_TOKEN, else a "
-        "fresh one printed to stderr at start)",
+        help="bearer token HTTP clients must send; visible in the process list, so prefer "
+        "--token-file or $OLLIE_TASKS_TOKEN (default: a fresh one printed to stderr at start)",
+    )
+    serve.add_argument(
+        "--token-file",
+        default="",
+        metavar="PATH",
+        help="read the bearer token from the first line of this file",
     )
     serve.add_argument(
         "--watch-interval",
@@ -275,6 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args([*(argv or sys.argv[1:]), "serve"])
     if args.command == "serve" and args.http and not 0 < args.port < 65536:
         parser.error(f"bad --port {args.port}")
+    _warn_secrets_on_command_line(args)
     try:
         return args.handler(args)
     except TaskError as exc:

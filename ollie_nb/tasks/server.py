@@ -5,11 +5,13 @@ method in a worker thread (SQLite may wait for another process's lock) and turns
 `TaskError` into a `ToolError`, whose text the model sees and can act on.
 """
 
+# long module: one MCP surface, nine thin tools each with the description the model reads;
+# the bounds, the prompts and the 2025 subscriptions live in modules of their own.
+
 from __future__ import annotations
 
 import contextlib
 import functools
-import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
@@ -24,10 +26,24 @@ from pydantic import Field
 
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._errors import TaskError
+from ollie_nb.tasks._legacy import Subscribers
+from ollie_nb.tasks._pages import (
+    NOTES_CHARS,
+    NOTES_SHOWN,
+    PAGE_CHARS,
+    REFS_SHOWN,
+    list_fields,
+    list_start,
+    newest_notes,
+    task_json,
+)
+from ollie_nb.tasks._prompts import add_prompts
+from ollie_nb.tasks._render import LIST_FIELDS
 from ollie_nb.tasks._schema import STATUSES
 from ollie_nb.tasks._store import (
     DEFAULT_LEASE,
     DETACH_PARENT,
+    MAX_EVENTS_PAGE,
     MAX_LEASE,
     SqlTaskStore,
     Task,
@@ -42,7 +58,7 @@ LIST_LIMIT = 500
 """task_list shows at most this many lines, so one call cannot flood the model's context."""
 
 RECENT_EVENTS = 100
-"""How many of the newest events reading `tasks://events` returns."""
+"""How many of the newest events reading `tasks://events` returns (fewer when they are large)."""
 
 _T = TypeVar("_T")
 
@@ -81,6 +97,7 @@ class _StoreCalls:
     def __init__(self, store: SqlTaskStore, bus: InMemorySubscriptionBus) -> None:
         self.store = store
         self.bus = bus
+        self.subscribers = Subscribers(EVENTS_URI)  # 2025-protocol clients
         # As many worker threads as the store has connections: SQLite serialises on one
         # connection anyway, and a thread parked on that lock would only take a pool slot.
         self.limiter = anyio.CapacityLimiter(store.max_concurrency)
@@ -99,6 +116,7 @@ class _StoreCalls:
         if seq != self.seen:
             self.seen = seq
             await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
+            await self.subscribers.notify()
 
     async def change(self, work: Callable[[], _T]) -> _T:
         """Run a change (and any read of its result) in one worker call, then signal it."""
@@ -139,20 +157,34 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
 
     server = MCPServer(
         "ollie-tasks",
+        version=_version(),
         instructions=_INSTRUCTIONS,
         subscriptions=bus,
         lifespan=lifespan,
         log_level="WARNING",
     )
-    _add_create_and_reads(server, store, calls)
+    _add_create_and_list(server, store, calls)
+    _add_read(server, store, calls)
     _add_updates(server, store, calls)
     _add_structure(server, store, calls)
     _add_events(server, store, calls)
+    calls.subscribers.serve(server)
+    add_prompts(server)
     return server
 
 
-def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
-    """The tools task_create, task_list and task_read."""
+def _version() -> str:
+    """The installed package's version, for `serverInfo.version`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ollie-nb")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _add_create_and_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+    """The tools task_create and task_list."""
 
     @server.tool(
         structured_output=False,
@@ -182,7 +214,9 @@ def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreC
             "status is one of " + ", ".join(STATUSES) + ", or 'ready' (open with every "
             "blocker done) or 'all'. format 'json' returns {tasks: [{id, title, status, "
             "assignee, parent, labels, blockers, created_at, updated_at}], total} instead "
-            "(blockers: those not done yet; truncated: true when cut at 500)."
+            "(blockers: those not done yet), a page of about 50,000 characters: when more "
+            "tasks follow it also has next, to pass as cursor. fields picks the keys of "
+            "each task in JSON (e.g. ['id', 'status'] for many tasks in one page)."
         ),
     )
     async def task_list(
@@ -190,25 +224,52 @@ def _add_create_and_reads(server: MCPServer, store: SqlTaskStore, calls: _StoreC
         parent: Annotated[str, Field(description="Only the direct children of this task")] = "",
         label: Annotated[str, Field(description="Only tasks with this label")] = "",
         format: Format = "text",
+        ids: Annotated[
+            tuple[str, ...], Field(description="Only these tasks (at most 500 ids)")
+        ] = (),
+        fields: Annotated[
+            tuple[str, ...],
+            Field(description="JSON only: the keys of each task, of " + ", ".join(LIST_FIELDS)),
+        ] = (),
+        cursor: Annotated[str, Field(description="JSON only: the next of the page before")] = "",
     ) -> str:
-        tasks = await calls.run(store.list, status, parent, label)
+        chosen = list_fields(fields)
+        start = list_start(cursor)
+        edges = format == "text" or bool({"labels", "blockers"} & set(chosen))
+        tasks = await calls.run(store.list, status, parent, label, ids, edges=edges)
         if format == "json":
-            return _render.task_list_json(tasks, LIST_LIMIT)
+            return _render.task_list_json(tasks, start=start, max_chars=PAGE_CHARS, fields=chosen)
         return _render.task_list(tasks, _selection(status, parent, label), LIST_LIMIT)
+
+
+def _add_read(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+    """The tool task_read."""
 
     @server.tool(
         structured_output=False,
         annotations=_READ_ONLY,
         description=(
-            "Read one task in full: body, notes, blockers, dependents and children. "
-            "format 'json' returns the task as one JSON object."
+            "Read one task: body, blockers, dependents, children and its newest notes "
+            f"(at most {NOTES_SHOWN}, about {NOTES_CHARS:,} characters; the result says how "
+            "many there are in all: pass notes_before to read earlier ones). format 'json' "
+            "returns the task as one JSON object (notes_total, notes_start: the number of "
+            "its first note). At most 100 blockers, dependents and children each are "
+            "listed (JSON: blockers_total, dependents_total, children_total)."
         ),
     )
-    async def task_read(id: TaskId, format: Format = "text") -> str:
-        task = await calls.run(store.get, id)
+    async def task_read(
+        id: TaskId,
+        format: Format = "text",
+        notes_before: Annotated[
+            int, Field(description="Only notes numbered below this (1 = the oldest)", ge=0)
+        ] = 0,
+    ) -> str:
+        task = newest_notes(
+            await calls.run(store.get, id, notes=NOTES_SHOWN, notes_before=notes_before)
+        )
         if format == "json":
-            return json.dumps(task.to_dict(), ensure_ascii=False)
-        return _render.task_detail(task)
+            return task_json(task)
+        return _render.task_detail(task, REFS_SHOWN)
 
 
 def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
@@ -343,14 +404,30 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
         description=(
             "Events after seq `since` as a JSON list of {seq, time, type, task, payload}; "
             "types: created, updated, status_changed, claimed, lease_expired, edited, "
-            "deleted, dep_added, dep_removed, unblocked. Pass the last seq seen to get only what is new."
+            "deleted, dep_added, dep_removed, unblocked. Pass the last seq seen to get only what "
+            "is new. A page holds at most `limit` events and about 50,000 characters (fewer "
+            "events when they are large); format 'page' returns {events, next, more} instead: "
+            "pass next as since to read on while more is true."
         ),
     )
     async def task_events(
         since: Annotated[int, Field(description="Return events with seq greater than this")] = 0,
         limit: Annotated[int, Field(description="At most this many events (max 1000)")] = 100,
+        format: Annotated[
+            Literal["list", "page"],
+            Field(description="'list' (default): a JSON list; 'page': {events, next, more}"),
+        ] = "list",
     ) -> str:
-        return _render.events_json(await calls.run(store.events, since, limit))
+        events = await calls.run(store.events, since, limit)
+        texts = _render.events_within(events, PAGE_CHARS)
+        if format == "list":
+            return "[" + ", ".join(texts) + "]"
+        next_seq = events[len(texts) - 1].seq if texts else since
+        more = len(texts) < len(events) or (
+            len(events) == min(limit, MAX_EVENTS_PAGE)
+            and await calls.run(store.last_seq) > next_seq
+        )
+        return _render.events_page(texts, next_seq, more=more)
 
     @server.resource(
         EVENTS_URI,
@@ -364,7 +441,9 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
     async def events_resource() -> str:
         last = await calls.run(store.last_seq)
         recent = await calls.run(store.events, max(0, last - RECENT_EVENTS), RECENT_EVENTS)
-        return _render.events_json(recent)
+        # The newest that fit in a page: cut from the old end.
+        texts = _render.events_within(recent[::-1], PAGE_CHARS)
+        return "[" + ", ".join(reversed(texts)) + "]"
 
 
 def _selection(status: str, parent: str, label: str) -> str:

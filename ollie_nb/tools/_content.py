@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ollie_nb.llm._types import ImagePart
-from ollie_nb.tools._bounds import cap_text
+from ollie_nb.tools._bounds import cap_parts, cap_text
 from ollie_nb.tools._types import ToolResult
 
 MAX_IMAGE_BYTES = 1_000_000
@@ -30,8 +30,10 @@ SENT_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/web
 _HEADER_CHARS = 87_380  # base64 characters (65,535 bytes) read for an image's dimensions
 
 
-def tool_result(result: Any) -> ToolResult:
-    """A CallToolResult as text (every item) plus the images that may be sent."""
+def tool_result(result: Any, cap: int = 0) -> ToolResult:
+    """A CallToolResult as text (every item) plus the images that may be sent; at most
+    `cap` characters of the items' texts are joined (head and tail, as the dispatcher keeps;
+    0: all)."""
     parts: list[str] = []
     images: list[ImagePart] = []
     for item in result.content or []:
@@ -51,7 +53,8 @@ def tool_result(result: Any) -> ToolResult:
     structured = getattr(result, "structured_content", None)
     if not parts and structured is not None:
         parts.append(json.dumps(structured, ensure_ascii=False))
-    return ToolResult("\n".join(parts), is_error=bool(result.is_error), images=tuple(images))
+    text = cap_parts(parts, cap)
+    return ToolResult(text, is_error=bool(result.is_error), images=tuple(images))
 
 
 def _image(item: Any, images: list[ImagePart]) -> str:

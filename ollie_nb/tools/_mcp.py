@@ -20,8 +20,10 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import IO, Any, TypeVar
 
 from ollie_nb.errors import UnavailableError
+from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP
 from ollie_nb.tools._content import tool_result
 from ollie_nb.tools._dispatcher import exc_summary
+from ollie_nb.tools._mcp_signals import ResourceSignals, subscribed
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
 log = logging.getLogger("ollie_nb.tools")
@@ -62,6 +64,7 @@ class McpServer:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         mode: str = "auto",
         credentials_hint: str = "",
+        result_cap: int = DEFAULT_RESULT_CAP,
     ) -> None:
         if bool(command) == bool(url):
             raise ValueError(f"MCP server {name!r} needs exactly one of 'command' or 'url'")
@@ -77,6 +80,9 @@ class McpServer:
         self.mode = mode
         self.credentials_hint = credentials_hint  # where the headers come from, for a refusal
         self.withheld: dict[str, str] = {}  # tools listed but not offered, with the reason
+        self.result_cap = (
+            result_cap  # characters of a result's text joined, as the dispatcher's cap
+        )
         self._client: Any = None
         self._runner: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
@@ -86,6 +92,7 @@ class McpServer:
         self._reconnect_lock: asyncio.Lock | None = None
         self._http: Any = None  # the HTTP client of a url server, closed with the session
         self._refusal: str | None = None  # "HTTP 401: ..." of the last refused request
+        self._signals = ResourceSignals()  # resources/subscribe streams (2025 protocol)
 
     def __repr__(self) -> str:
         target = self.url or " ".join([self.command or "", *self.args]).strip()
@@ -134,7 +141,10 @@ class McpServer:
         assert self._closing is not None
         try:
             async with Client(
-                self._target(), read_timeout_seconds=self.call_timeout, mode=self.mode
+                self._target(),
+                read_timeout_seconds=self.call_timeout,
+                mode=self.mode,
+                message_handler=self._signals.on_message,
             ) as client:
                 self._client = client
                 if not ready.done():
@@ -151,6 +161,7 @@ class McpServer:
                 log.warning("MCP server %s: session ended: %s", self.name, self._broken)
         finally:
             self._client = None
+            self._signals.end()
 
     def _target(self) -> Any:
         if self.url:
@@ -193,9 +204,9 @@ class McpServer:
         if isinstance(exc, FileNotFoundError):
             return f"command not found: {self.command}"
         reason = exc_summary(exc)
-        tail = self.stderr_tail()
-        if tail:
-            reason += f" (server stderr: {tail.splitlines()[-1]})"
+        quote = stderr_quote(self.stderr_tail())
+        if quote:
+            reason += f" (server stderr: {quote})"
         return reason
 
     def stderr_tail(self) -> str:
@@ -280,9 +291,9 @@ class McpServer:
             kind = _failure_kind(exc)
             if kind == "lost":
                 self._broken = summary
-                tail = self.stderr_tail()
-                if tail:
-                    summary += f" (server stderr: {tail.splitlines()[-1]})"
+                quote = stderr_quote(self.stderr_tail())
+                if quote:
+                    summary += f" (server stderr: {quote})"
                 return ToolResult.error(
                     f"MCP server {self.name} is gone ({summary}); it will be restarted on the next call"
                 )
@@ -291,13 +302,16 @@ class McpServer:
                     f"{self.name}.{name} timed out after {self.call_timeout:g} s"
                 )
             return ToolResult.error(f"{self.name}.{name}: {self._take_refusal() or summary}")
-        return tool_result(result)
+        return tool_result(result, self.result_cap)
 
     @asynccontextmanager
     async def resource_updates(self, uri: str) -> AsyncIterator[AsyncIterator[Any] | None]:
-        """The server's change signals for `uri` (MCP subscriptions/listen), or None if it offers none.
+        """The server's change signals for `uri`, or None if it offers none.
 
-        Enter and exit it in one task. The signals carry no data: refetch on each one.
+        Over the 2026 protocol, a `subscriptions/listen` stream; over the 2025 one,
+        `resources/subscribe` and its `notifications/resources/updated`, when the
+        server's capabilities say it takes subscriptions. Enter and exit it in one task.
+        The signals carry no data: refetch on each one.
         """
         from mcp.client.subscriptions import ListenNotSupportedError
 
@@ -307,8 +321,16 @@ class McpServer:
                 sub = await stack.enter_async_context(client.listen(resource_subscriptions=[uri]))
             except ListenNotSupportedError:
                 sub = None
-            honored = sub.honored.resource_subscriptions if sub and sub.honored else None
-            yield sub if honored and uri in honored else None
+            if sub is None:
+
+                def alive() -> bool:
+                    return self._client is client and self._broken is None
+
+                legacy = subscribed(client, uri, self._signals, self.call_timeout, alive)
+                yield await stack.enter_async_context(legacy)
+            else:
+                honored = sub.honored.resource_subscriptions if sub.honored else None
+                yield sub if honored and uri in honored else None
 
     async def _live_client(self) -> Any:
         """The connected client, reconnecting once if the session died or was never started."""
@@ -321,6 +343,25 @@ class McpServer:
                 log.info("MCP server %s: reconnecting", self.name)
                 await self.connect()
         return self._client
+
+
+_SAYS_WHAT_WENT_WRONG = re.compile(
+    r"error|exception|traceback|fatal|panic|fail|abort|killed|denied|refused|not found|"
+    r"cannot|can't|unable|invalid|missing",
+    re.IGNORECASE,
+)
+_QUOTED_LINES = 3
+
+
+def stderr_quote(tail: str) -> str:
+    """What of a server's stderr tail to quote in an error: from the last line that says
+    what went wrong (an error, a traceback's last line) to the end, at most three lines;
+    without one, the last three lines (so a start-up banner alone is not all one sees)."""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    for index in range(len(lines) - 1, -1, -1):
+        if _SAYS_WHAT_WENT_WRONG.search(lines[index]):
+            return " | ".join(lines[index : index + _QUOTED_LINES])
+    return " | ".join(lines[-_QUOTED_LINES:])
 
 
 async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:

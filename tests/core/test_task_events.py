@@ -265,8 +265,7 @@ def test_a_server_without_subscriptions_is_polled(tmp_path):
                 "tasks", "task_update", {"id": ids[0], "status": "in_progress"}
             )
             server = core.env.dispatcher.get_server("tasks")
-            server.mode = "legacy"  # a 2025-11-25 session: no subscriptions/listen
-            await server.connect()
+            server.resource_updates = None  # a server that offers no subscription
             watcher = await core.start_watching(interval=0.1, wake=False)
             await second_agent(db, "bob", {"id": ids[0], "status": "done"})
             await until(lambda: len(core.queued) == 1)

@@ -55,10 +55,12 @@ async def graph(client: Client) -> dict[str, str]:
 
 
 async def last_seq(client: Client) -> int:
-    events = json.loads(await ok(client, "task_events", since=0, limit=1000))
-    while len(events) == 1000:
-        events = json.loads(await ok(client, "task_events", since=events[-1]["seq"], limit=1000))
-    return events[-1]["seq"] if events else 0
+    """The newest seq: pages of events (bounded by size too) read to the end."""
+    page: dict[str, Any] = {"next": 0, "more": True}
+    while page["more"]:
+        args = {"since": page["next"], "limit": 1000, "format": "page"}
+        page = json.loads(await ok(client, "task_events", **args))
+    return page["next"]
 
 
 async def events_since(client: Client, seq: int) -> list[dict[str, Any]]:
@@ -429,9 +431,10 @@ async def test_streamable_http_requires_the_bearer_token(any_db: str | Path) -> 
     # On PostgreSQL with a password in the URL (trust auth ignores it): never printed.
     db = str(any_db).replace("postgres@", "postgres:Pw-in-url@")
     port = _free_port()
-    env = {**os.environ, "OLLIE_TASKS_TOKEN": "tok-123"}
+    # Both secrets from the environment, the form that keeps them out of the process list.
+    env = {**os.environ, "OLLIE_TASKS_TOKEN": "tok-123", "OLLIE_TASKS_DB": str(db)}
     proc = subprocess.Popen(
-        [*PYTHON_M, "serve", "--db", str(db), "--http", "--port", str(port)],
+        [*PYTHON_M, "serve", "--http", "--port", str(port)],
         stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=env,
