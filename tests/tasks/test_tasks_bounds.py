@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from tasks_harness import cli, connect, fails, ok
 
 from ollie_nb.tasks import SqliteTaskStore, open_store
 from ollie_nb.tasks._store import MAX_DEPTH
+from tests.support.tasks_harness import cli, connect, fails, ok
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tasks_harness import connect, ok
+
+from tests.support.agents import FIXTURES
+from tests.support.tasks_harness import connect, ok
 
 HERE = Path(__file__).parent
 SDK1 = "mcp>=1.9,<2"
@@ -45,7 +47,7 @@ async def test_an_sdk1_client_subscribes_and_sees_a_change_made_by_another_proce
 ) -> None:
     db = tmp_path / "tasks.db"
     proc = subprocess.Popen(
-        [str(mcp1_python), str(HERE / "mcp1_subscriber.py"), sys.executable, str(db)],
+        [str(mcp1_python), str(FIXTURES / "mcp1_subscriber.py"), sys.executable, str(db)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

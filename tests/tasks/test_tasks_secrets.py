@@ -11,7 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tasks_harness import PYTHON_M, cli
+
+from tests.support.tasks_harness import PYTHON_M, cli
 
 DB_URL = "postgresql://app:s3cret-pw@127.0.0.1:1/tasks"  # nothing listens on port 1
 

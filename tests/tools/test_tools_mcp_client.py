@@ -13,7 +13,7 @@ from ollie_nb.tools import DEFAULT_RESULT_CAP, Dispatcher, McpServer, cap_text
 from ollie_nb.tools._bounds import cap_parts
 from ollie_nb.tools._mcp import McpConnectError, stderr_quote
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "support" / "fixtures"
 TASKS = [sys.executable, "-m", "ollie_nb.tasks", "serve", "--db"]
 
 
