@@ -255,7 +255,7 @@ def test_interrupt_while_waiting_for_the_model(tmp_path):
 
     async def scenario():
         async with core:
-            turn = asyncio.ensure_future(core.submit("hello"))
+            turn = asyncio.ensure_future(core.submit("hello", events.append))
             await until(lambda: core.is_running, what="the turn's start")
             await asyncio.sleep(0)  # the turn is inside its model call
             assert core.interrupt()

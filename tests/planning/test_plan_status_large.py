@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ollie_nb.planning import TaskServerPlanBackend
+from ollie_nb.planning import TaskClient, TaskServerPlanBackend
 from ollie_nb.tasks import SqliteTaskStore
 from ollie_nb.tools import Dispatcher, McpServer, ToolResult
 
@@ -42,7 +42,8 @@ def test_the_statuses_of_a_3000_step_plan_take_a_few_paged_calls(tmp_path):
         d = Counting()
         d.add_server("tasks", server)
         try:
-            return await TaskServerPlanBackend(d, "tasks").read_statuses(goal, steps), d.calls
+            backend = TaskServerPlanBackend(TaskClient(d.dispatch, "tasks"))
+            return await backend.read_statuses(goal, steps), d.calls
         finally:
             await d.aclose()
 
