@@ -12,7 +12,6 @@ from ollie_nb.core._agents import (
 )
 from ollie_nb.core._config import (
     AgentConfig,
-    ConfigError,
     McpServerConfig,
     expand_vars,
     load_agent_config,
@@ -38,8 +37,9 @@ from ollie_nb.core._events import (
     WatchWhat,
 )
 from ollie_nb.core._routing import Approver, MaskedArgs
-from ollie_nb.core._sessions import SessionError, SessionInfo, list_sessions, sessions_dir
+from ollie_nb.core._sessions import SessionInfo, list_sessions, sessions_dir
 from ollie_nb.core._turn import CONTINUE_PROMPT
+from ollie_nb.errors import ConfigError, SessionError
 
 __all__ = [
     "CONTINUE_PROMPT",

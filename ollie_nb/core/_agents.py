@@ -18,7 +18,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ollie_nb.core._config import AgentConfig, ConfigError, load_agent_config
+from ollie_nb.core._config import AgentConfig, load_agent_config
+from ollie_nb.errors import ConfigError
 
 TRUST_FILE = "trusted-agents.json"
 

@@ -11,9 +11,11 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ollie_nb.errors import ConfigError
+
+_T = TypeVar("_T")
 
 HOOK_EVENTS = (
     "agentSpawn",
@@ -391,10 +393,10 @@ def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:
 def _opt(
     data: Mapping[str, Any],
     key: str,
-    kind: type,
+    kind: type[_T],
     where: str,
     minimum: float | None = None,
-) -> Any:
+) -> _T | None:
     value = data.get(key)
     if value is None:
         return None
@@ -403,6 +405,6 @@ def _opt(
     if isinstance(value, bool) or not isinstance(value, kind):
         names = {int: "a whole number", float: "a number", str: "a string"}
         raise ConfigError(f"{where}: '{key}' must be {names.get(kind, kind.__name__)}")
-    if minimum is not None and value < minimum:
+    if minimum is not None and isinstance(value, (int, float)) and value < minimum:
         raise ConfigError(f"{where}: '{key}' must be at least {minimum:g}")
     return value

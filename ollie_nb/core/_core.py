@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._agents import require_trusted, resolve_agent
 from ollie_nb.core._compact import Compaction
-from ollie_nb.core._config import AgentConfig, ConfigError
+from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._conversation import Conversation
 from ollie_nb.core._env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
@@ -37,7 +37,7 @@ from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, params
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
-from ollie_nb.errors import AgentBusyError, NoPlanError, NotStartedError
+from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import (
     Origin,

@@ -210,7 +210,7 @@ def _make_server(
     args, cwd or url is refused unless written with a default (`${NOPE:-...}`).
     """
     unset: list[str] = []
-    strict = lambda text: expand_vars(text, base_env, unset)  # noqa: E731
+    strict: Callable[[str], str] = lambda text: expand_vars(text, base_env, unset)  # noqa: E731
     command, args = strict(sc.command), [strict(a) for a in sc.args]
     cwd, url = strict(sc.cwd), strict(sc.url)
     if unset:
@@ -220,7 +220,7 @@ def _make_server(
             f"or give a default as ${{{unset[0]}:-VALUE}}"
         )
     missing: list[str] = []
-    expand = lambda text: expand_vars(text, base_env, missing)  # noqa: E731
+    expand: Callable[[str], str] = lambda text: expand_vars(text, base_env, missing)  # noqa: E731
     server = McpServer(
         sc.name,
         command=command or None,

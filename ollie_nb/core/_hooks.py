@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +86,7 @@ async def _run(
         if isinstance(exc, asyncio.CancelledError):
             raise
         return None, "", ""
-    decode = lambda b: b.decode("utf-8", "replace")  # noqa: E731
+    decode: Callable[[bytes], str] = lambda b: b.decode("utf-8", "replace")  # noqa: E731
     return proc.returncode, decode(out), decode(err)
 
 
@@ -95,6 +95,7 @@ async def _exchange(proc: asyncio.subprocess.Process, body: bytes) -> tuple[byte
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
 
     async def feed() -> None:
+        assert proc.stdin is not None  # asserted above; a closure does not keep the narrowing
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             proc.stdin.write(body)
             await proc.stdin.drain()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from ollie_nb.llm._errors import (
@@ -265,7 +265,7 @@ class AnthropicBackend(RemoteBackend):
 
     async def _attempt(
         self, messages: list[Message], tools: list[ToolDef], params: GenerationParams
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         client = self._loop_client()
         try:
             stream = await client.messages.create(**self._request(messages, tools, params))

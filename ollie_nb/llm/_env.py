@@ -163,7 +163,9 @@ def _connection_kwargs(name: str, settings: Mapping[str, str]) -> dict[str, Any]
     return {k: v for k, v in found.items() if v}
 
 
-def _make(name: str, model: str | None, kwargs: dict[str, Any]) -> Backend:
+def _make(
+    name: str, model: str | None, kwargs: dict[str, Any]
+) -> OfflineBackend | OllamaBackend | AnthropicBackend | OpenAIBackend:
     """Build backend `name`, first checking it has what it needs to connect."""
     model = model or DEFAULT_MODELS[name]
     if name == "offline":

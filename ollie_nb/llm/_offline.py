@@ -278,7 +278,7 @@ def _step_answer(prompt: str) -> str:
 def _after_tool(messages: list[Message]) -> str:
     """The demo planner's text once the tool results of its last call are in."""
     call_msg = next((m for m in reversed(messages) if m.role == "assistant" and m.tool_calls), None)
-    results = []
+    results: list[Message] = []
     for m in reversed(messages):
         if m.role != "tool":
             break

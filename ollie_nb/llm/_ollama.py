@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from ollie_nb.llm._errors import (
@@ -148,7 +148,7 @@ class OllamaBackend(RemoteBackend):
 
     async def _attempt(
         self, messages: list[Message], tools: list[ToolDef], params: GenerationParams
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         import httpx
 
         client = self._loop_client()
@@ -227,8 +227,9 @@ class OllamaBackend(RemoteBackend):
 
     async def context_length(self) -> int | None:
         """The context the model runs with: `num_ctx` if set, else its trained window (/api/show)."""
-        if isinstance(self._options.get("num_ctx"), int):
-            return self._options["num_ctx"]
+        num_ctx = self._options.get("num_ctx")
+        if isinstance(num_ctx, int):
+            return num_ctx
         if self._model not in self._context_lengths:
             try:
                 info = await self._get_json("POST", "/api/show", {"model": self._model})

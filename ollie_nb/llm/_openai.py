@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -297,7 +297,7 @@ class OpenAIBackend(RemoteBackend):
 
     async def _attempt(
         self, messages: list[Message], tools: list[ToolDef], params: GenerationParams
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         client = self._loop_client()
         try:
             stream = await client.chat.completions.create(**self._request(messages, tools, params))

@@ -6,7 +6,7 @@ import asyncio
 import importlib
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 from ollie_nb.llm._errors import MissingExtraError
@@ -97,7 +97,7 @@ class RemoteBackend(ABC):
     @abstractmethod
     def _attempt(
         self, messages: list[Message], tools: list[ToolDef], params: GenerationParams
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         """One streamed request, no retries (chat_stream retries around it)."""
 
     def _repr_fields(self) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 
@@ -31,7 +31,7 @@ class RetryPolicy:
         """Seconds to wait before retry number `retry_index` (0-based)."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_delay)
-        return min(self.base_delay * (2**retry_index), self.max_delay)
+        return min(self.base_delay * (2.0**retry_index), self.max_delay)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
@@ -63,7 +63,7 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
 
 
 async def stream_with_retries(
-    attempt: Callable[[], AsyncIterator[StreamEvent]],
+    attempt: Callable[[], AsyncGenerator[StreamEvent, None]],  # aclosing needs aclose
     policy: RetryPolicy,
 ) -> AsyncIterator[StreamEvent]:
     """Run `attempt()` and re-run it on a retryable LLMHTTPError raised before its first event.

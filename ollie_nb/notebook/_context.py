@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
     from ollie_nb.notebook._render import Settings
     from ollie_nb.notebook._runtime import NotebookRuntime
+    from ollie_nb.planning import QueuedPrompt
 
 T = TypeVar("T")
 
@@ -43,7 +44,7 @@ class CommandContext(Protocol):
         """Run a prompt line (options, then prose) as a turn, or queue it."""
         ...
 
-    def foreground(self, runtime: NotebookRuntime, text: str) -> None:
+    def foreground(self, runtime: NotebookRuntime, text: str | QueuedPrompt) -> None:
         """Run `text` as a turn streamed into the cell."""
         ...
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from IPython import get_ipython
@@ -40,7 +40,7 @@ class KernelWorkbench:
     def __init__(self, shell: Any) -> None:
         self.shell = shell
 
-    def namespace(self) -> MutableMapping[str, Any]:
+    def namespace(self) -> dict[str, Any]:
         return self.shell.user_ns
 
     def show(self, value: Any) -> bool:

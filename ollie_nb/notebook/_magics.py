@@ -152,6 +152,7 @@ class OllieMagics(Magics):
         return self.core_call(run)
 
     def user_value(self, name: str, command: str) -> Any:
+        assert self.shell is not None  # IPython loads the magics into a shell
         if name not in self.shell.user_ns:
             raise UsageError(f"%ollie {command}: no variable named {name!r} in the notebook")
         return self.shell.user_ns[name]
@@ -168,6 +169,7 @@ class OllieMagics(Magics):
         if not text.strip():
             raise UsageError(f"{prog}: the prompt is empty")
         if options.interpolate or self.interpolate:
+            assert self.shell is not None  # IPython loads the magics into a shell
             try:
                 text = text.format(**self.shell.user_ns)
             except (KeyError, IndexError, ValueError, AttributeError) as exc:

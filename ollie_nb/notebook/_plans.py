@@ -120,8 +120,8 @@ class PlanGraphView(Displayable):
         future = self._drawing[1]
         if not future.done():
             return None
-        exc = future.exception()
-        self._drawn[key] = exc if isinstance(exc, GraphvizUnavailable) else future.result()
+        error = future.exception()
+        self._drawn[key] = error if isinstance(error, GraphvizUnavailable) else future.result()
         return self._drawn[key]
 
     @property

@@ -102,4 +102,4 @@ def state_label(word: object) -> str:
     state = read_state(word)
     if state is StepState.UNKNOWN:
         return str(word or "") if not isinstance(word, StepState) else ""
-    return state.value
+    return str(state)  # its value, as a str (`.value` of a narrowed member types as Any)

@@ -11,7 +11,7 @@ import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar, Union
+from typing import TYPE_CHECKING, TypeVar, Union, cast
 
 from ._backends import dependency_layers
 from ._dot import (
@@ -154,7 +154,8 @@ def _dot_text(lines: Sequence[str]) -> str:
     """A DOT label/tooltip value showing `lines` literally, one per line, never as HTML."""
     from graphviz import nohtml
 
-    return nohtml("\\n".join(_escape_line(line) for line in lines))
+    text = "\\n".join(_escape_line(line) for line in lines)
+    return cast(str, nohtml(text))  # graphviz is untyped; nohtml returns a str subclass
 
 
 # Some dot versions expand \N, \G, \E, \T, \H, \L in tooltips even when the backslash

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import IO, Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from ollie_nb.errors import UnavailableError
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP
@@ -88,7 +88,7 @@ class McpServer:
         self._closing: asyncio.Event | None = None
         self._tools: list[ToolInfo] | None = None
         self._broken: str | None = None
-        self._errlog: IO[str] | None = None
+        self._errlog: TextIO | None = None
         self._reconnect_lock: asyncio.Lock | None = None
         self._http: Any = None  # the HTTP client of a url server, closed with the session
         self._refusal: str | None = None  # "HTTP 401: ..." of the last refused request
@@ -439,5 +439,5 @@ def _failure_kind(exc: BaseException) -> str:
     return "timeout" if code == REQUEST_TIMEOUT else ""
 
 
-def _new_errlog() -> IO[str]:
+def _new_errlog() -> TextIO:
     return tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")

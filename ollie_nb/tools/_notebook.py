@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -26,11 +26,16 @@ SERVER_NAME = "notebook"
 _VALID_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_ERRORS = 5  # validation errors listed for the model per call
 
-SyncRunner = Callable[[Callable[[], Any]], Awaitable[Any]]
-"""Runs a plain callable where user code belongs and awaits its result."""
+R = TypeVar("R")
 
 
-async def run_here(fn: Callable[[], Any]) -> Any:
+class SyncRunner(Protocol):
+    """Runs a plain callable where user code belongs and awaits its result."""
+
+    def __call__(self, fn: Callable[[], R], /) -> Awaitable[R]: ...
+
+
+async def run_here(fn: Callable[[], R]) -> R:
     """The default SyncRunner: call it right here (a script has no kernel thread)."""
     return fn()
 
@@ -55,7 +60,8 @@ class NotebookTool:
 
         if not callable(fn):
             raise TypeError(f"a tool must be a function, got {type(fn).__name__}")
-        tool_name = name or getattr(fn, "__name__", "")
+        fn_name: str = getattr(fn, "__name__", "")  # checked with the name below
+        tool_name = name or fn_name
         if not _VALID_NAME.fullmatch(tool_name or ""):
             raise ValueError(
                 f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-' (give name=...)"

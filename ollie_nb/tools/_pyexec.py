@@ -11,7 +11,6 @@ import ast
 import contextlib
 import io
 import traceback
-from collections.abc import MutableMapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -70,7 +69,7 @@ class CodeRun:
         return "\n".join(parts) or "done (no output)"
 
 
-def run_code(code: str, namespace: MutableMapping[str, Any], cap: int = OUTPUT_CAP) -> CodeRun:
+def run_code(code: str, namespace: dict[str, Any], cap: int = OUTPUT_CAP) -> CodeRun:
     """Execute `code` in `namespace`; a last expression's value is kept, as in a cell.
 
     Exceptions become `CodeRun.error` with their traceback; KeyboardInterrupt and
@@ -88,6 +87,7 @@ def run_code(code: str, namespace: MutableMapping[str, Any], cap: int = OUTPUT_C
         with contextlib.redirect_stdout(writer), contextlib.redirect_stderr(writer):
             exec(compile(tree, FILENAME, "exec"), namespace)  # the tool runs code on purpose
             if last is not None:
+                assert isinstance(last, ast.Expr)  # popped only when it is one
                 expression = ast.Expression(last.value)
                 run.value = eval(compile(expression, FILENAME, "eval"), namespace)
                 run.has_value = run.value is not None

@@ -8,7 +8,6 @@ through a `Workbench`, whose methods run where `run_sync` puts them (the kernel 
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -26,7 +25,7 @@ ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
 class Workbench(Protocol):
     """The kernel the python tools work in; `run_sync` calls these on the kernel thread."""
 
-    def namespace(self) -> MutableMapping[str, Any]: ...
+    def namespace(self) -> dict[str, Any]: ...  # exec needs a dict for its globals
 
     def show(self, value: Any) -> bool: ...  # display a rich value in the turn's output
 
@@ -107,8 +106,10 @@ class PythonServer:
         if name == "python_exec":
             if not self.exec_on:
                 return ToolResult.error(ENABLE_HINT)
+            assert isinstance(code, str)  # checked above for python_exec and python_propose
             return await self.run_sync(lambda: self._exec(code))
         if name == "python_propose":
+            assert isinstance(code, str)  # checked above
             note = args.get("note")
             text = f"# {' '.join(note.split())}\n{code}" if isinstance(note, str) and note else code
             await self.run_sync(lambda: self.bench.propose(text))

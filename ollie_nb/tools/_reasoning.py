@@ -14,6 +14,7 @@ from ollie_nb.planning import (
     PlanBackend,
     PlanBook,
     PlanRecord,
+    PlanStep,
     PlanValidationError,
     format_plan,
     parse_plan,
@@ -148,7 +149,7 @@ class ReasoningServer:
     async def aclose(self) -> None:
         self._listeners.clear()
 
-    async def _plan(self, goal: str, steps: tuple) -> PlanRecord:
+    async def _plan(self, goal: str, steps: tuple[PlanStep, ...]) -> PlanRecord:
         backend = self._backend
         ids: tuple[str, ...] = ()
         goal_id = warning = ""
