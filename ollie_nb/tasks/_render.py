@@ -102,6 +102,7 @@ def task_list_json(
     The page starts at index `start` and holds as many tasks as fit in about
     `max_chars` characters (always at least one), each with only `fields`.
     """
+    entries: list[dict[str, object]]
     if fields == ("id", "status"):  # the status readers' form, made in one pass
         entries = [{"id": t.id, "status": t.status} for t in tasks[start:]]
     else:
