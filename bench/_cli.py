@@ -18,6 +18,7 @@ from bench import (
     first_prompt,
     lease_reclaim,
     notebook_tool,
+    parallel_tools,
     plan_graph,
     plan_persistence,
     prompt_cache,
@@ -44,6 +45,7 @@ ROWS: tuple[Row, ...] = (
     notebook_tool.ROW,
     prompt_cache.ROW,
     lease_reclaim.ROW,
+    parallel_tools.ROW,
 )
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,8 +25,6 @@ from ollie_nb.core._events import (
     ReasoningDelta,
     Retrying,
     TextDelta,
-    ToolCalled,
-    ToolFinished,
     TurnEnded,
     TurnResult,
     TurnStarted,
@@ -35,7 +32,8 @@ from ollie_nb.core._events import (
 )
 from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
-from ollie_nb.core._routing import ToolRouter, TrustGate, parse_arguments
+from ollie_nb.core._routing import ToolRouter, TrustGate
+from ollie_nb.core._tool_step import ToolStep
 from ollie_nb.llm import (
     ContextOverflowError,
     GenerationParams,
@@ -52,7 +50,6 @@ from ollie_nb.llm import (
 )
 from ollie_nb.llm import ReasoningDelta as ReasoningChunk
 from ollie_nb.llm import TextDelta as TextChunk
-from ollie_nb.tools import ToolResult
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
@@ -95,6 +92,7 @@ class TurnHost(AgentSettings, Protocol):
     def take_injected(self) -> list[str]: ...
     def context_size(self) -> int: ...
     async def compact_history(self) -> Compaction: ...
+    async def plan_reminder(self) -> str: ...
 
 
 class _Ended(Exception):
@@ -114,6 +112,7 @@ class TurnRunner:
         self.interrupting = False  # set by AgentCore.interrupt: a user's stop, not a shutdown
         self.carried: list[str] = []  # postTurn hook output, for the next turn's prompt
         self.last_error = ""  # the traceback of the last internal error (for `%ollie debug`)
+        self.tool_rounds = 0  # tool steps run, across turns: the plan reminder's clock
 
     async def run(self, start: TurnStarted) -> TurnResult:
         """One turn; an internal error runs the turnError hooks and is kept for `%ollie debug`."""
@@ -275,15 +274,32 @@ class TurnRunner:
                 host.emit(Notice(done.note))
 
     async def _tool_step(self, calls: Sequence[ToolCall]) -> None:
-        """Run the calls in order; each result (plus injected text) joins the history."""
+        """Approve the calls in call order, run the approved ones together, join the results in
+        call order (ToolStep); an interruption still answers every call."""
+        step = ToolStep(self.host, calls, self.hooks)
+        try:
+            await step.approve()
+            await step.run()
+        except BaseException:
+            step.join()
+            raise
+        step.join(await self._round_notes())
+
+    async def _round_notes(self) -> str:
+        """What rides on a round's last result: text the user injected meanwhile, and every
+        planReminder rounds the open plan (a note at the tail: no earlier message changes)."""
         host = self.host
-        for call in calls:
-            result = await self.run_call(call)
-            content = result.text
-            injected = host.take_injected()
-            if injected:
-                content += "\n\n[user interruption] " + "\n".join(injected)
-            host.conversation.history.append(Message.tool(call.id, content, name=call.name))
+        notes = []
+        injected = host.take_injected()
+        if injected:
+            notes.append("[user interruption] " + "\n".join(injected))
+        self.tool_rounds += 1
+        every = host.config.plan_reminder
+        if every and self.tool_rounds % every == 0:
+            reminder = await host.plan_reminder()
+            if reminder:
+                notes.append(reminder)
+        return "\n\n".join(notes)
 
     async def _continue_after_reply(self, stop_continues: list[int]) -> bool:
         """After a reply without calls: a stop hook or injected text may keep the turn going."""
@@ -368,20 +384,6 @@ class TurnRunner:
                 requests=totals.requests,
             )
         )
-
-    async def run_call(self, call: ToolCall) -> ToolResult:
-        """One tool call, announced and answered as events; the result is redacted."""
-        host = self.host
-        server = host.router.server_of(call.name)
-        args, bad_json = parse_arguments(call.arguments)
-        host.emit(ToolCalled(call.id, call.name, server, args))
-        host.state = f"tool:{call.name}"
-        started = time.perf_counter()
-        result = await host.router.call(call, args, bad_json, host.gate)
-        result = ToolResult(host.redact(result.text), result.is_error)
-        seconds = round(time.perf_counter() - started, 3)
-        host.emit(ToolFinished(call.id, call.name, server, result.text, result.is_error, seconds))
-        return result
 
     def end(self, result: TurnResult) -> TurnResult:
         self.host.state = "idle"

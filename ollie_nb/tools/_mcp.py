@@ -208,6 +208,7 @@ class McpServer:
                             name=tool.name,
                             description=tool.description or "",
                             input_schema=dict(tool.input_schema or {"type": "object"}),
+                            sequential=_destructive(tool),
                         )
                     )
                 cursor = result.next_cursor
@@ -289,6 +290,14 @@ async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
         async with asyncio.timeout(seconds):
             return await awaitable
     return await asyncio.wait_for(awaitable, seconds)
+
+
+def _destructive(tool: Any) -> bool:
+    """Whether the server's annotations say the tool is destructive (`destructiveHint: true`):
+    such a tool runs alone. The hint's default (true) is not taken: a server that says
+    nothing about its tools would otherwise run every call one by one."""
+    annotations = getattr(tool, "annotations", None)
+    return getattr(annotations, "destructive_hint", None) is True
 
 
 def _tool_result(result: Any) -> ToolResult:
