@@ -186,3 +186,4 @@ class TurnResult:
     error: str = ""
     steps: int = 0
     step_limit: bool = False  # stopped at maxSteps; the next prompt or `%ollie run` continues
+    error_handled: bool = False  # a turnError hook said it dealt with the error (all exited 0)

@@ -37,7 +37,9 @@ from ollie_nb.core._tool_step import ToolStep
 from ollie_nb.llm import (
     ContextOverflowError,
     GenerationParams,
+    LLMConnectionError,
     LLMError,
+    LLMHTTPError,
     Message,
     RetryNotice,
     ThinkingBlock,
@@ -121,7 +123,7 @@ class TurnRunner:
         except Exception as exc:
             self.last_error = traceback.format_exc()
             message = f"internal error: {type(exc).__name__}: {self.host.redact(str(exc))}"
-            await self._turn_error(message)
+            await self._turn_error(message, "internal")
             self.host.state = "idle"
             raise
 
@@ -148,9 +150,11 @@ class TurnRunner:
                     await self._post_turn()
                     return self.end(TurnResult(reply=self.last_text, steps=steps))
         except _Ended as ended:
-            if ended.result.error:
-                await self._turn_error(ended.result.error)
-            return ended.result
+            result = ended.result
+            if result.error:
+                kind = error_kind(ended.__cause__)
+                result.error_handled = await self._turn_error(result.error, kind)
+            return result
         except asyncio.CancelledError:
             host.conversation.history[:] = close_interrupted(
                 host.conversation.history, "".join(self.partial)
@@ -210,12 +214,19 @@ class TurnRunner:
         outcome = await self.hooks("postTurn", {"reply": self.last_text})
         self.carried.extend(outcome.context)
 
-    async def _turn_error(self, message: str) -> None:
-        """turnError hooks, told what went wrong (their output is ignored)."""
+    async def _turn_error(self, message: str, kind: str) -> bool:
+        """turnError hooks, told what went wrong; True when they handled it (all exited 0),
+        which is said in one line with their output."""
+        host = self.host
         try:
-            await self.hooks("turnError", {"error": message})
+            outcome = await self.hooks("turnError", {"error": message, "error_type": kind})
         except Exception as exc:  # a failing hook must not hide the turn's own error
-            self.host.emit(Notice(f"turnError hook failed: {type(exc).__name__}"))
+            host.emit(Notice(f"turnError hook failed: {type(exc).__name__}"))
+            return False
+        if outcome.handled:
+            said = host.redact("\n".join(outcome.context))
+            host.emit(Notice("a turnError hook handled the error" + (f": {said}" if said else "")))
+        return outcome.handled
 
     async def _model_step(self, steps: int) -> tuple[ToolCall, ...]:
         """One model call (within maxSteps); the reply joins the history."""
@@ -236,7 +247,7 @@ class TurnRunner:
             message = host.redact(str(exc))
             host.emit(Notice(message, "error"))
             host.conversation.history.append(Message.assistant(f"[no reply: {message}]"))
-            raise _Ended(self.end(TurnResult(error=message, steps=steps))) from None
+            raise _Ended(self.end(TurnResult(error=message, steps=steps))) from exc
         host.conversation.history.append(reply)
         self.partial = []
         self.last_text = reply.content
@@ -406,6 +417,19 @@ def params(config: AgentConfig) -> GenerationParams:
         max_completion_tokens=config.max_completion_tokens,
         prompt_cache=config.prompt_cache,
     )
+
+
+def error_kind(exc: BaseException | None) -> str:
+    """The turnError payload's `error_type` for a failed model call (ollie's words)."""
+    if isinstance(exc, ContextOverflowError):
+        return "context_overflow"
+    if isinstance(exc, LLMHTTPError) and exc.status == 429:
+        return "rate_limit"
+    if isinstance(exc, LLMConnectionError) or (isinstance(exc, LLMHTTPError) and exc.status >= 500):
+        return "transient"
+    if isinstance(exc, ToolUseFailedError):
+        return "tool_use_failed"
+    return "unknown"
 
 
 def tool_use_failed_note(exc: ToolUseFailedError) -> str:
