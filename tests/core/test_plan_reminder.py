@@ -95,6 +95,7 @@ def test_plan_reminder_zero_turns_it_off(tmp_path):
 
 def test_plan_reminder_key_is_checked():
     assert AgentConfig.from_dict({}).plan_reminder == 10
+    assert AgentConfig.from_dict({"planReminder": 0}).plan_reminder == 0
     try:
         AgentConfig.from_dict({"planReminder": -1})
     except Exception as exc:
