@@ -38,7 +38,8 @@ def test_reasoning_is_a_collapsed_element_that_fills_live_never_the_reply(kernel
 
     run = kernel.run("%%ollie\nwhat is 40 + 2?", on_message=watch)
     assert run.error is None, run.error
-    assert any("<summary" in h and "thinking …" in h for h in live)  # shown while it came
+    # shown while it came: the live element, its summary still "thinking …", holds the text
+    assert any("thinking …" in h and "&lt;b&gt;carefully" in h for h in live)
     htmls = [o["data"].get("text/html", "") for o in run.outputs if "data" in o]
     (element,) = [h for h in htmls if "<details" in h and "thinking (" in h]
     assert "&lt;b&gt;carefully&lt;/b&gt;" in element and "<b>carefully" not in element
