@@ -101,3 +101,20 @@ def test_a_terminal_gets_one_dim_line_and_no_live_element(monkeypatch, capsys):
     line = capsys.readouterr().out
     assert shown == []  # the live element is not printed in a terminal
     assert line.startswith("\x1b[2mthinking: First, the sum. xxx") and line.endswith(" …\x1b[0m\n")
+
+
+def test_the_background_status_says_thinking_while_the_model_reasons():
+    import ipywidgets as widgets
+
+    from ollie_nb.core import ReasoningDelta, TextDelta
+    from ollie_nb.notebook._widgets import BackgroundTurn
+
+    turn = BackgroundTurn.__new__(BackgroundTurn)  # only the status line is under test
+    turn.status = widgets.HTML("")
+    turn.progress = widgets.IntProgress()
+    turn.view = lambda event: None
+    turn.view.progress = None
+    turn._on_event(ReasoningDelta("hmm"))
+    assert turn.status.value == "<b>ollie</b> thinking …"
+    turn._on_event(TextDelta("The answer"))
+    assert turn.status.value == "<b>ollie</b> writing …"
