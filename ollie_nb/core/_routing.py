@@ -1,8 +1,9 @@
 """Tool routing: model-visible names to (server, tool), argument checks, and the trust gate.
 
-Every call the model makes goes through `ToolRouter.call`: it answers malformed calls
-with a readable error, asks the trust gate, then dispatches through the env's one
-Dispatcher. Nothing here raises for a bad call; the model always gets a result.
+Every call the model makes goes through the router (the turn's tool step calls it):
+`refusal` answers malformed calls with a readable error, `approval` asks the trust gate,
+`dispatch` goes through the env's one Dispatcher. Nothing here raises for a bad call;
+the model always gets a result.
 """
 
 from __future__ import annotations
@@ -183,13 +184,6 @@ class ToolRouter:
         """Run a checked, approved call on its server."""
         server, tool = self.routes[call.name]
         return await self.dispatcher.dispatch(server, tool, args)
-
-    async def call(self, call: ToolCall, args: Any, bad_json: str, gate: TrustGate) -> ToolResult:
-        """Check the call, ask the gate, dispatch; every failure is a result for the model."""
-        refused = self.refusal(call, args, bad_json)
-        if refused is None:
-            refused = await self.approval(call, args, gate)
-        return refused if refused is not None else await self.dispatch(call, args)
 
 
 def parse_arguments(raw: str) -> tuple[Any, str]:
