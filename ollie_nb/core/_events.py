@@ -44,7 +44,11 @@ class ReasoningDelta:
 
 @dataclass(frozen=True)
 class ToolCalled:
-    """The model called a tool, with its arguments as decoded JSON (their raw text if not JSON)."""
+    """A tool call starts, with its arguments as decoded JSON (their raw text if not JSON).
+
+    Sent once the call's approval is settled, as it runs (the calls of one response may run
+    together); a call refused or denied is announced when it is answered.
+    """
 
     id: str
     tool: str
