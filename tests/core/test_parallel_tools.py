@@ -223,3 +223,14 @@ def test_sequential_notebook_tool_does_not_overlap(provider, tmp_path):
     order = run_turn(core)
     assert [k for k, _ in order[:4]] == ["start", "start", "end", "end"]
     assert order[4:] == [("start", "w1"), ("end", "w1"), ("start", "w2"), ("end", "w2")]
+
+
+def test_at_most_eight_calls_run_at_once(provider, tmp_path):
+    calls = [(f"c{n}", "sleep", {"seconds": 0.3}) for n in range(10)]
+    provider.queue(calls_reply(*calls), text_reply("Done."))
+    order = run_turn(make_core(provider, tmp_path))
+    running, most = 0, 0
+    for kind, _ in order:
+        running += 1 if kind == "start" else -1
+        most = max(most, running)
+    assert most == 8 and len(order) == 20
