@@ -18,6 +18,7 @@ from bench import (
     first_prompt,
     lease_reclaim,
     notebook_tool,
+    parallel_tools,
     plan_graph,
     plan_persistence,
     prompt_cache,
@@ -46,6 +47,7 @@ ROWS: tuple[Row, ...] = (
     prompt_cache.ROW,
     lease_reclaim.ROW,
     status_read.ROW,
+    parallel_tools.ROW,
 )
 
 

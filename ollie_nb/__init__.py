@@ -50,23 +50,28 @@ def agent() -> Any:
     return kernel_agent()
 
 
-def tool(fn: Any = None, *, name: str | None = None, trusted: bool = True) -> Any:
+def tool(
+    fn: Any = None, *, name: str | None = None, trusted: bool = True, sequential: bool = False
+) -> Any:
     """`@ollie_nb.tool`: make a notebook function a tool of the kernel's agent (it stays a function).
 
     The schema comes from its type hints, the description from its docstring. Trusted
     by default (it is your code) unless the agent file's trustedTools leaves it out;
-    `trusted=False` asks before every call. Redefining it replaces the tool.
+    `trusted=False` asks before every call; `sequential=True` runs its calls alone, never
+    beside other calls of the same response. Redefining it replaces the tool.
     """
     from ollie_nb.notebook._api import tool as register
 
-    return register(fn, name=name, trusted=trusted)
+    return register(fn, name=name, trusted=trusted, sequential=sequential)
 
 
-def add_tool(fn: Any, name: str | None = None, trusted: bool = True) -> str:
+def add_tool(
+    fn: Any, name: str | None = None, trusted: bool = True, sequential: bool = False
+) -> str:
     """Register `fn` as a tool of the kernel's agent; returns the tool name."""
     from ollie_nb.notebook._api import add_tool as add
 
-    return add(fn, name, trusted)
+    return add(fn, name, trusted, sequential)
 
 
 def remove_tool(name: str) -> bool:

@@ -23,10 +23,14 @@ HOOK_EVENTS = (
     "stop",
     "preTurn",
     "postTurn",
+    "preTool",
+    "postTool",
     "preCompact",
     "postCompact",
     "turnError",
 )
+DEFAULT_PLAN_REMINDER = 10
+"""Tool rounds between reminders of the open plan (ollie's interval); `planReminder: 0` is off."""
 DEFAULT_MAX_STEPS = 200
 """A turn's model calls: ollie has no cap; a high one stops a runaway loop from burning tokens
 for hours, while real work (tens of tool calls) never meets it. The next prompt continues."""
@@ -37,6 +41,8 @@ KNOWN_KEYS = {
     "mcpServers",
     "hooks",
     "trustedTools",
+    "sequentialTools",
+    "planReminder",
     "maxTokens",
     "temperature",
     "frequencyPenalty",
@@ -101,6 +107,8 @@ class AgentConfig:
     mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
     hooks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     trusted_tools: tuple[str, ...] | None = None
+    sequential_tools: tuple[str, ...] = ()  # patterns (as trustedTools) of tools that run alone
+    plan_reminder: int = DEFAULT_PLAN_REMINDER  # tool rounds between plan reminders; 0: never
     max_tokens: int | None = None
     temperature: float | None = None
     frequency_penalty: float | None = None
@@ -148,6 +156,8 @@ class AgentConfig:
             mcp_servers=servers,
             hooks=_hooks(where, data.get("hooks")),
             trusted_tools=_trusted(where, data.get("trustedTools")),
+            sequential_tools=_patterns(where, "sequentialTools", data.get("sequentialTools")),
+            plan_reminder=_plan_reminder(data, where),
             max_tokens=_opt(data, "maxTokens", int, where, minimum=1),
             temperature=_opt(data, "temperature", float, where, minimum=0),
             frequency_penalty=_opt(data, "frequencyPenalty", float, where),
@@ -380,6 +390,19 @@ def _flag(data: Mapping[str, Any], key: str, where: str, *, default: bool) -> bo
     if not isinstance(value, bool):
         raise ConfigError(f"{where}: '{key}' must be true or false")
     return value
+
+
+def _patterns(where: str, key: str, raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
+        raise ConfigError(f"{where}: '{key}' must be a list of tool name patterns")
+    return tuple(raw)
+
+
+def _plan_reminder(data: Mapping[str, Any], where: str) -> int:
+    every = _opt(data, "planReminder", int, where, minimum=0)
+    return DEFAULT_PLAN_REMINDER if every is None else every
 
 
 def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:

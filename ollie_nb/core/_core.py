@@ -30,6 +30,7 @@ from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._plan_runs import PlanRuns
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
+from ollie_nb.core._reminder import plan_reminder_text
 from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
 from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._sessions import SessionInfo, list_sessions
@@ -453,6 +454,18 @@ class AgentCore:
         if record.kind == "tasks" and reader is not None and record.goal_id:
             return await reader.read_statuses(record.goal_id, record.ids)
         return {}
+
+    async def plan_reminder(self) -> str:
+        """The latest plan as a reminder for the model while some step of it is open."""
+        record = self.plan_book.find()
+        if record is None:
+            return ""
+        try:
+            statuses = await self.plan_statuses(record)
+        except Exception as exc:  # the task server is down: remind of the plan as it was made
+            log.info("plan statuses unknown for the reminder: %s", exc)
+            statuses = {}
+        return plan_reminder_text(record, statuses)
 
     def system_prompt(self) -> str:
         """Who the agent is, where it works (dir, platform, date), its agent prompt and context."""

@@ -44,7 +44,11 @@ class ReasoningDelta:
 
 @dataclass(frozen=True)
 class ToolCalled:
-    """The model called a tool, with its arguments as decoded JSON (their raw text if not JSON)."""
+    """A tool call starts, with its arguments as decoded JSON (their raw text if not JSON).
+
+    Sent once the call's approval is settled, as it runs (the calls of one response may run
+    together); a call refused or denied is announced when it is answered.
+    """
 
     id: str
     tool: str
@@ -186,3 +190,4 @@ class TurnResult:
     error: str = ""
     steps: int = 0
     step_limit: bool = False  # stopped at maxSteps; the next prompt or `%ollie run` continues
+    error_handled: bool = False  # a turnError hook said it dealt with the error (all exited 0)

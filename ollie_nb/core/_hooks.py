@@ -1,8 +1,13 @@
-"""Config hooks: shell commands fed a JSON payload on stdin (agentSpawn, userPromptSubmit, stop).
+"""Config hooks: shell commands fed a JSON payload on stdin (agentSpawn, userPromptSubmit, ...).
 
-Exit 0 adds stdout as context; exit 2 blocks a prompt (userPromptSubmit) or
-makes the agent continue (stop), with the output as the reason; any other exit
-is a warning. Each command gets HOOK_TIMEOUT seconds.
+Exit 0 adds stdout as context; exit 2 blocks, with the output as the reason: a prompt
+(userPromptSubmit), a tool call (preTool: the model reads the reason instead of a
+result), or the end of a turn (stop: the agent continues); for postTool, exit 0 appends
+stdout to the tool's result and exit 2 replaces the result. A turnError event whose
+commands all exit 0 is handled. Any other exit is a warning. Each command gets
+HOOK_TIMEOUT seconds. The payloads follow ollie's: preTool gets `tool` and `args` (the
+call's arguments as JSON text), postTool those and `result`, turnError `error_type` and
+`error`; every one also `hook_event_name`, `cwd` and `session_id`.
 """
 
 from __future__ import annotations
@@ -28,6 +33,12 @@ class HookOutcome:
     context: list[str] = field(default_factory=list)  # stdout of exit-0 commands
     block: str = ""  # reason, when a command exited 2
     warnings: list[str] = field(default_factory=list)
+    ran: bool = False  # some command was run
+
+    @property
+    def handled(self) -> bool:
+        """Every command ran and exited 0 (a turnError hook saying it dealt with the error)."""
+        return self.ran and not self.block and not self.warnings
 
 
 async def run_hooks(
@@ -44,7 +55,7 @@ async def run_hooks(
     `env` is the hooks' environment (AgentCore gives one without secrets); each
     command's output is read up to OUTPUT_LIMIT, past which the command is ended.
     """
-    outcome = HookOutcome()
+    outcome = HookOutcome(ran=bool(commands))
     body = json.dumps({"hook_event_name": event, **payload}).encode()
     for command in commands:
         code, out, err = await _run(command, body, cwd, timeout, env)

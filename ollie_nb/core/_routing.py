@@ -1,8 +1,9 @@
 """Tool routing: model-visible names to (server, tool), argument checks, and the trust gate.
 
-Every call the model makes goes through `ToolRouter.call`: it answers malformed calls
-with a readable error, asks the trust gate, then dispatches through the env's one
-Dispatcher. Nothing here raises for a bad call; the model always gets a result.
+Every call the model makes goes through the router (the turn's tool step calls it):
+`refusal` answers malformed calls with a readable error, `approval` asks the trust gate,
+`dispatch` goes through the env's one Dispatcher. Nothing here raises for a bad call;
+the model always gets a result.
 """
 
 from __future__ import annotations
@@ -122,11 +123,13 @@ class ToolRouter:
     dispatcher: Dispatcher
     routes: dict[str, tuple[str, str]] = field(default_factory=dict)
     defs: list[ToolDef] = field(default_factory=list)
+    alone: frozenset[str] = frozenset()  # model-visible names whose server says: run alone
 
     async def refresh(self) -> None:
         """Map model-visible tool names to (server, tool); later duplicates get a server prefix."""
         routes: dict[str, tuple[str, str]] = {}
         defs: list[ToolDef] = []
+        alone: set[str] = set()
         for info in await self.dispatcher.list_tools():
             name = _TOOL_NAME.sub("_", info.name)[:MAX_TOOL_NAME]
             if name in routes:
@@ -135,7 +138,9 @@ class ToolRouter:
                 continue
             routes[name] = (info.server, info.name)
             defs.append(ToolDef(name, info.description, info.input_schema))
-        self.routes, self.defs = routes, defs
+            if info.sequential:
+                alone.add(name)
+        self.routes, self.defs, self.alone = routes, defs, frozenset(alone)
 
     def server_of(self, name: str) -> str:
         route = self.routes.get(name)
@@ -149,12 +154,24 @@ class ToolRouter:
             found.setdefault(server, []).append((tool.name, first_sentence(tool.description)))
         return found
 
-    async def call(self, call: ToolCall, args: Any, bad_json: str, gate: TrustGate) -> ToolResult:
-        """Check the call, ask the gate, dispatch; every failure is a result for the model."""
+    def runs_alone(
+        self, name: str, patterns: Sequence[str], builtin_of: Callable[[str], str | None]
+    ) -> bool:
+        """Whether a call of `name` must run with no other call beside it: its server says
+        so, or a `sequentialTools` pattern (as trustedTools: `tool` or `server/tool`) names it."""
+        if name in self.alone:
+            return True
+        route = self.routes.get(name)
+        if route is None or not patterns:
+            return False
+        server, tool = route
+        return any(pattern_trusts(p, tool, server, builtin_of(server)) for p in patterns)
+
+    def refusal(self, call: ToolCall, args: Any, bad_json: str) -> ToolResult | None:
+        """The answer to a call that cannot run as sent (no name, unknown, bad arguments)."""
         if not call.name:
             return ToolResult.error("the tool call has no name; call one of the offered tools")
-        route = self.routes.get(call.name)
-        if route is None:
+        if call.name not in self.routes:
             known = ", ".join(sorted(self.routes))
             return ToolResult.error(f"unknown tool {call.name!r}; available tools: {known}")
         if bad_json:
@@ -165,11 +182,22 @@ class ToolRouter:
             return ToolResult.error(
                 f"arguments of {call.name} must be a JSON object, got {type(args).__name__}"
             )
-        server, tool = route
-        if not await gate.allows(call.name, tool, server, args):
-            return ToolResult.error(
-                f"{call.name} is not in trustedTools and was not approved; it did not run"
-            )
+        return None
+
+    async def approval(
+        self, call: ToolCall, args: dict[str, Any], gate: TrustGate
+    ) -> ToolResult | None:
+        """None when the gate lets a well-formed call run, else the denial the model reads."""
+        server, tool = self.routes[call.name]
+        if await gate.allows(call.name, tool, server, args):
+            return None
+        return ToolResult.error(
+            f"{call.name} is not in trustedTools and was not approved; it did not run"
+        )
+
+    async def dispatch(self, call: ToolCall, args: dict[str, Any]) -> ToolResult:
+        """Run a checked, approved call on its server."""
+        server, tool = self.routes[call.name]
         return await self.dispatcher.dispatch(server, tool, args)
 
 

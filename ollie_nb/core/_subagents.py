@@ -118,6 +118,9 @@ class ChildSession:
     async def compact_history(self) -> Compaction:
         return Compaction(None, "a sub-agent's history is not compacted")
 
+    async def plan_reminder(self) -> str:
+        return ""  # a child works one step of its parent's plan: no plan of its own
+
     def emit(self, event: Event) -> None:
         self._sink(self.name, event)
 

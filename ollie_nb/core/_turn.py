@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,8 +25,6 @@ from ollie_nb.core._events import (
     ReasoningDelta,
     Retrying,
     TextDelta,
-    ToolCalled,
-    ToolFinished,
     TurnEnded,
     TurnResult,
     TurnStarted,
@@ -35,12 +32,14 @@ from ollie_nb.core._events import (
 )
 from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
-from ollie_nb.core._routing import ToolRouter, TrustGate, parse_arguments
-from ollie_nb.core._secrets import redact_data
+from ollie_nb.core._routing import ToolRouter, TrustGate
+from ollie_nb.core._tool_step import ToolStep
 from ollie_nb.llm import (
     ContextOverflowError,
     GenerationParams,
+    LLMConnectionError,
     LLMError,
+    LLMHTTPError,
     Message,
     RetryNotice,
     ThinkingBlock,
@@ -53,7 +52,6 @@ from ollie_nb.llm import (
 )
 from ollie_nb.llm import ReasoningDelta as ReasoningChunk
 from ollie_nb.llm import TextDelta as TextChunk
-from ollie_nb.tools import ToolResult, hide_secrets
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
@@ -96,6 +94,7 @@ class TurnHost(AgentSettings, Protocol):
     def take_injected(self) -> list[str]: ...
     def context_size(self) -> int: ...
     async def compact_history(self) -> Compaction: ...
+    async def plan_reminder(self) -> str: ...
 
 
 class _Ended(Exception):
@@ -115,6 +114,7 @@ class TurnRunner:
         self.interrupting = False  # set by AgentCore.interrupt: a user's stop, not a shutdown
         self.carried: list[str] = []  # postTurn hook output, for the next turn's prompt
         self.last_error = ""  # the traceback of the last internal error (for `%ollie debug`)
+        self.tool_rounds = 0  # tool steps run, across turns: the plan reminder's clock
 
     async def run(self, start: TurnStarted) -> TurnResult:
         """One turn; an internal error runs the turnError hooks and is kept for `%ollie debug`."""
@@ -123,7 +123,7 @@ class TurnRunner:
         except Exception as exc:
             self.last_error = traceback.format_exc()
             message = f"internal error: {type(exc).__name__}: {self.host.redact(str(exc))}"
-            await self._turn_error(message)
+            await self._turn_error(message, "internal")
             self.host.state = "idle"
             raise
 
@@ -150,9 +150,11 @@ class TurnRunner:
                     await self._post_turn()
                     return self.end(TurnResult(reply=self.last_text, steps=steps))
         except _Ended as ended:
-            if ended.result.error:
-                await self._turn_error(ended.result.error)
-            return ended.result
+            result = ended.result
+            if result.error:
+                kind = error_kind(ended.__cause__)
+                result.error_handled = await self._turn_error(result.error, kind)
+            return result
         except asyncio.CancelledError:
             host.conversation.history[:] = close_interrupted(
                 host.conversation.history, "".join(self.partial)
@@ -212,12 +214,19 @@ class TurnRunner:
         outcome = await self.hooks("postTurn", {"reply": self.last_text})
         self.carried.extend(outcome.context)
 
-    async def _turn_error(self, message: str) -> None:
-        """turnError hooks, told what went wrong (their output is ignored)."""
+    async def _turn_error(self, message: str, kind: str) -> bool:
+        """turnError hooks, told what went wrong; True when they handled it (all exited 0),
+        which is said in one line with their output."""
+        host = self.host
         try:
-            await self.hooks("turnError", {"error": message})
+            outcome = await self.hooks("turnError", {"error": message, "error_type": kind})
         except Exception as exc:  # a failing hook must not hide the turn's own error
-            self.host.emit(Notice(f"turnError hook failed: {type(exc).__name__}"))
+            host.emit(Notice(f"turnError hook failed: {type(exc).__name__}"))
+            return False
+        if outcome.handled:
+            said = host.redact("\n".join(outcome.context))
+            host.emit(Notice("a turnError hook handled the error" + (f": {said}" if said else "")))
+        return outcome.handled
 
     async def _model_step(self, steps: int) -> tuple[ToolCall, ...]:
         """One model call (within maxSteps); the reply joins the history."""
@@ -238,7 +247,7 @@ class TurnRunner:
             message = host.redact(str(exc))
             host.emit(Notice(message, "error"))
             host.conversation.history.append(Message.assistant(f"[no reply: {message}]"))
-            raise _Ended(self.end(TurnResult(error=message, steps=steps))) from None
+            raise _Ended(self.end(TurnResult(error=message, steps=steps))) from exc
         host.conversation.history.append(reply)
         self.partial = []
         self.last_text = reply.content
@@ -276,16 +285,32 @@ class TurnRunner:
                 host.emit(Notice(done.note))
 
     async def _tool_step(self, calls: Sequence[ToolCall]) -> None:
-        """Run the calls in order; each result (plus injected text) joins the history."""
+        """Approve the calls in call order, run the approved ones together, join the results in
+        call order (ToolStep); an interruption still answers every call."""
+        step = ToolStep(self.host, calls, self.hooks)
+        try:
+            await step.approve()
+            await step.run()
+        except BaseException:
+            step.join()
+            raise
+        step.join(await self._round_notes())
+
+    async def _round_notes(self) -> str:
+        """What rides on a round's last result: text the user injected meanwhile, and every
+        planReminder rounds the open plan (a note at the tail: no earlier message changes)."""
         host = self.host
-        for call in calls:
-            result = await self.run_call(call)
-            content = result.text
-            injected = host.take_injected()
-            if injected:
-                content += "\n\n[user interruption] " + "\n".join(injected)
-            message = Message.tool(call.id, content, call.name, result.images)
-            host.conversation.history.append(message)
+        notes = []
+        injected = host.take_injected()
+        if injected:
+            notes.append("[user interruption] " + "\n".join(injected))
+        self.tool_rounds += 1
+        every = host.config.plan_reminder
+        if every and self.tool_rounds % every == 0:
+            reminder = await host.plan_reminder()
+            if reminder:
+                notes.append(reminder)
+        return "\n\n".join(notes)
 
     async def _continue_after_reply(self, stop_continues: list[int]) -> bool:
         """After a reply without calls: a stop hook or injected text may keep the turn going."""
@@ -371,21 +396,6 @@ class TurnRunner:
             )
         )
 
-    async def run_call(self, call: ToolCall) -> ToolResult:
-        """One tool call, announced and answered as events; the result is redacted."""
-        host = self.host
-        server = host.router.server_of(call.name)
-        args, bad_json = parse_arguments(call.arguments)
-        shown = redact_data(args, lambda text: hide_secrets(host.redact(text)))  # what cells show
-        host.emit(ToolCalled(call.id, call.name, server, shown))
-        host.state = f"tool:{call.name}"
-        started = time.perf_counter()
-        result = await host.router.call(call, args, bad_json, host.gate)
-        result = ToolResult(host.redact(result.text), result.is_error, result.images)
-        seconds = round(time.perf_counter() - started, 3)
-        host.emit(ToolFinished(call.id, call.name, server, result.text, result.is_error, seconds))
-        return result
-
     def end(self, result: TurnResult) -> TurnResult:
         self.host.state = "idle"
         self.host.emit(TurnEnded.of(result))
@@ -407,6 +417,19 @@ def params(config: AgentConfig) -> GenerationParams:
         max_completion_tokens=config.max_completion_tokens,
         prompt_cache=config.prompt_cache,
     )
+
+
+def error_kind(exc: BaseException | None) -> str:
+    """The turnError payload's `error_type` for a failed model call (ollie's words)."""
+    if isinstance(exc, ContextOverflowError):
+        return "context_overflow"
+    if isinstance(exc, LLMHTTPError) and exc.status == 429:
+        return "rate_limit"
+    if isinstance(exc, LLMConnectionError) or (isinstance(exc, LLMHTTPError) and exc.status >= 500):
+        return "transient"
+    if isinstance(exc, ToolUseFailedError):
+        return "tool_use_failed"
+    return "unknown"
 
 
 def tool_use_failed_note(exc: ToolUseFailedError) -> str:

@@ -104,9 +104,15 @@ def use_backend(name_or_backend: Any, model: str | None = None) -> Any:
     return backend
 
 
-def add_tool(fn: Callable[..., Any], name: str | None = None, trusted: bool = True) -> str:
-    """Register `fn` as a tool of the kernel's agent (replacing one of the same name)."""
-    tool_name = notebook_tools().add(fn, name, trusted)
+def add_tool(
+    fn: Callable[..., Any],
+    name: str | None = None,
+    trusted: bool = True,
+    sequential: bool = False,
+) -> str:
+    """Register `fn` as a tool of the kernel's agent (replacing one of the same name);
+    `sequential` makes its calls run alone, never beside other calls of one response."""
+    tool_name = notebook_tools().add(fn, name, trusted, sequential)
     _refresh()
     return tool_name
 
@@ -119,12 +125,17 @@ def remove_tool(name: str) -> bool:
 
 
 def tool(
-    fn: F | None = None, *, name: str | None = None, trusted: bool = True
+    fn: F | None = None,
+    *,
+    name: str | None = None,
+    trusted: bool = True,
+    sequential: bool = False,
 ) -> F | Callable[[F], F]:
-    """`@ollie_nb.tool` / `@ollie_nb.tool(name=..., trusted=False)`: the function stays as it is."""
+    """`@ollie_nb.tool` / `@ollie_nb.tool(name=..., trusted=False, sequential=True)`: the
+    function stays as it is."""
 
     def register(target: F) -> F:
-        add_tool(target, name, trusted)
+        add_tool(target, name, trusted, sequential)
         return target
 
     return register(fn) if fn is not None else register

@@ -126,6 +126,48 @@ class Live(Displayable):
         return {"text/plain": self.markdown, "text/html": markdown_html(self.markdown)}
 
 
+class Thinking(Displayable):
+    """The model's reasoning, apart from the reply: a collapsed "thinking" element.
+
+    A terminal gets one dim line instead (`terminal_line`): its start, whitespace folded.
+    """
+
+    LINE = 160  # characters of the reasoning in the terminal's line
+
+    def __init__(self, text: str, live: bool = False) -> None:
+        self.reasoning = text
+        self.live = live  # still arriving: the summary says so
+
+    def text(self) -> str:
+        return f"thinking: {self.reasoning.strip()}"
+
+    def html(self) -> str:
+        words = len(self.reasoning.split())
+        state = "thinking …" if self.live else f"thinking ({plural(words, 'word')})"
+        return (
+            f'<details style="margin:2px 0;{_MUTED}"><summary style="cursor:pointer">'
+            f"{state}</summary>"
+            f'<pre style="white-space:pre-wrap;{_MUTED}">{esc(self.reasoning.strip())}</pre>'
+            "</details>"
+        )
+
+    def terminal_line(self) -> str:
+        line = " ".join(self.reasoning.split())
+        line = line if len(line) <= self.LINE else line[: self.LINE] + " …"
+        return f"\x1b[2mthinking: {line}\x1b[0m"
+
+
+class LiveThinking(Live):
+    """The thinking element while it fills: live, so a terminal (which cannot update) skips it."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.thinking = Thinking(text, live=True)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return self.thinking._repr_mimebundle_()
+
+
 class Notice(Displayable):
     """One visible line: info, warning or error."""
 

@@ -8,11 +8,14 @@ from typing import Any
 from IPython import get_ipython
 from IPython.display import display
 
-from ollie_nb.notebook._display import Live
+from ollie_nb.notebook._display import Live, Thinking
 
 
 def show(obj: Any) -> None:
-    """Append `obj` to the cell's output."""
+    """Append `obj` to the cell's output (a terminal prints a thinking element as a dim line)."""
+    if isinstance(obj, Thinking) and _text_only():
+        print(obj.terminal_line())
+        return
     display(obj)
 
 

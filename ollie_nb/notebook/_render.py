@@ -14,7 +14,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ollie_nb import core
-from ollie_nb.notebook._display import Footer, Live, Notice, Reply, ToolBlock
+from ollie_nb.notebook._display import (
+    Footer,
+    Live,
+    LiveThinking,
+    Notice,
+    Reply,
+    Thinking,
+    ToolBlock,
+)
 from ollie_nb.notebook._plans import PlanGraphView
 
 
@@ -55,6 +63,8 @@ class TurnView:
         self._plan_statuses = plan_statuses
         self._update: Callable[[Any], None] | None = None
         self._text: list[str] = []
+        self._thinking: list[str] = []  # reasoning of the current response, shown apart
+        self._think_update: Callable[[Any], None] | None = None
         self._last_update = 0.0
         self._calls: dict[str, core.ToolCalled] = {}
         self._started = time.perf_counter()
@@ -78,6 +88,7 @@ class TurnView:
 
     def _settle(self) -> None:
         """Return the live area to empty and show the finished text as its own output."""
+        self._settle_thinking()
         self._show_pending_plans()
         text = "".join(self._text)
         self._text = []
@@ -86,6 +97,16 @@ class TurnView:
             self._update = None
         if text.strip():
             self._show(Reply(text.strip()))
+
+    def _settle_thinking(self) -> None:
+        """The reasoning is complete: its live element empties, the whole of it is shown."""
+        text = "".join(self._thinking)
+        self._thinking = []
+        if self._think_update is not None:
+            self._think_update(Live(""))
+            self._think_update = None
+        if text.strip():
+            self._show(Thinking(text))
 
     # events --------------------------------------------------------------
 
@@ -97,6 +118,8 @@ class TurnView:
                 self._on_turn_started(event)
             case core.TextDelta():
                 self._on_text(event)
+            case core.ReasoningDelta():
+                self._on_reasoning(event)
             case core.ToolCalled():
                 self._on_tool_called(event)
             case core.ToolFinished():
@@ -120,7 +143,20 @@ class TurnView:
             self._show(Notice(f"▶ {turn_label(event)[:200]}", "info"))
             self._refresh_plans()
 
+    def _on_reasoning(self, event: core.ReasoningDelta) -> None:
+        """Reasoning fills its own collapsed element, live; it never joins the reply text."""
+        self._thinking.append(event.text)
+        now = time.perf_counter()
+        if self._think_update is None:
+            self._think_update = self._make_live(LiveThinking(""))
+        elif now - self._last_update < self.settings.stream_interval:
+            return
+        self._last_update = now
+        self._think_update(LiveThinking("".join(self._thinking)))
+
     def _on_text(self, event: core.TextDelta) -> None:
+        if self._thinking:
+            self._settle_thinking()  # the answer begins: the thinking is over
         self._text.append(event.text)
         now = time.perf_counter()
         # The first piece always opens the live area (so every reply leaves the same

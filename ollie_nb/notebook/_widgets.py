@@ -86,6 +86,8 @@ class BackgroundTurn:
                 self.status.value = f"<b>ollie</b> running <code>{esc(tool)}</code> …"
             case core.TextDelta():
                 self.status.value = "<b>ollie</b> writing …"
+            case core.ReasoningDelta():
+                self.status.value = "<b>ollie</b> thinking …"
 
     def _tick(self) -> None:
         """Render what came; when the turn is over, finish, whatever rendering raised."""

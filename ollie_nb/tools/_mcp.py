@@ -261,6 +261,7 @@ class McpServer:
                             name=tool.name,
                             description=tool.description or "",
                             input_schema=dict(tool.input_schema or {"type": "object"}),
+                            sequential=_destructive(tool),
                         )
                     )
                 cursor = result.next_cursor
@@ -441,3 +442,11 @@ def _failure_kind(exc: BaseException) -> str:
 
 def _new_errlog() -> TextIO:
     return tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+
+
+def _destructive(tool: Any) -> bool:
+    """Whether the server's annotations say the tool is destructive (`destructiveHint: true`):
+    such a tool runs alone. The hint's default (true) is not taken: a server that says
+    nothing about its tools would otherwise run every call one by one."""
+    annotations = getattr(tool, "annotations", None)
+    return getattr(annotations, "destructive_hint", None) is True

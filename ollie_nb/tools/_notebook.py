@@ -42,7 +42,8 @@ async def run_here(fn: Callable[[], R]) -> R:
 
 @dataclass(frozen=True)
 class NotebookTool:
-    """One registered function: its tool name, schema, validator and whether it is trusted."""
+    """One registered function: its tool name, schema, validator, whether it is trusted and
+    whether it must run alone (never beside another call of the same response)."""
 
     name: str
     fn: Callable[..., Any]
@@ -51,9 +52,12 @@ class NotebookTool:
     meta: Any  # mcp's FuncMetadata: the pydantic argument model
     trusted: bool
     is_async: bool
+    sequential: bool = False
 
     @classmethod
-    def build(cls, fn: Callable[..., Any], name: str | None, trusted: bool) -> NotebookTool:
+    def build(
+        cls, fn: Callable[..., Any], name: str | None, trusted: bool, sequential: bool = False
+    ) -> NotebookTool:
         """Describe `fn` as a tool; a bad name or signature raises ValueError."""
         from mcp.server.mcpserver.exceptions import InvalidSignature
         from mcp.server.mcpserver.utilities.func_metadata import func_metadata
@@ -80,10 +84,13 @@ class NotebookTool:
             meta=meta,
             trusted=trusted,
             is_async=inspect.iscoroutinefunction(inspect.unwrap(fn)),
+            sequential=sequential,
         )
 
     def info(self) -> ToolInfo:
-        return ToolInfo(SERVER_NAME, self.name, self.description, self.input_schema)
+        return ToolInfo(
+            SERVER_NAME, self.name, self.description, self.input_schema, self.sequential
+        )
 
 
 class NotebookToolServer:
@@ -100,9 +107,15 @@ class NotebookToolServer:
     def __repr__(self) -> str:
         return f"NotebookToolServer({', '.join(self._tools) or 'no tools'})"
 
-    def add(self, fn: Callable[..., Any], name: str | None = None, trusted: bool = True) -> str:
+    def add(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        trusted: bool = True,
+        sequential: bool = False,
+    ) -> str:
         """Register (or replace) `fn` as a tool; returns its tool name."""
-        tool = NotebookTool.build(fn, name, trusted)
+        tool = NotebookTool.build(fn, name, trusted, sequential)
         self._tools[tool.name] = tool
         return tool.name
 

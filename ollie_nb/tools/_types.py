@@ -17,6 +17,7 @@ class ToolInfo:
     name: str
     description: str = ""
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    sequential: bool = False  # it must run alone, never beside another call of the same response
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,9 @@ async def model(messages, tools):
     if word == "tool":
         code = "echo $$ > {pidfile}; sleep 30; touch {marker}"
         return [ToolCall("t1", "execute_code", json.dumps({{"code": code}}))]
+    if word == "pair":  # two calls of one response: they run together
+        codes = ["echo $$ > {pidfile}." + str(n) + "; sleep 30; touch {marker}" for n in (1, 2)]
+        return [ToolCall(f"x{{n}}", "execute_code", json.dumps({{"code": c}})) for n, c in enumerate(codes, 1)]
     if word == "plan":
         return [ToolCall("p1", "reasoning_plan", json.dumps(PLAN))]
     return "hi there"
@@ -170,6 +173,28 @@ def test_ctrl_c_mid_tool_kills_its_process(kernel):
     assert "cancelled: the user interrupted the turn" in history
     assert_alive_and_consistent(kernel)
     assert not kernel.marker.exists(), "the tool's command ran to its end"
+
+
+def test_ctrl_c_stops_every_call_of_a_response_running_together(kernel):
+    pidfiles = [kernel.pidfile.with_name(f"{kernel.pidfile.name}.{n}") for n in (1, 2)]
+    for pidfile in pidfiles:
+        pidfile.unlink(missing_ok=True)
+    run, ended = interrupt_when(
+        kernel,
+        "%%ollie\npair of tools",
+        lambda k, c: shown(k, c, "running `execute_code`"),
+        0.1,
+        also=lambda: all(p.exists() and p.read_text().strip() for p in pidfiles),
+    )  # both commands started: the calls overlap
+    assert ended < ENDS_WITHIN, f"{ended:.2f} s"
+    assert run.error is None and "Traceback" not in run.stderr()
+    for pidfile in pidfiles:
+        pgid = int(pidfile.read_text())
+        assert not wait_group_gone(pgid, within=5.0), f"process group {pgid} outlived Ctrl-C"
+    history = kernel.run("%ollie history 4").text()
+    assert history.count("cancelled: the user interrupted the turn") == 2
+    assert_alive_and_consistent(kernel)
+    assert not kernel.marker.exists(), "a tool's command ran to its end"
 
 
 def test_ctrl_c_inside_a_notebook_fallback_on_the_kernel_thread(kernel):

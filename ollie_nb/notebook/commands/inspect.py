@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING
 
 from ollie_nb.notebook._context import CommandContext
@@ -39,10 +40,18 @@ def cmd_system(ctx: CommandContext, rest: str) -> Displayable:
 @command("cost", "the money this session has cost, where the backend reports it")
 def cmd_cost(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "cost", most=0, usage="cost")
-    cost, name = ctx.on_loop(lambda core: (core.usage.cost, core.backend.name))
-    if cost is None:
-        return Notice(f"the {name} backend does not report cost; %ollie usage shows the tokens")
-    return Notice(f"${cost:.4f} this session (as reported by {name})")
+    usage, name = ctx.on_loop(lambda core: (copy.copy(core.usage), core.backend.name))
+    cache = ""
+    if usage.cache_read_tokens or usage.cache_write_tokens:
+        cache = (
+            f"; prompt cache: {usage.cache_read_tokens} tokens read, "
+            f"{usage.cache_write_tokens} written"
+        )
+    if usage.cost is None:
+        return Notice(
+            f"the {name} backend does not report cost; %ollie usage shows the tokens{cache}"
+        )
+    return Notice(f"${usage.cost:.4f} this session (as reported by {name}){cache}")
 
 
 @command("debug", "the traceback of the last internal error")

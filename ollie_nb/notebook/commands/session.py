@@ -49,13 +49,19 @@ class UsageView(Notice):
     """`r = %ollie usage`: the session's usage as fields, shown as one line."""
 
     def __init__(self, usage: Any) -> None:
-        super().__init__(f"usage: {usage}")
+        cost = f", ${usage.cost:.4f}" if usage.cost is not None else ""
+        super().__init__(f"usage: {usage}{cost}")
         self.requests = usage.requests
         self.input_tokens = usage.input_tokens
         self.output_tokens = usage.output_tokens
+        self.cache_read_tokens = usage.cache_read_tokens
+        self.cache_write_tokens = usage.cache_write_tokens
+        self.cost = usage.cost
 
 
-@command("usage", "requests and tokens of this session (fields: requests, input_tokens, ...)")
+@command(
+    "usage", "requests, tokens (prompt cache too) and cost of this session (fields: requests, ...)"
+)
 def cmd_usage(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "usage", most=0, usage="usage")
     return UsageView(ctx.on_loop(lambda core: copy.copy(core.usage)))

@@ -1,0 +1,104 @@
+"""The plan is shown to the model again every `planReminder` tool rounds while steps are open,
+on the round's last tool result: no message the model saw before changes (cache friendly)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core._reminder import REMINDER_HEAD
+from ollie_nb.llm import Message, OfflineBackend
+
+PLAN = {"goal": "Ship the report", "steps": [{"title": "Collect data"}, {"title": "Draw charts"}]}
+THINK = {"name": "reasoning_think", "arguments": {"thought": "next"}}
+
+
+class Recorder:
+    """A scripted model that keeps every request's messages."""
+
+    def __init__(self, script: list[Any]) -> None:
+        self.script = script
+        self.requests: list[list[Message]] = []
+
+    def __call__(self, messages: list[Message], tools: list[Any]) -> Any:
+        self.requests.append(list(messages))
+        step = self.script[len(self.requests) - 1]
+        return step() if callable(step) else step
+
+
+def run(core: AgentCore) -> None:
+    async def scenario() -> None:
+        async with core:
+            result = await core.submit("Make a plan, then work it")
+            assert not result.error, result.error
+
+    asyncio.run(scenario())
+
+
+def reminded_rounds(core: AgentCore) -> list[int]:
+    """The tool rounds (1-based) whose last tool result carries the reminder."""
+    rounds, n = [], 0
+    for i, message in enumerate(core.history):
+        last_of_round = message.role == "tool" and (
+            i + 1 == len(core.history) or core.history[i + 1].role != "tool"
+        )
+        if last_of_round:
+            n += 1
+            if REMINDER_HEAD in message.content:
+                rounds.append(n)
+    return rounds
+
+
+def test_open_plan_is_recalled_every_n_rounds_without_editing_history(tmp_path):
+    plan_call = [{"name": "reasoning_plan", "arguments": PLAN}]
+    model = Recorder([plan_call, [THINK], [THINK], [THINK, THINK], "done"])
+    agent = AgentConfig.from_dict({"planReminder": 2})
+    core = AgentCore(OfflineBackend(model), agent=agent, workdir=tmp_path, autosave=False)
+    run(core)
+    assert reminded_rounds(core) == [2, 4]
+    reminder = core.history[-2].content  # the last result of round 4 (two calls)
+    assert "Plan: Ship the report" in reminder and "2. Draw charts" in reminder
+    assert REMINDER_HEAD not in core.history[-3].content  # the round's first result
+    for before, after in zip(model.requests, model.requests[1:]):
+        assert after[: len(before)] == before  # each request extends the last one unchanged
+
+
+def test_no_reminder_once_every_step_is_done(ollie_tasks, tmp_path):
+    servers, _ = ollie_tasks()
+    core_box: list[AgentCore] = []
+
+    def close_all() -> list[dict]:
+        ids = core_box[0].plans[-1].ids
+        return [{"name": "task_update", "arguments": {"id": i, "status": "done"}} for i in ids]
+
+    plan_call = [{"name": "reasoning_plan", "arguments": PLAN}]
+    model = Recorder([plan_call, close_all, [THINK], "done"])
+    agent = AgentConfig.from_dict({"mcpServers": servers, "planReminder": 1})
+    core = AgentCore(OfflineBackend(model), agent=agent, workdir=tmp_path, autosave=False)
+    core_box.append(core)
+    run(core)
+    assert core.plans[-1].kind == "tasks"
+    assert reminded_rounds(core) == [1]  # open after the plan; all done after round 2
+    first = next(m.content for m in core.history if m.role == "tool")
+    assert "Step states: 1 open, 2 open." in first
+
+
+def test_plan_reminder_zero_turns_it_off(tmp_path):
+    plan_call = [{"name": "reasoning_plan", "arguments": PLAN}]
+    model = Recorder([plan_call, [THINK], "done"])
+    agent = AgentConfig.from_dict({"planReminder": 0})
+    core = AgentCore(OfflineBackend(model), agent=agent, workdir=tmp_path, autosave=False)
+    run(core)
+    assert reminded_rounds(core) == []
+
+
+def test_plan_reminder_key_is_checked():
+    assert AgentConfig.from_dict({}).plan_reminder == 10
+    assert AgentConfig.from_dict({"planReminder": 0}).plan_reminder == 0
+    try:
+        AgentConfig.from_dict({"planReminder": -1})
+    except Exception as exc:
+        assert "planReminder" in str(exc)
+    else:
+        raise AssertionError("a negative planReminder was accepted")

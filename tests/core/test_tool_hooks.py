@@ -1,0 +1,142 @@
+"""preTool / postTool / turnError hooks, as ollie has them: real commands fed the event as
+JSON on stdin, around real tool calls (a notebook tool server) and a failing model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ollie_nb.core import AgentConfig, AgentCore, Notice, ToolFinished
+from ollie_nb.llm import LLMHTTPError, OfflineBackend, ToolCall
+from ollie_nb.tools import NotebookToolServer
+
+HOOK = """\
+import json, pathlib, sys
+event = json.load(sys.stdin)
+with open({log!r}, "a") as log:
+    log.write(json.dumps(event) + "\\n")
+{body}
+"""
+
+
+def hook(tmp_path: Path, name: str, body: str) -> str:
+    """A hook command: a Python script that logs its payload to `<name>.jsonl`, then `body`."""
+    script = tmp_path / f"{name}.py"
+    script.write_text(HOOK.format(log=str(tmp_path / f"{name}.jsonl"), body=body))
+    return f"{sys.executable} {script}"
+
+
+def payloads(tmp_path: Path, name: str) -> list[dict]:
+    path = tmp_path / f"{name}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def shouting_core(tmp_path: Path, hooks: dict, turns: list[Any]) -> tuple[AgentCore, list[str]]:
+    ran: list[str] = []
+    tools = NotebookToolServer()
+
+    async def shout(text: str) -> str:
+        """Say it louder."""
+        ran.append(text)
+        return text.upper()
+
+    tools.add(shout)
+    core = AgentCore(
+        OfflineBackend(turns=turns),
+        agent=AgentConfig.from_dict({"hooks": hooks}),
+        workdir=tmp_path,
+        autosave=False,
+        extra_servers=lambda config: {"notebook": tools},
+    )
+    return core, ran
+
+
+def call(text: str, call_id: str) -> ToolCall:
+    return ToolCall(call_id, "shout", json.dumps({"text": text}))
+
+
+def submit(core: AgentCore) -> tuple[Any, list[Any]]:
+    events: list[Any] = []
+
+    async def scenario() -> Any:
+        async with core:
+            return await core.submit("go", events.append)
+
+    return asyncio.run(scenario()), events
+
+
+def results(core: AgentCore) -> dict[str, str]:
+    return {m.tool_call_id: m.content for m in core.history if m.role == "tool"}
+
+
+def test_pre_tool_hook_sees_the_call_and_can_deny_it(tmp_path):
+    deny = """
+args = json.loads(event["args"])
+if "secret" in args["text"]:
+    print("no shouting of secrets", file=sys.stderr)
+    sys.exit(2)
+"""
+    hooks = {"preTool": hook(tmp_path, "pre", deny)}
+    turns = [[call("hello", "c1"), call("the secret plan", "c2")], "ok"]
+    core, ran = shouting_core(tmp_path, hooks, turns)
+    result, _ = submit(core)
+    assert result.reply == "ok"
+    assert ran == ["hello"]  # the denied call never ran
+    got = results(core)
+    assert got["c1"] == "HELLO"
+    assert got["c2"] == "error: a preTool hook denied shout: no shouting of secrets"
+    first, second = payloads(tmp_path, "pre")
+    assert first["hook_event_name"] == "preTool" and first["tool"] == "shout"
+    assert json.loads(first["args"]) == {"text": "hello"}
+    assert first["session_id"] == core.session_id and first["cwd"] == str(tmp_path)
+    assert json.loads(second["args"]) == {"text": "the secret plan"}
+
+
+def test_post_tool_hook_appends_to_or_replaces_the_result(tmp_path):
+    post = """
+if event["result"] == "LOUD":
+    print("too loud, withheld", file=sys.stderr)
+    sys.exit(2)
+print("checked " + event["tool"])
+"""
+    hooks = {"postTool": hook(tmp_path, "post", post)}
+    core, _ = shouting_core(tmp_path, hooks, [[call("hi", "c1"), call("loud", "c2")], "ok"])
+    _, events = submit(core)
+    got = results(core)
+    assert got == {"c1": "HI\nchecked shout", "c2": "too loud, withheld"}
+    shown = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
+    assert shown == got  # the user sees what the model reads
+    logged = sorted(
+        (p["tool"], json.loads(p["args"])["text"], p["result"]) for p in payloads(tmp_path, "post")
+    )
+    assert logged == [("shout", "hi", "HI"), ("shout", "loud", "LOUD")]
+
+
+def rate_limited(messages: list[Any], tools: list[Any]) -> Any:
+    raise LLMHTTPError("rate limited: try again in 30 s", status=429)
+
+
+def failing_core(tmp_path: Path, body: str) -> AgentCore:
+    hooks = {"turnError": hook(tmp_path, "err", body)}
+    agent = AgentConfig.from_dict({"hooks": hooks})
+    return AgentCore(OfflineBackend(rate_limited), agent=agent, workdir=tmp_path, autosave=False)
+
+
+def test_turn_error_hook_that_exits_0_handles_the_error(tmp_path):
+    core = failing_core(tmp_path, 'print("switched to the backup model")')
+    result, events = submit(core)
+    assert result.error and result.error_handled
+    notes = [e.text for e in events if isinstance(e, Notice)]
+    assert "a turnError hook handled the error: switched to the backup model" in notes
+    (payload,) = payloads(tmp_path, "err")
+    assert payload["error_type"] == "rate_limit" and "rate limited" in payload["error"]
+
+
+def test_turn_error_hook_that_fails_leaves_the_error_unhandled(tmp_path):
+    core = failing_core(tmp_path, "sys.exit(1)")
+    result, events = submit(core)
+    assert result.error and not result.error_handled
+    assert not any("handled" in e.text for e in events if isinstance(e, Notice))
