@@ -109,4 +109,4 @@ async def run(settings: Settings) -> list[Figure]:
         cluster.stop()
 
 
-ROW = Row(12, "lease", "Leases: a dead worker's step claimed again", run)
+ROW = Row(13, "lease", "Leases: a dead worker's step claimed again", run)

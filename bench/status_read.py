@@ -113,4 +113,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(12, "status", "Status read of a large plan", run)
+ROW = Row(15, "status", "Status read of a large plan", run)
