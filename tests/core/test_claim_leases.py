@@ -1,0 +1,119 @@
+"""Claims with leases: a long step stays claimed (heartbeats), a dead claimer's steps reopen.
+
+Real `ollie-tasks` subprocesses on real SQLite files; the dead claimer is another process
+(tests/support/fixtures/parallel_agent.py) SIGKILLed mid-step. Every check reads the task
+server's event log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from ollie_nb.core import AgentCore, WatchWhat
+from ollie_nb.core._sessions import plan_to_dict
+from ollie_nb.llm import OfflineBackend
+from tests.core.test_parallel_plans import (
+    PARALLEL_AGENT,
+    claims_and_dones,
+    event_log,
+    slow_steps,
+)
+from tests.support.agents import tasks_agent
+
+PAIR = "Two chores\n- Chore A (independent)\n- Chore B (independent)"
+FOUR = "Four chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 5))
+
+
+def kinds(db, kind: str) -> list[tuple[str, dict]]:
+    return [(task, payload) for _, k, task, payload in event_log(db) if k == kind]
+
+
+def test_a_step_worked_longer_than_its_lease_stays_claimed(tmp_path):
+    db = tmp_path / "tasks.db"
+    backend = OfflineBackend(slow_steps(2.5))
+    core = AgentCore(backend, agent=tasks_agent(db, claimLease=1), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(PAIR)
+            record = core.plans[-1]
+            return record, await core.run_plan(parallel=2)
+
+    record, run = asyncio.run(scenario())
+    assert not run.failed, run.summary
+    assert kinds(db, "lease_expired") == []  # renewed every third of a second... of the lease
+    claims, dones = claims_and_dones(db)
+    for step_id in record.ids:
+        assert len(claims[step_id]) == 1 and len(dones[step_id]) == 1, (claims, dones)
+    leases = [p.get("lease") for task, p in kinds(db, "claimed")]
+    assert leases and all(lease == 1 for lease in leases), leases  # the setting, not 300 s
+
+
+def wait_claims(db, who: str, count: int, within: float = 60.0) -> list[str]:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if db.exists():
+            held = [t for t, p in kinds(db, "claimed") if p.get("assignee", "").startswith(who)]
+            if len(held) >= count:
+                return held
+        time.sleep(0.05)
+    raise AssertionError(f"{who} claimed fewer than {count} steps within {within} s")
+
+
+def test_the_steps_of_a_sigkilled_claimer_reopen_by_lease_and_another_agent_finishes_them(
+    tmp_path,
+):
+    db = tmp_path / "tasks.db"
+    lease = 1.5
+    backend = OfflineBackend(slow_steps(0.2))
+    agent = tasks_agent(db, claimLease=lease)
+    core = AgentCore(backend, agent=agent, workdir=tmp_path, name="alice", autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(FOUR)
+            record = core.plans[-1]
+            args = [str(db), json.dumps(plan_to_dict(record)), "bob", "2", str(lease), "60"]
+            doomed = subprocess.Popen(
+                [sys.executable, str(PARALLEL_AGENT), *args],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ},
+            )
+            try:
+                held = await asyncio.to_thread(wait_claims, db, "bob", 2)
+                doomed.send_signal(signal.SIGKILL)
+            finally:
+                doomed.kill()
+                doomed.wait(10)
+            killed = time.monotonic()
+            read = core.plan_statuses
+            stale = [dict.fromkeys(record.ids, "open")]  # as read just before bob's claims
+
+            async def first_read_stale(plan):
+                return stale.pop() if stale else await read(plan)
+
+            core.plan_statuses = first_read_stale  # alice tries all four; bob holds two
+            run = await asyncio.wait_for(core.run_plan(parallel=2, on_event=run_notices.append), 60)
+            return record, held, run, time.monotonic() - killed
+
+    run_notices: list = []
+    record, held, run, took = asyncio.run(scenario())
+    assert not run.failed, run.summary
+    assert sorted(run.workers) == sorted(record.ids)  # alice worked all four in the end
+    expired = kinds(db, "lease_expired")
+    assert sorted(t for t, _ in expired) == sorted(held)
+    assert all(p["assignee"].startswith("bob") for _, p in expired)
+    claims, dones = claims_and_dones(db)
+    for step_id in record.ids:
+        assert len(dones.get(step_id, [])) == 1, (step_id, dones)  # done exactly once
+        assert len(claims[step_id]) == (2 if step_id in held else 1), claims
+    assert took < lease + 10, took
+    refused = [n for n in run_notices if n.what is WatchWhat.SKIPPED]
+    assert sorted(n.step_id for n in refused) == sorted(held)  # the race was lost, then retried
