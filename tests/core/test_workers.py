@@ -44,7 +44,7 @@ def start_worker(tmp: Path, agent: Path, name: str, *args: str) -> subprocess.Po
 
 def test_two_workers_until_idle_finish_a_plan_each_step_claimed_once_and_exit_0(tmp_path):
     db = tmp_path / "tasks.db"
-    goal, steps = plan_in_store(db, 12)
+    _goal, steps = plan_in_store(db, 12)
     with open_store(db) as store:  # held until both workers watch: then both race for them
         for step in steps:
             store.claim(step, "holder", lease=4)
@@ -57,7 +57,7 @@ def test_two_workers_until_idle_finish_a_plan_each_step_claimed_once_and_exit_0(
     for worker, (out, err) in zip(workers, outs):
         assert worker.returncode == 0, err[-2000:]
         assert out.splitlines()[-1].endswith("idle: no step is ready or claimed"), out
-    claims, dones = claims_and_dones(db)
+    _claims, dones = claims_and_dones(db)
     for step in steps:
         assert len(dones.get(step, [])) == 1, (step, dones)
         by = [p["assignee"] for _, k, t, p in event_log(db) if k == "claimed" and t == step]
@@ -82,7 +82,7 @@ def wait_line(proc: subprocess.Popen[str], needle: str, within: float = 60.0) ->
 
 def test_sigterm_hands_the_claimed_steps_back(tmp_path):
     db = tmp_path / "tasks.db"
-    goal, steps = plan_in_store(db, 40)
+    _goal, steps = plan_in_store(db, 40)
     worker = start_worker(tmp_path, agent_file(tmp_path, db), "w1", "--parallel", "2")
     wait_line(worker, "claimed: step 3 ")
     worker.send_signal(signal.SIGTERM)
@@ -98,5 +98,5 @@ def test_sigterm_hands_the_claimed_steps_back(tmp_path):
         if k == "status_changed" and p.get("from") == "in_progress" and p.get("to") == "open"
     ]
     assert back, "no step was handed back"
-    claims, dones = claims_and_dones(db)
+    _claims, dones = claims_and_dones(db)
     assert len(dones) < len(steps)  # it stopped, not finished the plan
