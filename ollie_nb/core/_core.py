@@ -12,9 +12,11 @@ planning), `PlanRuns` (parallel runs), `AgentWatch` (the task-event watch),
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +29,8 @@ from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult
 from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._hooks import spawn_hooks
-from ollie_nb.core._plan_runs import PlanRuns
+from ollie_nb.core._leases import LeasePolicy, heartbeat
+from ollie_nb.core._plan_runs import PlanRuns, lease_policy
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
@@ -113,6 +116,7 @@ class AgentCore:
         )
         self.plan_runs = PlanRuns(self, self.watch.claim)
         self.step_limited = False  # the last turn stopped at maxSteps
+        self._lease: tuple[AgentEnv, LeasePolicy] | None = None  # the env's claim lease
 
     # -- the conversation's state, as attributes ---------------------------------
 
@@ -403,9 +407,17 @@ class AgentCore:
         marked = step if step is not None and step.kind == "queue" else None
         if marked is not None:
             self.plan_book.mark(marked, StepState.IN_PROGRESS)
+        held = await self._hold(item)
+        if held.refused:
+            return TurnResult()  # another agent holds the step: not worked here
         prompt = self.prompts.with_notes(item.text)
         start = TurnStarted(prompt, position > 0, position, total, step)
-        result = await self._runner.run(start)
+        try:
+            result = await self._runner.run(start)
+        finally:
+            if held.beat is not None:
+                held.beat.cancel()
+                await self._release(item)
         if marked is not None:
             state = (
                 StepState.OPEN
@@ -416,6 +428,40 @@ class AgentCore:
             )
             self.plan_book.mark(marked, state)
         return result
+
+    async def _hold(self, item: QueuedPrompt) -> Hold:
+        """A task step the watch queued is claimed with a lease, renewed while its turn
+        runs. Any other prompt, or a task server without leases: nothing to hold."""
+        step, env = item.step, self.env
+        if item.origin is not Origin.WATCH or step is None or step.task_id is None:
+            return Hold()
+        if env is None or env.task_client is None:
+            return Hold()
+        if self._lease is None or self._lease[0] is not env:
+            self._lease = (env, await lease_policy(env))
+        lease = self._lease[1]
+        if not lease.active:
+            return Hold()
+        client, assignee = env.task_client, self.agent_name
+        refused = await client.claim(step.task_id, assignee, lease=lease.seconds)
+        if refused:
+            self.emit(Notice(f"{step.label}: not worked, the claim was refused: {refused}"))
+            return Hold(refused=refused)
+
+        def lost(why: str) -> None:
+            self.emit(Notice(f"{step.label}: the claim was lost: {why}", "warning"))
+
+        return Hold(asyncio.ensure_future(heartbeat(client, step.task_id, assignee, lease, lost)))
+
+    async def _release(self, item: QueuedPrompt) -> None:
+        """After a watch turn: the step's claim goes back when the turn left it in progress."""
+        env, step = self.env, item.step
+        if env is None or env.task_client is None or step is None or step.task_id is None:
+            return
+        with contextlib.suppress(Exception):  # the lease ends it anyway
+            if await env.task_client.read(step.task_id) == StepState.IN_PROGRESS.value:
+                note = f"{self.agent_name}'s turn ended with the step in progress: handed back"
+                await env.task_client.update(step.task_id, status="open", note=note)
 
     async def _steps_became_ready(self) -> bool:
         """With a watcher on, read task events before the queue is called empty."""
@@ -640,6 +686,14 @@ def _default_backend(config: AgentConfig) -> Backend:
     if config.model:
         backend.set_model(config.model)
     return backend
+
+
+@dataclass(frozen=True)
+class Hold:
+    """A watch turn's claim of its step: the heartbeat renewing it, or why it was refused."""
+
+    beat: asyncio.Future[None] | None = None
+    refused: str = ""
 
 
 def _item(prompt: str | QueuedPrompt) -> QueuedPrompt:

@@ -117,3 +117,25 @@ def test_the_steps_of_a_sigkilled_claimer_reopen_by_lease_and_another_agent_fini
     assert took < lease + 10, took
     refused = [n for n in run_notices if n.what is WatchWhat.SKIPPED]
     assert sorted(n.step_id for n in refused) == sorted(held)  # the race was lost, then retried
+
+
+def test_a_step_the_watch_has_the_agent_work_is_claimed_and_renewed_through_its_turn(tmp_path):
+    db = tmp_path / "tasks.db"
+    backend = OfflineBackend(slow_steps(2.5))
+    agent = tasks_agent(db, claimLease=1)
+    core = AgentCore(backend, agent=agent, workdir=tmp_path, name="carol", autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit("One chore\n- Sweep")
+            await core.start_watching()
+            await core.run_until_idle(60)
+            await core.stop_watching()
+            return core.plans[-1]
+
+    record = asyncio.run(scenario())
+    claimed = kinds(db, "claimed")
+    assert [(t, p["assignee"], p.get("lease")) for t, p in claimed] == [(record.ids[0], "carol", 1)]
+    assert kinds(db, "lease_expired") == []  # a 2.5 s turn on a 1 s lease: renewed
+    _, dones = claims_and_dones(db)
+    assert len(dones[record.ids[0]]) == 1
