@@ -606,8 +606,17 @@ class AgentCore:
         return self.conversation.archive_path
 
     def session_data(self) -> dict[str, Any]:
-        """The session as JSON data: history, usage, plans (secrets are redacted on save)."""
-        return self.conversation.payload(self.config, self._workdir, self.plans, self._backend)
+        """The session as JSON data: history, usage, plans, sub-agents, the parallel run
+        under way (secrets are redacted on save)."""
+        data = self.conversation.payload(self.config, self._workdir, self.plans, self._backend)
+        data["subagents"] = self.subagents.saved()
+        data["runs"] = [self.plan_runs.plan] if self.plan_runs.plan else []
+        return data
+
+    def round_ended(self) -> None:
+        """A tool round (the parent's or a child's) joined a history: save, as after a turn."""
+        if self.autosave:
+            self.save()
 
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
@@ -623,6 +632,7 @@ class AgentCore:
             raise AgentBusyError("a turn is running; restore after it ends")
         data, saved = self.conversation.restore(session_id)
         self.plan_book.reset(saved.plans)
+        self.subagents.restore(data.get("subagents") or [])
         return data
 
     async def resume(self, session_id: str) -> str:
@@ -632,17 +642,19 @@ class AgentCore:
         recorded; a session of the default agent, or of the current one, switches nothing.
         """
         data = self.restore(session_id)
+        runs = _runs_note(data.get("runs") or [])
         name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
         if name == self.config.name and path == self.config.path:
-            return ""
+            return runs
         try:
             await self.switch_agent(path or name)
         except (ConfigError, OSError) as exc:
             return (
                 f"this session used the agent {name!r} ({path or 'by name'}), which could not "
                 f"be loaded: {exc}; switch with %ollie agent NAME|PATH"
-            )
-        return f"agent: {self.config.name} (the agent this session used)"
+            ) + (f"\n{runs}" if runs else "")
+        agent = f"agent: {self.config.name} (the agent this session used)"
+        return agent + (f"\n{runs}" if runs else "")
 
     def rename(self, name: str) -> None:
         """Name the session (and save it, so the name sticks)."""
@@ -686,6 +698,18 @@ def _default_backend(config: AgentConfig) -> Backend:
     if config.model:
         backend.set_model(config.model)
     return backend
+
+
+def _runs_note(runs: list[Any]) -> str:
+    """What resuming says of the parallel runs the session had under way."""
+    numbers = [str(n) for n in runs if isinstance(n, int)]
+    if not numbers:
+        return ""
+    return (
+        f"plan {', '.join(numbers)} was being worked in parallel: %ollie run --parallel "
+        "continues it (done steps stay done; the old kernel's claims reopen when their "
+        "lease ends)"
+    )
 
 
 @dataclass(frozen=True)

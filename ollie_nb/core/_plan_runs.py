@@ -40,6 +40,7 @@ class PlanRuns:
         self.host = host
         self._claim = claim  # the watch: False while the agent works the step itself
         self._task: asyncio.Task[PlanRun] | None = None
+        self.plan = 0  # the number of the plan under way (0 when none): saved with the session
 
     @property
     def running(self) -> bool:
@@ -64,10 +65,12 @@ class PlanRuns:
             )
         run = ParallelRun(record, store, self.host.subagents, width, owner, sink, self._claim)
         self._task = asyncio.ensure_future(run.run())
+        self.plan = record.number
         try:
             return await self._task
         finally:
             self._task = None
+            self.plan = 0
 
     async def _step_store(self, record: PlanRecord) -> StepStore:
         env, book = self.host.env, self.host.plan_book

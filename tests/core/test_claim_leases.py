@@ -139,3 +139,66 @@ def test_a_step_the_watch_has_the_agent_work_is_claimed_and_renewed_through_its_
     assert kinds(db, "lease_expired") == []  # a 2.5 s turn on a 1 s lease: renewed
     _, dones = claims_and_dones(db)
     assert len(dones[record.ids[0]]) == 1
+
+
+DURABLE_AGENT = PARALLEL_AGENT.with_name("durable_agent.py")
+
+
+def wait_events(db, check, within: float = 60.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if db.exists() and check(claims_and_dones(db)):
+            return
+        time.sleep(0.05)
+    raise AssertionError("the dying kernel never got that far")
+
+
+def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice(
+    tmp_path, monkeypatch
+):
+    db = tmp_path / "tasks.db"
+    monkeypatch.setenv("OLLIE_DATA_DIR", str(tmp_path / "data"))
+    lease = 1.5
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "") + os.pathsep + "."}
+    dying = subprocess.Popen(
+        [sys.executable, str(DURABLE_AGENT), str(db), str(lease), "1.5", FOUR],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert dying.stdout is not None
+        session_id = dying.stdout.readline().strip()
+        # two steps done, the other two claimed: the kernel dies there
+        wait_events(db, lambda cd: len(cd[1]) >= 2 and len(cd[0]) >= 4)
+        dying.send_signal(signal.SIGKILL)
+    finally:
+        dying.kill()
+        dying.wait(10)
+    claims_before, dones_before = claims_and_dones(db)
+    core = AgentCore(OfflineBackend(slow_steps(0.2)), agent=tasks_agent(db, claimLease=lease))
+
+    async def scenario():
+        async with core:
+            note = await core.resume(session_id)
+            children = {c.name: len(c.history) for c in core.subagents.children.values()}
+            run = await asyncio.wait_for(core.run_plan(parallel=2), 60)
+            return note, children, run
+
+    note, children, run = asyncio.run(scenario())
+    record = core.plans[-1]
+    assert "plan 1 was being worked in parallel" in note, note
+    done_before = set(dones_before)
+    held_before = set(claims_before) - done_before
+    assert len(done_before) >= 2 and held_before
+    # the children that finished before the death came back with their tool rounds
+    assert all(children.get(f"step{record.ids.index(s) + 1}", 0) >= 3 for s in done_before), (
+        children
+    )
+    assert sorted(run.workers) == sorted(set(record.ids) - done_before)  # the rest only
+    claims, dones = claims_and_dones(db)
+    for step_id in record.ids:
+        assert len(dones.get(step_id, [])) == 1, (step_id, dones)
+        assert len(claims[step_id]) == (2 if step_id in held_before else 1), claims
+    assert sorted(t for t, _ in kinds(db, "lease_expired")) == sorted(held_before)
