@@ -157,7 +157,8 @@ class ChildSession:
             result = await self._runner.run(TurnStarted(prompt))
         except Exception as exc:  # an internal error: the runner kept it; the parent is told
             result = TurnResult(error=f"internal error: {type(exc).__name__}")
-        self.error, self.interrupted = result.error, result.interrupted
+        self.error = result.error
+        self.interrupted = self.interrupted or result.interrupted
         if result.reply:
             self.conversation.reply = result.reply
         return result
@@ -168,6 +169,7 @@ class ChildSession:
         if not self.busy:
             return False
         self._runner.interrupting = True
+        self.interrupted = True  # also when the turn is cut before its loop (in a hook)
         assert self._task is not None
         self._task.cancel()
         return True

@@ -135,8 +135,9 @@ class Worker:
             )
         return env.task_client
 
-    async def plans(self) -> tuple[list[PlanRecord], dict[str, StepState]]:
-        """The plans to work and every step's state, from one listing of the store."""
+    async def plans(self) -> tuple[list[PlanRecord], dict[str, StepState], set[str]]:
+        """The plans to work, every step's state and the ready steps' ids, from one listing
+        of the store (ready: open, every blocker done, in the plan or not)."""
         answer = await self.client.call("task_list", {"status": "all", "format": "json"})
         if answer.is_error:
             raise WorkerError(f"the task server could not list its tasks: {answer.text[:200]}")
@@ -146,38 +147,46 @@ class Worker:
             for t in listing.get("tasks", [])
             if isinstance(t, dict)
         }
-        return plans_of(listing, self.options.plan), states
+        ready = {
+            str(t["id"])
+            for t in listing.get("tasks", [])
+            if isinstance(t, dict) and states[str(t["id"])].is_open and not t.get("blockers")
+        }
+        return plans_of(listing, self.options.plan), states, ready
 
     async def run(self) -> int:
         """Work until idle (`--until-idle`) or stopped; 0 when every run went through."""
         failed = False
         seen = await self._last_seq()
         while True:
-            records, states = await self.plans()
+            records, states, ready_ids = await self.plans()
             if self.options.plan and not records:
                 raise WorkerError(f"no plan with the goal id {self.options.plan!r} in the store")
-            ready = [r for r in records if _has_work(r, states)]
+            ready = [r for r in records if any(i in ready_ids for i in r.ids)]
+            worked = 0
             for record in ready:
                 if self.stopping:
                     break
-                failed |= await self._work(record)
+                steps, broke = await self._work(record)
+                worked, failed = worked + steps, failed or broke
             if self.stopping:
                 self._log(f"stopped by {self.stopping}: claimed steps handed back")
                 return 130 if self.stopping == "SIGINT" else 143
-            if not ready:
-                if self.options.until_idle and not any(_has_claims(r, states) for r in records):
-                    self._log("idle: no step is ready or claimed")
-                    return 1 if failed else 0
+            claimed = any(_has_claims(r, states) for r in records)
+            if not ready and self.options.until_idle and not claimed:
+                self._log("idle: no step is ready or claimed")
+                return 1 if failed else 0
+            if not worked:  # nothing to do, or every claim refused: wait for a change
                 seen = await self._wait_change(seen)
 
-    async def _work(self, record: PlanRecord) -> bool:
-        """One parallel run of `record`; True when a step failed."""
+    async def _work(self, record: PlanRecord) -> tuple[int, bool]:
+        """One parallel run of `record`: how many steps it worked, and whether one failed."""
         self.core.plan_book.reset([record])
         result = await self.core.run_plan(self.options.parallel, record.number, self._notice)
         agents = self.core.subagents.children
         for name in [n for n, child in agents.items() if not child.busy]:
             del agents[name]  # a worker runs for days: finished children are not kept
-        return bool(result.failed)
+        return len(result.workers), bool(result.failed)
 
     def _notice(self, event: Event) -> None:
         if isinstance(event, WatchNotice) and event.what in LOGGED:
@@ -202,15 +211,6 @@ class Worker:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), WAIT_POLL)
         return since
-
-
-def _has_work(record: PlanRecord, states: dict[str, StepState]) -> bool:
-    """Some step is open with its in-plan blockers done."""
-    return any(
-        states.get(step_id, StepState.UNKNOWN).is_open
-        and all(states.get(record.ids[j]) is StepState.DONE for j in record.steps[i].after)
-        for i, step_id in enumerate(record.ids)
-    )
 
 
 def _has_claims(record: PlanRecord, states: dict[str, StepState]) -> bool:

@@ -27,10 +27,10 @@ def plan_in_store(db: Path, steps: int) -> tuple[str, list[str]]:
         return goal, [store.create(f"Chore {i}", parent=goal) for i in range(1, steps + 1)]
 
 
-def agent_file(tmp: Path, db: Path, lease: float = 10) -> Path:
+def agent_file(tmp: Path, db: Path, lease: float = 10, **extra) -> Path:
     server = {"command": sys.executable, "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db)]}
     path = tmp / "worker.json"
-    path.write_text(json.dumps({"mcpServers": {"tasks": server}, "claimLease": lease}))
+    path.write_text(json.dumps({"mcpServers": {"tasks": server}, "claimLease": lease, **extra}))
     return path
 
 
@@ -48,7 +48,7 @@ def test_two_workers_until_idle_finish_a_plan_each_step_claimed_once_and_exit_0(
     with open_store(db) as store:  # held until both workers watch: then both race for them
         for step in steps:
             store.claim(step, "holder", lease=4)
-    agent = agent_file(tmp_path, db)
+    agent = agent_file(tmp_path, db, hooks={"userPromptSubmit": ["sleep 0.5"]})  # steps overlap
     workers = [
         start_worker(tmp_path, agent, name, "--parallel", "2", "--until-idle")
         for name in ("w1", "w2")
@@ -82,9 +82,10 @@ def wait_line(proc: subprocess.Popen[str], needle: str, within: float = 60.0) ->
 
 def test_sigterm_hands_the_claimed_steps_back(tmp_path):
     db = tmp_path / "tasks.db"
-    _goal, steps = plan_in_store(db, 40)
-    worker = start_worker(tmp_path, agent_file(tmp_path, db), "w1", "--parallel", "2")
-    wait_line(worker, "claimed: step 3 ")
+    _goal, steps = plan_in_store(db, 4)
+    slow = {"hooks": {"userPromptSubmit": ["sleep 30"]}}  # every step turn waits 30 s first
+    worker = start_worker(tmp_path, agent_file(tmp_path, db, **slow), "w1", "--parallel", "2")
+    wait_line(worker, "claimed: step 2 ")
     worker.send_signal(signal.SIGTERM)
     out, err = worker.communicate(timeout=30)
     assert worker.returncode == 143, err[-2000:]
@@ -97,6 +98,6 @@ def test_sigterm_hands_the_claimed_steps_back(tmp_path):
         for _, k, t, p in event_log(db)
         if k == "status_changed" and p.get("from") == "in_progress" and p.get("to") == "open"
     ]
-    assert back, "no step was handed back"
+    assert sorted(back) == sorted(steps[:2]), back  # the two it held, handed back
     _claims, dones = claims_and_dones(db)
     assert len(dones) < len(steps)  # it stopped, not finished the plan
