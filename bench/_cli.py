@@ -26,6 +26,7 @@ from bench import (
     tool_call,
     turn_loop,
     watch,
+    workers,
 )
 from bench._report import Figure, machine, render_table, write_json
 from bench._run import Row, Settings
@@ -44,6 +45,7 @@ ROWS: tuple[Row, ...] = (
     notebook_tool.ROW,
     prompt_cache.ROW,
     lease_reclaim.ROW,
+    workers.ROW,
 )
 
 
