@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("ollie_nb.core")
 
 __all__ = ["AgentCore", "Approver", "ExtraServers", "UsageTotals"]
+
+SAVE_SHARE = 10  # a save after a tool round waits 10x its last duration since the last one
 
 ExtraServers = Mapping[str, Server] | Callable[[AgentConfig], Mapping[str, Server]]
 """Built-in servers a frontend adds (the notebook's `notebook` and `python`): a mapping, or
@@ -117,6 +120,9 @@ class AgentCore:
         self.plan_runs = PlanRuns(self, self.watch.claim)
         self.step_limited = False  # the last turn stopped at maxSteps
         self._lease: tuple[AgentEnv, LeasePolicy] | None = None  # the env's claim lease
+        self._saved_at = 0.0  # monotonic time of the last save after a tool round
+        self._save_cost = 0.0  # how long it took
+        self._save_due: asyncio.TimerHandle | None = None  # a deferred save after a round
 
     # -- the conversation's state, as attributes ---------------------------------
 
@@ -614,9 +620,25 @@ class AgentCore:
         return data
 
     def round_ended(self) -> None:
-        """A tool round (the parent's or a child's) joined a history: save, as after a turn."""
-        if self.autosave:
-            self.save()
+        """A tool round (the parent's or a child's) joined a history: save, as after a turn.
+
+        At most a tenth of the time goes to these saves: a session whose save takes 300 ms
+        (10,000 messages) is saved at most every 3 s within a turn, a small one every round.
+        """
+        if not self.autosave or self._save_due is not None:
+            return  # a save is due already: it takes this round along
+        wait = self._saved_at + SAVE_SHARE * self._save_cost - time.monotonic()
+        if wait > 0:
+            self._save_due = asyncio.get_running_loop().call_later(wait, self._round_save)
+            return
+        self._round_save()
+
+    def _round_save(self) -> None:
+        self._save_due = None
+        start = time.monotonic()
+        self.save()
+        self._saved_at = time.monotonic()
+        self._save_cost = self._saved_at - start
 
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
