@@ -28,6 +28,7 @@ from bench import (
     tool_call,
     turn_loop,
     watch,
+    workers,
 )
 from bench._report import Figure, machine, render_table, write_json
 from bench._run import Row, Settings
@@ -48,6 +49,7 @@ ROWS: tuple[Row, ...] = (
     lease_reclaim.ROW,
     status_read.ROW,
     parallel_tools.ROW,
+    workers.ROW,
 )
 
 

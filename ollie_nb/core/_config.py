@@ -34,6 +34,9 @@ DEFAULT_PLAN_REMINDER = 10
 DEFAULT_MAX_STEPS = 200
 """A turn's model calls: ollie has no cap; a high one stops a runaway loop from burning tokens
 for hours, while real work (tens of tool calls) never meets it. The next prompt continues."""
+DEFAULT_CLAIM_LEASE = 60.0
+"""Seconds a plan step's claim holds unless renewed: the claimer renews it every third of
+that while the step's turn runs, so a dead claimer's step reopens within a minute."""
 KNOWN_KEYS = {
     "name",
     "description",
@@ -61,6 +64,7 @@ KNOWN_KEYS = {
     "planTimeout",
     "passEnv",
     "maxParallel",
+    "claimLease",
     "python",
 }
 SERVER_KEYS = {
@@ -127,6 +131,7 @@ class AgentConfig:
     backend: str = ""
     plan_timeout: float = 120.0
     max_parallel: int = 4  # sub-agents running at once
+    claim_lease: float = DEFAULT_CLAIM_LEASE  # s a step claim holds unrenewed; 0 = none
     pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
     python_exec: bool = False  # `"python": {"exec": true}`: offer python_exec in the notebook
     warnings: tuple[str, ...] = ()
@@ -176,6 +181,7 @@ class AgentConfig:
             plan_timeout=_opt(data, "planTimeout", float, where, minimum=0.1) or 120.0,
             pass_env=_names(where, "passEnv", data.get("passEnv")),
             max_parallel=_opt(data, "maxParallel", int, where, minimum=1) or 4,
+            claim_lease=_lease(data, where),
             python_exec=_python_exec(where, data.get("python"), warnings),
             warnings=tuple(warnings),
         )
@@ -411,6 +417,16 @@ def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:
     if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
         raise ConfigError(f"{where}: 'trustedTools' must be a list of tool names")
     return tuple(raw)
+
+
+def _lease(data: Mapping[str, Any], where: str) -> float:
+    """`claimLease`: seconds (0 for claims without a lease), at most a week."""
+    value = _opt(data, "claimLease", float, where, minimum=0)
+    if value is None:
+        return DEFAULT_CLAIM_LEASE
+    if value > 7 * 24 * 3600:
+        raise ConfigError(f"{where}: 'claimLease' is {value:g} s; give at most a week (604800)")
+    return float(value)
 
 
 def _opt(

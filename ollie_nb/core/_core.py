@@ -12,9 +12,12 @@ planning), `PlanRuns` (parallel runs), `AgentWatch` (the task-event watch),
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +30,8 @@ from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult
 from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._hooks import spawn_hooks
-from ollie_nb.core._plan_runs import PlanRuns
+from ollie_nb.core._leases import LeasePolicy, heartbeat
+from ollie_nb.core._plan_runs import PlanRuns, lease_policy
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._reminder import plan_reminder_text
@@ -63,6 +67,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("ollie_nb.core")
 
 __all__ = ["AgentCore", "Approver", "ExtraServers", "UsageTotals"]
+
+SAVE_SHARE = 10  # a save after a tool round waits 10x its last duration since the last one
 
 ExtraServers = Mapping[str, Server] | Callable[[AgentConfig], Mapping[str, Server]]
 """Built-in servers a frontend adds (the notebook's `notebook` and `python`): a mapping, or
@@ -117,6 +123,10 @@ class AgentCore:
         )
         self.plan_runs = PlanRuns(self, self.watch.claim)
         self.step_limited = False  # the last turn stopped at maxSteps
+        self._lease: tuple[AgentEnv, LeasePolicy] | None = None  # the env's claim lease
+        self._saved_at = 0.0  # monotonic time of the last save after a tool round
+        self._save_cost = 0.0  # how long it took
+        self._save_due: asyncio.TimerHandle | None = None  # a deferred save after a round
 
     # -- the conversation's state, as attributes ---------------------------------
 
@@ -409,9 +419,17 @@ class AgentCore:
         marked = step if step is not None and step.kind == "queue" else None
         if marked is not None:
             self.plan_book.mark(marked, StepState.IN_PROGRESS)
+        held = await self._hold(item)
+        if held.refused:
+            return TurnResult()  # another agent holds the step: not worked here
         prompt = self.prompts.with_notes(item.text)
         start = TurnStarted(prompt, position > 0, position, total, step)
-        result = await self._runner.run(start)
+        try:
+            result = await self._runner.run(start)
+        finally:
+            if held.beat is not None:
+                held.beat.cancel()
+                await self._release(item)
         if marked is not None:
             state = (
                 StepState.OPEN
@@ -422,6 +440,40 @@ class AgentCore:
             )
             self.plan_book.mark(marked, state)
         return result
+
+    async def _hold(self, item: QueuedPrompt) -> Hold:
+        """A task step the watch queued is claimed with a lease, renewed while its turn
+        runs. Any other prompt, or a task server without leases: nothing to hold."""
+        step, env = item.step, self.env
+        if item.origin is not Origin.WATCH or step is None or step.task_id is None:
+            return Hold()
+        if env is None or env.task_client is None:
+            return Hold()
+        if self._lease is None or self._lease[0] is not env:
+            self._lease = (env, await lease_policy(env))
+        lease = self._lease[1]
+        if not lease.active:
+            return Hold()
+        client, assignee = env.task_client, self.agent_name
+        refused = await client.claim(step.task_id, assignee, lease=lease.seconds)
+        if refused:
+            self.emit(Notice(f"{step.label}: not worked, the claim was refused: {refused}"))
+            return Hold(refused=refused)
+
+        def lost(why: str) -> None:
+            self.emit(Notice(f"{step.label}: the claim was lost: {why}", "warning"))
+
+        return Hold(asyncio.ensure_future(heartbeat(client, step.task_id, assignee, lease, lost)))
+
+    async def _release(self, item: QueuedPrompt) -> None:
+        """After a watch turn: the step's claim goes back when the turn left it in progress."""
+        env, step = self.env, item.step
+        if env is None or env.task_client is None or step is None or step.task_id is None:
+            return
+        with contextlib.suppress(Exception):  # the lease ends it anyway
+            if await env.task_client.read(step.task_id) == StepState.IN_PROGRESS.value:
+                note = f"{self.agent_name}'s turn ended with the step in progress: handed back"
+                await env.task_client.update(step.task_id, status="open", note=note)
 
     async def _steps_became_ready(self) -> bool:
         """With a watcher on, read task events before the queue is called empty."""
@@ -580,8 +632,33 @@ class AgentCore:
         return self.conversation.archive_path
 
     def session_data(self) -> dict[str, Any]:
-        """The session as JSON data: history, usage, plans (secrets are redacted on save)."""
-        return self.conversation.payload(self.config, self._workdir, self.plans, self._backend)
+        """The session as JSON data: history, usage, plans, sub-agents, the parallel run
+        under way (secrets are redacted on save)."""
+        data = self.conversation.payload(self.config, self._workdir, self.plans, self._backend)
+        data["subagents"] = self.subagents.saved()
+        data["runs"] = [self.plan_runs.plan] if self.plan_runs.plan else []
+        return data
+
+    def round_ended(self) -> None:
+        """A tool round (the parent's or a child's) joined a history: save, as after a turn.
+
+        At most a tenth of the time goes to these saves: a session whose save takes 300 ms
+        (10,000 messages) is saved at most every 3 s within a turn, a small one every round.
+        """
+        if not self.autosave or self._save_due is not None:
+            return  # a save is due already: it takes this round along
+        wait = self._saved_at + SAVE_SHARE * self._save_cost - time.monotonic()
+        if wait > 0:
+            self._save_due = asyncio.get_running_loop().call_later(wait, self._round_save)
+            return
+        self._round_save()
+
+    def _round_save(self) -> None:
+        self._save_due = None
+        start = time.monotonic()
+        self.save()
+        self._saved_at = time.monotonic()
+        self._save_cost = self._saved_at - start
 
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
@@ -597,6 +674,7 @@ class AgentCore:
             raise AgentBusyError("a turn is running; restore after it ends")
         data, saved = self.conversation.restore(session_id)
         self.plan_book.reset(saved.plans)
+        self.subagents.restore(data.get("subagents") or [])
         return data
 
     async def resume(self, session_id: str) -> str:
@@ -607,9 +685,10 @@ class AgentCore:
         default agent, or of the current one, switches nothing.
         """
         data = self.restore(session_id)
+        runs = _runs_note(data.get("runs") or [])
         name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
         if name == self.config.name and path == self.config.path:
-            return ""
+            return runs
         try:
             if path:
                 require_trusted(path)  # a project agent edited since it was trusted asks again
@@ -618,8 +697,9 @@ class AgentCore:
             return (
                 f"this session used the agent {name!r} ({path or 'by name'}), which could not "
                 f"be loaded: {exc}; switch with %ollie agent NAME|PATH"
-            )
-        return f"agent: {self.config.name} (the agent this session used)"
+            ) + (f"\n{runs}" if runs else "")
+        agent = f"agent: {self.config.name} (the agent this session used)"
+        return agent + (f"\n{runs}" if runs else "")
 
     def rename(self, name: str) -> None:
         """Name the session (and save it, so the name sticks)."""
@@ -663,6 +743,26 @@ def _default_backend(config: AgentConfig) -> Backend:
     if config.model:
         backend.set_model(config.model)
     return backend
+
+
+def _runs_note(runs: list[Any]) -> str:
+    """What resuming says of the parallel runs the session had under way."""
+    numbers = [str(n) for n in runs if isinstance(n, int)]
+    if not numbers:
+        return ""
+    return (
+        f"plan {', '.join(numbers)} was being worked in parallel: %ollie run --parallel "
+        "continues it (done steps stay done; the old kernel's claims reopen when their "
+        "lease ends)"
+    )
+
+
+@dataclass(frozen=True)
+class Hold:
+    """A watch turn's claim of its step: the heartbeat renewing it, or why it was refused."""
+
+    beat: asyncio.Future[None] | None = None
+    refused: str = ""
 
 
 def _item(prompt: str | QueuedPrompt) -> QueuedPrompt:

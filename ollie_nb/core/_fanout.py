@@ -4,7 +4,9 @@
 claims every ready step (atomically with a task server's `task_claim`), spawns one
 child per step with its step prompt, and when a child ends settles its step and
 looks again. A failure stops new starts; the children at work finish. Cancelling
-the run interrupts its children and returns their steps to open.
+the run interrupts its children and returns their steps to open. On a task server
+with leases each claim is renewed while its child works (core/_leases.py), and a step
+another claimer held is tried again once it is open again (its claimer's lease ran out).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ollie_nb.core._events import EventSink, WatchNotice, WatchWhat
+from ollie_nb.core._leases import NO_LEASE, LeasePolicy, heartbeat
 from ollie_nb.core._subagents import ChildSession, SubAgents, first_lines
 from ollie_nb.planning import (
     Origin,
@@ -40,6 +43,7 @@ class StepStore(Protocol):
 
     async def statuses(self) -> States: ...
     async def claim(self, step_id: str, assignee: str) -> str: ...  # '' when taken, else why not
+    async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None: ...
     async def settle(self, step_id: str, child: ChildSession) -> StepState: ...  # its new state
 
 
@@ -52,8 +56,10 @@ class TaskSteps:
         client: TaskClient,
         read: Callable[[], Awaitable[dict[str, str]]],
         atomic: bool,
+        lease: LeasePolicy = NO_LEASE,
     ) -> None:
         self._client, self._read, self._atomic = client, read, atomic
+        self.lease = lease
         self.note = (
             ""
             if atomic
@@ -67,7 +73,12 @@ class TaskSteps:
         return {step_id: read_state(word) for step_id, word in (await self._read()).items()}
 
     async def claim(self, step_id: str, assignee: str) -> str:
-        return await self._client.claim(step_id, assignee, atomic=self._atomic)
+        lease = self.lease.seconds if self.lease.renew else None
+        return await self._client.claim(step_id, assignee, atomic=self._atomic, lease=lease)
+
+    async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None:
+        """Renew the claim while the step is worked (until cancelled)."""
+        await heartbeat(self._client, step_id, assignee, self.lease, lost)
 
     async def settle(self, step_id: str, child: ChildSession) -> StepState:
         """Interrupted: open again; failed: failed; done by the child: done; else failed."""
@@ -105,6 +116,9 @@ class QueueSteps:
             return f"{step_id} is not open"
         self._mark(step_id, StepState.IN_PROGRESS)
         return ""
+
+    async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None:
+        await asyncio.Event().wait()  # the agent's own book: nothing to renew
 
     async def settle(self, step_id: str, child: ChildSession) -> StepState:
         state = (
@@ -155,7 +169,8 @@ class ParallelRun:
         self.width, self.owner, self._sink = max(1, width), owner, sink
         self.result = PlanRun(record.number, note=store.note)
         self._inflight: dict[asyncio.Task[StepState], str] = {}
-        self._skip: set[str] = set()  # steps another agent took first
+        self._skip: dict[str, bool] = {}  # steps another agent took first -> seen held since
+        self._lost: set[str] = set()  # steps whose claim ran out while a child worked them
         self._agent_works: set[str] = set()  # steps the parent agent works itself this round
         self._on_claim = on_claim  # the watch: False for a step the agent works itself
 
@@ -184,6 +199,7 @@ class ParallelRun:
         """Start what is ready, then wait for a child (or poll); False when the run is over."""
         statuses = await self.store.statuses()
         self._agent_works.clear()
+        self._retry_reopened(statuses)
         if not self.result.failed:
             await self._start_ready(statuses)
         if not self._inflight:
@@ -200,6 +216,16 @@ class ParallelRun:
             step_id = self._inflight.pop(task)
             self._settled(step_id, task.result())
         return True
+
+    def _retry_reopened(self, statuses: States) -> None:
+        """A step another claimer held and that is open again (its lease ran out, or it
+        was handed back) is tried again; one refused while open is not (no busy loop)."""
+        for step_id, seen_held in list(self._skip.items()):
+            state = statuses.get(step_id, StepState.UNKNOWN)
+            if not state.is_open:
+                self._skip[step_id] = True
+            elif seen_held:
+                del self._skip[step_id]
 
     def _ready(self, statuses: States) -> list[int]:
         taken = {*self._inflight.values(), *self.result.workers, *self._skip}
@@ -226,9 +252,10 @@ class ParallelRun:
             return
         # by step, not by child: a step a stopped run handed back keeps its assignee (a
         # task server may not clear one), and this agent's next run claims it again
-        refused = await self.store.claim(step_id, f"{self.owner}/step{index + 1}")
+        assignee = f"{self.owner}/step{index + 1}"
+        refused = await self.store.claim(step_id, assignee)
         if refused:
-            self._skip.add(step_id)
+            self._skip[step_id] = False
             text = f"step {index + 1} ({step_id}) not claimed: {refused}"
             self.emit(WatchWhat.SKIPPED, text, step_id)
             return
@@ -238,7 +265,7 @@ class ParallelRun:
         )
         self.result.workers[step_id] = name
         self.emit(WatchWhat.CLAIMED, f"step {index + 1} ({step_id}) -> {name}", step_id, name)
-        self._inflight[asyncio.ensure_future(self._work(step_id, child))] = step_id
+        self._inflight[asyncio.ensure_future(self._work(step_id, assignee, child))] = step_id
 
     def _child_name(self, index: int) -> str:
         base = f"step{index + 1}"
@@ -248,15 +275,28 @@ class ParallelRun:
             name = f"{base}-{n}"
         return name
 
-    async def _work(self, step_id: str, child: ChildSession) -> StepState:
-        await child.until_idle()
+    async def _work(self, step_id: str, assignee: str, child: ChildSession) -> StepState:
+        """The child works the step while its claim is renewed; then the step is settled."""
+
+        def lost(why: str) -> None:  # another claimer may hold it now: the child stops
+            self._lost.add(step_id)
+            self.emit(WatchWhat.NOTE, f"the claim of {step_id} was lost: {why}", step_id)
+            child.interrupt()
+
+        beat = asyncio.ensure_future(self.store.keep(step_id, assignee, lost))
+        try:
+            await child.until_idle()
+        finally:
+            beat.cancel()
+        if step_id in self._lost:  # not ours to settle any more
+            return (await self.store.statuses()).get(step_id, StepState.UNKNOWN)
         return await self.store.settle(step_id, child)
 
     def _settled(self, step_id: str, state: StepState) -> None:
         self.result.outcome[step_id] = state
         index = self.record.ids.index(step_id)
         name = self.result.workers[step_id]
-        if not state.is_finished:
+        if not state.is_finished and step_id not in self._lost:
             self.result.failed.append(step_id)
         status = state_label(state)
         text = f"step {index + 1} ({step_id}) {status} by {name}"

@@ -2,7 +2,8 @@
 
 It picks where the plan's steps live (a task server through its TaskClient, or the
 PlanBook's queue-plan states), drops the queue's own copies of a queue plan's steps
-(its children work them), and keeps the run's task so `interrupt()` can stop it.
+(its children work them), learns the claim lease the task server allows, and keeps
+the run's task so `interrupt()` can stop it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Protocol
 from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._events import EventSink
 from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, TaskSteps
+from ollie_nb.core._leases import LeasePolicy
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._subagents import SubAgents
 from ollie_nb.errors import AgentBusyError, NoTaskServerError
@@ -38,6 +40,7 @@ class PlanRuns:
         self.host = host
         self._claim = claim  # the watch: False while the agent works the step itself
         self._task: asyncio.Task[PlanRun] | None = None
+        self.plan = 0  # the number of the plan under way (0 when none): saved with the session
 
     @property
     def running(self) -> bool:
@@ -55,19 +58,21 @@ class PlanRuns:
         """Work `record` with `width` children at once; see `AgentCore.run_plan`."""
         if self.running:
             raise AgentBusyError("a parallel run is under way; stop it first")
-        store = self._step_store(record)
+        store = await self._step_store(record)
         if record.kind == "queue":  # its children work the steps: the queue's copies go
             self.host.prompts.drop(
                 lambda item: item.step is None or item.step.plan != record.number
             )
         run = ParallelRun(record, store, self.host.subagents, width, owner, sink, self._claim)
         self._task = asyncio.ensure_future(run.run())
+        self.plan = record.number
         try:
             return await self._task
         finally:
             self._task = None
+            self.plan = 0
 
-    def _step_store(self, record: PlanRecord) -> StepStore:
+    async def _step_store(self, record: PlanRecord) -> StepStore:
         env, book = self.host.env, self.host.plan_book
         assert env is not None
         if record.kind == "queue":
@@ -81,4 +86,16 @@ class PlanRuns:
                 "a parallel run needs a task server or the queue fallback"
             )
         atomic = "task_claim" in env.servers[env.task_server].tools
-        return TaskSteps(record, env.task_client, lambda: self.host.plan_statuses(record), atomic)
+        lease = await lease_policy(env)
+        read = lambda: self.host.plan_statuses(record)  # noqa: E731
+        return TaskSteps(record, env.task_client, read, atomic, lease)
+
+
+async def lease_policy(env: AgentEnv) -> LeasePolicy:
+    """The claim lease the env's task server allows, of the agent's `claimLease` seconds."""
+    server = env.dispatcher.get_server(env.task_server or "")
+    if server is None:
+        return LeasePolicy()
+    tools = await server.list_tools()
+    schemas = {info.name: info.input_schema for info in tools}
+    return LeasePolicy.for_tools(env.config.claim_lease, schemas)

@@ -13,9 +13,9 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._conversation import Conversation
@@ -109,6 +109,9 @@ class ChildSession:
     def subprocess_env(self) -> dict[str, str]:
         return self._parent.subprocess_env()
 
+    def round_ended(self) -> None:
+        self._parent.round_ended()  # a child's history is saved with its parent's session
+
     def take_injected(self) -> list[str]:
         return []
 
@@ -164,7 +167,8 @@ class ChildSession:
             result = await self._runner.run(TurnStarted(prompt))
         except Exception as exc:  # an internal error: the runner kept it; the parent is told
             result = TurnResult(error=f"internal error: {type(exc).__name__}")
-        self.error, self.interrupted = result.error, result.interrupted
+        self.error = result.error
+        self.interrupted = self.interrupted or result.interrupted
         if result.reply:
             self.conversation.reply = result.reply
         return result
@@ -175,6 +179,7 @@ class ChildSession:
         if not self.busy:
             return False
         self._runner.interrupting = True
+        self.interrupted = True  # also when the turn is cut before its loop (in a hook)
         assert self._task is not None
         self._task.cancel()
         return True
@@ -290,6 +295,39 @@ class SubAgents:
             self._check_room()
         child.send(prompt)
         return child
+
+    def restore(self, saved: Iterable[Mapping[str, Any]]) -> int:
+        """Children of a saved session back, idle, with their histories; how many."""
+        count = 0
+        for data in saved:
+            name = str(data.get("name", "")).strip()
+            if not name or name in self.children:
+                continue
+            child = ChildSession(name, self._parent, self._sink, str(data.get("step", "")))
+            child.on_idle = self._finished
+            child.conversation.history = [Message.from_dict(m) for m in data.get("history", [])]
+            child.conversation.reply = str(data.get("reply", ""))
+            child.turns = int(data.get("turns", 0))
+            child.error = str(data.get("error", ""))
+            self._quiet.add(name)  # its turn ended with the old kernel: no note now
+            self.children[name] = child
+            count += 1
+        return count
+
+    def saved(self) -> list[dict[str, Any]]:
+        """Every child as session JSON data (its history, step, turns, last reply)."""
+        return [
+            {
+                "name": c.name,
+                "step": c.step,
+                "status": c.status,
+                "turns": c.turns,
+                "reply": c.reply,
+                "error": c.error,
+                "history": [m.to_dict() for m in c.history],
+            }
+            for c in self.children.values()
+        ]
 
     def get(self, name: str) -> ChildSession:
         child = self.children.get(name.strip())

@@ -82,6 +82,7 @@ class AgentSettings(Protocol):
     def redact(self, text: str) -> str: ...
     def system_prompt(self) -> str: ...
     def subprocess_env(self) -> dict[str, str]: ...
+    def round_ended(self) -> None: ...  # a tool round joined the history: the session is saved
 
 
 class TurnHost(AgentSettings, Protocol):
@@ -146,6 +147,7 @@ class TurnRunner:
                 calls = await self._model_step(steps)
                 if calls:
                     await self._tool_step(calls)
+                    host.round_ended()
                 elif not await self._continue_after_reply(stop_continues):
                     await self._post_turn()
                     return self.end(TurnResult(reply=self.last_text, steps=steps))

@@ -2,7 +2,7 @@
 
 The plan backend, the status reader, the event watch, the parallel run and
 `%ollie tasks` all call the task server through this class, which speaks the
-convention's tools (`task_create`, `task_update`, `task_claim`, `task_read`,
+convention's tools (`task_create`, `task_update`, `task_claim`, `task_heartbeat`, `task_read`,
 `task_list`, `task_events`, `task_delete`) and returns parsed values. Planning imports
 no tools: the dispatch callable is the env's `Dispatcher.dispatch`.
 """
@@ -79,15 +79,28 @@ class TaskClient:
         result = await self.call("task_update", {"id": task_id, **fields})
         return result.text.removeprefix("error: ") if result.is_error else ""
 
-    async def claim(self, task_id: str, assignee: str, *, atomic: bool = True) -> str:
+    async def claim(
+        self, task_id: str, assignee: str, *, atomic: bool = True, lease: float | None = None
+    ) -> str:
         """Take a task for `assignee`: '' when taken, else why not.
 
         `atomic` uses `task_claim` (the server refuses a task someone holds); without it
         the task is set in progress with `task_update`, which another agent may race.
+        `lease` (seconds, 0 for none) is passed only when given: a server without
+        leases is called as before.
         """
         if not atomic:
             return await self.update(task_id, status="in_progress", assignee=assignee)
-        result = await self.call("task_claim", {"id": task_id, "assignee": assignee})
+        args: dict[str, Any] = {"id": task_id, "assignee": assignee}
+        if lease is not None:
+            args["lease"] = lease
+        result = await self.call("task_claim", args)
+        return result.text.removeprefix("error: ") if result.is_error else ""
+
+    async def renew(self, task_id: str, assignee: str, lease: float, tool: str) -> str:
+        """Renew `assignee`'s claim for `lease` s with `tool` (task_heartbeat, or task_claim
+        again): '' when renewed, else why not (the claim is gone)."""
+        result = await self.call(tool, {"id": task_id, "assignee": assignee, "lease": lease})
         return result.text.removeprefix("error: ") if result.is_error else ""
 
     async def delete(self, task_id: str, *, recursive: bool = False) -> tuple[bool, bool]:

@@ -115,3 +115,18 @@ def test_expand_vars_like_go():
     missing: list[str] = []
     assert expand_vars("$HOME/${X}/$NOPE/${NOPE}/$$", env, missing) == "/home/a/1///$$"
     assert missing == ["NOPE"]
+
+
+def test_claim_lease_defaults_to_a_minute_takes_zero_and_refuses_negative_or_over_a_week():
+    from ollie_nb.core import AgentConfig, ConfigError
+
+    assert AgentConfig.from_dict({}).claim_lease == 60
+    assert AgentConfig.from_dict({"claimLease": 0}).claim_lease == 0
+    assert AgentConfig.from_dict({"claimLease": 2.5}).claim_lease == 2.5
+    for bad in (-1, 8 * 24 * 3600, "soon"):
+        try:
+            AgentConfig.from_dict({"claimLease": bad}, "a.json")
+        except ConfigError as exc:
+            assert "claimLease" in str(exc)
+        else:
+            raise AssertionError(f"claimLease {bad!r} was taken")

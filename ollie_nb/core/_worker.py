@@ -1,0 +1,262 @@
+"""Headless workers: `python -m ollie_nb work --agent FILE` works the plans of a task store.
+
+A worker is an AgentCore without a notebook: it reads the goals of its agent's task
+server (all of them, or the one `--plan` names), and works each plan with ready steps
+as a parallel run (`--parallel N` sub-agents at once, each step claimed with a lease and
+renewed while its child works). It logs one line per step. With `--until-idle` it exits
+0 once no step is ready or claimed; without it, it waits for the next change in the
+store's event log and looks again. SIGINT / SIGTERM stop the run: its children are
+interrupted and their steps handed back (open again). Many workers, on many machines,
+may share one store (PostgreSQL): the store's atomic claims decide who works a step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ollie_nb.core._core import AgentCore
+from ollie_nb.core._events import Event, WatchNotice, WatchWhat
+from ollie_nb.errors import OllieError
+from ollie_nb.planning import PlanRecord, PlanStep, StepState, TaskClient, format_plan, read_state
+
+LOGGED = {
+    WatchWhat.CLAIMED,
+    WatchWhat.DONE,
+    WatchWhat.FAILED,
+    WatchWhat.SKIPPED,
+    WatchWhat.NOTE,
+}
+WAIT_POLL = 0.25  # s between reads of the event log while waiting for a change
+
+
+class WorkerError(OllieError):
+    """A worker cannot start: no task server in its agent, or the server cannot be read."""
+
+
+@dataclass(frozen=True)
+class WorkOptions:
+    """What `work` was asked for (see `parser`)."""
+
+    agent: str
+    plan: str = ""  # a goal id; '' for every plan in the store
+    parallel: int = 1
+    name: str = ""
+    until_idle: bool = False
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ollie-work",
+        description="Work the ready steps of the plans in the agent's task store, headless.",
+    )
+    p.add_argument("--agent", required=True, help="the agent JSON file (or an agent's name)")
+    p.add_argument("--plan", default="", help="work only this goal's steps (a task id)")
+    p.add_argument("--parallel", type=int, default=1, help="steps worked at once (default 1)")
+    p.add_argument("--name", default="", help="the worker's name in claims (default host-pid)")
+    p.add_argument(
+        "--until-idle",
+        action="store_true",
+        help="exit 0 when no step is ready or claimed (default: keep watching the store)",
+    )
+    return p
+
+
+def plans_of(listing: dict[str, Any], only: str = "") -> list[PlanRecord]:
+    """The store's goals with their steps, as plan records (from a `task_list` JSON)."""
+    tasks = [t for t in listing.get("tasks", []) if isinstance(t, dict)]
+    children: dict[str, list[dict[str, Any]]] = {}
+    for task in tasks:
+        if task.get("parent"):
+            children.setdefault(str(task["parent"]), []).append(task)
+    goals = [t for t in tasks if not t.get("parent") and t["id"] in children]
+    records = []
+    for number, goal in enumerate(goals, 1):
+        if only and goal["id"] != only:
+            continue
+        steps_raw = children[goal["id"]]
+        ids = tuple(str(s["id"]) for s in steps_raw)
+        steps = tuple(
+            PlanStep(
+                str(s.get("title", "")),
+                "",
+                tuple(ids.index(b) for b in s.get("blockers", ()) if b in ids),
+            )
+            for s in steps_raw
+        )
+        text = format_plan(goal["title"], steps, ids, "", goal["id"])
+        records.append(
+            PlanRecord(
+                number,
+                goal["title"],
+                steps,
+                ids,
+                goal["id"],
+                backend="task server",
+                text=text,
+                kind="tasks",
+            )
+        )
+    return records
+
+
+class Worker:
+    """One headless worker (see the module docstring)."""
+
+    def __init__(self, core: AgentCore, options: WorkOptions, log: Callable[[str], None]) -> None:
+        self.core, self.options, self._log = core, options, log
+        self.stopping = ""  # the signal that stops the worker
+        self._stop = asyncio.Event()
+
+    def stop(self, signame: str) -> None:
+        """Stop working: the run's children are interrupted and their steps handed back."""
+        if not self.stopping:
+            self.stopping = signame
+            self._stop.set()
+            self.core.interrupt()
+
+    @property
+    def client(self) -> TaskClient:
+        env = self.core.env
+        if env is None or env.task_client is None:
+            raise WorkerError(
+                f"the agent {self.options.agent!r} has no task server: a worker needs one "
+                "(an MCP server with task_create, task_update, task_list and task_claim)"
+            )
+        return env.task_client
+
+    async def plans(self) -> tuple[list[PlanRecord], dict[str, StepState], set[str]]:
+        """The plans to work, every step's state and the ready steps' ids, from one listing
+        of the store (ready: open, every blocker done, in the plan or not)."""
+        answer = await self.client.call("task_list", {"status": "all", "format": "json"})
+        if answer.is_error:
+            raise WorkerError(f"the task server could not list its tasks: {answer.text[:200]}")
+        listing = json.loads(answer.text)
+        states = {
+            str(t["id"]): read_state(str(t.get("status", "")))
+            for t in listing.get("tasks", [])
+            if isinstance(t, dict)
+        }
+        ready = {
+            str(t["id"])
+            for t in listing.get("tasks", [])
+            if isinstance(t, dict) and states[str(t["id"])].is_open and not t.get("blockers")
+        }
+        return plans_of(listing, self.options.plan), states, ready
+
+    async def run(self) -> int:
+        """Work until idle (`--until-idle`) or stopped; 0 when every run went through."""
+        failed = False
+        seen = await self._last_seq()
+        while True:
+            records, states, ready_ids = await self.plans()
+            if self.options.plan and not records:
+                raise WorkerError(f"no plan with the goal id {self.options.plan!r} in the store")
+            ready = [r for r in records if any(i in ready_ids for i in r.ids)]
+            worked = 0
+            for record in ready:
+                if self.stopping:
+                    break
+                steps, broke = await self._work(record)
+                worked, failed = worked + steps, failed or broke
+            if self.stopping:
+                self._log(f"stopped by {self.stopping}: claimed steps handed back")
+                return 130 if self.stopping == "SIGINT" else 143
+            claimed = any(_has_claims(r, states) for r in records)
+            if not ready and self.options.until_idle and not claimed:
+                self._log("idle: no step is ready or claimed")
+                return 1 if failed else 0
+            if not worked:  # nothing to do, or every claim refused: wait for a change
+                seen = await self._wait_change(seen)
+
+    async def _work(self, record: PlanRecord) -> tuple[int, bool]:
+        """One parallel run of `record`: how many steps it worked, and whether one failed."""
+        self.core.plan_book.reset([record])
+        result = await self.core.run_plan(self.options.parallel, record.number, self._notice)
+        agents = self.core.subagents.children
+        for name in [n for n, child in agents.items() if not child.busy]:
+            del agents[name]  # a worker runs for days: finished children are not kept
+        return len(result.workers), bool(result.failed)
+
+    def _notice(self, event: Event) -> None:
+        if isinstance(event, WatchNotice) and event.what in LOGGED:
+            self._log(f"{event.what.value}: {event.text}")
+
+    async def _last_seq(self) -> int:
+        events = await self._events(0)
+        return max((e["seq"] for e in events), default=0)
+
+    async def _events(self, since: int) -> list[dict[str, Any]]:
+        try:
+            return await self.client.events(since, 1000)
+        except OllieError:
+            return []
+
+    async def _wait_change(self, since: int) -> int:
+        """Wait until the store's event log moves past `since`; the new last seq."""
+        while not self.stopping:
+            events = await self._events(since)
+            if events:
+                return max(int(e["seq"]) for e in events)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), WAIT_POLL)
+        return since
+
+
+def _has_claims(record: PlanRecord, states: dict[str, StepState]) -> bool:
+    return any(states.get(step_id, StepState.UNKNOWN).is_active for step_id in record.ids)
+
+
+def default_name() -> str:
+    return f"worker-{socket.gethostname()}-{os.getpid()}"
+
+
+async def work(options: WorkOptions, log: Callable[[str], None]) -> int:
+    """Run one worker until idle or stopped (SIGINT / SIGTERM hand its steps back)."""
+    name = options.name or default_name()
+    core = AgentCore(agent=options.agent, name=name, autosave=False, execute=False)
+    worker = Worker(core, options, log)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, worker.stop, sig.name)
+    try:
+        async with core:
+            log(f"{name}: working {'plan ' + options.plan if options.plan else 'every plan'}")
+            return await worker.run()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options_ns = parser().parse_args(argv)
+    if options_ns.parallel < 1:
+        parser().error("--parallel must be at least 1")
+    options = WorkOptions(
+        options_ns.agent,
+        options_ns.plan,
+        options_ns.parallel,
+        options_ns.name,
+        options_ns.until_idle,
+    )
+
+    def log(line: str) -> None:
+        print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
+
+    try:
+        return asyncio.run(work(options, log))
+    except OllieError as exc:
+        print(f"ollie-work: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,204 @@
+"""Claims with leases: a long step stays claimed (heartbeats), a dead claimer's steps reopen.
+
+Real `ollie-tasks` subprocesses on real SQLite files; the dead claimer is another process
+(tests/support/fixtures/parallel_agent.py) SIGKILLed mid-step. Every check reads the task
+server's event log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from ollie_nb.core import AgentCore, WatchWhat
+from ollie_nb.core._sessions import plan_to_dict
+from ollie_nb.llm import OfflineBackend
+from tests.core.test_parallel_plans import (
+    PARALLEL_AGENT,
+    claims_and_dones,
+    event_log,
+    slow_steps,
+)
+from tests.support.agents import tasks_agent
+
+PAIR = "Two chores\n- Chore A (independent)\n- Chore B (independent)"
+FOUR = "Four chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 5))
+
+
+def kinds(db, kind: str) -> list[tuple[str, dict]]:
+    return [(task, payload) for _, k, task, payload in event_log(db) if k == kind]
+
+
+def test_a_step_worked_longer_than_its_lease_stays_claimed(tmp_path):
+    db = tmp_path / "tasks.db"
+    backend = OfflineBackend(slow_steps(2.5))
+    core = AgentCore(backend, agent=tasks_agent(db, claimLease=1), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(PAIR)
+            record = core.plans[-1]
+            return record, await core.run_plan(parallel=2)
+
+    record, run = asyncio.run(scenario())
+    assert not run.failed, run.summary
+    assert kinds(db, "lease_expired") == []  # renewed every third of a second... of the lease
+    claims, dones = claims_and_dones(db)
+    for step_id in record.ids:
+        assert len(claims[step_id]) == 1 and len(dones[step_id]) == 1, (claims, dones)
+    leases = [p.get("lease") for task, p in kinds(db, "claimed")]
+    assert leases and all(lease == 1 for lease in leases), leases  # the setting, not 300 s
+
+
+def wait_claims(db, who: str, count: int, within: float = 60.0) -> list[str]:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if db.exists():
+            held = [t for t, p in kinds(db, "claimed") if p.get("assignee", "").startswith(who)]
+            if len(held) >= count:
+                return held
+        time.sleep(0.05)
+    raise AssertionError(f"{who} claimed fewer than {count} steps within {within} s")
+
+
+def test_the_steps_of_a_sigkilled_claimer_reopen_by_lease_and_another_agent_finishes_them(
+    tmp_path,
+):
+    db = tmp_path / "tasks.db"
+    lease = 1.5
+    backend = OfflineBackend(slow_steps(0.2))
+    agent = tasks_agent(db, claimLease=lease)
+    core = AgentCore(backend, agent=agent, workdir=tmp_path, name="alice", autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(FOUR)
+            record = core.plans[-1]
+            args = [str(db), json.dumps(plan_to_dict(record)), "bob", "2", str(lease), "60"]
+            doomed = subprocess.Popen(
+                [sys.executable, str(PARALLEL_AGENT), *args],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ},
+            )
+            try:
+                held = await asyncio.to_thread(wait_claims, db, "bob", 2)
+                doomed.send_signal(signal.SIGKILL)
+            finally:
+                doomed.kill()
+                doomed.wait(10)
+            killed = time.monotonic()
+            read = core.plan_statuses
+            stale = [dict.fromkeys(record.ids, "open")]  # as read just before bob's claims
+
+            async def first_read_stale(plan):
+                return stale.pop() if stale else await read(plan)
+
+            core.plan_statuses = first_read_stale  # alice tries all four; bob holds two
+            run = await asyncio.wait_for(core.run_plan(parallel=2, on_event=run_notices.append), 60)
+            return record, held, run, time.monotonic() - killed
+
+    run_notices: list = []
+    record, held, run, took = asyncio.run(scenario())
+    assert not run.failed, run.summary
+    assert sorted(run.workers) == sorted(record.ids)  # alice worked all four in the end
+    expired = kinds(db, "lease_expired")
+    assert sorted(t for t, _ in expired) == sorted(held)
+    assert all(p["assignee"].startswith("bob") for _, p in expired)
+    claims, dones = claims_and_dones(db)
+    for step_id in record.ids:
+        assert len(dones.get(step_id, [])) == 1, (step_id, dones)  # done exactly once
+        assert len(claims[step_id]) == (2 if step_id in held else 1), claims
+    assert took < lease + 10, took
+    refused = [n for n in run_notices if n.what is WatchWhat.SKIPPED]
+    assert sorted(n.step_id for n in refused) == sorted(held)  # the race was lost, then retried
+
+
+def test_a_step_the_watch_has_the_agent_work_is_claimed_and_renewed_through_its_turn(tmp_path):
+    db = tmp_path / "tasks.db"
+    backend = OfflineBackend(slow_steps(2.5))
+    agent = tasks_agent(db, claimLease=1)
+    core = AgentCore(backend, agent=agent, workdir=tmp_path, name="carol", autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit("One chore\n- Sweep")
+            await core.start_watching()
+            await core.run_until_idle(60)
+            await core.stop_watching()
+            return core.plans[-1]
+
+    record = asyncio.run(scenario())
+    claimed = kinds(db, "claimed")
+    assert [(t, p["assignee"], p.get("lease")) for t, p in claimed] == [(record.ids[0], "carol", 1)]
+    assert kinds(db, "lease_expired") == []  # a 2.5 s turn on a 1 s lease: renewed
+    _, dones = claims_and_dones(db)
+    assert len(dones[record.ids[0]]) == 1
+
+
+DURABLE_AGENT = PARALLEL_AGENT.with_name("durable_agent.py")
+
+
+def wait_events(db, check, within: float = 60.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if db.exists() and check(claims_and_dones(db)):
+            return
+        time.sleep(0.05)
+    raise AssertionError("the dying kernel never got that far")
+
+
+def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice(
+    tmp_path, monkeypatch
+):
+    db = tmp_path / "tasks.db"
+    monkeypatch.setenv("OLLIE_DATA_DIR", str(tmp_path / "data"))
+    lease = 1.5
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "") + os.pathsep + "."}
+    dying = subprocess.Popen(
+        [sys.executable, str(DURABLE_AGENT), str(db), str(lease), "1.5", FOUR],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert dying.stdout is not None
+        session_id = dying.stdout.readline().strip()
+        # two steps done, the other two claimed: the kernel dies there
+        wait_events(db, lambda cd: len(cd[1]) >= 2 and len(cd[0]) >= 4)
+        dying.send_signal(signal.SIGKILL)
+    finally:
+        dying.kill()
+        dying.wait(10)
+    claims_before, dones_before = claims_and_dones(db)
+    core = AgentCore(OfflineBackend(slow_steps(0.2)), agent=tasks_agent(db, claimLease=lease))
+
+    async def scenario():
+        async with core:
+            note = await core.resume(session_id)
+            children = {c.name: len(c.history) for c in core.subagents.children.values()}
+            run = await asyncio.wait_for(core.run_plan(parallel=2), 60)
+            return note, children, run
+
+    note, children, run = asyncio.run(scenario())
+    record = core.plans[-1]
+    assert "plan 1 was being worked in parallel" in note, note
+    done_before = set(dones_before)
+    held_before = set(claims_before) - done_before
+    assert len(done_before) >= 2 and held_before
+    # the children that finished before the death came back with their tool rounds
+    assert all(children.get(f"step{record.ids.index(s) + 1}", 0) >= 3 for s in done_before), (
+        children
+    )
+    assert sorted(run.workers) == sorted(set(record.ids) - done_before)  # the rest only
+    claims, dones = claims_and_dones(db)
+    for step_id in record.ids:
+        assert len(dones.get(step_id, [])) == 1, (step_id, dones)
+        assert len(claims[step_id]) == (2 if step_id in held_before else 1), claims
+    assert sorted(t for t, _ in kinds(db, "lease_expired")) == sorted(held_before)
