@@ -41,7 +41,9 @@ def cmd_ask(ctx: CommandContext, rest: str) -> Any:
 @command("status", "backend, model, agent, servers, plan backend, queue, usage")
 def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "status", most=0, usage="status")
-    state = "running" if ctx.runtime().busy else "idle"
+    runtime = ctx.runtime()
+    state = "running" if runtime.busy else "idle"
+    problem = [("agent problem", runtime.agent_problem)] if runtime.agent_problem else []
 
     def rows(core: AgentCore) -> list[tuple[str, str]]:
         info = core.list_servers()
@@ -51,6 +53,7 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
             ("backend", f"{core.backend.name} ({core.backend.model})"),
             *([("backend URL", core.redact(url))] if isinstance(url, str) and url else []),
             ("agent", core.config.name + (f" ({core.config.path})" if core.config.path else "")),
+            *problem,
             ("work dir", core.workdir),
             ("servers", _servers_line(info["servers"])),
             ("plan backend", info["plan_backend"] or "none (in-context plans)"),
