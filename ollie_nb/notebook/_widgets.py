@@ -152,11 +152,14 @@ class PlanWatch:
         self.runtime = runtime
         self.view = view
         self.interval = max(0.5, interval)
-        self.html = widgets.HTML(view.html())
+        self.html = widgets.HTML(view.html(), layout=widgets.Layout(width="100%"))
         self.label = widgets.HTML("")
         self.stop_button = widgets.Button(description="Stop watching", icon="eye-slash")
         self.stop_button.on_click(lambda _: self.stop())
-        self.widget = widgets.VBox([self.html, widgets.HBox([self.label, self.stop_button])])
+        self.widget = widgets.VBox(
+            [self.html, widgets.HBox([self.label, self.stop_button])],
+            layout=widgets.Layout(width="100%"),
+        )
         self.watching = True
         self._pending: Any = None
         self._loop = asyncio.get_event_loop()
