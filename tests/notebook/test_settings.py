@@ -114,3 +114,14 @@ def test_a_file_is_not_a_workdir(kernel):
     run = kernel.run(f"%config OllieMagics.workdir = {str(path)!r}")
     assert f"OllieMagics.workdir: {path} is not a directory" in run.text()
     assert trait(kernel, "workdir").strip() == "''"
+
+
+def test_agent_without_an_argument_shows_its_file_servers_and_trust(kernel):
+    agent = kernel.base / "mine.json"
+    agent.write_text('{"trustedTools": ["reasoning_*"]}')
+    assert "agent: mine" in kernel.run(f"%ollie agent {agent}").text()
+    shown = kernel.run("%ollie agent").text()
+    assert re.search(rf"file\s+{re.escape(str(agent))}", shown), shown
+    assert re.search(r"servers\s+\S", shown) and re.search(r"trust\s+the user's own", shown)
+    assert re.search(r"trustedTools\s+reasoning_\*", shown), shown
+    kernel.run("%ollie agent default")

@@ -155,13 +155,34 @@ def cmd_agent(ctx: CommandContext, rest: str) -> Displayable:
     args = _agent_parser().parse(rest)
     spec = " ".join(args.spec)
     if not spec:
-        return Notice(f"agent: {ctx.on_loop(lambda core: core.config.name)}")
+        return Table("agent", ["", ""], ctx.on_loop(_agent_rows))
     if ctx.runtime().busy:
         raise UsageError("%ollie agent: a turn is running; %ollie stop first")
     env = ctx.core_call(lambda core: core.switch_agent(spec, trust=args.trust))
     parts: list[Displayable] = [Notice(f"agent: {env.config.name}; {env.plan_backend_reason}")]
     parts.extend(Notice(message, "warning") for message in env.messages)
     return Group(*parts)
+
+
+def _agent_rows(core: AgentCore) -> list[tuple[str, str]]:
+    """The current agent: its name, file, servers and whether its file is trusted."""
+    from ollie_nb.core._agents import agent_file_trusted, project_agent_dir  # on first use
+
+    config, rows = core.config, [("agent", core.config.name)]
+    path = config.path
+    rows.append(("file", str(path) if path else "(built in: no file)"))
+    rows.append(("servers", _servers_line(core.list_servers()["servers"]) or "none"))
+    if path:
+        from pathlib import Path
+
+        local = Path(path).resolve().is_relative_to(project_agent_dir(core.workdir).resolve())
+        trust = "trusted" if agent_file_trusted(Path(path)) else "not trusted"
+        rows.append(
+            ("trust", f"project agent, {trust}" if local else "the user's own (no trust needed)")
+        )
+    tools = config.trusted_tools
+    rows.append(("trustedTools", ", ".join(tools) if tools is not None else "none"))
+    return rows
 
 
 @command("mcp", "servers, their tools, which plan backend is wired and why")
