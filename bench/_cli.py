@@ -16,6 +16,7 @@ from bench import (
     extension_load,
     fanout,
     first_prompt,
+    first_tool_call,
     lease_reclaim,
     notebook_tool,
     plan_graph,
@@ -44,6 +45,7 @@ ROWS: tuple[Row, ...] = (
     notebook_tool.ROW,
     prompt_cache.ROW,
     lease_reclaim.ROW,
+    first_tool_call.ROW,
 )
 
 
