@@ -84,6 +84,8 @@ class BackgroundTurn:
         match event:
             case core.ToolCalled(tool=tool):
                 self.status.value = f"<b>ollie</b> running <code>{esc(tool)}</code> …"
+            case core.ToolFinished():  # the result goes back to the model: it is its turn
+                self.status.value = "<b>ollie</b> waiting for the model …"
             case core.TextDelta():
                 self.status.value = "<b>ollie</b> writing …"
 

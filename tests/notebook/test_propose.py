@@ -63,3 +63,25 @@ def test_a_background_proposal_says_the_cell_comes_with_the_next_cell_run(kernel
     assert seen == ["# the sum\ntotal = 41 + 1"]
     shown = kernel.run("print([o['data']['text/plain'] for o in _.output.outputs if 'data' in o])")
     assert "total = 41 + 1" in shown.text() and "below the next cell you run" in shown.text()
+
+
+def test_a_background_turn_waits_for_the_model_after_a_tool_not_for_the_tool(kernel):
+    kernel.run("import threading; gate = threading.Event()")
+    slow = (
+        "def slow(messages, tools):\n"
+        "    if messages[-1].role == 'tool':\n"
+        "        gate.wait(20)\n"
+        "        return 'done'\n"
+        "    return [ToolCall('c1', 'reasoning_think', json.dumps({'thought': 'x'}))]\n"
+        "ollie_nb.use_backend(OfflineBackend(slow))"
+    )
+    assert kernel.run(slow).error is None
+    kernel.run("%%ollie --bg\nthink first")
+    kernel.run("bg = _")
+    deadline, status = time.monotonic() + 20, ""
+    while "waiting for the model" not in status:
+        assert time.monotonic() < deadline, status
+        status = kernel.run("print(bg.status.value)").text()
+        time.sleep(0.1)
+    kernel.run("gate.set()")
+    kernel.run("ollie_nb.use_backend(OfflineBackend(script))")
