@@ -31,6 +31,7 @@ from ollie_nb.notebook._display import Notice
 
 ONCE, SESSION, DENY = "allow once", "allow for this session", "deny"
 CODE_KEYS = {"code", "command", "script", "source", "sql", "query", "cmd", "shell", "program"}
+TIMER_GRACE = 2.0  # seconds the loop waits past the widget's deny timer before it denies itself
 SHOW_CHARS = 20_000  # per argument; the rest is named by a "N more characters" marker
 _pending: list[ApprovalWidget] = []
 recent: collections.deque[ApprovalWidget] = collections.deque(maxlen=10)
@@ -323,7 +324,9 @@ class Approvals:
                 asyncio.wrap_future(self.on_main(lambda: self._ask(request))), limit
             )
             if isinstance(answer, concurrent.futures.Future):
-                answer = await asyncio.wait_for(asyncio.wrap_future(answer), self.timeout())
+                # the widget's own timer denies (and says so in it); this is only a backstop
+                limit = self.timeout() + TIMER_GRACE
+                answer = await asyncio.wait_for(asyncio.wrap_future(answer), limit)
         except asyncio.TimeoutError:
             answer = DENY
         return self._apply(name, answer)
