@@ -16,6 +16,7 @@ from bench import (
     extension_load,
     fanout,
     first_prompt,
+    first_tool_call,
     lease_reclaim,
     notebook_tool,
     parallel_tools,
@@ -50,6 +51,7 @@ ROWS: tuple[Row, ...] = (
     status_read.ROW,
     parallel_tools.ROW,
     workers.ROW,
+    first_tool_call.ROW,
 )
 
 

@@ -43,3 +43,4 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'
+echo "setup: ready: .venv with ollie_nb ($(.venv/bin/python -c 'import ollie_nb, sys; print(ollie_nb.__version__ if hasattr(ollie_nb, "__version__") else "dev", "on Python", sys.version.split()[0])')) and its dev extras; run .venv/bin/pytest tests/<folder> or .venv/bin/jupyter lab notebooks/"

@@ -1,10 +1,12 @@
 """Approvals in the notebook: a widget that shows a tool call in full and asks Allow / Deny.
 
 A tool outside `trustedTools` asks here before it runs, in a foreground turn (the
-widget appears in the cell; clicks are read while the cell waits, through
-jupyter-ui-poll; on ipykernel 7, where a running cell cannot read them, the answer
-is typed into an input box under the widget) and in a background one (the widget
-appears in the turn's output). The request shows the
+widget appears in the cell; clicks are read while the cell waits: on ipykernel 7 the
+buttons' comm messages are routed to a subshell of the kernel, whose own thread runs
+the click handlers while the cell's thread waits; on ipykernel 6 through
+jupyter-ui-poll; on a kernel that can do neither, the answer is typed into an input
+box under the widget) and in a background one (the widget appears in the turn's
+output). The request shows the
 tool, its server and every argument in full: code arguments in a code block,
 non-printing and bidirectional characters escaped, keys the tool's schema does
 not know listed. No answer within `timeout` seconds denies; a run with no one to
@@ -29,6 +31,7 @@ from ollie_nb.notebook._display import Notice
 
 ONCE, SESSION, DENY = "allow once", "allow for this session", "deny"
 CODE_KEYS = {"code", "command", "script", "source", "sql", "query", "cmd", "shell", "program"}
+TIMER_GRACE = 2.0  # seconds the loop waits past the widget's deny timer before it denies itself
 SHOW_CHARS = 20_000  # per argument; the rest is named by a "N more characters" marker
 _pending: list[ApprovalWidget] = []
 recent: collections.deque[ApprovalWidget] = collections.deque(maxlen=10)
@@ -135,14 +138,17 @@ class ApprovalWidget:
         self.request = request
         self.future: concurrent.futures.Future[str] = concurrent.futures.Future()
         self.body = widgets.HTML(request_html(request))
+        fit = {"width": "auto"}  # the default 148 px cut "Allow for this session"
         self.buttons = [
-            widgets.Button(description="Allow once", button_style="success"),
-            widgets.Button(description="Allow for this session"),
-            widgets.Button(description="Deny", button_style="danger"),
+            widgets.Button(description="Allow once", button_style="success", layout=fit),
+            widgets.Button(description="Allow for this session", layout=fit),
+            widgets.Button(description="Deny", button_style="danger", layout=fit),
         ]
         for button, answer in zip(self.buttons, (ONCE, SESSION, DENY)):
             button.on_click(lambda _, a=answer: self.decide(a))
-        self.status = widgets.HTML(f"waiting (denied after {timeout:g} s without an answer)")
+        self.status = widgets.HTML(
+            f"waiting for your approval (denied after {timeout:g} s without an answer)"
+        )
         self.widget = widgets.VBox([self.body, widgets.HBox([*self.buttons, self.status])])
         _pending.append(self)
         recent.append(self)
@@ -197,17 +203,85 @@ def no_one_to_answer() -> bool:
 
 
 def clicks_reach_a_waiting_cell() -> bool:
-    """Whether widget clicks can be read while a cell runs (jupyter-ui-poll on this kernel).
+    """Whether widget clicks can be read while a cell runs on this kernel.
 
-    jupyter-ui-poll reads them through `kernel.do_one_iteration`, which ipykernel 7
-    no longer has; there a foreground turn asks on stdin instead.
+    ipykernel 7 routes a comm's messages to a subshell (`_reply_subshell_for`), which
+    runs them on its own thread; ipykernel 6 has `do_one_iteration` for jupyter-ui-poll.
     """
+    return _subshells() is not None or _ui_poll_works()
+
+
+def _kernel() -> Any:
     try:
-        import jupyter_ui_poll  # noqa: F401
         from IPython import get_ipython
     except ImportError:
+        return None
+    return getattr(get_ipython(), "kernel", None)
+
+
+def _ui_poll_works() -> bool:
+    try:
+        import jupyter_ui_poll  # noqa: F401
+    except ImportError:
         return False
-    return hasattr(getattr(get_ipython(), "kernel", None), "do_one_iteration")
+    return hasattr(_kernel(), "do_one_iteration")
+
+
+def _subshells() -> Any:
+    """The kernel's shell channel thread when comm messages can be routed to a subshell."""
+    kernel = _kernel()
+    try:
+        from ipykernel.comm.comm import BaseComm
+    except ImportError:
+        return None
+    if not getattr(kernel, "_supports_kernel_subshells", False):
+        return None
+    thread = getattr(kernel, "shell_channel_thread", None)
+    manager = getattr(thread, "manager", None)
+    if not hasattr(BaseComm, "_reply_subshell_for") or not hasattr(manager, "_create_subshell"):
+        return None
+    return thread
+
+
+_click_subshell: dict[int, str] = {}  # id(kernel) -> the subshell that reads approval clicks
+
+
+def _approval_subshell(thread: Any) -> str:
+    """The subshell that runs approval clicks (made once per kernel, on its shell channel thread)."""
+    key = id(_kernel())
+    if key not in _click_subshell:
+        made: concurrent.futures.Future[str] = concurrent.futures.Future()
+
+        def create() -> None:
+            try:
+                made.set_result(thread.manager._create_subshell())
+            except Exception as exc:
+                made.set_exception(exc)
+
+        thread.io_loop.add_callback(create)
+        _click_subshell[key] = made.result(timeout=10)
+    return _click_subshell[key]
+
+
+def route_clicks(widget: ApprovalWidget) -> bool:
+    """Send the buttons' clicks to the approval subshell (ipykernel 7); False where it cannot."""
+    thread = _subshells()
+    if thread is None:
+        return False
+    try:
+        subshell = _approval_subshell(thread)
+    except Exception:
+        return False
+    for button in widget.buttons:
+        button.comm._reply_subshell_for = lambda data, default, s=subshell: s
+    return True
+
+
+def wait_for_answer(future: concurrent.futures.Future[str], timeout: float) -> None:
+    """Block the kernel thread until answered or timed out (Ctrl-C still reaches it)."""
+    deadline = time.monotonic() + timeout
+    while not future.done() and time.monotonic() < deadline:
+        concurrent.futures.wait([future], timeout=min(0.1, max(0.0, deadline - time.monotonic())))
 
 
 def wait_with_ui(future: concurrent.futures.Future[str], timeout: float) -> None:
@@ -274,7 +348,9 @@ class Approvals:
                 asyncio.wrap_future(self.on_main(lambda: self._ask(request))), limit
             )
             if isinstance(answer, concurrent.futures.Future):
-                answer = await asyncio.wait_for(asyncio.wrap_future(answer), self.timeout())
+                # the widget's own timer denies (and says so in it); this is only a backstop
+                limit = self.timeout() + TIMER_GRACE
+                answer = await asyncio.wait_for(asyncio.wrap_future(answer), limit)
         except asyncio.TimeoutError:
             answer = DENY
         return self._apply(request, answer)
@@ -293,7 +369,11 @@ class Approvals:
             return DENY
         widget = ApprovalWidget(request, self.timeout())
         self.show(widget)
-        if self.in_foreground() and not clicks_reach_a_waiting_cell():
+        if self.in_foreground() and route_clicks(widget):
+            wait_for_answer(widget.future, self.timeout())
+            widget.decide(DENY, "no answer in time")
+            return widget.future.result()
+        if self.in_foreground() and not _ui_poll_works():
             ask_on_stdin(widget)  # no timeout there: input() cannot be withdrawn
             return widget.future.result()
         if self.in_foreground():

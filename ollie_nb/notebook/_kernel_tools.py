@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from IPython import get_ipython
 from IPython.display import display
 
+from ollie_nb.notebook._display import TextBlock
 from ollie_nb.tools import NotebookToolServer, PythonServer, Server
 
 if TYPE_CHECKING:
@@ -37,8 +38,9 @@ def notebook_tools() -> NotebookToolServer:
 class KernelWorkbench:
     """The python tools' view of the IPython kernel; every method runs on the kernel thread."""
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: Any, background: Callable[[], Callable[[Any], None] | None]) -> None:
         self.shell = shell
+        self.background = background  # a background turn's output sink, None in a foreground turn
 
     def namespace(self) -> dict[str, Any]:
         return self.shell.user_ns
@@ -51,8 +53,26 @@ class KernelWorkbench:
         display(value)
         return True
 
-    def propose(self, code: str) -> None:
+    def propose(self, code: str) -> str:
+        """A new cell with `code`; where it appears, as the model is told.
+
+        The frontend makes the cell from the reply of the cell that is running. A
+        background turn's cell has already replied: the cell comes with the next cell
+        the user runs (below that one), and the code is shown in the turn's output now.
+        """
         self.shell.set_next_input(code, replace=False)
+        sink = self.background()
+        if sink is None:
+            return "the code is in a new cell below the running one, for the user to run"
+        sink(
+            TextBlock(
+                code, title="proposed code (a new cell with it comes below the next cell you run)"
+            )
+        )
+        return (
+            "this turn runs in the background: the code is shown in its output now, and a new "
+            "cell with it appears below the next cell the user runs (not below this one)"
+        )
 
     def last_error(self) -> Any:
         value = getattr(sys, "last_value", None)
@@ -81,7 +101,8 @@ def kernel_servers(
         return await runtime().run_on_main(fn, users=True)
 
     tools = notebook_tools()
-    python = PythonServer(KernelWorkbench(shell), run_sync) if shell is not None else None
+    bench = KernelWorkbench(shell, lambda: runtime().show)
+    python = PythonServer(bench, run_sync) if shell is not None else None
 
     def servers(config: AgentConfig) -> Mapping[str, Server]:
         tools.run_sync = run_users  # the newest runtime of the kernel runs them

@@ -8,6 +8,7 @@ kind as one UsageError line, the user's own code as theirs, anything else as a b
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import display
-from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, observe
+from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, observe, validate
 
 from ollie_nb.notebook import _state
 from ollie_nb.notebook._display import Notice, TextBlock
@@ -95,6 +96,38 @@ class OllieMagics(Magics):
         from ollie_nb.notebook._display import Images
 
         Images.remote = bool(change["new"])
+
+    # -- checks: a bad value is one line (TraitError), the old value stays ----
+
+    @validate("workdir")
+    def _check_workdir(self, proposal: Any) -> str:
+        value = str(proposal["value"])
+        if value and not os.path.isdir(os.path.expanduser(os.path.expandvars(value))):
+            raise TraitError(f"OllieMagics.workdir: {value} is not a directory")
+        return value
+
+    @validate("fallback")
+    def _check_fallback(self, proposal: Any) -> str:
+        if proposal["value"] not in ("", "queue"):
+            raise TraitError(
+                f"OllieMagics.fallback: {proposal['value']!r} is not '' (none) or 'queue'; "
+                "a PlanBackend object is plugged with %ollie fallback VAR"
+            )
+        return str(proposal["value"])
+
+    @validate("approval_timeout", "watch_interval", "stream_interval")
+    def _check_seconds(self, proposal: Any) -> float:
+        value = proposal["value"]
+        if not value > 0:
+            raise TraitError(f"OllieMagics.{proposal['trait'].name}: {value} s must be more than 0")
+        return float(value)
+
+    @validate("result_chars", "max_parallel", "offline_chunk_delay")
+    def _check_not_negative(self, proposal: Any) -> Any:
+        value = proposal["value"]
+        if value < 0:
+            raise TraitError(f"OllieMagics.{proposal['trait'].name}: {value} must be 0 or more")
+        return value
 
     # -- entry point ---------------------------------------------------------
 

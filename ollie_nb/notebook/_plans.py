@@ -22,6 +22,15 @@ _PROGRESS = {"done", "cancelled"}
 _DRAWER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ollie-dot")
 
 
+def fit_to_cell(svg: str) -> str:
+    """The SVG scaled down to the cell's width, its shape kept (dot writes a fixed size in pt).
+
+    JupyterLab scales an HTML output's images to the cell, not the SVG in a widget (the
+    live graph of `%ollie plan --watch`); the style on the element does it for both.
+    """
+    return svg.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+
+
 class PlanGraphView(Displayable):
     """The plan graph (HTML) with the plan text as text/plain; never raises when drawn."""
 
@@ -145,7 +154,7 @@ class PlanGraphView(Displayable):
         try:
             if isinstance(drawn, GraphvizUnavailable):
                 raise drawn
-            body = f'<div class="ollie-plan" style="overflow:auto">{drawn}</div>'
+            body = f'<div class="ollie-plan" style="overflow:auto">{fit_to_cell(drawn)}</div>'
         except GraphvizUnavailable as exc:
             self.warning = str(exc)
             return (

@@ -76,6 +76,7 @@ class NotebookRuntime:
         self.view: Callable[[Event], None] | None = None  # renders the current turn's events
         self.show: Callable[[Any], None] | None = None  # a background turn's output, else None
         self.turn_future: concurrent.futures.Future[TurnResult] | None = None
+        self.agent_problem = ""  # why the configured agent did not start (the default did)
         self.core: AgentCore = self.call(self._make_core)
 
     def _serve(self) -> None:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.core.error import UsageError
 from IPython.display import display
 
+from ollie_nb.errors import ConfigError
 from ollie_nb.notebook._display import Notice
 
 if TYPE_CHECKING:
@@ -84,7 +86,6 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
     from ollie_nb.core import AgentCore
     from ollie_nb.llm import LLMError, OfflineBackend, backend_from_env, make_backend
     from ollie_nb.notebook._kernel_tools import kernel_servers
-    from ollie_nb.notebook._runtime import NotebookRuntime
 
     backend_name = traits.backend if traits else ""
     model = (traits.model if traits else "") or None
@@ -103,31 +104,54 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
     approve = _approvals(traits, holder)
     servers = kernel_servers(traits.shell if traits else None, lambda: holder["runtime"])
 
-    def factory() -> AgentCore:
-        core = AgentCore(
-            backend,
-            agent=(traits.agent if traits else "") or None,
-            workdir=(traits.workdir if traits else "") or os.getcwd(),
-            queue_fallback=bool(traits and traits.fallback == "queue"),
-            approve=approve,
-            extra_servers=servers,
-        )
-        core.max_parallel = traits.max_parallel if traits else 0
-        return core
+    def factory(agent: str | None) -> Callable[[], AgentCore]:
+        def make() -> AgentCore:
+            core = AgentCore(
+                backend,
+                agent=agent,
+                workdir=(traits.workdir if traits else "") or os.getcwd(),
+                queue_fallback=bool(traits and traits.fallback == "queue"),
+                approve=approve,
+                extra_servers=servers,
+            )
+            core.max_parallel = traits.max_parallel if traits else 0
+            return core
 
-    runtime = NotebookRuntime(factory)
-    holder["runtime"] = runtime
-    notice = getattr(backend, "notice", "")
+        return make
+
+    agent = (traits.agent if traits else "") or None
     try:
-        runtime.call(runtime.core.start)
-    except (Exception, KeyboardInterrupt) as exc:
-        runtime.close()
-        reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
-        raise UsageError(f"%ollie: the agent could not start: {reason}") from None
+        runtime = _started(factory(agent), holder)
+    except ConfigError as exc:  # OllieMagics.agent names no usable agent: start the default one
+        if agent is None:
+            raise UsageError(f"%ollie: the agent could not start: {exc}") from None
+        runtime = _started(factory(None), holder)
+        runtime.agent_problem = f"OllieMagics.agent {agent!r} did not load ({exc})"
+        display(Notice(f"{runtime.agent_problem}; using the default agent", "warning"))
+    notice = getattr(backend, "notice", "")
     if notice:
         display(Notice(notice, level))
     for message in runtime.core.env.messages if runtime.core.env else []:
         display(Notice(message, "warning"))
+    return runtime
+
+
+def _started(
+    factory: Callable[[], AgentCore], holder: dict[str, NotebookRuntime]
+) -> NotebookRuntime:
+    """A runtime whose core has started; a ConfigError (the agent file) is raised as it is."""
+    from ollie_nb.notebook._runtime import NotebookRuntime
+
+    runtime = NotebookRuntime(factory)
+    holder["runtime"] = runtime
+    try:
+        runtime.call(runtime.core.start)
+    except (Exception, KeyboardInterrupt) as exc:
+        runtime.close()
+        if isinstance(exc, ConfigError):
+            raise
+        reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
+        raise UsageError(f"%ollie: the agent could not start: {reason}") from None
     return runtime
 
 

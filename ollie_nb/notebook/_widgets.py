@@ -84,6 +84,8 @@ class BackgroundTurn:
         match event:
             case core.ToolCalled(tool=tool):
                 self.status.value = f"<b>ollie</b> running <code>{esc(tool)}</code> …"
+            case core.ToolFinished():  # the result goes back to the model: it is its turn
+                self.status.value = "<b>ollie</b> waiting for the model …"
             case core.TextDelta():
                 self.status.value = "<b>ollie</b> writing …"
             case core.ReasoningDelta():
@@ -154,11 +156,14 @@ class PlanWatch:
         self.runtime = runtime
         self.view = view
         self.interval = max(0.5, interval)
-        self.html = widgets.HTML(view.html())
+        self.html = widgets.HTML(view.html(), layout=widgets.Layout(width="100%"))
         self.label = widgets.HTML("")
         self.stop_button = widgets.Button(description="Stop watching", icon="eye-slash")
         self.stop_button.on_click(lambda _: self.stop())
-        self.widget = widgets.VBox([self.html, widgets.HBox([self.label, self.stop_button])])
+        self.widget = widgets.VBox(
+            [self.html, widgets.HBox([self.label, self.stop_button])],
+            layout=widgets.Layout(width="100%"),
+        )
         self.watching = True
         self._pending: Any = None
         self._loop = asyncio.get_event_loop()

