@@ -15,6 +15,7 @@ from pathlib import Path
 from bench import (
     extension_load,
     fanout,
+    fanout_large,
     first_prompt,
     lease_reclaim,
     notebook_tool,
@@ -46,6 +47,7 @@ ROWS: tuple[Row, ...] = (
     prompt_cache.ROW,
     lease_reclaim.ROW,
     status_read.ROW,
+    fanout_large.ROW,
 )
 
 

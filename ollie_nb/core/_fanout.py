@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -37,6 +38,7 @@ class StepStore(Protocol):
     """Where a plan's steps live: their states, claiming one, settling one."""
 
     note: str  # said once at the start (e.g. that claims are not atomic)
+    atomic: bool  # a claim is refused for a step that is not open (a late view is safe)
 
     async def statuses(self) -> States: ...
     async def claim(self, step_id: str, assignee: str) -> str: ...  # '' when taken, else why not
@@ -53,7 +55,7 @@ class TaskSteps:
         read: Callable[[], Awaitable[dict[str, str]]],
         atomic: bool,
     ) -> None:
-        self._client, self._read, self._atomic = client, read, atomic
+        self._client, self._read, self.atomic = client, read, atomic
         self.note = (
             ""
             if atomic
@@ -67,7 +69,7 @@ class TaskSteps:
         return {step_id: read_state(word) for step_id, word in (await self._read()).items()}
 
     async def claim(self, step_id: str, assignee: str) -> str:
-        return await self._client.claim(step_id, assignee, atomic=self._atomic)
+        return await self._client.claim(step_id, assignee, atomic=self.atomic)
 
     async def settle(self, step_id: str, child: ChildSession) -> StepState:
         """Interrupted: open again; failed: failed; done by the child: done; else failed."""
@@ -76,7 +78,8 @@ class TaskSteps:
         if child.error:
             why = f"{child.name}: {first_lines(child.error)}"
             return await self._set(step_id, StepState.FAILED, why)
-        state = (await self.statuses()).get(step_id, StepState.UNKNOWN)
+        word = await self._client.read(step_id)  # this step only, not the whole plan
+        state = read_state(word) if word else StepState.UNKNOWN
         if state.is_closed:
             return state
         why = f"{child.name} finished without marking the step done: {first_lines(child.reply)}"
@@ -91,6 +94,7 @@ class QueueSteps:
     """Steps of a queue plan (no task server): their states live in the agent's PlanBook."""
 
     note = ""
+    atomic = True
 
     def __init__(
         self, states: Callable[[], States], mark: Callable[[str, StepState], None]
@@ -158,6 +162,9 @@ class ParallelRun:
         self._skip: set[str] = set()  # steps another agent took first
         self._agent_works: set[str] = set()  # steps the parent agent works itself this round
         self._on_claim = on_claim  # the watch: False for a step the agent works itself
+        self._view: States | None = None  # the plan's states as last read
+        self._read_at = 0.0  # when (time.monotonic())
+        self._mine: States = {}  # steps this run's children settled since that read
 
     def emit(self, what: WatchWhat, text: str, step_id: str = "", child: str = "") -> None:
         statuses = dict(self.result.outcome) if what is WatchWhat.FINISHED else {}
@@ -180,9 +187,23 @@ class ParallelRun:
         self.emit(WatchWhat.FINISHED, self.result.summary)
         return self.result
 
+    async def _statuses(self) -> States:
+        """The plan's states: read again at most every POLL s while children work.
+
+        In between, the states read last with what this run's children settled stand
+        in (atomic claims refuse a step another agent took, so a late view is safe);
+        with no child at work, or claims that are not atomic, they are read afresh.
+        """
+        now = time.monotonic()
+        late = self._view is not None and bool(self._inflight) and self.store.atomic
+        if not late or now - self._read_at >= POLL:
+            self._view, self._read_at = await self.store.statuses(), now
+            self._mine.clear()
+        return {**self._view, **self._mine}
+
     async def _round(self) -> bool:
         """Start what is ready, then wait for a child (or poll); False when the run is over."""
-        statuses = await self.store.statuses()
+        statuses = await self._statuses()
         self._agent_works.clear()
         if not self.result.failed:
             await self._start_ready(statuses)
@@ -253,7 +274,7 @@ class ParallelRun:
         return await self.store.settle(step_id, child)
 
     def _settled(self, step_id: str, state: StepState) -> None:
-        self.result.outcome[step_id] = state
+        self.result.outcome[step_id] = self._mine[step_id] = state
         index = self.record.ids.index(step_id)
         name = self.result.workers[step_id]
         if not state.is_finished:
