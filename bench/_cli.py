@@ -15,6 +15,7 @@ from pathlib import Path
 from bench import (
     extension_load,
     fanout,
+    fanout_large,
     first_prompt,
     first_tool_call,
     lease_reclaim,
@@ -52,6 +53,7 @@ ROWS: tuple[Row, ...] = (
     parallel_tools.ROW,
     workers.ROW,
     first_tool_call.ROW,
+    fanout_large.ROW,
 )
 
 

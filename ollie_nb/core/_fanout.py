@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -40,6 +41,7 @@ class StepStore(Protocol):
     """Where a plan's steps live: their states, claiming one, settling one."""
 
     note: str  # said once at the start (e.g. that claims are not atomic)
+    atomic: bool  # a claim is refused for a step that is not open (a late view is safe)
 
     async def statuses(self) -> States: ...
     async def claim(self, step_id: str, assignee: str) -> str: ...  # '' when taken, else why not
@@ -58,7 +60,7 @@ class TaskSteps:
         atomic: bool,
         lease: LeasePolicy = NO_LEASE,
     ) -> None:
-        self._client, self._read, self._atomic = client, read, atomic
+        self._client, self._read, self.atomic = client, read, atomic
         self.lease = lease
         self.note = (
             ""
@@ -74,7 +76,7 @@ class TaskSteps:
 
     async def claim(self, step_id: str, assignee: str) -> str:
         lease = self.lease.seconds if self.lease.renew else None
-        return await self._client.claim(step_id, assignee, atomic=self._atomic, lease=lease)
+        return await self._client.claim(step_id, assignee, atomic=self.atomic, lease=lease)
 
     async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None:
         """Renew the claim while the step is worked (until cancelled)."""
@@ -87,7 +89,8 @@ class TaskSteps:
         if child.error:
             why = f"{child.name}: {first_lines(child.error)}"
             return await self._set(step_id, StepState.FAILED, why)
-        state = (await self.statuses()).get(step_id, StepState.UNKNOWN)
+        word = await self._client.read(step_id)  # this step only, not the whole plan
+        state = read_state(word) if word else StepState.UNKNOWN
         if state.is_closed:
             return state
         why = f"{child.name} finished without marking the step done: {first_lines(child.reply)}"
@@ -102,6 +105,7 @@ class QueueSteps:
     """Steps of a queue plan (no task server): their states live in the agent's PlanBook."""
 
     note = ""
+    atomic = True
 
     def __init__(
         self, states: Callable[[], States], mark: Callable[[str, StepState], None]
@@ -173,6 +177,9 @@ class ParallelRun:
         self._lost: set[str] = set()  # steps whose claim ran out while a child worked them
         self._agent_works: set[str] = set()  # steps the parent agent works itself this round
         self._on_claim = on_claim  # the watch: False for a step the agent works itself
+        self._view: States | None = None  # the plan's states as last read
+        self._read_at = 0.0  # when (time.monotonic())
+        self._mine: States = {}  # steps this run's children settled since that read
 
     def emit(self, what: WatchWhat, text: str, step_id: str = "", child: str = "") -> None:
         statuses = dict(self.result.outcome) if what is WatchWhat.FINISHED else {}
@@ -195,9 +202,25 @@ class ParallelRun:
         self.emit(WatchWhat.FINISHED, self.result.summary)
         return self.result
 
+    async def _statuses(self) -> States:
+        """The plan's states: read again at most every POLL s while children work.
+
+        In between, the states read last with what this run's children settled stand
+        in (atomic claims refuse a step another agent took, so a late view is safe);
+        with no child at work, or claims that are not atomic, they are read afresh.
+        """
+        now = time.monotonic()
+        late = self._view is not None and bool(self._inflight) and self.store.atomic
+        view = self._view
+        if view is None or not late or now - self._read_at >= POLL:
+            view = self._view = await self.store.statuses()
+            self._read_at = now
+            self._mine.clear()
+        return {**view, **self._mine}
+
     async def _round(self) -> bool:
         """Start what is ready, then wait for a child (or poll); False when the run is over."""
-        statuses = await self.store.statuses()
+        statuses = await self._statuses()
         self._agent_works.clear()
         self._retry_reopened(statuses)
         if not self.result.failed:
@@ -293,7 +316,7 @@ class ParallelRun:
         return await self.store.settle(step_id, child)
 
     def _settled(self, step_id: str, state: StepState) -> None:
-        self.result.outcome[step_id] = state
+        self.result.outcome[step_id] = self._mine[step_id] = state
         index = self.record.ids.index(step_id)
         name = self.result.workers[step_id]
         if not state.is_finished and step_id not in self._lost:
