@@ -37,7 +37,7 @@ from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, params
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
-from ollie_nb.errors import AgentBusyError, NoPlanError, NotStartedError
+from ollie_nb.errors import AgentBusyError, NoPlanError, NotStartedError, SessionError
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import (
     Origin,
@@ -339,6 +339,10 @@ class AgentCore:
     def clear_queue(self) -> int:
         return self.prompts.clear()
 
+    def drop_queued(self, origin: Origin) -> int:
+        """Drop the queued items of one origin (the watch's steps when it is turned off)."""
+        return self.prompts.drop(lambda item: item.origin is not origin)
+
     def note(self, text: str) -> None:
         """A short note the agent reads at the start of its next turn."""
         self.prompts.note(text)
@@ -399,7 +403,10 @@ class AgentCore:
     async def _work(self, item: QueuedPrompt, position: int = 0, total: int = 0) -> TurnResult:
         """One item as a turn; the step it works is known from it (a queue plan's is marked)."""
         step = item.step
-        self.watch.took(step)
+        self.watch.took(step)  # before the claim's round trip: the watch queues it no more
+        refused = await self.watch.admit(item)  # a watch step: claimed first, or not worked
+        if refused:
+            return TurnResult(blocked=refused)
         marked = step if step is not None and step.kind == "queue" else None
         if marked is not None:
             self.plan_book.mark(marked, StepState.IN_PROGRESS)
@@ -435,7 +442,7 @@ class AgentCore:
         self.emit(PlanMade(record, record.warning.removeprefix("warning: ")))
 
     def find_plan(self, key: str | int | None = None) -> PlanRecord | None:
-        """The latest plan, or the one with this number, goal id or step id."""
+        """The latest plan, or the one with this number, goal id, step id or goal text."""
         return self.plan_book.find(key)
 
     async def plan_statuses(self, record: PlanRecord) -> dict[str, str]:
@@ -496,9 +503,10 @@ class AgentCore:
         """
         return await self.watch.start(interval, on_event, wake)
 
-    async def stop_watching(self) -> None:
-        """Stop the watch; a turn the agent started itself is interrupted."""
-        await self.watch.stop()
+    async def stop_watching(self) -> int:
+        """Stop the watch; a turn the agent started itself is interrupted and the steps the
+        watch queued leave the queue; how many left."""
+        return await self.watch.stop()
 
     async def run_until_idle(self, timeout: float | None = None) -> None:
         """Wait until nothing is queued or running and the watch has read every event."""
@@ -598,10 +606,17 @@ class AgentCore:
             )
         return f"agent: {self.config.name} (the agent this session used)"
 
-    def rename(self, name: str) -> None:
-        """Name the session (and save it, so the name sticks)."""
-        self.conversation.session_name = name.strip()
-        self.save()
+    def rename(self, name: str) -> Path | None:
+        """Name the session and save it; None when there is nothing to save yet (the name
+        is saved with the first prompt). A name another saved session has is refused."""
+        name = name.strip()
+        taken = [s.id for s in list_sessions() if s.name == name and s.id != self.session_id]
+        if taken:
+            raise SessionError(
+                f"a saved session is named {name!r} already ({taken[0]}); choose another name"
+            )
+        self.conversation.session_name = name
+        return self.save()
 
     @staticmethod
     def sessions() -> list[SessionInfo]:
