@@ -275,15 +275,15 @@ class ParallelRun:
         busy = {self.result.workers[s] for s in self._inflight.values()}
         children = self.agents.children
         free = next((n for n in self._pool if n not in busy and not children[n].busy), None)
-        name = free or self._new_worker()
-        child = children.get(name)
-        if child is None:
-            return self.agents.spawn(name, prompt, step=title, notify=False, bypass_limit=True)
-        child.step = title
-        return self.agents.send(name, prompt, bypass_limit=True)
+        if free is not None:
+            children[free].step = title
+            return self.agents.send(free, prompt, bypass_limit=True)
+        name = self._new_worker()
+        self.agents.retire(name)  # a former run's worker: made afresh, with today's tools
+        return self.agents.spawn(name, prompt, step=title, notify=False, bypass_limit=True)
 
     def _new_worker(self) -> str:
-        """The first `workerN` name not in use: new, or an idle worker of an earlier run."""
+        """The first `workerN` name not in use: new, or that of an idle former worker."""
         n = 1
         while (name := f"worker{n}") in self._pool or not self.agents.reusable(name):
             n += 1

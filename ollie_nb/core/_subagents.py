@@ -275,6 +275,12 @@ class SubAgents:
         child.send(prompt)
         return child
 
+    def retire(self, name: str) -> None:
+        """Forget an idle quiet child (a former plan worker), so its name can be given again."""
+        if self.reusable(name):
+            self.children.pop(name, None)
+            self._quiet.discard(name)
+
     def reusable(self, name: str) -> bool:
         """A name a plan run may give a worker: free, or an idle quiet child (a former worker)."""
         child = self.children.get(name)
