@@ -37,10 +37,12 @@ def test_parallel_run_shows_a_tab_per_child_and_a_deterministic_summary(kernel):
     assert summary[0] == "plan 1: 5 steps done by sub-agents"
     assert summary[1].split() == ["step", "title", "worker", "status"]
     assert summary[2].split() == ["1", "Prepare", "worker1", "done"]
-    assert summary[6].split() == ["5", "Join", "worker1", "done"]  # the first free worker
+    join = summary[6].split()  # whichever worker was free first
+    assert join[:2] == ["5", "Join"] and join[2] in ("worker1", "worker2", "worker3")
+    assert join[3] == "done"
     listed = k.run("%ollie subagents").text().splitlines()
     assert listed[0] == "sub-agents" and len(listed) == 2 + 3  # three workers, reused
-    assert listed[2].split()[:3] == ["worker1", "done", "Join"]
+    assert listed[2].split()[:2] == ["worker1", "done"]
     # the widget: one tab per child, each child's turn rendered in its own Output
     probe = (
         "from ollie_nb.notebook._parallel_widget import ParallelRunView\n"
