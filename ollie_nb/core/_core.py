@@ -413,6 +413,7 @@ class AgentCore:
         prompt = self.prompts.with_notes(item.text)
         start = TurnStarted(prompt, position > 0, position, total, step)
         result = await self._runner.run(start)
+        await self.watch.release(item)  # a watch step's claim goes back unless it is closed
         if marked is not None:
             state = (
                 StepState.OPEN

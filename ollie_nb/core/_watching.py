@@ -24,7 +24,7 @@ from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._wake import Waker
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.errors import NotStartedError
-from ollie_nb.planning import Origin, PlanRecord, QueuedPrompt, StepRef
+from ollie_nb.planning import Origin, PlanRecord, QueuedPrompt, StepRef, read_state
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -103,6 +103,18 @@ class AgentWatch:
             text = f"{step.label}: not worked here, another worker holds it ({refused})"
             self.emit(WatchNotice(text, WatchWhat.SKIPPED, step_id=step.task_id))
         return refused
+
+    async def release(self, item: QueuedPrompt) -> None:
+        """A claimed watch step after its turn: open again when the turn left it in progress
+        (stopped, failed, or ended without marking it done); done or failed, it stays."""
+        step, env = item.step, self.host.env
+        if item.origin is not Origin.WATCH or step is None or step.task_id is None:
+            return
+        if env is None or env.task_client is None:
+            return
+        if read_state(await env.task_client.read(step.task_id)).is_active:
+            note = f"{self.host.agent_name}'s turn on it did not finish"
+            await env.task_client.update(step.task_id, status="open", note=note)
 
     async def start(
         self, interval: float, on_event: EventSink | None, wake: bool
