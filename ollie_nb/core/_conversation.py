@@ -52,12 +52,18 @@ class Conversation:
         self.session_name = ""
         self.created = time.time()
         self.reply = ""
+        self.errors: list[dict[str, Any]] = []  # failed model calls: saved, never sent
         self._estimate = TokenEstimate()
+
+    def record_error(self, message: str) -> None:
+        """A failed model call: kept beside the history (after message N), not in it."""
+        self.errors.append({"at": len(self.history), "time": time.time(), "error": message})
 
     def clear(self) -> None:
         """Forget the conversation; a new session id starts (usage stays)."""
         self.history = []
         self.reply = ""
+        self.errors = []
         self.session_id = new_session_id()
         self.session_name = ""
         self.created = time.time()
@@ -93,6 +99,7 @@ class Conversation:
         self.history, self.usage = saved.history, saved.usage
         self.session_id, self.session_name, self.created = data["id"], saved.name, saved.created
         self.reply = saved.last_reply
+        self.errors = list(saved.errors)
         return data, saved
 
     # -- compaction ----------------------------------------------------------------

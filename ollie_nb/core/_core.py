@@ -42,7 +42,7 @@ from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, params
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
-from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError
+from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError, SessionError
 from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import (
     Origin,
@@ -355,6 +355,10 @@ class AgentCore:
     def clear_queue(self) -> int:
         return self.prompts.clear()
 
+    def drop_queued(self, origin: Origin) -> int:
+        """Drop the queued items of one origin (the watch's steps when it is turned off)."""
+        return self.prompts.drop(lambda item: item.origin is not origin)
+
     def note(self, text: str) -> None:
         """A short note the agent reads at the start of its next turn."""
         self.prompts.note(text)
@@ -415,7 +419,10 @@ class AgentCore:
     async def _work(self, item: QueuedPrompt, position: int = 0, total: int = 0) -> TurnResult:
         """One item as a turn; the step it works is known from it (a queue plan's is marked)."""
         step = item.step
-        self.watch.took(step)
+        self.watch.took(step)  # before the claim's round trip: the watch queues it no more
+        refused = await self.watch.admit(item)  # a watch step: claimed first, or not worked
+        if refused:
+            return TurnResult(blocked=refused)
         marked = step if step is not None and step.kind == "queue" else None
         if marked is not None:
             self.plan_book.mark(marked, StepState.IN_PROGRESS)
@@ -429,7 +436,8 @@ class AgentCore:
         finally:
             if held.beat is not None:
                 held.beat.cancel()
-                await self._release(item)
+            with contextlib.suppress(Exception):  # the lease ends a claim left behind anyway
+                await self.watch.release(item)  # a watch step goes back unless it is closed
         if marked is not None:
             state = (
                 StepState.OPEN
@@ -465,16 +473,6 @@ class AgentCore:
 
         return Hold(asyncio.ensure_future(heartbeat(client, step.task_id, assignee, lease, lost)))
 
-    async def _release(self, item: QueuedPrompt) -> None:
-        """After a watch turn: the step's claim goes back when the turn left it in progress."""
-        env, step = self.env, item.step
-        if env is None or env.task_client is None or step is None or step.task_id is None:
-            return
-        with contextlib.suppress(Exception):  # the lease ends it anyway
-            if await env.task_client.read(step.task_id) == StepState.IN_PROGRESS.value:
-                note = f"{self.agent_name}'s turn ended with the step in progress: handed back"
-                await env.task_client.update(step.task_id, status="open", note=note)
-
     async def _steps_became_ready(self) -> bool:
         """With a watcher on, read task events before the queue is called empty."""
         await self.catch_up()
@@ -495,7 +493,7 @@ class AgentCore:
         self.emit(PlanMade(record, record.warning.removeprefix("warning: ")))
 
     def find_plan(self, key: str | int | None = None) -> PlanRecord | None:
-        """The latest plan, or the one with this number, goal id or step id."""
+        """The latest plan, or the one with this number, goal id, step id or goal text."""
         return self.plan_book.find(key)
 
     async def plan_statuses(self, record: PlanRecord) -> dict[str, str]:
@@ -568,9 +566,10 @@ class AgentCore:
         """
         return await self.watch.start(interval, on_event, wake)
 
-    async def stop_watching(self) -> None:
-        """Stop the watch; a turn the agent started itself is interrupted."""
-        await self.watch.stop()
+    async def stop_watching(self) -> int:
+        """Stop the watch; a turn the agent started itself is interrupted and the steps the
+        watch queued leave the queue; how many left."""
+        return await self.watch.stop()
 
     async def run_until_idle(self, timeout: float | None = None) -> None:
         """Wait until nothing is queued or running and the watch has read every event."""
@@ -701,10 +700,17 @@ class AgentCore:
         agent = f"agent: {self.config.name} (the agent this session used)"
         return agent + (f"\n{runs}" if runs else "")
 
-    def rename(self, name: str) -> None:
-        """Name the session (and save it, so the name sticks)."""
-        self.conversation.session_name = name.strip()
-        self.save()
+    def rename(self, name: str) -> Path | None:
+        """Name the session and save it; None when there is nothing to save yet (the name
+        is saved with the first prompt). A name another saved session has is refused."""
+        name = name.strip()
+        taken = [s.id for s in list_sessions() if s.name == name and s.id != self.session_id]
+        if taken:
+            raise SessionError(
+                f"a saved session is named {name!r} already ({taken[0]}); choose another name"
+            )
+        self.conversation.session_name = name
+        return self.save()
 
     @staticmethod
     def sessions() -> list[SessionInfo]:

@@ -1,12 +1,14 @@
 """Working a plan in parallel: each ready step is claimed and handed to a sub-agent.
 
-`ParallelRun` keeps up to `width` children busy: it reads the plan's step statuses,
-claims every ready step (atomically with a task server's `task_claim`), spawns one
-child per step with its step prompt, and when a child ends settles its step and
-looks again. A failure stops new starts; the children at work finish. Cancelling
-the run interrupts its children and returns their steps to open. On a task server
-with leases each claim is renewed while its child works (core/_leases.py), and a step
-another claimer held is tried again once it is open again (its claimer's lease ran out).
+`ParallelRun` keeps up to `width` workers busy: it reads the plan's step statuses,
+claims every ready step (atomically with a task server's `task_claim`), hands it to
+a free worker (sub-agents `worker1` .. `workerN`, made as needed, each reused for the
+next step once free), and when a worker ends settles its step and looks again. A
+failure stops new starts; the workers at work finish. Cancelling the run interrupts
+its workers and returns their unfinished steps to open (a step already done stays done).
+On a task server with leases each claim is renewed while its worker works (core/_leases.py),
+and a step another claimer held is tried again once it is open again (its claimer's lease
+ran out).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class StepStore(Protocol):
     async def claim(self, step_id: str, assignee: str) -> str: ...  # '' when taken, else why not
     async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None: ...
     async def settle(self, step_id: str, child: ChildSession) -> StepState: ...  # its new state
+    async def hand_back(self, step_id: str) -> StepState: ...  # a claim no worker got: open
 
 
 class TaskSteps:
@@ -83,18 +86,22 @@ class TaskSteps:
         await heartbeat(self._client, step_id, assignee, self.lease, lost)
 
     async def settle(self, step_id: str, child: ChildSession) -> StepState:
-        """Interrupted: open again; failed: failed; done by the child: done; else failed."""
+        """Closed in the store (the child marked it): as it is; else interrupted: open again;
+        failed: failed; finished without marking it: failed."""
+        word = await self._client.read(step_id)  # this step only, not the whole plan
+        state = read_state(word) if word else StepState.UNKNOWN  # the store's word, not ours
+        if state.is_closed:  # done before a stop came: never reopened
+            return state
         if child.interrupted:
             return await self._set(step_id, StepState.OPEN, f"{child.name} was interrupted")
         if child.error:
             why = f"{child.name}: {first_lines(child.error)}"
             return await self._set(step_id, StepState.FAILED, why)
-        word = await self._client.read(step_id)  # this step only, not the whole plan
-        state = read_state(word) if word else StepState.UNKNOWN
-        if state.is_closed:
-            return state
         why = f"{child.name} finished without marking the step done: {first_lines(child.reply)}"
         return await self._set(step_id, StepState.FAILED, why)
+
+    async def hand_back(self, step_id: str) -> StepState:
+        return await self._set(step_id, StepState.OPEN, "the run stopped before working it")
 
     async def _set(self, step_id: str, state: StepState, note: str) -> StepState:
         await self._client.update(step_id, status=state.value, note=note[:500])
@@ -135,22 +142,29 @@ class QueueSteps:
         self._mark(step_id, state)
         return state
 
+    async def hand_back(self, step_id: str) -> StepState:
+        self._mark(step_id, StepState.OPEN)
+        return StepState.OPEN
+
 
 @dataclass
 class PlanRun:
-    """How a parallel run ended: each worked step's child and final status."""
+    """How a parallel run ended: each worked step's worker and final status, and every
+    step's state in the store when the run ended (`states`: also the steps others did)."""
 
     plan: int
-    workers: dict[str, str] = field(default_factory=dict)  # step id -> child name
-    outcome: dict[str, StepState] = field(default_factory=dict)  # step id -> state after the child
+    workers: dict[str, str] = field(default_factory=dict)  # step id -> worker name
+    outcome: dict[str, StepState] = field(default_factory=dict)  # step id -> state after it
     failed: list[str] = field(default_factory=list)
     interrupted: bool = False
     note: str = ""
+    states: dict[str, StepState] = field(default_factory=dict)  # step id -> state at the end
 
     @property
     def summary(self) -> str:
         done = sum(1 for s in self.outcome.values() if s is StepState.DONE)
-        text = f"plan {self.plan}: {done} step(s) done by sub-agents"
+        steps = "step" if done == 1 else "steps"
+        text = f"plan {self.plan}: {done} {steps} done by sub-agents"
         if self.failed:
             text += f"; failed: {', '.join(self.failed)}"
         return text + ("; interrupted" if self.interrupted else "")
@@ -173,6 +187,8 @@ class ParallelRun:
         self.width, self.owner, self._sink = max(1, width), owner, sink
         self.result = PlanRun(record.number, note=store.note)
         self._inflight: dict[asyncio.Task[StepState], str] = {}
+        self._pool: list[str] = []  # this run's workers, in the order they were made
+        self._claiming: dict[str, asyncio.Future[str]] = {}  # claims a Stop came during
         self._skip: dict[str, bool] = {}  # steps another agent took first -> seen held since
         self._lost: set[str] = set()  # steps whose claim ran out while a child worked them
         self._agent_works: set[str] = set()  # steps the parent agent works itself this round
@@ -197,8 +213,10 @@ class ParallelRun:
         except asyncio.CancelledError:
             await self._release()
             self.result.interrupted = True
+            await self._read_states()
             self.emit(WatchWhat.STOPPED, f"parallel run of plan {self.record.number} stopped")
             return self.result
+        await self._read_states()
         self.emit(WatchWhat.FINISHED, self.result.summary)
         return self.result
 
@@ -218,18 +236,28 @@ class ParallelRun:
             self._mine.clear()
         return {**view, **self._mine}
 
+    async def _read_states(self) -> None:
+        """Every step's state from the store (what its workers, the agent or others did)."""
+        try:
+            self.result.states = dict(await self.store.statuses())
+        except Exception:  # an unreadable store: what this run's workers settled
+            self.result.states = dict(self.result.outcome)
+
     async def _round(self) -> bool:
         """Start what is ready, then wait for a child (or poll); False when the run is over."""
         statuses = await self._statuses()
         self._agent_works.clear()
         self._retry_reopened(statuses)
+        skipped = len(self._skip)
         if not self.result.failed:
             await self._start_ready(statuses)
         if not self._inflight:
             states = [statuses.get(i, StepState.UNKNOWN) for i in self.record.ids]
             if self.result.failed or all(s.is_finished for s in states):
                 return False
-            active = self._agent_works or any(s.is_active for s in states)
+            # a claim refused just now: someone took the step since `statuses` was read
+            taken_now = len(self._skip) > skipped
+            active = self._agent_works or taken_now or any(s.is_active for s in states)
             if not active and not self._ready(statuses):
                 return False  # nothing runs and nothing can: blocked by a failed step
             await asyncio.sleep(POLL)  # another agent works a step this plan waits for
@@ -269,33 +297,48 @@ class ParallelRun:
 
     async def _start(self, index: int) -> None:
         step_id = self.record.ids[index]
-        name = self._child_name(index)
         if not self._on_claim(step_id):
             self._agent_works.add(step_id)  # looked at again next round
             return
         # by step, not by child: a step a stopped run handed back keeps its assignee (a
         # task server may not clear one), and this agent's next run claims it again
         assignee = f"{self.owner}/step{index + 1}"
-        refused = await self.store.claim(step_id, assignee)
+        claim = asyncio.ensure_future(self.store.claim(step_id, assignee))
+        try:  # a Stop during the claim's round trip: the claim lands, and is handed back
+            refused = await asyncio.shield(claim)
+        except asyncio.CancelledError:
+            self._claiming[step_id] = claim
+            raise
         if refused:
             self._skip[step_id] = False
             text = f"step {index + 1} ({step_id}) not claimed: {refused}"
             self.emit(WatchWhat.SKIPPED, text, step_id)
             return
         item = step_item(self.record, index, Origin.PLAN, goal=self.record.goal)
-        child = self.agents.spawn(
-            name, item.text, step=self.record.steps[index].title, notify=False, bypass_limit=True
-        )
-        self.result.workers[step_id] = name
-        self.emit(WatchWhat.CLAIMED, f"step {index + 1} ({step_id}) -> {name}", step_id, name)
+        child = self._hand(item.text, self.record.steps[index].title)
+        self.result.workers[step_id] = child.name
+        text = f"step {index + 1} ({step_id}) -> {child.name}"
+        self.emit(WatchWhat.CLAIMED, text, step_id, child.name)
         self._inflight[asyncio.ensure_future(self._work(step_id, assignee, child))] = step_id
 
-    def _child_name(self, index: int) -> str:
-        base = f"step{index + 1}"
-        name, n = base, 1
-        while name in self.agents.children:
+    def _hand(self, prompt: str, title: str) -> ChildSession:
+        """A free worker of this run gets the step; else a new one (at most `width` busy)."""
+        busy = {self.result.workers[s] for s in self._inflight.values()}
+        children = self.agents.children
+        free = next((n for n in self._pool if n not in busy and not children[n].busy), None)
+        if free is not None:
+            children[free].step = title
+            return self.agents.send(free, prompt, bypass_limit=True)
+        name = self._new_worker()
+        self.agents.retire(name)  # a former run's worker: made afresh, with today's tools
+        return self.agents.spawn(name, prompt, step=title, notify=False, bypass_limit=True)
+
+    def _new_worker(self) -> str:
+        """The first `workerN` name not in use: new, or that of an idle former worker."""
+        n = 1
+        while (name := f"worker{n}") in self._pool or not self.agents.reusable(name):
             n += 1
-            name = f"{base}-{n}"
+        self._pool.append(name)
         return name
 
     async def _work(self, step_id: str, assignee: str, child: ChildSession) -> StepState:
@@ -336,3 +379,7 @@ class ParallelRun:
             for task in done:
                 if not task.cancelled() and task.exception() is None:
                     self.result.outcome[self._inflight[task]] = task.result()
+        for step_id, claim in self._claiming.items():  # claimed, never handed to a worker
+            with contextlib.suppress(Exception):  # a claim that timed out or failed
+                if not await asyncio.wait_for(claim, RELEASE_WAIT):
+                    self.result.outcome[step_id] = await self.store.hand_back(step_id)

@@ -82,9 +82,23 @@ class UsageTotals:
     cache_read_tokens: int = 0  # of input_tokens: served by the provider's prompt cache
     cache_write_tokens: int = 0  # of input_tokens: written to it
 
+    def add_since(self, now: UsageTotals, before: UsageTotals) -> None:
+        """Add what another session used between two readings (a sub-agent's turn).
+
+        The context size (`last_input_tokens`) stays this session's own.
+        """
+        self.input_tokens += now.input_tokens - before.input_tokens
+        self.output_tokens += now.output_tokens - before.output_tokens
+        self.requests += now.requests - before.requests
+        self.cache_read_tokens += now.cache_read_tokens - before.cache_read_tokens
+        self.cache_write_tokens += now.cache_write_tokens - before.cache_write_tokens
+        if now.cost is not None:
+            self.cost = (self.cost or 0.0) + now.cost - (before.cost or 0.0)
+
     def __str__(self) -> str:
+        requests = "request" if self.requests == 1 else "requests"
         text = (
-            f"{self.requests} requests, {self.input_tokens} tokens in, "
+            f"{self.requests} {requests}, {self.input_tokens} tokens in, "
             f"{self.output_tokens} tokens out"
         )
         if self.cache_read_tokens or self.cache_write_tokens:

@@ -246,6 +246,7 @@ def session_payload(
             "requests": convo.usage.requests,
         },
         "plans": [plan_to_dict(p) for p in plans],
+        "errors": list(convo.errors),  # failed model calls, kept out of the history
     }
 
 
@@ -259,6 +260,7 @@ class SavedSession:
     name: str
     created: float
     last_reply: str
+    errors: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def decode(cls, data: Mapping[str, Any], key: str) -> SavedSession:
@@ -273,9 +275,10 @@ class SavedSession:
                 int(usage.get("requests", 0)),
             )
             created = float(data.get("created", time.time()))
+            errors = tuple(dict(e) for e in data.get("errors", ()))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise SessionError(f"session {key}: malformed content ({exc})") from None
         last = next(
             (m.content for m in reversed(history) if m.role == "assistant" and m.content), ""
         )
-        return cls(history, plans, totals, str(data.get("name", "")), created, last)
+        return cls(history, plans, totals, str(data.get("name", "")), created, last, errors)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._conversation import Conversation
@@ -41,8 +42,12 @@ class SubagentError(OllieUsageError):
     """A bad sub-agent request (unknown or duplicate name, over the limit, empty prompt)."""
 
 
-ChildParent = AgentSettings
-"""What a child takes from its parent (AgentCore provides it)."""
+class ChildParent(AgentSettings, Protocol):
+    """What a child takes from its parent (AgentCore provides it): its settings, and the
+    session usage every request of the child is counted in."""
+
+    @property
+    def usage(self) -> UsageTotals: ...
 
 
 def child_router(parent: ToolRouter) -> ToolRouter:
@@ -163,10 +168,13 @@ class ChildSession:
     async def _turn(self, prompt: str) -> TurnResult:
         self.turns += 1
         self.error = ""
+        before = copy.copy(self.usage)
         try:
             result = await self._runner.run(TurnStarted(prompt))
         except Exception as exc:  # an internal error: the runner kept it; the parent is told
             result = TurnResult(error=f"internal error: {type(exc).__name__}")
+        finally:  # the parent's session counts every request its children made
+            self._parent.usage.add_since(self.usage, before)
         self.error = result.error
         self.interrupted = self.interrupted or result.interrupted
         if result.reply:
@@ -287,11 +295,11 @@ class SubAgents:
         child.send(prompt)
         return child
 
-    def send(self, name: str, prompt: str) -> ChildSession:
+    def send(self, name: str, prompt: str, *, bypass_limit: bool = False) -> ChildSession:
         """Queue another prompt to a child (it starts again if it was idle)."""
         _check_prompt(prompt)
         child = self.get(name)
-        if not child.busy:
+        if not child.busy and not bypass_limit:
             self._check_room()
         child.send(prompt)
         return child
@@ -328,6 +336,17 @@ class SubAgents:
             }
             for c in self.children.values()
         ]
+
+    def retire(self, name: str) -> None:
+        """Forget an idle quiet child (a former plan worker), so its name can be given again."""
+        if self.reusable(name):
+            self.children.pop(name, None)
+            self._quiet.discard(name)
+
+    def reusable(self, name: str) -> bool:
+        """A name a plan run may give a worker: free, or an idle quiet child (a former worker)."""
+        child = self.children.get(name)
+        return child is None or (name in self._quiet and not child.busy)
 
     def get(self, name: str) -> ChildSession:
         child = self.children.get(name.strip())

@@ -245,10 +245,10 @@ class TurnRunner:
             raise _Ended(self.end(result))
         try:
             reply = await self._respond_recovering()
-        except LLMError as exc:
+        except LLMError as exc:  # shown and kept as an error; never sent to the model
             message = host.redact(str(exc))
             host.emit(Notice(message, "error"))
-            host.conversation.history.append(Message.assistant(f"[no reply: {message}]"))
+            host.conversation.record_error(message)
             raise _Ended(self.end(TurnResult(error=message, steps=steps))) from exc
         host.conversation.history.append(reply)
         self.partial = []

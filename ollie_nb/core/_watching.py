@@ -24,7 +24,7 @@ from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._wake import Waker
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.errors import NotStartedError
-from ollie_nb.planning import PlanRecord, QueuedPrompt, StepRef
+from ollie_nb.planning import Origin, PlanRecord, QueuedPrompt, StepRef, read_state
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -46,6 +46,7 @@ class WatchHost(Protocol):
     def queue(self, prompt: str | QueuedPrompt) -> int: ...
     def pop_queue(self) -> QueuedPrompt | None: ...
     def clear_queue(self) -> int: ...
+    def drop_queued(self, origin: Origin) -> int: ...
     def note(self, text: str) -> None: ...
     def interrupt(self) -> bool: ...
     async def submit(
@@ -87,6 +88,35 @@ class AgentWatch:
                 self.host.queue(item)
         return True
 
+    async def admit(self, item: QueuedPrompt) -> str:
+        """Claim a step the watch queued before the agent works it: '' when it is the agent's
+        now (or the item is no watch step), else why not (another agent, kernel or a parallel
+        run took it first: the agent does not work it)."""
+        step, env = item.step, self.host.env
+        if item.origin is not Origin.WATCH or step is None or step.task_id is None:
+            return ""
+        if env is None or env.task_client is None or env.task_server is None:
+            return ""
+        atomic = "task_claim" in env.servers[env.task_server].tools
+        refused = await env.task_client.claim(step.task_id, self.host.agent_name, atomic=atomic)
+        if refused:  # someone else's: never queued again, and not the agent's current step
+            self.current = ""
+            text = f"{step.label}: not worked here, another worker holds it ({refused})"
+            self.emit(WatchNotice(text, WatchWhat.SKIPPED, step_id=step.task_id))
+        return refused
+
+    async def release(self, item: QueuedPrompt) -> None:
+        """A claimed watch step after its turn: open again when the turn left it in progress
+        (stopped, failed, or ended without marking it done); done or failed, it stays."""
+        step, env = item.step, self.host.env
+        if item.origin is not Origin.WATCH or step is None or step.task_id is None:
+            return
+        if env is None or env.task_client is None:
+            return
+        if read_state(await env.task_client.read(step.task_id)).is_active:
+            note = f"{self.host.agent_name}'s turn on it did not finish"
+            await env.task_client.update(step.task_id, status="open", note=note)
+
     async def start(
         self, interval: float, on_event: EventSink | None, wake: bool
     ) -> TaskEventWatcher:
@@ -112,16 +142,25 @@ class AgentWatch:
         await watcher.start()
         return watcher
 
-    async def stop(self) -> None:
-        """Stop the watch; a turn the agent started itself is interrupted."""
+    async def stop(self) -> int:
+        """Stop the watch; a turn the agent started itself is interrupted, and the steps the
+        watch queued leave the queue (a new watch queues what is still ready). How many went."""
         waker, self.waker = self.waker, None
-        watcher, self.watcher = self.watcher, None
+        watcher = self.watcher
         if watcher is not None:
             await watcher.stop()
         if waker is not None:
             if waker.working:
                 self.host.interrupt()
             await waker.stop()
+        dropped = self.host.drop_queued(Origin.WATCH) if watcher is not None else 0
+        if dropped:
+            steps = "step" if dropped == 1 else "steps"
+            text = f"the watch is off: {dropped} {steps} it had queued left the queue"
+            self.emit(WatchNotice(text, WatchWhat.NOTE))
+        if self.watcher is watcher:  # not a watch started again meanwhile
+            self.watcher = None
+        return dropped
 
     def kick(self) -> None:
         """A turn ended or a prompt was queued: let the waker look."""

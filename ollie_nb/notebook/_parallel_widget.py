@@ -1,4 +1,4 @@
-"""`%ollie run --parallel N`'s widget: the plan graph filling in, one live tab per sub-agent.
+"""`%ollie run --parallel N`'s widget: the plan graph filling in, one live tab per worker.
 
 The core calls `post_run` (the run's events) and `post_child` (each child's turn
 events) on its loop thread; `tick`, on the kernel thread, renders them: each child's
@@ -135,30 +135,39 @@ class ParallelRunView:
             self.graph.statuses[step_id] = RUN_STATES[what]
             self.graph.groups = dict(self.workers)
             self.graph_html.value = self.graph.html()
-        if what not in (WatchWhat.CLAIMED, WatchWhat.DONE):
+        if what not in (WatchWhat.CLAIMED, WatchWhat.DONE, WatchWhat.FINISHED):
             OutputSink(self.log).show(Notice(notice.text, LEVELS.get(what, "info")))
 
     def _add_pane(self, child: str, step_id: str) -> None:
         index = self.record.ids.index(step_id)
         self.workers[step_id] = child
-        pane = ChildPane(
-            self.settings, child, f"step {index + 1}: {self.record.steps[index].title}"
-        )
+        step = f"step {index + 1}: {self.record.steps[index].title}"
+        if child in self.panes:  # a worker free again takes the next step in its own tab
+            pane = self.panes[child]
+            pane.step = step
+            pane.set_state("starting")
+            return
+        pane = ChildPane(self.settings, child, step)
         self.panes[child] = pane
         self.tabs.children = (*self.tabs.children, pane.widget)
         self.tabs.set_title(len(self.tabs.children) - 1, child)
 
-    def finish(self, result: Any) -> None:
-        """The run is over: final graph, status line, the Stop button off."""
+    def finish(self, result: Any, table: bool = False) -> None:
+        """The run is over: final graph, status line, the Stop button off.
+
+        With `table` (the summary table follows, titled with the summary) the status line
+        only says the run is over, so the summary is shown once.
+        """
         self.tick()
         self.result = result
         self.stop_button.disabled = True
         self.stop_button.button_style = ""
         if result is not None:
-            self.graph.statuses.update(result.outcome)
+            self.graph.statuses.update(result.states or result.outcome)
             self.graph.groups = dict(result.workers)
             self.graph_html.value = self.graph.html()
-            self.status.value = f"<b>ollie</b> {esc(result.summary)}"
+            over = f"parallel run of plan {self.record.number} over; its steps are below"
+            self.status.value = f"<b>ollie</b> {esc(over if table else result.summary)}"
 
     def stop(self) -> None:
         """The Stop button: the run and every child end."""
@@ -166,16 +175,16 @@ class ParallelRunView:
         self.status.value = "<b>ollie</b> stopping …"
 
     def summary(self) -> Table:
-        """The run as a deterministic table: step, title, child, status."""
+        """The run as a deterministic table: step, title, worker, status (from the store)."""
         result = self.result
         rows = []
         for index, step_id in enumerate(self.record.ids):
             child = result.workers.get(step_id, "") if result else ""
-            state = result.outcome.get(step_id) if result else None
+            state = result.states.get(step_id, result.outcome.get(step_id)) if result else None
             status = state_label(state) if state is not None else "not started" if result else ""
             rows.append((index + 1, self.record.steps[index].title[:50], child, status))
         title = result.summary if result else f"plan {self.record.number}"
-        return Table(title, ["step", "title", "sub-agent", "status"], rows)
+        return Table(title, ["step", "title", "worker", "status"], rows)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
@@ -206,7 +215,7 @@ def run_parallel(settings: Settings, runtime: NotebookRuntime, width: int, backg
     except OllieUsageError as exc:  # no plan to run in parallel, a run under way
         view.finish(None)
         return Notice(str(exc), "error")
-    view.finish(result)
+    view.finish(result, table=True)
     return view.summary()
 
 

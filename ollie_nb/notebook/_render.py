@@ -69,6 +69,7 @@ class TurnView:
         self._calls: dict[str, core.ToolCalled] = {}
         self._started = time.perf_counter()
         self._usage: core.UsageReported | None = None
+        self._turn_usage = (0, 0, 0)  # tokens in, out and requests of this cell's turns
         self.plans: list[PlanGraphView] = []
         self._plan_updates: list[Callable[[Any], None]] = []
         self._undrawn: list[PlanGraphView] = []  # shown as text while dot draws them
@@ -128,6 +129,11 @@ class TurnView:
                 self._on_plan(event)
             case core.UsageReported():
                 self._usage = event
+                self._turn_usage = (
+                    self._turn_usage[0] + event.input_tokens,
+                    self._turn_usage[1] + event.output_tokens,
+                    self._turn_usage[2] + 1,
+                )
             case core.Retrying():
                 self._on_retry(event)
             case core.Notice():
@@ -263,13 +269,16 @@ class TurnView:
         self._show_drawn_plans(wait=True)
         u = self._usage
         if self.settings.usage_footer and u is not None:
-            seconds = time.perf_counter() - self._started
-            self._show(
-                Footer(
-                    f"{u.total_input} tokens in · {u.total_output} out · "
-                    f"{_count(u.requests, 'request')} · {seconds:.1f} s"
-                )
-            )
+            self._show(Footer(self.footer_text(u, time.perf_counter() - self._started)))
+
+    def footer_text(self, u: core.UsageReported, seconds: float) -> str:
+        """This cell's figures, then the session's (which counts its sub-agents' requests)."""
+        tokens_in, tokens_out, requests = self._turn_usage
+        return (
+            f"this turn: {tokens_in} tokens in · {tokens_out} out · "
+            f"{_count(requests, 'request')} · {seconds:.1f} s — session: "
+            f"{u.total_input} in · {u.total_output} out · {_count(u.requests, 'request')}"
+        )
 
 
 def _count(n: int, noun: str) -> str:

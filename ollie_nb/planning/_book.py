@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ollie_nb.errors import NoPlanError
 from ollie_nb.planning._state import StepState
 from ollie_nb.planning._steps import StepRef
 from ollie_nb.planning._types import PlanRecord
@@ -54,16 +55,41 @@ class PlanBook:
         return dict(self._queue_states.get(record.number, {}))
 
     def find(self, key: str | int | None = None) -> PlanRecord | None:
-        """The latest plan, or the one with this number, goal id or step id."""
+        """The latest plan, or the one with this number, goal id, step id or goal text."""
         return find_plan(self.records, key)
 
 
 def find_plan(plans: Sequence[PlanRecord], key: str | int | None) -> PlanRecord | None:
-    """The latest plan, or the one with this number, goal id or step id."""
+    """The latest plan, or the one with this number, goal id, step id or goal text."""
     if key in (None, ""):
         return plans[-1] if plans else None
     text = str(key).lstrip("#")
     for record in reversed(plans):
         if text == str(record.number) or text == record.goal_id or text in record.ids:
             return record
+    return plan_by_goal(plans, str(key))
+
+
+def plan_by_goal(plans: Sequence[PlanRecord], text: str) -> PlanRecord | None:
+    """The plan whose goal is `text` (the latest of equal ones), else the one goal that starts
+    with it or holds it, case aside; NoPlanError naming the candidates when several do."""
+    words = " ".join(text.split())
+    if not words:
+        return None
+    folded = words.casefold()
+    goals = [(" ".join(r.goal.split()), r) for r in plans]
+    exact = [r for goal, r in goals if goal == words or goal.casefold() == folded]
+    if exact:
+        return exact[-1]
+    for found in (
+        [r for goal, r in goals if goal.casefold().startswith(folded)],
+        [r for goal, r in goals if folded in goal.casefold()],
+    ):
+        if len(found) == 1:
+            return found[0]
+        if found:
+            names = "; ".join(f"{r.number}: {r.goal[:40]}" for r in found)
+            raise NoPlanError(
+                f"{len(found)} plans match {words[:40]!r} ({names}); give the plan's number"
+            )
     return None

@@ -61,7 +61,7 @@ def test_a_parallel_run_on_a_server_saying_pending_in_progress_closed(tmp_path):
     # every step was handed to a child, worked and reported done
     assert set(run.workers) == set(record.ids) and not run.failed
     assert run.outcome == dict.fromkeys(record.ids, StepState.DONE)
-    assert run.summary == f"plan {record.number}: 3 step(s) done by sub-agents"
+    assert run.summary == f"plan {record.number}: 3 steps done by sub-agents"
     # the server says closed; the graph draws done; %ollie plans says done
     stored = json.loads(store.read_text())["tasks"]
     assert [stored[i]["status"] for i in record.ids] == ["closed"] * 3

@@ -205,7 +205,8 @@ def test_openrouter_token_limit_chunk_ends_the_turn_as_that_error(provider: Fake
     core = openai_core(provider, tmp_path, name="openrouter")
     result = submit(core, "hi")
     assert result.error == "openrouter: Token limit reached"
-    assert core.history[-1].content == "[no reply: openrouter: Token limit reached]"
+    assert [m.role for m in core.history] == ["user"]  # the error is no message of the model's
+    assert core.conversation.errors[0]["error"] == "openrouter: Token limit reached"
     assert len(provider.requests) == 1  # not compacted, not retried
 
 

@@ -46,7 +46,8 @@ def test_offline_prompt_streams_a_reply(kernel):
     assert run.error is None
     texts = run.texts()
     assert any(t.startswith("I am the offline model") for t in texts)
-    assert texts[-1].endswith(" s") and "tokens in" in texts[-1]  # the usage footer
+    footer = texts[-1]  # the usage footer: this turn's figures, then the session's
+    assert footer.startswith("this turn: ") and " s — session: " in footer
 
 
 def test_list_prompt_draws_the_plan_graph(kernel):

@@ -125,7 +125,20 @@ def test_a_plan_warning_is_a_warning_notice_and_usage_makes_the_footer():
     view.finish()
     texts = cell.texts()
     assert texts[0] == "⚠ tasks failed (down); this plan lives in context only."
-    assert texts[1].startswith("120 tokens in · 45 out · 2 requests · ")
+    assert texts[1].startswith("this turn: 7 tokens in · 3 out · 1 request · ")
+    assert texts[1].endswith(" s — session: 120 in · 45 out · 2 requests")
+
+
+def test_the_footer_tells_the_turns_figures_from_the_sessions():
+    """The session's figures count requests made elsewhere (sub-agents, earlier turns)."""
+    cell = Cell()
+    view = TurnView(Settings(), cell.show, cell.live)
+    view(UsageReported(10, 4, total_input=510, total_output=94, requests=11))
+    view(UsageReported(20, 6, total_input=530, total_output=100, requests=12))
+    view.finish()
+    footer = cell.texts()[-1]
+    assert footer.startswith("this turn: 30 tokens in · 10 out · 2 requests · ")
+    assert footer.endswith(" — session: 530 in · 100 out · 12 requests")
 
 
 def test_plan_text_plain_shows_each_step_status_and_the_progress():

@@ -148,9 +148,22 @@ def test_429_forever_is_one_clear_error_and_the_next_turn_works(provider, wire, 
     assert failed.error == errors(failed_events)[0] and not failed.interrupted
     assert [type(e) for e in failed_events].count(Retrying) == 3
     assert failed_events[-1] == TurnEnded(error=failed.error, steps=1)
-    assert core.history[1].content == f"[no reply: {failed.error}]"
     assert_next_turn_works(nxt, provider, 4)
     assert_consistent(core.history)
+    assert_error_kept_out_of_the_context(core, provider, failed.error)
+
+
+def assert_error_kept_out_of_the_context(core: AgentCore, provider, error: str) -> None:
+    """The failed call is no message: the model never reads it; the session keeps it apart."""
+    assert [(m.role, m.content) for m in core.history] == [
+        ("user", "hi"),
+        ("user", "and now?"),
+        ("assistant", "fine again"),
+    ]
+    sent = json.dumps(provider.requests[-1].body)
+    assert "Rate limit" not in sent and "no reply" not in sent and '"and now?"' in sent
+    saved = core.session_data()
+    assert [e["error"] for e in saved["errors"]] == [error] and saved["errors"][0]["at"] == 1
 
 
 def test_500_is_not_retried_and_the_next_turn_works(provider, wire, tmp_path):
@@ -175,8 +188,8 @@ def test_connection_reset_mid_stream_keeps_history_consistent(provider, wire, tm
     assert error.startswith(f"{wire.name}: connection lost while streaming from")
     streamed = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert streamed.startswith("Hello")  # what the user saw before the reset
-    assert [m.role for m in core.history] == ["user", "assistant", "user", "assistant"]
-    assert core.history[1].content == f"[no reply: {error}]"
+    assert [m.role for m in core.history] == ["user", "user", "assistant"]
+    assert [e["error"] for e in core.session_data()["errors"]] == [error]
     assert_next_turn_works(nxt, provider, 1)
     assert_consistent(core.history)
 
@@ -191,7 +204,7 @@ def test_error_after_a_tool_call_leaves_the_call_answered(provider, wire, tmp_pa
     (_, events), nxt = run_turns(core, "think first", "again")
     assert [e.result for e in events if isinstance(e, ToolFinished)] == ["ok"]
     assert errors(events) == [f"{wire.name}: HTTP 500: upstream failed"]
-    assert [m.role for m in core.history[:4]] == ["user", "assistant", "tool", "assistant"]
+    assert [m.role for m in core.history[:4]] == ["user", "assistant", "tool", "user"]
     assert_next_turn_works(nxt, provider, 2)
     assert_consistent(core.history)
     # the next request carried the call and its answer, paired as the provider demands

@@ -177,8 +177,11 @@ def cmd_watch(ctx: CommandContext, rest: str) -> Any:
         interval = ctx.watch_interval if args.interval is None else args.interval
         return _watch_on(ctx, interval)
     if args.action == "off":
-        ctx.core_call(lambda core: core.stop_watching())
-        return Notice("stopped watching task events")
+        dropped = ctx.core_call(lambda core: core.stop_watching())
+        if not dropped:
+            return Notice("stopped watching task events")
+        steps = plural(dropped, "step")
+        return Notice(f"stopped watching task events; the {steps} it had queued left the queue")
     watcher, queued = ctx.on_loop(lambda core: (core.watcher, len(core.queued)))
     if watcher is None:
         return Notice("not watching task events (%ollie watch on)")

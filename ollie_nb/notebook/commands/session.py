@@ -136,8 +136,11 @@ def cmd_resume(ctx: CommandContext, rest: str) -> Displayable:
 def cmd_rename(ctx: CommandContext, rest: str) -> Displayable:
     if not rest:
         raise UsageError("%ollie rename: give a name")
-    ctx.on_loop(lambda core: core.rename(rest))
-    return Notice(f"session named {rest!r}")
+    name = rest.strip()
+    path = ctx.on_loop(lambda core: core.rename(name))
+    if path is None:
+        return Notice(f"session named {name!r}; it is saved with the first prompt")
+    return Notice(f"session named {name!r} and saved")
 
 
 @command("save", "save the session now (it is also saved after every turn)")
