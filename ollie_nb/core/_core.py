@@ -420,15 +420,13 @@ class AgentCore:
         """One item as a turn; the step it works is known from it (a queue plan's is marked)."""
         step = item.step
         self.watch.took(step)  # before the claim's round trip: the watch queues it no more
-        refused = await self.watch.admit(item)  # a watch step: claimed first, or not worked
+        held = await self._hold(item)  # a watch step: claimed with a lease where the server
+        refused = held.refused if held.claimed else await self.watch.admit(item)  # has them
         if refused:
-            return TurnResult(blocked=refused)
+            return TurnResult(blocked=refused)  # another worker holds it: not worked here
         marked = step if step is not None and step.kind == "queue" else None
         if marked is not None:
             self.plan_book.mark(marked, StepState.IN_PROGRESS)
-        held = await self._hold(item)
-        if held.refused:
-            return TurnResult()  # another agent holds the step: not worked here
         prompt = self.prompts.with_notes(item.text)
         start = TurnStarted(prompt, position > 0, position, total, step)
         try:
@@ -465,13 +463,14 @@ class AgentCore:
         client, assignee = env.task_client, self.agent_name
         refused = await client.claim(step.task_id, assignee, lease=lease.seconds)
         if refused:
-            self.emit(Notice(f"{step.label}: not worked, the claim was refused: {refused}"))
-            return Hold(refused=refused)
+            self.watch.refused(step, refused)
+            return Hold(claimed=True, refused=refused)
 
         def lost(why: str) -> None:
             self.emit(Notice(f"{step.label}: the claim was lost: {why}", "warning"))
 
-        return Hold(asyncio.ensure_future(heartbeat(client, step.task_id, assignee, lease, lost)))
+        beat = asyncio.ensure_future(heartbeat(client, step.task_id, assignee, lease, lost))
+        return Hold(claimed=True, beat=beat)
 
     async def _steps_became_ready(self) -> bool:
         """With a watcher on, read task events before the queue is called empty."""
@@ -767,6 +766,7 @@ def _runs_note(runs: list[Any]) -> str:
 class Hold:
     """A watch turn's claim of its step: the heartbeat renewing it, or why it was refused."""
 
+    claimed: bool = False  # the claim was asked for here (a lease server), taken or not
     beat: asyncio.Future[None] | None = None
     refused: str = ""
 

@@ -99,11 +99,16 @@ class AgentWatch:
             return ""
         atomic = "task_claim" in env.servers[env.task_server].tools
         refused = await env.task_client.claim(step.task_id, self.host.agent_name, atomic=atomic)
-        if refused:  # someone else's: never queued again, and not the agent's current step
-            self.current = ""
-            text = f"{step.label}: not worked here, another worker holds it ({refused})"
-            self.emit(WatchNotice(text, WatchWhat.SKIPPED, step_id=step.task_id))
+        if refused:
+            self.refused(step, refused)
         return refused
+
+    def refused(self, step: StepRef, why: str) -> None:
+        """Another worker holds a step the watch queued: never queued again, and not the
+        agent's current step."""
+        self.current = ""
+        text = f"{step.label}: not worked here, another worker holds it ({why})"
+        self.emit(WatchNotice(text, WatchWhat.SKIPPED, step_id=step.task_id or ""))
 
     async def release(self, item: QueuedPrompt) -> None:
         """A claimed watch step after its turn: open again when the turn left it in progress

@@ -284,7 +284,7 @@ AGENT_FILES = [
         "hook-event",
         '{"hooks": {"beforeLunch": ["true"]}}',
         ": hooks.beforeLunch is not a hook event (events: agentSpawn, userPromptSubmit, stop, "
-        "preTurn, postTurn, preCompact, postCompact, turnError)",
+        "preTurn, postTurn, preTool, postTool, preCompact, postCompact, turnError)",
     ),
     (
         "hook-number",
@@ -301,7 +301,8 @@ def test_bad_agent_files_are_one_line_errors_and_the_agent_stays(kernel, name, t
     path.write_text(text)
     whole = name != "trailing-comma"
     assert_usage_error(kernel, f"%ollie agent {path}", f"%ollie: {path}{expected}", whole=whole)
-    assert kernel.run("%ollie agent").text().strip() == "ℹ agent: default"
+    shown = kernel.run("%ollie agent").text().splitlines()
+    assert shown[:2] == ["agent", "agent         default"], shown  # the agent stays
 
 
 NO_AGENT = "no agent named 'nosuchagent' (agents: default; or give a path to a JSON file)"
@@ -371,7 +372,10 @@ MAGIC_LINES = [
     ("%ollie 'unclosed", "%ollie: unknown command ''unclosed'; see %ollie help"),
     ("%ollie plan 999", "%ollie plan: no plan '999'; ask for something with several steps"),
     ("%ollie plan --bogus", "%ollie plan: unrecognized arguments: --bogus"),
-    ("%ollie plan --watch soon", "%ollie plan: argument --watch: invalid float value: 'soon'"),
+    (
+        "%ollie plan --watch soon",
+        "%ollie plan: argument --watch: 'soon' is not a number of seconds",
+    ),
     ("%ollie plan 1 2", "%ollie plan: no plan '1 2'; ask for something with several steps"),
     ("%ollie model a b", "%ollie model: too many words 'a b'; usage: %ollie model NAME"),
     (
