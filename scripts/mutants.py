@@ -60,14 +60,14 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
-        "run-claims-the-step-the-agent-works",
-        "ollie_nb/core/_watching.py",
-        "if self.host.is_running and step_id == self.current:\n            return False\n",
-        "return True\n",
+        "watch-step-worked-without-its-claim",
+        "ollie_nb/core/_core.py",
+        "refused = held.refused if held.claimed else await self.watch.admit(item)",
+        'refused = ""',
         (
-            "tests/core/test_parallel_plans.py::test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step",
+            "tests/core/test_collisions.py::test_watch_on_then_parallel_3_on_a_diamond_each_step_is_worked_once",
         ),
-        "with the watch on, a sub-agent works the step the agent is working itself",
+        "with the watch on, the agent works a step a sub-agent of a parallel run also works",
     ),
     Mutant(
         "run-claim-leaves-queued-copy",
@@ -170,8 +170,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "watch-reads-one-page",
         "ollie_nb/core/_watch.py",
-        "                if len(page) < PAGE:\n                    break\n",
-        "                break\n",
+        "                page, more = await self._fetch()\n                events.extend(page)\n",
+        "                page, more = await self._fetch()\n                events.extend(page)\n                more = False\n",
         (
             "tests/core/test_task_events.py::test_more_than_a_page_of_events_in_one_change_are_all_read",
         ),
@@ -191,8 +191,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "parallel-without-n-is-sequential",
         "ollie_nb/notebook/commands/plans.py",
-        'parser.add_argument("--parallel", nargs="?", type=int, const=0, default=None, metavar="N")',
-        'parser.add_argument("--parallel", nargs="?", type=int, const=None, default=None, metavar="N")',
+        '"--parallel", nargs="?", type=at_least_one, const=0, default=None, metavar="N"',
+        '"--parallel", nargs="?", type=at_least_one, const=None, default=None, metavar="N"',
         (
             "tests/notebook/test_parallel.py::test_parallel_without_n_runs_the_agents_max_parallel_at_once",
         ),
@@ -211,7 +211,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "start-warnings-unredacted",
         "ollie_nb/core/_core.py",
-        "        self.env.messages[:] = [self.redact(m) for m in self.env.messages]\n",
+        "        self.env.messages[:] = [hide_secrets(self.redact(m)) for m in self.env.messages]\n",
         "",
         (
             "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",
@@ -244,8 +244,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "allow-once-remembered",
         "ollie_nb/notebook/_approval.py",
-        "        if answer == SESSION:\n            self.allowed.add(name)\n",
-        "        if answer in (ONCE, SESSION):\n            self.allowed.add(name)\n",
+        "        if answer == SESSION and not request.secret_paths:\n",
+        "        if answer in (ONCE, SESSION) and not request.secret_paths:\n",
         (
             "tests/notebook/test_approval.py::test_allow_once_allows_that_call_only_and_the_next_one_asks_again",
         ),
@@ -342,8 +342,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "failed-child-step-left-in-progress",
         "ollie_nb/core/_fanout.py",
-        "if not state.is_finished:",
-        "if state is StepState.UNKNOWN:",
+        "if not state.is_finished and step_id not in self._lost:",
+        "if state is StepState.UNKNOWN and step_id not in self._lost:",
         (
             "tests/core/test_parallel_plans.py::test_a_failing_child_marks_its_step_failed_the_others_finish_and_nothing_is_orphaned",
         ),
