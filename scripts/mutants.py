@@ -70,17 +70,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "with the watch on, the agent works a step a sub-agent of a parallel run also works",
     ),
     Mutant(
-        "run-claim-leaves-queued-copy",
-        "ollie_nb/core/_watching.py",
-        "if len(kept) < len(queued):",
-        "if False:",
-        (
-            "tests/core/test_parallel_plans.py::test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step",
-        ),
-        "a step the run claimed stays in the agent's queue and is worked twice",
-        quick=True,
-    ),
-    Mutant(
         "any-task-tool-trusted",
         "ollie_nb/core/_routing.py",
         'is_task = server == self.task_server and tool.startswith("task_")',
