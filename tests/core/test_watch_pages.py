@@ -78,8 +78,9 @@ def _flood_then_finish_step_1(tmp_path: Path, prepare: Callable[[AgentCore], Non
             await second_agent(db, *notes, {"id": ids[0], "status": "done"})
             await until(lambda: len(core.queued) == 1)
             log, mode = list(watcher.log), watcher.mode
+            queued = list(core.queued)  # read before the watch goes off: it takes them back
             await core.stop_watching()
-            return ids, list(core.queued), log, mode
+            return ids, queued, log, mode
 
     return asyncio.run(scenario())
 
@@ -135,9 +136,9 @@ def test_a_2025_protocol_server_is_subscribed_through_resources_subscribe(tmp_pa
                 await until(lambda: len(core.queued) == 1)
             except AssertionError:
                 raise AssertionError(list(watcher.log)) from None
-            mode = watcher.mode
+            mode, queued = watcher.mode, list(core.queued)  # before the watch takes them back
             await core.stop_watching()
-            return ids, mode, list(core.queued)
+            return ids, mode, queued
 
     ids, mode, queued = asyncio.run(scenario())
     assert mode == "subscribed"

@@ -79,7 +79,7 @@ def test_resume_brings_back_the_agent_the_session_used(kernel, tmp_path):
     assert "resumed " in resumed and "plan" in resumed
     assert "agent: with-tasks (the agent this session used)" in resumed
     assert "tasks" in kernel.run("%ollie mcp").text()
-    assert "agent: with-tasks" in kernel.run("%ollie agent").text()
+    assert "agent         with-tasks" in kernel.run("%ollie agent").text()
 
 
 def test_terminal_ipython_prints_each_reply_once(tmp_path):
