@@ -15,6 +15,7 @@ from ollie_nb.planning._backends import (
 )
 from ollie_nb.planning._book import PlanBook, find_plan
 from ollie_nb.planning._client import Dispatch, TaskCallError, TaskClient
+from ollie_nb.planning._draft import DraftStep, PlanDraft
 from ollie_nb.planning._state import StepState, read_state, state_label
 from ollie_nb.planning._steps import (
     Origin,
@@ -71,6 +72,7 @@ __all__ = [
     "STATUSES",
     "AdaptedPlanBackend",
     "Dispatch",
+    "DraftStep",
     "GraphTimeout",
     "GraphvizUnavailable",
     "KindedPlanBackend",
@@ -79,6 +81,7 @@ __all__ = [
     "PlanBackendError",
     "PlanBackendSetter",
     "PlanBook",
+    "PlanDraft",
     "PlanKind",
     "PlanRecord",
     "PlanResult",
