@@ -173,9 +173,9 @@ class PlanDraft:
         now = {r.key: r for r in self.rows}
         before = {r.key: r for r in self.original}
         old_number = {r.key: i for i, r in enumerate(self.original, 1)}
-        for key, old in before.items():
+        for key, gone in before.items():
             if key not in now:
-                lines.append(f"deleted step {old_number[key]} ({old.title!r})")
+                lines.append(f"deleted step {old_number[key]} ({gone.title!r})")
         for number, row in enumerate(self.rows, 1):
             old = before.get(row.key)
             if old is None:
