@@ -49,6 +49,14 @@ class Mutant:
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
+        "hook-without-ollie-variables",
+        "ollie_nb/core/_hooks.py",
+        "    return {**env, **named}",
+        "    return {**env}",
+        ("tests/core/test_tool_hooks.py::test_hook_commands_get_the_payload_as_ollie_variables",),
+        "a hook command reading $OLLIE_SESSION_ID or $OLLIE_TOOL, as ollie's hooks do, finds nothing",
+    ),
+    Mutant(
         "compaction-quotes-old-summary",
         "ollie_nb/core/_compact.py",
         'if message.role != "user" or message.content.startswith(SUMMARY_HEAD):',

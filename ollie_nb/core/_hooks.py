@@ -7,7 +7,10 @@ stdout to the tool's result and exit 2 replaces the result. A turnError event wh
 commands all exit 0 is handled. Any other exit is a warning. Each command gets
 HOOK_TIMEOUT seconds. The payloads follow ollie's: preTool gets `tool` and `args` (the
 call's arguments as JSON text), postTool those and `result`, turnError `error_type` and
-`error`; every one also `hook_event_name`, `cwd` and `session_id`.
+`error`; every one also `hook_event_name`, `cwd` and `session_id`. As ollie does, each
+text field of the payload is also in the command's environment as OLLIE_<FIELD>
+($OLLIE_SESSION_ID, $OLLIE_TOOL, $OLLIE_ERROR_TYPE, ...), cut to ENV_VALUE_LIMIT
+characters (stdin has it whole).
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from ollie_nb.tools._process import kill_group, read_bounded
 
 HOOK_TIMEOUT = 60.0
 OUTPUT_LIMIT = 64 * 1024  # bytes read of a hook's stdout and of its stderr
+# Linux refuses to start a program given one environment string over 128 KiB (E2BIG):
+# a long tool result stays whole on stdin and is cut in OLLIE_RESULT.
+ENV_VALUE_LIMIT = 16 * 1024
 
 
 @dataclass
@@ -56,9 +62,11 @@ async def run_hooks(
     command's output is read up to OUTPUT_LIMIT, past which the command is ended.
     """
     outcome = HookOutcome(ran=bool(commands))
-    body = json.dumps({"hook_event_name": event, **payload}).encode()
+    fields = {"hook_event_name": event, **payload}
+    body = json.dumps(fields).encode()
+    command_env = payload_env(fields, os.environ if env is None else env)
     for command in commands:
-        code, out, err = await _run(command, body, cwd, timeout, env)
+        code, out, err = await _run(command, body, cwd, timeout, command_env)
         if code == 0:
             if out.strip():
                 outcome.context.append(out.strip())
@@ -74,8 +82,18 @@ async def run_hooks(
     return outcome
 
 
+def payload_env(fields: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, str]:
+    """`env` plus OLLIE_<FIELD> for each text field of the payload (NULs dropped, cut)."""
+    named = {
+        "OLLIE_" + key.upper(): value.replace("\0", "")[:ENV_VALUE_LIMIT]
+        for key, value in fields.items()
+        if isinstance(value, str) and key.isidentifier()
+    }
+    return {**env, **named}
+
+
 async def _run(
-    command: str, body: bytes, cwd: str, timeout: float, env: Mapping[str, str] | None
+    command: str, body: bytes, cwd: str, timeout: float, env: Mapping[str, str]
 ) -> tuple[int | None, str, str]:
     try:
         proc = await asyncio.create_subprocess_shell(
@@ -84,7 +102,7 @@ async def _run(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd if os.path.isdir(cwd) else None,
-            env=dict(env) if env is not None else None,
+            env=dict(env),
             start_new_session=True,
         )
     except OSError as exc:

@@ -140,3 +140,25 @@ def test_turn_error_hook_that_fails_leaves_the_error_unhandled(tmp_path):
     result, events = submit(core)
     assert result.error and not result.error_handled
     assert not any("handled" in e.text for e in events if isinstance(e, Notice))
+
+
+def test_hook_commands_get_the_payload_as_ollie_variables(tmp_path):
+    env_hook = hook(
+        tmp_path,
+        "env",
+        "import os\n"
+        "names = ('OLLIE_HOOK_EVENT_NAME', 'OLLIE_TOOL', 'OLLIE_SESSION_ID', 'OLLIE_RESULT')\n"
+        "print(json.dumps({n: os.environ.get(n) for n in names}))",
+    )
+    core, _ = shouting_core(
+        tmp_path, {"postTool": [env_hook]}, [[call("x" * 40_000, "c1")], "done"]
+    )
+    submit(core)
+    (result,) = [m.content for m in core.history if m.role == "tool"]
+    seen = json.loads(result.splitlines()[-1])
+    assert seen["OLLIE_HOOK_EVENT_NAME"] == "postTool"
+    assert seen["OLLIE_TOOL"] == "shout"
+    assert seen["OLLIE_SESSION_ID"] == core.session_id
+    assert seen["OLLIE_RESULT"] == "X" * 16 * 1024  # cut; stdin has the whole result
+    (payload,) = payloads(tmp_path, "env")
+    assert payload["result"] == "X" * 40_000
