@@ -49,6 +49,28 @@ class Mutant:
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
+        "handled-turn-error-still-retried",
+        "ollie_nb/llm/_retry.py",
+        "            if hook is not None and await hook(err):",
+        "            if hook is not None and False:",
+        (
+            "tests/core/test_tool_hooks.py::test_a_turn_error_hook_that_handles_the_first_error_skips_the_retries",
+        ),
+        "a turnError hook that switched the model is followed by three more requests to the limited one",
+        quick=True,
+    ),
+    Mutant(
+        "turn-error-hook-asked-twice",
+        "ollie_nb/core/_turn.py",
+        "                if said is None:  # the hooks were not asked before a retry: ask them now",
+        "                if True:",
+        (
+            "tests/core/test_tool_hooks.py::test_a_turn_error_hook_that_does_not_handle_it_is_asked_once_and_retries_go_on",
+        ),
+        "a turnError hook runs twice for one failed request",
+        quick=True,
+    ),
+    Mutant(
         "hook-without-ollie-variables",
         "ollie_nb/core/_hooks.py",
         "    return {**env, **named}",

@@ -49,6 +49,7 @@ from ollie_nb.llm import (
     ToolUseFailedError,
     Usage,
     UsageReport,
+    first_error_hook,
 )
 from ollie_nb.llm import ReasoningDelta as ReasoningChunk
 from ollie_nb.llm import TextDelta as TextChunk
@@ -116,6 +117,7 @@ class TurnRunner:
         self.carried: list[str] = []  # postTurn hook output, for the next turn's prompt
         self.last_error = ""  # the traceback of the last internal error (for `%ollie debug`)
         self.tool_rounds = 0  # tool steps run, across turns: the plan reminder's clock
+        self.error_hooked: bool | None = None  # what the turnError hooks said before a retry
 
     async def run(self, start: TurnStarted) -> TurnResult:
         """One turn; an internal error runs the turnError hooks and is kept for `%ollie debug`."""
@@ -141,6 +143,7 @@ class TurnRunner:
         self.partial = []
         steps = 0
         stop_continues = [0]
+        hooked = first_error_hook.set(self._first_error)
         try:
             while True:
                 steps += 1
@@ -154,8 +157,10 @@ class TurnRunner:
         except _Ended as ended:
             result = ended.result
             if result.error:
-                kind = error_kind(ended.__cause__)
-                result.error_handled = await self._turn_error(result.error, kind)
+                said = self.error_hooked
+                if said is None:  # the hooks were not asked before a retry: ask them now
+                    said = await self._turn_error(result.error, error_kind(ended.__cause__))
+                result.error_handled = said
             return result
         except asyncio.CancelledError:
             host.conversation.history[:] = close_interrupted(
@@ -167,6 +172,8 @@ class TurnRunner:
                 raise
             _uncancel()
             return result
+        finally:
+            first_error_hook.reset(hooked)
 
     # -- phases ----------------------------------------------------------------
 
@@ -230,6 +237,11 @@ class TurnRunner:
             host.emit(Notice("a turnError hook handled the error" + (f": {said}" if said else "")))
         return outcome.handled
 
+    async def _first_error(self, error: LLMHTTPError) -> bool:
+        """Before a request is retried: the turnError hooks; True (handled) skips the retries."""
+        self.error_hooked = await self._turn_error(self.host.redact(str(error)), error_kind(error))
+        return self.error_hooked
+
     async def _model_step(self, steps: int) -> tuple[ToolCall, ...]:
         """One model call (within maxSteps); the reply joins the history."""
         host = self.host
@@ -243,6 +255,7 @@ class TurnRunner:
             host.conversation.history.append(Message.assistant(f"[{note}]"))
             result = TurnResult(reply=host.conversation.reply, steps=steps - 1, step_limit=True)
             raise _Ended(self.end(result))
+        self.error_hooked = None
         try:
             reply = await self._respond_recovering()
         except LLMError as exc:  # shown and kept as an error; never sent to the model

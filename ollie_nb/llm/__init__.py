@@ -32,7 +32,7 @@ from ollie_nb.llm._offline import (
 )
 from ollie_nb.llm._ollama import OllamaBackend
 from ollie_nb.llm._openai import OpenAIBackend
-from ollie_nb.llm._retry import RetryPolicy
+from ollie_nb.llm._retry import RetryPolicy, first_error_hook
 from ollie_nb.llm._types import (
     Done,
     GenerationParams,
@@ -88,6 +88,7 @@ __all__ = [
     "backend_from_env",
     "backend_secrets",
     "env_file_path",
+    "first_error_hook",
     "is_step_prompt",
     "make_backend",
     "ollie_env_file_path",

@@ -5,12 +5,19 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from ollie_nb.llm._errors import LLMHTTPError
 from ollie_nb.llm._types import RetryNotice, StreamEvent
+
+FirstError = Callable[[LLMHTTPError], Awaitable[bool]]
+first_error_hook: ContextVar[FirstError | None] = ContextVar("first_error_hook", default=None)
+"""Asked once, before the first retry of a request: True (it handled the error, e.g. by
+switching the model) raises the error at once instead of retrying, as ollie's turnError
+hook does. The agent's turn sets it; the stream runs in the turn's context."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,9 @@ async def stream_with_retries(
             return
         except LLMHTTPError as err:
             if streamed or err.status not in policy.statuses:
+                raise
+            hook = first_error_hook.get() if not retries else None
+            if hook is not None and await hook(err):
                 raise
             if retries >= policy.max_retries:
                 if retries:

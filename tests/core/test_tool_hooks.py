@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ollie_nb.core import AgentConfig, AgentCore, Notice, ToolFinished
-from ollie_nb.llm import LLMHTTPError, OfflineBackend, ToolCall
+from ollie_nb.llm import LLMHTTPError, OfflineBackend, OpenAIBackend, RetryPolicy, ToolCall
 from ollie_nb.tools import NotebookToolServer
+from tests.support.llm_fake_provider import FAKE_KEY, Reply, json_reply, sse
 
 HOOK = """\
 import json, pathlib, sys
@@ -162,3 +163,36 @@ def test_hook_commands_get_the_payload_as_ollie_variables(tmp_path):
     assert seen["OLLIE_RESULT"] == "X" * 16 * 1024  # cut; stdin has the whole result
     (payload,) = payloads(tmp_path, "env")
     assert payload["result"] == "X" * 40_000
+
+
+def limited_core(tmp_path: Path, provider: Any, body: str) -> AgentCore:
+    """A real OpenAI-wire backend that is rate limited four times, then answers."""
+    limited = json_reply(429, {"error": {"message": "Rate limit reached"}})
+    provider.queue(*[limited] * 4, Reply(chunks=[sse({"choices": [{"delta": {}}]})]))
+    model = OpenAIBackend(
+        "gpt-4o-mini",
+        base_url=provider.url + "/v1",
+        api_key=FAKE_KEY,
+        retry=RetryPolicy(base_delay=0.01, max_delay=0.02),
+    )
+    agent = AgentConfig.from_dict({"hooks": {"turnError": hook(tmp_path, "err", body)}})
+    return AgentCore(model, agent=agent, workdir=tmp_path, autosave=False)
+
+
+def test_a_turn_error_hook_that_handles_the_first_error_skips_the_retries(tmp_path, provider):
+    core = limited_core(tmp_path, provider, 'print("switched model")')
+    result, _ = submit(core)
+    assert result.error_handled and "Rate limit reached" in result.error
+    assert len(provider.requests) == 1  # ollie: a handled first error is not retried
+    (payload,) = payloads(tmp_path, "err")
+    assert payload["error_type"] == "rate_limit"
+
+
+def test_a_turn_error_hook_that_does_not_handle_it_is_asked_once_and_retries_go_on(
+    tmp_path, provider
+):
+    core = limited_core(tmp_path, provider, "sys.exit(1)")
+    result, _ = submit(core)
+    assert result.error and not result.error_handled
+    assert len(provider.requests) == 4  # the request and its three retries
+    assert len(payloads(tmp_path, "err")) == 1
