@@ -49,6 +49,16 @@ class Mutant:
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
+        "python-exec-value-not-shown",
+        "ollie_nb/notebook/_render.py",
+        "        for value in event.shown:  # what the call made for the user: under its line",
+        "        for value in ():",
+        (
+            "tests/notebook/test_tools.py::test_the_value_python_exec_shows_comes_under_the_calls_line",
+        ),
+        "the data frame python_exec made never shows in the cell",
+    ),
+    Mutant(
         "handled-turn-error-still-retried",
         "ollie_nb/llm/_retry.py",
         "            if hook is not None and await hook(err):",

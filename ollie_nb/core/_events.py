@@ -66,6 +66,7 @@ class ToolFinished:
     result: str
     is_error: bool = False
     seconds: float = 0.0
+    shown: tuple[Any, ...] = field(default=(), compare=False, repr=False)  # for the cell only
 
 
 @dataclass(frozen=True)

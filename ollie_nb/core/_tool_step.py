@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._events import ToolCalled, ToolFinished
@@ -106,7 +106,7 @@ class ToolStep:
             host.state = f"tool:{pending.call.name}"
             started = time.perf_counter()
             result = await host.router.dispatch(pending.call, pending.args)
-            result = ToolResult(host.redact(result.text), result.is_error, result.images)
+            result = replace(result, text=host.redact(result.text))
             if host.config.hooks.get("postTool"):
                 result = await self._post_tool(pending, result)
             pending.answer = result
@@ -117,10 +117,10 @@ class ToolStep:
         outcome = await self._hooks("postTool", {**pending.payload(), "result": result.text})
         redact = self.host.redact
         if outcome.block:
-            return ToolResult(redact(outcome.block), result.is_error, result.images)
+            return replace(result, text=redact(outcome.block))
         if outcome.context:
             text = result.text + "\n" + redact("\n".join(outcome.context))
-            return ToolResult(text, result.is_error, result.images)
+            return replace(result, text=text)
         return result
 
     # -- join ----------------------------------------------------------------------
@@ -149,7 +149,13 @@ class ToolStep:
         assert answer is not None
         self.host.emit(
             ToolFinished(
-                call.id, call.name, pending.server, answer.text, answer.is_error, round(seconds, 3)
+                call.id,
+                call.name,
+                pending.server,
+                answer.text,
+                answer.is_error,
+                round(seconds, 3),
+                shown=answer.shown,
             )
         )
 

@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from IPython import get_ipython
-from IPython.display import display
 
 from ollie_nb.notebook._display import TextBlock
 from ollie_nb.tools import NotebookToolServer, PythonServer, Server
@@ -45,13 +44,10 @@ class KernelWorkbench:
     def namespace(self) -> dict[str, Any]:
         return self.shell.user_ns
 
-    def show(self, value: Any) -> bool:
-        """Display `value` in the cell when it has a rich form (a figure, a data frame)."""
+    def rich(self, value: Any) -> bool:
+        """`value` has a rich form (a figure, a data frame): the cell shows it under the call."""
         data, _ = self.shell.display_formatter.format(value)
-        if not set(data) - {"text/plain"}:
-            return False
-        display(value)
-        return True
+        return bool(set(data) - {"text/plain"})
 
     def propose(self, code: str) -> str:
         """A new cell with `code`; where it appears, as the model is told.

@@ -193,6 +193,8 @@ class TurnView:
                     limit=self.settings.result_chars,
                 )
             )
+        for value in event.shown:  # what the call made for the user: under its line
+            self._show(value)
         self._show_pending_plans()
 
     def _on_plan(self, event: core.PlanMade) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP, cap_text, clean_arguments
@@ -75,7 +76,7 @@ class Dispatcher:
         result = await self._call(server, tool, args)
         whole = result.text if self.redact is None else self.redact(result.text)
         text = cap_text(whole, self.result_cap)
-        return result if text is result.text else ToolResult(text, result.is_error, result.images)
+        return result if text is result.text else replace(result, text=text)
 
     async def _call(self, server: str, tool: str, args: dict[str, Any]) -> ToolResult:
         """Route one call; unknown servers and server exceptions become error results."""

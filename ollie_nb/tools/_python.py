@@ -27,7 +27,7 @@ class Workbench(Protocol):
 
     def namespace(self) -> dict[str, Any]: ...  # exec needs a dict for its globals
 
-    def show(self, value: Any) -> bool: ...  # display a rich value in the turn's output
+    def rich(self, value: Any) -> bool: ...  # the value has a rich form (a figure, a frame)
 
     def propose(self, code: str) -> str | None: ...  # a new cell; returns where it appears
 
@@ -121,9 +121,11 @@ class PythonServer:
 
     def _exec(self, code: str) -> ToolResult:
         run = run_code(code, self.bench.namespace(), self.output_cap)
-        if run.has_value and self.bench.show(run.value):
+        shown: tuple[Any, ...] = ()
+        if run.has_value and self.bench.rich(run.value):
             run.output += "(the value is shown in the notebook)\n"
-        return ToolResult(run.text(), is_error=bool(run.error))
+            shown = (run.value,)  # under the call's line, once it is answered
+        return ToolResult(run.text(), is_error=bool(run.error), shown=shown)
 
     async def aclose(self) -> None:
         return None  # the kernel's namespace outlives agent envs

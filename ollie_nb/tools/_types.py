@@ -31,6 +31,9 @@ class ToolResult:
     text: str
     is_error: bool = False
     images: tuple[ImagePart, ...] = ()
+    # What the user sees under the call's line once it is answered (a data frame the code
+    # made): shown in the cell, never sent to the model, never saved.
+    shown: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
     def error(cls, message: str) -> ToolResult:

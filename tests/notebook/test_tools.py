@@ -219,7 +219,6 @@ def test_python_exec_is_off_then_asks_and_runs_only_when_approved(kernel):
     kernel.run("%config OllieMagics.approval = 'allow'")
     run = kernel.run("r = ask(\"python_exec\", code=\"df['b'] = df.a * 2\\nprint('made b')\\ndf\")")
     assert run.error is None, run.error
-    assert any("<table" in o.get("data", {}).get("text/html", "") for o in run.outputs)
     reply = value(kernel, "r")
     assert reply.startswith("tool said: made b") and "value:" in reply
     assert value(kernel, "df.b.tolist()") == "[2, 4, 6]"
@@ -227,6 +226,20 @@ def test_python_exec_is_off_then_asks_and_runs_only_when_approved(kernel):
     assert "error: ZeroDivisionError: division by zero" in failed and "Traceback" in failed
     kernel.run("%config OllieMagics.approval = 'ask'")
     assert "python_exec: off" in kernel.run("%ollie python off").text()
+
+
+def test_the_value_python_exec_shows_comes_under_the_calls_line(kernel):
+    kernel.run("import pandas as pd\nframe = pd.DataFrame({'a': [1, 2, 3]})")
+    kernel.run("%ollie python on")
+    kernel.run("%config OllieMagics.approval = 'allow'")
+    run = kernel.run('%%ollie\ncall python_exec {"code": "frame"}')
+    assert run.error is None, run.error
+    html = [o.get("data", {}).get("text/html", "") for o in run.outputs]
+    line = next(i for i, o in enumerate(run.outputs) if "→ python_exec" in str(o.get("data")))
+    tables = [i for i, text in enumerate(html) if "<table" in text and "dataframe" in text]
+    assert len(tables) == 1 and tables[0] > line  # shown once, under the line
+    kernel.run("%config OllieMagics.approval = 'ask'")
+    kernel.run("%ollie python off")
 
 
 def test_python_exec_output_is_capped(kernel):

@@ -24,7 +24,7 @@ class Bench:
     def namespace(self) -> dict:
         return self.ns
 
-    def show(self, value) -> bool:
+    def rich(self, value) -> bool:
         self.shown.append(value)
         return False
 
