@@ -49,6 +49,16 @@ class Mutant:
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
+        "watch-stop-button-does-nothing",
+        "ollie_nb/notebook/_watch_widget.py",
+        "        self.runtime.submit(lambda: self.runtime.core.stop_watching())",
+        "        pass",
+        (
+            "tests/notebook/test_collisions.py::test_the_watch_widgets_stop_button_hands_back_the_step_in_flight_only",
+        ),
+        "the watch widget's Stop button says stopping, and the agent goes on working steps",
+    ),
+    Mutant(
         "python-exec-value-not-shown",
         "ollie_nb/notebook/_render.py",
         "        for value in event.shown:  # what the call made for the user: under its line",

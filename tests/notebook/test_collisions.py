@@ -11,6 +11,7 @@ import pytest
 
 from tests.support.agents import kernel_env, tasks_agent_file
 from tests.support.kernel_harness import Kernel
+from tests.support.task_db import snapshot
 
 DIAMOND = "%%ollie\nShip it\n- Prepare\n- Left (after 1)\n- Middle (after 1)\n- Right (after 1)\n- Join (after 2, 3, 4)"
 WIDE = "%%ollie\nEight chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 9))
@@ -40,6 +41,7 @@ PROBE = (
 def kernel(tmp_path_factory):
     base = tmp_path_factory.mktemp("nbcollide")
     k = Kernel(str(base), kernel_env(base))
+    k.base = base
     k.run("%load_ext ollie_nb")
     assert k.run(f"%ollie agent {tasks_agent_file(base)}").error is None
     yield k
@@ -122,3 +124,64 @@ def test_session_names_are_unique_and_an_early_name_is_kept(kernel):
     assert k.run("%ollie rename beta").text() == "ℹ session named 'beta' and saved"
     resumed = k.run("%ollie resume alpha").text()
     assert resumed.startswith(f"ℹ resumed {first}: "), resumed
+
+
+CHAIN_MODEL = """
+import asyncio, ollie_nb
+from ollie_nb.llm import OfflineBackend
+from ollie_nb.llm._offline import demo_reply, is_step_prompt
+
+async def chain(messages, tools):
+    last = messages[-1]
+    if last.role == 'user' and is_step_prompt(last.content) and 'Second' in last.content:
+        await asyncio.sleep(60)  # in flight when Stop is clicked
+    return demo_reply(messages, tools)
+
+ollie_nb.agent().core.set_backend(OfflineBackend(chain))
+"""
+
+
+def test_the_watch_widgets_stop_button_hands_back_the_step_in_flight_only(kernel):
+    """A click on Stop (a comm message, as the browser sends it): the turn in flight ends,
+    its step is open again, the step already done stays done, nothing more starts."""
+    k = kernel
+    assert k.run(CHAIN_MODEL).error is None
+    k.run("%%ollie\nTwo chores\n- First chore\n- Second chore (after 1)")
+    buttons: list[str] = []
+
+    def stop_button(kind, content):
+        state = content.get("data", {}).get("state", {}) if kind == "comm_open" else {}
+        if state.get("description") == "Stop":
+            buttons.append(content["comm_id"])
+
+    assert k.run("%ollie watch on", on_message=stop_button).error is None
+    assert len(buttons) == 1
+    db = k.base / "tasks.db"
+    titles = {"First chore": "done", "Second chore": "in_progress"}
+    deadline = time.monotonic() + 60
+    while {t: s for t, _, s in snapshot(db).tasks.values() if t in titles} != titles:
+        assert time.monotonic() < deadline, snapshot(db).tasks
+        time.sleep(0.1)
+    click = {"method": "custom", "content": {"event": "click"}}
+    k.kc.shell_channel.send(k.kc.session.msg("comm_msg", {"comm_id": buttons[0], "data": click}))
+    deadline = time.monotonic() + 20
+    while k.run("print(ollie_nb.agent().core.watcher is None)").text().strip() != "True":
+        assert time.monotonic() < deadline, "Stop did not end the watch"
+        time.sleep(0.1)
+    handed_back = {"First chore": "done", "Second chore": "open"}
+    while {t: s for t, _, s in snapshot(db).tasks.values() if t in titles} != handed_back:
+        assert time.monotonic() < deadline, snapshot(db).tasks
+        time.sleep(0.1)
+    assert k.run("print(ollie_nb.agent().core.is_running)").text().strip() == "False"
+    status = (
+        k.run(
+            "from ollie_nb.notebook._watch_widget import WatchView\nimport gc\n"
+            "w = [o for o in gc.get_objects() if isinstance(o, WatchView)][-1]\n"
+            "print(w.status.value, w.stop_button.disabled)"
+        )
+        .text()
+        .strip()
+    )
+    assert "the watch is off" in status and status.endswith("True")
+    time.sleep(1.0)  # nothing starts the step again once the watch is off
+    assert {t: s for t, _, s in snapshot(db).tasks.values() if t in titles} == handed_back
