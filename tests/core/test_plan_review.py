@@ -295,3 +295,19 @@ def test_an_approved_plan_is_worked_by_the_watch_and_by_a_parallel_run(tmp_path)
     assert watched == [record.ids[0]]  # the ready step of the approved plan
     assert run.outcome == dict.fromkeys(record.ids, "done")
     assert set(statuses(db).values()) == {"done"}
+
+
+def test_a_plan_in_review_is_no_plan_reminder_until_it_is_approved(tmp_path) -> None:
+    core = AgentCore(agent=AgentConfig.from_dict({"reviewPlans": True}), workdir=tmp_path)
+    core.autosave = False
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            held = await core.plan_reminder()
+            await core.approve_plan(1)
+            return held, await core.plan_reminder()
+
+    held, approved = asyncio.run(scenario())
+    assert held == ""  # the model is not told to work a plan the user has not approved
+    assert approved.startswith("[plan reminder: your current plan]\nPlan: Ship it")
