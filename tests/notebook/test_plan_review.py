@@ -126,3 +126,16 @@ def test_a_held_plan_comes_back_with_resume_and_is_approved_there(kernel):
         assert f"Plan {number} was approved by the user." in queued
     finally:
         other.shutdown()
+
+
+def test_the_trait_wins_over_the_agent_key_while_it_is_set(kernel):
+    k, _, db = kernel
+    before = len(tasks(db))
+    assert k.run("%config OllieMagics.review_plans = False").error is None
+    saved = k.run(PLAN)
+    assert "awaits the user's review" not in saved.text()
+    assert len(tasks(db)) == before + 5
+    assert k.run("%config OllieMagics.review_plans = None").error is None
+    held = k.run(PLAN)
+    assert "awaits the user's review" in held.text()
+    assert len(tasks(db)) == before + 5
