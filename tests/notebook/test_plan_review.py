@@ -43,6 +43,7 @@ def kernel(tmp_path_factory):
     assert k.run("%load_ext ollie_nb").error is None
     db = base / "tasks.db"
     assert k.run(f"%ollie agent {reviewing_agent(base, db)}").error is None
+    assert k.run("import ollie_nb\nag = ollie_nb.agent()").error is None
     yield k, base, db
     k.shutdown()
 
@@ -57,7 +58,7 @@ def test_nothing_is_saved_until_approve_then_the_edited_plan_is(kernel):
     shown = k.run("%ollie plan show 1").text()
     assert shown.startswith("plan 1 (held for review)\nPlan: Ship it\n1. Prepare")
     edit = (
-        "import ollie_nb\nag = ollie_nb.agent()\nd = ag.plan_draft(1)\n"
+        "d = ag.plan_draft(1)\n"
         "d.set_title(1, 'Prepare well')\nd.delete(3)\nd.add_dependency(3, 1)\n"
         "ag.keep_draft(1, d)\nprint([p.number for p in ag.plans.held()])"
     )
