@@ -311,3 +311,34 @@ def test_a_plan_in_review_is_no_plan_reminder_until_it_is_approved(tmp_path) -> 
     held, approved = asyncio.run(scenario())
     assert held == ""  # the model is not told to work a plan the user has not approved
     assert approved.startswith("[plan reminder: your current plan]\nPlan: Ship it")
+
+
+def test_approving_through_a_failing_fallback_degrades_as_an_unreviewed_plan_does(tmp_path) -> None:
+    def broken(goal, steps):
+        raise RuntimeError("the sheet is locked")
+
+    def numbered(goal, steps):
+        return [f"row-{i}" for i in range(len(steps))]
+
+    core = AgentCore(fallback_plan_backend=broken, workdir=tmp_path, autosave=False)
+    core.review_plans = True
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            failed = await core.approve_plan(1)
+            queued = [core.take_review_prompt(1).text]
+            await core.set_fallback_plan_backend(numbered)
+            await core.submit(DIAMOND)
+            saved = await core.approve_plan(2)
+            return failed, saved, [*queued, core.take_review_prompt(2).text]
+
+    failed, saved, queued = asyncio.run(scenario())
+    assert failed.review is Review.APPROVED and failed.kind == "context" and not failed.ids
+    assert (
+        failed.warning
+        == "warning: broken() failed (the sheet is locked); this plan lives in context only."
+    )
+    assert failed.warning in queued[0]  # the model is told, as for a plan saved when made
+    assert saved.kind == "custom" and saved.ids == ("row-0", "row-1", "row-2", "row-3")
+    assert "[row-3] Join" in queued[1]
