@@ -107,6 +107,9 @@ def test_reject_queues_the_reason_and_the_revision_is_held_again(tmp_path) -> No
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
+            kept = core.plan_draft(1)
+            kept.set_title(4, "Join <them>")
+            core.keep_draft(1, kept)
             core.reject_plan(1, "  add   a test step ")
             item = core.queue_items[0]
             await core.run_queue()
@@ -118,6 +121,7 @@ def test_reject_queues_the_reason_and_the_revision_is_held_again(tmp_path) -> No
         "Plan 1 was sent back by the user for changes; nothing of it was saved.",
         "The user's reason: add a test step",
     ]
+    assert "The user's edits:\n- step 4: title changed to 'Join <them>'\nPlan: Ship it" in item.text
     first, second = core.plans
     assert first.review is Review.REJECTED and second.review is Review.HELD
     assert [r.number for r in core.held_plans()] == [2]
