@@ -57,6 +57,8 @@ def test_nothing_is_saved_until_approve_then_the_edited_plan_is(kernel):
     assert "held for review" in k.run("%ollie plans").text()
     shown = k.run("%ollie plan show 1").text()
     assert shown.startswith("plan 1 (held for review)\nPlan: Ship it\n1. Prepare")
+    draft = k.run("%ollie plan edit 1").text()
+    assert draft.startswith("plan 1, as a draft\nPlan: Ship it\n1. Prepare")
     edit = (
         "d = ag.plan_draft(1)\n"
         "d.set_title(1, 'Prepare well')\nd.delete(3)\nd.add_dependency(3, 1)\n"
