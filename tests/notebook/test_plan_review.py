@@ -142,3 +142,35 @@ def test_the_trait_wins_over_the_agent_key_while_it_is_set(kernel):
     held = k.run(PLAN)
     assert "awaits the user's review" in held.text()
     assert len(tasks(db)) == before + 5
+
+
+def test_a_saved_plan_is_edited_from_code_and_a_done_step_is_not_deleted(kernel):
+    k, _, db = kernel
+    assert k.run("%config OllieMagics.review_plans = False").error is None
+    try:
+        k.run(PLAN)
+    finally:
+        assert k.run("%config OllieMagics.review_plans = None").error is None
+    code = (
+        "record = ag.plans[-1]\n"
+        "ag.call(lambda core: core.env.task_client.update(record.ids[0], status='done'))\n"
+        "d = ag.plan_draft(record.number)\n"
+        "d.set_title(2, 'Left <i>twice</i>')\nd.add('Announce', after=[4])\n"
+        "d.add_dependency(3, 2)\n"
+        "print(len(ag.edit_saved_plan(record.number, d)))\n"
+        "print(ag.plans[-1].ids[-1])"
+    )
+    run = k.run(code)
+    assert run.error is None, run.error
+    count, announce = run.text().split()
+    assert count == "3"
+    titles = dict(tasks(db))
+    ids = k.run("print(' '.join(record.ids))").text().split()
+    assert titles[ids[1]] == "Left <i>twice</i>" and titles[announce] == "Announce"
+    assert blockers(db, announce) == {ids[3]} and blockers(db, ids[2]) == {ids[0], ids[1]}
+    refused = k.run(
+        "d = ag.plan_draft(record.number)\nd.delete(1)\nag.edit_saved_plan(record.number, d)"
+    )
+    assert refused.error["ename"] == "PlanReviewError"
+    assert refused.error["evalue"] == f"step 1 [{ids[0]}] is done: it cannot be deleted"
+    assert ids[0] in dict(tasks(db))
