@@ -12,6 +12,7 @@ import sqlite3
 import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core._core import _held_note_text
 from ollie_nb.core._sessions import load_session
 from ollie_nb.errors import NoPlanError, OllieUsageError, PlanReviewError
 from ollie_nb.planning import Origin, Review, held_message
@@ -221,11 +222,15 @@ def test_a_held_plan_and_its_draft_come_back_with_the_session(tmp_path, monkeypa
 
     async def second():
         async with again:
-            await again.resume(session)
+            note = await again.resume(session)
+            assert note.endswith(
+                "plan 1 awaits your review: %ollie plan show N, %ollie plan approve N"
+            )
             assert [r.number for r in again.held_plans()] == [1]
             return await again.approve_plan(1)
 
     record = asyncio.run(second())
+    assert _held_note_text([2, 3]).startswith("plans 2, 3 await your review")
     assert [t[1] for t in tasks(db)][1:3] == ["Prepare", "Left <b>& 'co'</b>"]
     assert record.review is Review.APPROVED
 

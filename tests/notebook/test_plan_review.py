@@ -116,6 +116,9 @@ def test_a_held_plan_comes_back_with_resume_and_is_approved_there(kernel):
         assert other.run("%load_ext ollie_nb").error is None
         resumed = other.run(f"%ollie resume {session}")
         assert resumed.error is None, resumed.error
+        assert resumed.text().splitlines()[-1] == (
+            f"plan {number} awaits your review: %ollie plan show N, %ollie plan approve N"
+        )
         held = "import ollie_nb\nprint([p.number for p in ollie_nb.agent().held_plans()])"
         assert other.run(held).text().strip() == f"[{number}]"
         approved = other.run(f"%ollie plan approve {number} --no-run")
