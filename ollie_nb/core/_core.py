@@ -6,7 +6,8 @@ through the env's Dispatcher; every event goes to the `on_event` sink. Each part
 owns its state: `Conversation` (history, usage, ids, the session file, compaction),
 `PromptQueue` (queued items, injected texts, notes), `PlanBook` (the plans, from
 planning), `PlanRuns` (parallel runs), `AgentWatch` (the task-event watch),
-`SubAgents` and the `TurnRunner` (the loop); this class wires them and delegates.
+`SubAgents`, `PlanReview` (plans held for the user's review) and the `TurnRunner` (the
+loop); this class wires them and delegates.
 """
 
 from __future__ import annotations
