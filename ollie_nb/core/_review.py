@@ -98,6 +98,8 @@ class PlanReview:
             )
         if not record.held:
             raise PlanReviewError(f"plan {number} {_GONE[record.review].format(n=number)}")
+        if self.book.saving:  # one plan is sent to the backend at a time (a double click)
+            raise PlanReviewError(f"plan {self.book.saving} is being saved now; wait for it")
         return record
 
     # -- held plans ----------------------------------------------------------------------

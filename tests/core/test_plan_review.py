@@ -72,7 +72,11 @@ def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(tmp_path)
             draft.delete(3)  # Right
             draft.add_dependency(3, 1)  # Join waits for Prepare as well
             assert core.plan_draft(1).rows[0].title == "Prepare"  # a copy was edited
-            record = await core.approve_plan(1, draft)
+            record, twice = await asyncio.gather(
+                core.approve_plan(1, draft), core.approve_plan(1, draft), return_exceptions=True
+            )
+            assert isinstance(twice, PlanReviewError)
+            assert str(twice) == "plan 1 is being saved now; wait for it"
             queued = core.queue_items
             again = await core.run_queue()
             return result, held, before, record, queued, again
