@@ -1,0 +1,545 @@
+"""PlanEditor: a plan's graph and its steps as editable rows, with the review's decisions.
+
+A held plan (review on) shows here under the `reasoning_plan` call: the user edits
+titles, descriptions and what each step waits for, adds, moves and deletes steps, and
+the draft is checked on every edit (`PlanDraft.problems`); Approve stays disabled while
+it is invalid. Ask for changes sends a comment back to the model; Discard drops the
+plan. A saved plan (`%ollie plan edit N`) opens in the same editor with Save changes /
+Cancel, its done or claimed steps read-only.
+
+Clicks arrive on the kernel thread, after the cell that showed the editor finished (a
+held plan ends the model's turn) or while a background turn runs. A click never waits
+for the core there: the core call is submitted to the runtime's loop, and a tick on the
+kernel's own event loop reads its answer, running meanwhile whatever the core hands
+back to the kernel thread (a notebook fallback backend, an approval), so nothing waits
+on a thread that waits on it. The graph is redrawn off the kernel thread, a short
+while after the last edit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import re
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ollie_nb.notebook._display import esc
+from ollie_nb.notebook._plans import _DRAWER, fit_to_cell
+from ollie_nb.planning import GraphvizUnavailable, PlanDraft, PlanValidationError, plan_svg
+
+if TYPE_CHECKING:
+    from ollie_nb.notebook._runtime import NotebookRuntime
+
+DEBOUNCE = 0.4  # seconds after the last edit before the graph is redrawn
+TICK = 0.1  # seconds between two looks at a core call's answer
+_MUTED = "color: var(--jp-ui-font-color2, #666)"
+_ERROR = "color: var(--jp-error-color1, #c62828)"
+_NUMBERS = re.compile(r"[\s,;]+")
+
+
+# -- what the buttons do --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EditorActions:
+    """The editor's way to the core: each call returns a future of the core's answer.
+
+    `drain` runs what the core hands back to the kernel thread while a call is under
+    way. A held plan has approve / reject / discard, a saved one has save.
+    """
+
+    drain: Callable[[], Any]
+    approve: Callable[[PlanDraft], concurrent.futures.Future[Any]] | None = None
+    reject: Callable[[str, PlanDraft], concurrent.futures.Future[Any]] | None = None
+    discard: Callable[[], concurrent.futures.Future[Any]] | None = None
+    save: Callable[[PlanDraft], concurrent.futures.Future[Any]] | None = None
+
+    @property
+    def saved_plan(self) -> bool:
+        return self.save is not None
+
+
+def _on_loop(runtime: NotebookRuntime, call: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+    """Run a core method on the runtime's loop (awaiting it when it is a coroutine)."""
+
+    async def run() -> Any:
+        result = call()
+        return await result if asyncio.iscoroutine(result) else result
+
+    return runtime.submit(run)
+
+
+def held_plan_actions(runtime: NotebookRuntime, number: int) -> EditorActions:
+    """The decisions on held plan `number`, made by the runtime's core."""
+    core = lambda: runtime.core  # noqa: E731  (the core of the moment: agents switch)
+    return EditorActions(
+        drain=runtime.drain,
+        approve=lambda d: _on_loop(runtime, lambda: core().approve_plan(number, d)),
+        reject=lambda why, d: _on_loop(runtime, lambda: core().reject_plan(number, why, d)),
+        discard=lambda: _on_loop(runtime, lambda: core().discard_plan(number)),
+    )
+
+
+def saved_plan_actions(runtime: NotebookRuntime, number: int) -> EditorActions:
+    """Changes to saved plan `number`, sent to its task server by the runtime's core."""
+    return EditorActions(
+        drain=runtime.drain,
+        save=lambda d: _on_loop(runtime, lambda: runtime.core.edit_saved_plan(number, d)),
+    )
+
+
+# -- one row --------------------------------------------------------------------------
+
+
+def parse_after(text: str) -> list[int]:
+    """Step numbers typed as `1, 3` or `1 3`; PlanValidationError naming what is not one."""
+    numbers = []
+    for word in _NUMBERS.split(text.strip()):
+        if not word:
+            continue
+        if not word.isdigit():
+            raise PlanValidationError(f"after: {word!r} is not a step number (write e.g. 1, 3)")
+        numbers.append(int(word))
+    return numbers
+
+
+class StepRow:
+    """The widgets of one step: number, title, after, body (collapsed), up / down / delete."""
+
+    def __init__(self, editor: PlanEditor, number: int, locked: bool) -> None:
+        import ipywidgets as widgets
+
+        row = editor.draft.row(number)
+        self.key = row.key
+        self.locked = locked
+        self.number = widgets.Label(f"{number}.", layout={"width": "2.5em"})
+        self.title = widgets.Text(row.title, placeholder="title", layout={"flex": "1 1 14em"})
+        after = ", ".join(str(n) for n in editor.draft.after_numbers(number))
+        self.after = widgets.Text(after, placeholder="after: 1, 2", layout={"width": "8em"})
+        self.after.add_class("ollie-after")
+        self.body = widgets.Textarea(row.body, placeholder="description", rows=3)
+        self.body.layout = widgets.Layout(width="100%", display="none")
+        self.more = widgets.ToggleButton(False, description="…", tooltip="description")
+        self.buttons = {
+            name: widgets.Button(description=text, tooltip=tip, layout={"width": "2.6em"})
+            for name, text, tip in (
+                ("up", "↑", "move up"),
+                ("down", "↓", "move down"),
+                ("delete", "✕", "delete this step"),
+            )
+        }
+        self.error = widgets.Label("")  # plain text: a typed value shown back is not HTML
+        self.error.layout.display = "none"
+        self._wire(editor, widgets)
+        line = [self.number, self.title, self.after, self.more, *self.buttons.values()]
+        self.box = widgets.VBox([widgets.HBox(line), self.body, self.error])
+        self.box.add_class("ollie-plan-row")
+        if locked:
+            self.box.add_class("ollie-locked")
+            self.lock()
+
+    def _wire(self, editor: PlanEditor, widgets: Any) -> None:
+        self.title.observe(lambda c: editor.edit(self.key, "title", c["new"]), names="value")
+        self.body.observe(lambda c: editor.edit(self.key, "body", c["new"]), names="value")
+        self.after.observe(lambda c: editor.edit(self.key, "after", c["new"]), names="value")
+        self.more.observe(lambda c: self._show_body(bool(c["new"])), names="value")
+        self.buttons["up"].on_click(lambda _: editor.move(self.key, -1))
+        self.buttons["down"].on_click(lambda _: editor.move(self.key, +1))
+        self.buttons["delete"].on_click(lambda _: editor.delete(self.key))
+
+    def _show_body(self, shown: bool) -> None:
+        self.body.layout.display = "" if shown else "none"
+
+    def show_error(self, text: str) -> None:
+        self.error.value = text
+        self.error.layout.display = "" if text else "none"
+
+    def lock(self) -> None:
+        for widget in (self.title, self.after, self.body, *self.buttons.values()):
+            widget.disabled = True
+
+
+# -- the editor -----------------------------------------------------------------------
+
+
+class PlanEditor:
+    """A plan being reviewed or edited: graph, rows, live problems, and the decisions."""
+
+    def __init__(
+        self,
+        number: int,
+        draft: PlanDraft,
+        actions: EditorActions,
+        *,
+        statuses: Mapping[str, str] | None = None,
+        locked: Collection[str] = (),
+        rankdir: str = "LR",
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        import ipywidgets as widgets  # on first use: a widget costs its import only when made
+
+        self.number = number
+        self.draft = draft
+        self.actions = actions
+        self.statuses = dict(statuses or {})  # task id -> status word (a saved plan's steps)
+        self.locked = frozenset(locked)  # task ids of steps done or claimed: not editable
+        self.rankdir = rankdir
+        self.rows: list[StepRow] = []
+        self.outcome = ""  # what the decision did, once made
+        self.closed = False
+        self._field_errors: dict[int, str] = {}  # row key -> why its after field is not used
+        self._svg = ""  # the last graph drawn of a valid draft
+        self._edits = 0  # counts edits, so only the last one of a burst redraws
+        self._drawing: concurrent.futures.Future[str] | None = None
+        self._deciding = False
+        self._loop = loop or _kernel_loop()  # None: no kernel (a script), calls wait in place
+        self._build(widgets)
+        self._rebuild_rows()
+        self.draw()
+
+    # building -------------------------------------------------------------------------
+
+    def _build(self, widgets: Any) -> None:
+        self.header = widgets.HTML(self._header_html())
+        self.goal = widgets.Text(self.draft.goal, description="goal", layout={"width": "100%"})
+        self.goal.observe(lambda c: self.edit(None, "goal", c["new"]), names="value")
+        self.graph = widgets.HTML("", layout=widgets.Layout(flex="1 1 24em", overflow="auto"))
+        self.graph.add_class("ollie-plan-graph")
+        self.rows_box = widgets.VBox([], layout={"flex": "1 1 30em"})
+        self.add_button = widgets.Button(description="add step", icon="plus")
+        self.add_button.on_click(lambda _: self.add_step())
+        self.problems = widgets.HTML("")
+        self.problems.add_class("ollie-plan-problems")
+        self.comment = widgets.Text(placeholder="what should change", layout={"flex": "1 1 20em"})
+        self.status = widgets.HTML("")
+        self.status.add_class("ollie-plan-status")
+        self.buttons = self._decision_buttons(widgets)
+        steps = widgets.VBox([self.rows_box, self.add_button], layout={"flex": "1 1 30em"})
+        self.widget = widgets.VBox(
+            [
+                self.header,
+                self.goal,
+                widgets.HBox([self.graph, steps], layout={"flex_flow": "row wrap"}),
+                self.problems,
+                widgets.HBox([*self.buttons.values(), *self._comment_box()]),
+                self.status,
+            ],
+            layout=widgets.Layout(width="100%"),
+        )
+        self.widget.add_class("ollie-plan-editor")
+
+    def _decision_buttons(self, widgets: Any) -> dict[str, Any]:
+        fit = {"width": "auto"}
+        if self.actions.saved_plan:
+            names = [("save", "Save changes", "success"), ("cancel", "Cancel", "")]
+        else:
+            names = [
+                ("approve", "Approve", "success"),
+                ("reject", "Ask for changes", "warning"),
+                ("discard", "Discard", "danger"),
+            ]
+        buttons = {
+            name: widgets.Button(description=text, button_style=style, layout=fit)
+            for name, text, style in names
+        }
+        for name, button in buttons.items():
+            button.on_click(lambda _, n=name: getattr(self, n)())
+        return buttons
+
+    def _comment_box(self) -> list[Any]:
+        return [] if self.actions.saved_plan else [self.comment]
+
+    def _header_html(self) -> str:
+        what = "saved plan" if self.actions.saved_plan else "plan"
+        note = (
+            "edit the steps, then save; done or claimed steps cannot change"
+            if self.actions.saved_plan
+            else "waiting for your review: edit the steps, then approve, ask for changes or discard"
+        )
+        return f"<b>ollie {what} {self.number}</b> <span style='{_MUTED}'>{esc(note)}</span>"
+
+    def _rebuild_rows(self) -> None:
+        """New rows for the draft as it is (numbers and `after` fields shift after a move)."""
+        self._field_errors.clear()
+        self.rows = [
+            StepRow(self, n, self.draft.row(n).task_id in self.locked)
+            for n in range(1, len(self.draft) + 1)
+        ]
+        for i, row in enumerate(self.rows):
+            row.buttons["up"].disabled = row.locked or i == 0
+            row.buttons["down"].disabled = row.locked or i == len(self.rows) - 1
+        self.rows_box.children = [r.box for r in self.rows]
+        self._check()
+
+    # editing --------------------------------------------------------------------------
+
+    def edit(self, key: int | None, field: str, value: str) -> None:
+        """A field changed in the widget: into the draft, then check and redraw."""
+        if self.closed or self._deciding:
+            return
+        if key is None:
+            self.draft.set_goal(value)
+        else:
+            number = self.draft.number_of(key)
+            if field == "title":
+                self.draft.set_title(number, value)
+            elif field == "body":
+                self.draft.set_body(number, value)
+            else:
+                self._edit_after(key, number, value)
+        self._changed()
+
+    def _edit_after(self, key: int, number: int, text: str) -> None:
+        try:
+            self.draft.set_after(number, parse_after(text))
+        except PlanValidationError as exc:
+            self._field_errors[key] = str(exc)
+        else:
+            self._field_errors.pop(key, None)
+        row = next(r for r in self.rows if r.key == key)
+        row.show_error(self._field_errors.get(key, ""))
+
+    def add_step(self, title: str = "new step") -> None:
+        if self.closed or self._deciding:
+            return
+        self.draft.add(title)
+        self._rebuild_rows()
+        self._changed()
+
+    def delete(self, key: int) -> None:
+        if self.closed or self._deciding:
+            return
+        self.draft.delete(self.draft.number_of(key))
+        self._rebuild_rows()
+        self._changed()
+
+    def move(self, key: int, by: int) -> None:
+        number = self.draft.number_of(key)
+        if self.closed or self._deciding or not 1 <= number + by <= len(self.draft):
+            return
+        self.draft.move(number, number + by)
+        self._rebuild_rows()
+        self._changed()
+
+    def _changed(self) -> None:
+        self._check()
+        self._edits += 1
+        edits = self._edits
+        if self._loop is None:
+            self.draw()
+            return
+        self._loop.call_later(DEBOUNCE, lambda: self.draw() if edits == self._edits else None)
+
+    # checking -------------------------------------------------------------------------
+
+    def problem_list(self) -> list[str]:
+        """Why the draft cannot be approved or saved now (empty: it can)."""
+        fields = [
+            f"step {self.draft.number_of(k)}: {why}"
+            for k, why in self._field_errors.items()
+            if any(r.key == k for r in self.draft.rows)
+        ]
+        return fields + self.draft.problems()
+
+    def _check(self) -> None:
+        problems = self.problem_list()
+        self.problems.value = "".join(f"<div style='{_ERROR}'>✖ {esc(p)}</div>" for p in problems)
+        ok = "save" if self.actions.saved_plan else "approve"
+        self.buttons[ok].disabled = self.closed or bool(problems)
+
+    # the graph ------------------------------------------------------------------------
+
+    def graph_svg(self) -> str:
+        """The draft's graph (raises PlanValidationError while it is invalid)."""
+        rows = self.draft.ordered_rows()
+        steps = self.draft.steps()
+        ids = [str(self.draft.number_of(r.key)) for r in rows]
+        statuses = {i: self.statuses.get(r.task_id, "") for i, r in enumerate(rows)}
+        statuses = {i: s for i, s in statuses.items() if s}
+        return plan_svg(self.draft.goal, steps, ids, statuses or None, rankdir=self.rankdir)
+
+    def draw(self, wait: bool = False) -> None:
+        """Redraw the graph off the kernel thread (`wait`: until it is drawn, at most dot's time)."""
+        if not self.draft.valid:
+            self.graph.value = self._graph_html(stale=True)
+            return
+        future = _DRAWER.submit(self.graph_svg)
+        self._drawing = future
+        if wait or self._loop is None:
+            concurrent.futures.wait([future])
+            self._drawn(future)
+            return
+        self._poll(future, lambda: self._drawn(future))
+
+    def _drawn(self, future: concurrent.futures.Future[str]) -> None:
+        if future is not self._drawing:
+            return  # a later edit is being drawn
+        error = future.exception()
+        if isinstance(error, GraphvizUnavailable):
+            self.graph.value = f"<div style='{_MUTED}'>⚠ {esc(str(error))}</div>{self._text_html()}"
+            return
+        if error is None:
+            self._svg = fit_to_cell(future.result())
+        self.graph.value = self._graph_html(stale=False)
+
+    def _graph_html(self, stale: bool) -> str:
+        note = ""
+        if stale:
+            note = f"<div style='{_MUTED}'>the graph shows the last valid plan</div>"
+        body = f'<div class="ollie-plan">{self._svg}</div>' if self._svg else self._text_html()
+        return note + body
+
+    def _text_html(self) -> str:
+        return f"<pre>{esc(self.text())}</pre>"
+
+    # deciding -------------------------------------------------------------------------
+
+    def approve(self) -> None:
+        problems = self.problem_list()
+        if self.closed or self.actions.approve is None:
+            return
+        if problems:
+            self._say(f"cannot approve: {problems[0]}", error=True)
+            return
+        self._decide("approving …", self.actions.approve(self.draft), "approved")
+
+    def reject(self) -> None:
+        reason = " ".join(self.comment.value.split())
+        if self.closed or self.actions.reject is None:
+            return
+        if not reason:
+            self._say("write what should change in the box first", error=True)
+            return
+        self._decide(
+            "sending your comment …", self.actions.reject(reason, self.draft), "changes asked"
+        )
+
+    def discard(self) -> None:
+        if self.closed or self.actions.discard is None:
+            return
+        self._decide("discarding …", self.actions.discard(), "discarded")
+
+    def save(self) -> None:
+        problems = self.problem_list()
+        if self.closed or self.actions.save is None:
+            return
+        if problems:
+            self._say(f"cannot save: {problems[0]}", error=True)
+            return
+        if not self.draft.changed:
+            self._say("nothing changed", error=False)
+            return
+        self._decide("saving …", self.actions.save(self.draft), "saved")
+
+    def cancel(self) -> None:
+        if not self.closed:
+            self._close("cancelled: the saved plan is unchanged")
+
+    def _decide(self, doing: str, future: concurrent.futures.Future[Any], done: str) -> None:
+        """Wait for the core's answer without blocking the kernel thread, then lock or say why."""
+        self._deciding = True
+        self._lock_all()
+        self._say(doing, error=False)
+        self._poll(future, lambda: self._answered(future, done))
+
+    def _answered(self, future: concurrent.futures.Future[Any], done: str) -> None:
+        self._deciding = False
+        error = future.exception() if not future.cancelled() else RuntimeError("cancelled")
+        if error is not None:
+            self._rebuild_rows()  # editable again, as the draft is
+            for widget in (self.goal, self.comment, self.add_button, *self.buttons.values()):
+                widget.disabled = False
+            self._check()
+            self._say(f"not {done}: {error}", error=True)
+            return
+        self._close(outcome_line(done, future.result()))
+
+    def _poll(self, future: concurrent.futures.Future[Any], then: Callable[[], None]) -> None:
+        """Call `then` on the kernel thread once `future` is done, draining the runtime meanwhile."""
+        if self._loop is None:
+            while not future.done():
+                self.actions.drain()
+                concurrent.futures.wait([future], timeout=TICK)
+            then()
+            return
+
+        def tick() -> None:
+            self.actions.drain()
+            if future.done():
+                then()
+            else:
+                self._loop.call_later(TICK, tick)  # type: ignore[union-attr]
+
+        self._loop.call_later(TICK, tick)
+
+    def _close(self, outcome: str) -> None:
+        """The decision is made: show it and lock every field and button."""
+        self.closed = True
+        self.outcome = outcome
+        self._say(outcome, error=False)
+        self._lock_all()
+
+    def _lock_all(self) -> None:
+        for row in self.rows:
+            row.lock()
+        for widget in (self.goal, self.comment, self.add_button, *self.buttons.values()):
+            widget.disabled = True
+
+    def _say(self, text: str, error: bool) -> None:
+        style = _ERROR if error else ""
+        self.status.value = f"<span style='{style}'>{esc(text)}</span>"
+
+    # text -----------------------------------------------------------------------------
+
+    def text(self) -> str:
+        """The plan as text: goal, numbered steps with what each waits for, and the commands."""
+        lines = [f"plan {self.number}: {self.draft.goal}"]
+        for n, row in enumerate(self.draft.rows, 1):
+            after = self.draft.after_numbers(n)
+            waits = f" (after {', '.join(map(str, after))})" if after else ""
+            lines.append(f"{n}. {row.title}{waits}")
+        if self.outcome:
+            lines.append(self.outcome)
+        elif self.actions.saved_plan:
+            lines.append(f"edit it from code: d = agent.plan_draft({self.number}); ...")
+        else:
+            n = self.number
+            lines += [
+                "waiting for your review:",
+                f"  %ollie plan approve {n}",
+                f"  %ollie plan reject {n} WHAT SHOULD CHANGE",
+                f"  %ollie plan discard {n}",
+                f"  %ollie plan edit {n}   (the editor)",
+            ]
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        if isinstance(bundle, dict):
+            bundle["text/plain"] = self.text()
+        return bundle
+
+
+def outcome_line(done: str, result: Any) -> str:
+    """The editor's last line: the decision, then what the core said of it."""
+    if isinstance(result, str) and result.strip():
+        return f"{done}: {result.strip()}"
+    if isinstance(result, (list, tuple)) and result:
+        return f"{done}: " + "; ".join(str(x) for x in result)
+    return done
+
+
+def _kernel_loop() -> asyncio.AbstractEventLoop | None:
+    """The kernel's event loop (the one clicks arrive on), or None outside a kernel."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    if getattr(get_ipython(), "kernel", None) is None:
+        return None
+    try:
+        return asyncio.get_event_loop()
+    except RuntimeError:
+        return None
