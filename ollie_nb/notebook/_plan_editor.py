@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 from ollie_nb.notebook._display import esc
 from ollie_nb.notebook._plans import _DRAWER, fit_to_cell
-from ollie_nb.planning import GraphvizUnavailable, PlanDraft, PlanValidationError, plan_svg
+from ollie_nb.planning import (
+    GraphvizUnavailable,
+    PlanDraft,
+    PlanRecord,
+    PlanValidationError,
+    StepState,
+    plan_svg,
+    read_state,
+)
 
 if TYPE_CHECKING:
     from ollie_nb.notebook._runtime import NotebookRuntime
@@ -403,7 +411,7 @@ class PlanEditor:
         if problems:
             self._say(f"cannot approve: {problems[0]}", error=True)
             return
-        self._decide("approving …", self.actions.approve(self.draft), "approved")
+        self._decide("saving …", self.actions.approve(self.draft), "approved")
 
     def reject(self) -> None:
         reason = " ".join(self.comment.value.split())
@@ -413,13 +421,15 @@ class PlanEditor:
             self._say("write what should change in the box first", error=True)
             return
         self._decide(
-            "sending your comment …", self.actions.reject(reason, self.draft), "changes asked"
+            "sending your comment …",
+            self.actions.reject(reason, self.draft),
+            "sent back to the model with your comment (its revision is held again)",
         )
 
     def discard(self) -> None:
         if self.closed or self.actions.discard is None:
             return
-        self._decide("discarding …", self.actions.discard(), "discarded")
+        self._decide("discarding …", self.actions.discard(), "discarded: nothing was saved")
 
     def save(self) -> None:
         problems = self.problem_list()
@@ -442,9 +452,9 @@ class PlanEditor:
         self._deciding = True
         self._lock_all()
         self._say(doing, error=False)
-        self._poll(future, lambda: self._answered(future, done))
+        self._poll(future, lambda: self._answered(future, doing, done))
 
-    def _answered(self, future: concurrent.futures.Future[Any], done: str) -> None:
+    def _answered(self, future: concurrent.futures.Future[Any], doing: str, done: str) -> None:
         self._deciding = False
         error = future.exception() if not future.cancelled() else RuntimeError("cancelled")
         if error is not None:
@@ -452,7 +462,7 @@ class PlanEditor:
             for widget in (self.goal, self.comment, self.add_button, *self.buttons.values()):
                 widget.disabled = False
             self._check()
-            self._say(f"not {done}: {error}", error=True)
+            self._say(f"{doing.rstrip(' …')} failed: {error}", error=True)
             return
         self._close(outcome_line(done, future.result()))
 
@@ -505,14 +515,7 @@ class PlanEditor:
         elif self.actions.saved_plan:
             lines.append(f"edit it from code: d = agent.plan_draft({self.number}); ...")
         else:
-            n = self.number
-            lines += [
-                "waiting for your review:",
-                f"  %ollie plan approve {n}",
-                f"  %ollie plan reject {n} WHAT SHOULD CHANGE",
-                f"  %ollie plan discard {n}",
-                f"  %ollie plan edit {n}   (the editor)",
-            ]
+            lines += review_commands(self.number)
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
@@ -522,13 +525,73 @@ class PlanEditor:
         return bundle
 
 
+def review_commands(number: int) -> list[str]:
+    """What a text front end shows under a held plan: the commands that decide on it."""
+    return [
+        "waiting for your review:",
+        f"  %ollie plan approve {number}",
+        f"  %ollie plan reject {number} WHAT SHOULD CHANGE",
+        f"  %ollie plan discard {number}",
+        f"  %ollie plan edit {number}   (the editor)",
+    ]
+
+
 def outcome_line(done: str, result: Any) -> str:
-    """The editor's last line: the decision, then what the core said of it."""
+    """The editor's last line: the decision, then what the core said of it (a plan's status
+    line, the changes made to a saved plan)."""
+    if isinstance(result, PlanRecord):
+        if result.warning:
+            return f"{done}, with a warning: {result.warning}"
+        saved = f"{len(result.ids)} steps saved ({', '.join(result.ids)})" if result.ids else ""
+        return f"{done}: {saved}" if done == "approved" and saved else done
+    if isinstance(result, (list, tuple)):
+        return f"{done}: " + "; ".join(str(x) for x in result) if result else f"{done}: no change"
     if isinstance(result, str) and result.strip():
         return f"{done}: {result.strip()}"
-    if isinstance(result, (list, tuple)) and result:
-        return f"{done}: " + "; ".join(str(x) for x in result)
     return done
+
+
+# -- the editor of a plan of this session ------------------------------------------------
+
+
+def locked_ids(statuses: Mapping[str, str]) -> set[str]:
+    """The steps a saved plan's editor cannot change: done, or claimed (someone works them)."""
+    return {
+        task_id
+        for task_id, word in statuses.items()
+        if read_state(word) is StepState.DONE or read_state(word).is_active
+    }
+
+
+def plan_editor(
+    runtime: NotebookRuntime,
+    record: PlanRecord,
+    draft: PlanDraft,
+    statuses: Mapping[str, str] | None = None,
+    rankdir: str = "LR",
+) -> PlanEditor:
+    """The editor of plan `record`: its review when it is held, else its saved steps' editing."""
+    if record.held:
+        return PlanEditor(
+            record.number, draft, held_plan_actions(runtime, record.number), rankdir=rankdir
+        )
+    statuses = dict(statuses or {})
+    return PlanEditor(
+        record.number,
+        draft,
+        saved_plan_actions(runtime, record.number),
+        statuses=statuses,
+        locked=locked_ids(statuses),
+        rankdir=rankdir,
+    )
+
+
+def held_plan_editor(
+    runtime: NotebookRuntime, record: PlanRecord, rankdir: str = "LR"
+) -> PlanEditor:
+    """The editor of a plan just held, shown under the call that made it."""
+    draft = PlanDraft.from_plan(record.goal, record.steps)  # as made: nothing edited yet
+    return plan_editor(runtime, record, draft, rankdir=rankdir)
 
 
 def _kernel_loop() -> asyncio.AbstractEventLoop | None:

@@ -68,7 +68,9 @@ class BackgroundTurn:
             [widgets.HBox([self.status, self.progress, self.stop_button]), self.output]
         )
         sink = OutputSink(self.output)
-        self.view = TurnView(settings, sink.show, sink.live, _plan_statuses_off_thread(runtime))
+        statuses = _plan_statuses_off_thread(runtime)
+        review = held_plan_review(runtime, settings)
+        self.view = TurnView(settings, sink.show, sink.live, statuses, review)
         self.started = time.perf_counter()
         self.future = runtime.start_turn(prompt, self._on_event)
         runtime.show = sink.show  # approval requests appear in this turn's output
@@ -131,6 +133,13 @@ class BackgroundTurn:
         if isinstance(bundle, dict):
             bundle["text/plain"] = "ollie: background turn (output in the widget)"
         return bundle
+
+
+def held_plan_review(runtime: NotebookRuntime, settings: Settings) -> Any:
+    """What a turn's view shows for a plan held for review: its editor, acting on `runtime`."""
+    from ollie_nb.notebook._plan_editor import held_plan_editor
+
+    return lambda record: held_plan_editor(runtime, record, settings.rankdir)
 
 
 def _plan_statuses_off_thread(runtime: NotebookRuntime) -> Any:

@@ -148,7 +148,7 @@ def test_ask_for_changes_needs_a_comment() -> None:
     ed.comment.value = "  split   the build "
     ed.buttons["reject"].click()
     assert calls.made == [("reject", "split the build")]
-    assert ed.outcome == "changes asked: plan rejectd" and ed.comment.disabled
+    assert ed.outcome.startswith("sent back to the model with your comment") and ed.comment.disabled
 
 
 def test_a_failed_decision_says_why_and_leaves_the_editor_usable() -> None:
@@ -156,7 +156,7 @@ def test_a_failed_decision_says_why_and_leaves_the_editor_usable() -> None:
     failed.set_exception(PlanValidationError("the task server refused"))
     ed = PlanEditor(1, draft(), EditorActions(drain=lambda: 0, approve=lambda d: failed))
     ed.buttons["approve"].click()
-    assert not ed.closed and "not approved: the task server refused" in ed.status.value
+    assert not ed.closed and "saving failed: the task server refused" in ed.status.value
     assert not ed.buttons["approve"].disabled and not ed.rows[0].title.disabled
 
 
@@ -283,7 +283,7 @@ def test_a_click_does_not_wait_on_the_loop_for_work_the_kernel_thread_must_do() 
         started = time.monotonic()
         ed.buttons["approve"].click()
         assert time.monotonic() - started < 1.0  # the handler returned: the kernel is free
-        assert "approving" in ed.status.value and ed.rows[0].title.disabled
+        assert "saving …" in ed.status.value and ed.rows[0].title.disabled
         run_until(loop, lambda: ed.closed)
         assert ran_on == [threading.current_thread().name]
         assert ed.outcome == "approved: plan 1 saved"
