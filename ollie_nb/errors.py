@@ -39,6 +39,11 @@ class NoPlanError(OllieUsageError):
     """There is no plan yet, none matches, or the plan cannot be worked that way."""
 
 
+class PlanReviewError(OllieUsageError):
+    """A plan review request does not fit the plan: it is not held, is approved already, or
+    the draft breaks a plan rule (the message names the problem)."""
+
+
 class NoTaskServerError(OllieUsageError):
     """No task server is wired, or it lacks a tool the request needs."""
 

@@ -62,6 +62,7 @@ KNOWN_KEYS = {
     "model",
     "backend",
     "planTimeout",
+    "reviewPlans",
     "passEnv",
     "maxParallel",
     "claimLease",
@@ -130,6 +131,7 @@ class AgentConfig:
     model: str = ""
     backend: str = ""
     plan_timeout: float = 120.0
+    review_plans: bool = False  # `reviewPlans`: hold each plan for the user's review
     max_parallel: int = 4  # sub-agents running at once
     claim_lease: float = DEFAULT_CLAIM_LEASE  # s a step claim holds unrenewed; 0 = none
     pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
@@ -179,6 +181,7 @@ class AgentConfig:
             model=_opt(data, "model", str, where) or "",
             backend=_opt(data, "backend", str, where) or "",
             plan_timeout=_opt(data, "planTimeout", float, where, minimum=0.1) or 120.0,
+            review_plans=_flag(data, "reviewPlans", where, default=False),
             pass_env=_names(where, "passEnv", data.get("passEnv")),
             max_parallel=_opt(data, "maxParallel", int, where, minimum=1) or 4,
             claim_lease=_lease(data, where),

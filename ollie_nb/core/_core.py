@@ -35,9 +35,10 @@ from ollie_nb.core._plan_runs import PlanRuns, lease_policy
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._reminder import plan_reminder_text
+from ollie_nb.core._review import PlanReview
 from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
 from ollie_nb.core._secrets import Redactor, config_secrets
-from ollie_nb.core._sessions import SessionInfo, list_sessions
+from ollie_nb.core._sessions import SessionInfo, drafts_to_dict, list_sessions
 from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, params
 from ollie_nb.core._watch import TaskEventWatcher
@@ -47,9 +48,11 @@ from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import (
     Origin,
     PlanBook,
+    PlanDraft,
     PlanRecord,
     QueuedPrompt,
     QueuePlanBackend,
+    Review,
     StepState,
 )
 from ollie_nb.tools import (
@@ -107,6 +110,8 @@ class AgentCore:
         self.conversation = Conversation()
         self.prompts = PromptQueue()
         self.plan_book = PlanBook()  # the one owner of this session's plans
+        self.review_plans: bool | None = None  # hold plans for review; None: `reviewPlans`
+        self.review = PlanReview(self)
         self.state = "idle"
         self.router = ToolRouter(Dispatcher())
         self.redact = Redactor(
@@ -213,6 +218,7 @@ class AgentCore:
             redact=self.redact,
         )
         self.env.reasoning.add_plan_listener(self._on_plan)
+        self.env.reasoning.hold_plans = lambda: self.reviewing
         self.router = ToolRouter(self.env.dispatcher)
         await self.router.refresh()
         context, warnings = await spawn_hooks(
@@ -226,7 +232,7 @@ class AgentCore:
         if self._fallback is not None:
             return self._fallback
         if self.queue_fallback:
-            return QueuePlanBackend(self.queue, lambda: self.plan_book.next_number)
+            return QueuePlanBackend(self.queue, lambda: self.plan_book.making_number)
         return None
 
     async def refresh_tools(self) -> None:
@@ -491,6 +497,49 @@ class AgentCore:
         # the record's warning is the model's status line; the user's notice drops its label
         self.emit(PlanMade(record, record.warning.removeprefix("warning: ")))
 
+    # -- plan review (the logic lives in PlanReview) ---------------------------------------
+
+    @property
+    def reviewing(self) -> bool:
+        """Whether plans are held for the user's review: `review_plans` when set, else the
+        agent's `reviewPlans`."""
+        return self.config.review_plans if self.review_plans is None else self.review_plans
+
+    def held_plans(self) -> list[PlanRecord]:
+        """The plans waiting for the user's review, oldest first."""
+        return self.review.held()
+
+    def plan_draft(self, number: int) -> PlanDraft:
+        """A draft of plan `number` to edit: a held plan's as the user left it, else its steps
+        (with their task ids)."""
+        return self.review.draft(number)
+
+    def keep_draft(self, number: int, draft: PlanDraft) -> None:
+        """Keep `draft` as held plan `number`'s (an editor's work survives the session)."""
+        self.plan_book.set_draft(number, draft)
+
+    async def approve_plan(self, number: int, draft: PlanDraft | None = None) -> PlanRecord:
+        """Save held plan `number` (as `draft` edits it) through the plan backend and queue one
+        prompt telling the model, with the user's edits and the new step ids."""
+        return await self.review.approve(number, draft)
+
+    def reject_plan(self, number: int, reason: str, draft: PlanDraft | None = None) -> PlanRecord:
+        """Send held plan `number` back: the user's reason is queued; the revision is held."""
+        return self.review.reject(number, reason, draft)
+
+    def discard_plan(self, number: int) -> PlanRecord:
+        """Drop held plan `number`: nothing is saved; the model reads so at its next turn."""
+        return self.review.discard(number)
+
+    async def edit_saved_plan(self, number: int, draft: PlanDraft) -> list[str]:
+        """Apply `draft` to saved plan `number` (on its task server: task_edit, task_dep,
+        task_create, task_delete); the changes, one line each, also told to the agent."""
+        return await self.review.edit_saved(number, draft)
+
+    def take_review_prompt(self, number: int) -> QueuedPrompt | None:
+        """The prompt the review of plan `number` queued, off the queue, to run it now."""
+        return self.review.take_prompt(number)
+
     def find_plan(self, key: str | int | None = None) -> PlanRecord | None:
         """The latest plan, or the one with this number, goal id, step id or goal text."""
         return self.plan_book.find(key)
@@ -507,7 +556,7 @@ class AgentCore:
     async def plan_reminder(self) -> str:
         """The latest plan as a reminder for the model while some step of it is open."""
         record = self.plan_book.find()
-        if record is None:
+        if record is None or record.review not in (None, Review.APPROVED):
             return ""
         try:
             statuses = await self.plan_statuses(record)
@@ -538,6 +587,10 @@ class AgentCore:
         record = self.find_plan(key)
         if record is None:
             raise NoPlanError("there is no plan yet: ask for one first")
+        if record.held:
+            raise NoPlanError(
+                f"plan {record.number} awaits your review: %ollie plan approve {record.number}"
+            )
         width = parallel or self.max_parallel or self.subagents.limit
         owner = f"{self.agent_name}@{self.session_id[-4:]}"
         result = await self.plan_runs.run(record, width, owner, on_event or _ignore)
@@ -635,6 +688,7 @@ class AgentCore:
         data = self.conversation.payload(self.config, self._workdir, self.plans, self._backend)
         data["subagents"] = self.subagents.saved()
         data["runs"] = [self.plan_runs.plan] if self.plan_runs.plan else []
+        data["drafts"] = drafts_to_dict(self.plan_book.drafts())
         return data
 
     def round_ended(self) -> None:
@@ -671,7 +725,7 @@ class AgentCore:
         if self.is_running:
             raise AgentBusyError("a turn is running; restore after it ends")
         data, saved = self.conversation.restore(session_id)
-        self.plan_book.reset(saved.plans)
+        self.plan_book.reset(saved.plans, saved.drafts)
         self.subagents.restore(data.get("subagents") or [])
         return data
 

@@ -44,6 +44,22 @@ class PromptQueue:
         """An item worked before every other."""
         self._items.appendleft(item)
 
+    def put_before_plan(self, item: QueuedPrompt, plan: int) -> None:
+        """An item worked just before the first queued step of plan `plan` (else last)."""
+        for index, queued in enumerate(self._items):
+            if queued.step is not None and queued.step.plan == plan:
+                self._items.insert(index, item)
+                return
+        self._items.append(item)
+
+    def remove(self, item: QueuedPrompt) -> bool:
+        """Take this very item off the queue; False when it is not queued (worked already)."""
+        for queued in self._items:
+            if queued is item:
+                self._items.remove(queued)
+                return True
+        return False
+
     def pop(self) -> QueuedPrompt | None:
         """The next item (None when empty)."""
         return self._items.popleft() if self._items else None

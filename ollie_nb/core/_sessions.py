@@ -8,7 +8,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -16,7 +16,7 @@ from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._secrets import redact_data
 from ollie_nb.errors import SessionError
 from ollie_nb.llm import Message
-from ollie_nb.planning import PlanKind, PlanRecord, PlanStep, format_plan
+from ollie_nb.planning import PlanDraft, PlanKind, PlanRecord, PlanStep, Review, format_plan
 
 if TYPE_CHECKING:
     from ollie_nb.core._config import AgentConfig
@@ -184,6 +184,7 @@ def plan_to_dict(record: PlanRecord) -> dict[str, Any]:
         "warning": record.warning,
         "created": record.created,
         "kind": record.kind,
+        **({"review": record.review.value} if record.review else {}),
     }
 
 
@@ -210,7 +211,20 @@ def plan_from_dict(data: Mapping[str, Any]) -> PlanRecord:
         text=format_plan(data["goal"], steps, ids or None, status, goal_id),
         created=float(data.get("created", 0)),
         kind=kind,
+        review=Review(data["review"]) if data.get("review") else None,
     )
+
+
+def drafts_to_dict(drafts: Mapping[int, PlanDraft]) -> dict[str, Any]:
+    """The held plans' drafts as session JSON, by plan number."""
+    return {str(number): draft.to_dict() for number, draft in drafts.items()}
+
+
+def drafts_from_dict(data: Any) -> dict[int, PlanDraft]:
+    """The held plans' drafts from session JSON (ValueError when malformed)."""
+    if not isinstance(data, Mapping):
+        raise ValueError("'drafts' must be an object of plan number -> draft")
+    return {int(number): PlanDraft.from_dict(d) for number, d in data.items()}
 
 
 def _legacy_kind(ids: Sequence[str], goal_id: str, backend: str) -> PlanKind:
@@ -261,6 +275,7 @@ class SavedSession:
     created: float
     last_reply: str
     errors: tuple[dict[str, Any], ...] = ()
+    drafts: Mapping[int, PlanDraft] = field(default_factory=dict)  # of held plans
 
     @classmethod
     def decode(cls, data: Mapping[str, Any], key: str) -> SavedSession:
@@ -276,9 +291,11 @@ class SavedSession:
             )
             created = float(data.get("created", time.time()))
             errors = tuple(dict(e) for e in data.get("errors", ()))
+            drafts = drafts_from_dict(data.get("drafts") or {})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise SessionError(f"session {key}: malformed content ({exc})") from None
         last = next(
             (m.content for m in reversed(history) if m.role == "assistant" and m.content), ""
         )
-        return cls(history, plans, totals, str(data.get("name", "")), created, last, errors)
+        name = str(data.get("name", ""))
+        return cls(history, plans, totals, name, created, last, errors, drafts)

@@ -23,7 +23,7 @@ from ollie_nb.llm._types import (
     Usage,
     UsageReport,
 )
-from ollie_nb.planning import read_step
+from ollie_nb.planning import Review, ReviewNote, read_review, read_step
 
 OFFLINE_MODEL = "offline-planner"
 PLAN_TOOL = "reasoning_plan"
@@ -250,6 +250,9 @@ def demo_reply(messages: list[Message], tools: list[ToolDef]) -> Turn:
     if messages and messages[-1].role == "tool":
         return _after_tool(messages)
     prompt = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    review = read_review(prompt)
+    if review is not None:
+        return _review_answer(review, messages, tool_names)
     if is_step_prompt(prompt):
         task_id = step_prompt_task_id(prompt)
         if task_id and TASK_UPDATE_TOOL in tool_names:
@@ -266,6 +269,37 @@ def demo_reply(messages: list[Message], tools: list[ToolDef]) -> Turn:
         after = ", ".join(str(j + 1) for j in step["after"])
         lines.append(f"{i + 1}. {step['title']}" + (f" (after {after})" if after else ""))
     return "\n".join(lines)
+
+
+def _review_answer(review: ReviewNote, messages: list[Message], tool_names: set[str]) -> Turn:
+    """The demo planner told of the user's review: a plan sent back is planned again, its
+    last step followed by one that does what the user asked; an approval is acknowledged."""
+    if review.review is Review.APPROVED:
+        return f"Plan {review.plan} was approved; its steps are worked as they come."
+    if review.review is not Review.REJECTED:
+        return f"Plan {review.plan} was discarded; I will not work it."
+    last = _last_plan(messages)
+    if last is None or PLAN_TOOL not in tool_names:
+        return f"Plan {review.plan} was sent back ({review.reason}); I have no plan to revise."
+    steps = [dict(s) for s in last["steps"]]
+    title = " ".join(f"Revise: {review.reason}".split())[:120]
+    steps.append({"title": title, "body": "", "after": [len(steps) - 1] if steps else []})
+    return [{"name": PLAN_TOOL, "arguments": {"goal": last["goal"], "steps": steps}}]
+
+
+def _last_plan(messages: list[Message]) -> dict[str, Any] | None:
+    """The arguments of the conversation's latest reasoning_plan call (None when there is none)."""
+    for message in reversed(messages):
+        for call in reversed(message.tool_calls if message.role == "assistant" else []):
+            if call.name != PLAN_TOOL:
+                continue
+            try:
+                arguments = json.loads(call.arguments)
+            except ValueError:
+                continue
+            if isinstance(arguments, dict) and isinstance(arguments.get("steps"), list):
+                return arguments
+    return None
 
 
 def _step_answer(prompt: str) -> str:

@@ -16,6 +16,16 @@ from ollie_nb.planning._backends import (
 from ollie_nb.planning._book import PlanBook, find_plan
 from ollie_nb.planning._client import Dispatch, TaskCallError, TaskClient
 from ollie_nb.planning._draft import DraftStep, PlanDraft
+from ollie_nb.planning._review import (
+    HELD_MESSAGE,
+    ReviewNote,
+    approval_prompt,
+    discard_note,
+    edited_note,
+    held_message,
+    read_review,
+    rejection_prompt,
+)
 from ollie_nb.planning._state import StepState, read_state, state_label
 from ollie_nb.planning._steps import (
     Origin,
@@ -41,6 +51,7 @@ from ollie_nb.planning._types import (
     PlanRecord,
     PlanResult,
     PlanStep,
+    Review,
     StepStatusReader,
 )
 from ollie_nb.planning._validate import (
@@ -64,6 +75,7 @@ from ollie_nb.planning.graph import (
 
 __all__ = [
     "DOT_TIMEOUT",
+    "HELD_MESSAGE",
     "MAX_AFTER_PER_STEP",
     "MAX_AFTER_TOTAL",
     "MAX_STEPS",
@@ -90,6 +102,8 @@ __all__ = [
     "PlanView",
     "QueuePlanBackend",
     "QueuedPrompt",
+    "Review",
+    "ReviewNote",
     "StepHeading",
     "StepRef",
     "StepState",
@@ -97,9 +111,13 @@ __all__ = [
     "TaskCallError",
     "TaskClient",
     "TaskServerPlanBackend",
+    "approval_prompt",
     "dependency_layers",
+    "discard_note",
+    "edited_note",
     "find_plan",
     "format_plan",
+    "held_message",
     "normalise_status",
     "parse_plan",
     "plan_graph",
@@ -107,8 +125,10 @@ __all__ = [
     "plan_view",
     "queue_items",
     "queue_prompts",
+    "read_review",
     "read_state",
     "read_step",
+    "rejection_prompt",
     "state_label",
     "status_failed",
     "status_saved",

@@ -7,9 +7,10 @@ across agent switches and sessions (`reset` on clear and restore), and every rea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ollie_nb.errors import NoPlanError
+from ollie_nb.planning._draft import PlanDraft
 from ollie_nb.planning._state import StepState
 from ollie_nb.planning._steps import StepRef
 from ollie_nb.planning._types import PlanRecord
@@ -21,19 +22,75 @@ class PlanBook:
     def __init__(self, records: Iterable[PlanRecord] = ()) -> None:
         self.records: list[PlanRecord] = []
         self._queue_states: dict[int, dict[str, StepState]] = {}
+        self._drafts: dict[int, PlanDraft] = {}  # the held plans' drafts, by plan number
+        self.saving = 0  # the number of a held plan a backend is saving now (0: none)
         self.reset(records)
 
-    def reset(self, records: Iterable[PlanRecord] = ()) -> None:
-        """Hold these plans only (a cleared or restored session)."""
+    def reset(
+        self, records: Iterable[PlanRecord] = (), drafts: Mapping[int, PlanDraft] | None = None
+    ) -> None:
+        """Hold these plans only (a cleared or restored session), held ones with their drafts."""
         self.records.clear()
         self._queue_states.clear()
+        self._drafts.clear()
         for record in records:
             self.add(record)
+            if record.held:
+                self._drafts[record.number] = (drafts or {}).get(record.number) or _draft_of(record)
 
     @property
     def next_number(self) -> int:
         """The number the next plan gets."""
         return len(self.records) + 1
+
+    @property
+    def making_number(self) -> int:
+        """The number of the plan a backend makes now: a held plan being saved, else the next."""
+        return self.saving or self.next_number
+
+    # -- plans held for review ---------------------------------------------------------
+
+    def hold(self, record: PlanRecord) -> None:
+        """Keep a new plan held for review, with a draft of it as the model made it."""
+        self.add(record)
+        self._drafts[record.number] = _draft_of(record)
+
+    def held(self) -> list[PlanRecord]:
+        """The plans waiting for the user's review, oldest first."""
+        return [r for r in self.records if r.held]
+
+    def draft(self, number: int) -> PlanDraft:
+        """The draft of held plan `number`, as the user left it (NoPlanError when not held)."""
+        draft = self._drafts.get(number)
+        if draft is None:
+            raise NoPlanError(f"plan {number} is not held for review")
+        return draft
+
+    def drafts(self) -> dict[int, PlanDraft]:
+        """The held plans' drafts, by plan number (saved with the session)."""
+        return dict(self._drafts)
+
+    def set_draft(self, number: int, draft: PlanDraft) -> None:
+        """Keep `draft` as held plan `number`'s (NoPlanError when not held)."""
+        self.draft(number)
+        self._drafts[number] = draft
+
+    def get(self, number: int) -> PlanRecord | None:
+        """The plan numbered `number`, if there is one."""
+        return next((r for r in self.records if r.number == number), None)
+
+    def replace(self, record: PlanRecord) -> None:
+        """Put `record` in place of the plan of its number (reviewed, saved or edited)."""
+        for index, old in enumerate(self.records):
+            if old.number == record.number:
+                self.records[index] = record
+                break
+        else:
+            raise NoPlanError(f"there is no plan {record.number}")
+        if record.kind == "queue" and record.number not in self._queue_states:
+            self._queue_states[record.number] = dict.fromkeys(record.ids, StepState.OPEN)
+        if not record.held:
+            self._drafts.pop(record.number, None)
 
     def add(self, record: PlanRecord) -> None:
         """Keep a new plan; a queue plan's steps start open."""
@@ -57,6 +114,10 @@ class PlanBook:
     def find(self, key: str | int | None = None) -> PlanRecord | None:
         """The latest plan, or the one with this number, goal id, step id or goal text."""
         return find_plan(self.records, key)
+
+
+def _draft_of(record: PlanRecord) -> PlanDraft:
+    return PlanDraft.from_plan(record.goal, record.steps, record.ids)
 
 
 def find_plan(plans: Sequence[PlanRecord], key: str | int | None) -> PlanRecord | None:

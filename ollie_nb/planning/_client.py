@@ -3,8 +3,8 @@
 The plan backend, the status reader, the event watch, the parallel run and
 `%ollie tasks` all call the task server through this class, which speaks the
 convention's tools (`task_create`, `task_update`, `task_claim`, `task_heartbeat`, `task_read`,
-`task_list`, `task_events`, `task_delete`) and returns parsed values. Planning imports
-no tools: the dispatch callable is the env's `Dispatcher.dispatch`.
+`task_list`, `task_events`, `task_delete`, `task_edit`, `task_dep`) and returns parsed
+values. Planning imports no tools: the dispatch callable is the env's `Dispatcher.dispatch`.
 """
 
 from __future__ import annotations
@@ -108,6 +108,21 @@ class TaskClient:
         args: dict[str, Any] = {"id": task_id, **({"recursive": True} if recursive else {})}
         result = await self.call("task_delete", args)
         return not result.is_error, result.is_error and "timed out" in result.text
+
+    async def edit(self, task_id: str, **fields: str) -> None:
+        """Revise a task's title or body with `task_edit` (TaskCallError when refused)."""
+        result = await self.call("task_edit", {"id": task_id, **fields})
+        if result.is_error:
+            raise TaskCallError(f"task_edit {task_id} failed: {first_line(result.text)}")
+
+    async def depend(self, task_id: str, blocker: str, *, remove: bool = False) -> None:
+        """Make `blocker` block `task_id` (or, with `remove`, no longer) with `task_dep`."""
+        args: dict[str, Any] = {"id": task_id, "blocker": blocker}
+        if remove:
+            args["remove"] = True
+        result = await self.call("task_dep", args)
+        if result.is_error:
+            raise TaskCallError(f"task_dep {task_id} {blocker} failed: {first_line(result.text)}")
 
     async def read(self, task_id: str) -> str | None:
         """The status word of one task (None when it cannot be read)."""

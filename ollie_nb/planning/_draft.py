@@ -48,6 +48,31 @@ class PlanDraft:
         ]
         return cls(goal, list(rows), tuple(rows), goal)
 
+    def copy(self) -> PlanDraft:
+        """A draft the caller may edit without touching this one."""
+        return PlanDraft(self.goal, list(self.rows), self.original, self.original_goal)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The draft as JSON data (a held plan's draft is saved with the session)."""
+        return {
+            "goal": self.goal,
+            "original_goal": self.original_goal,
+            "rows": [_row_dict(r) for r in self.rows],
+            "original": [_row_dict(r) for r in self.original],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> PlanDraft:
+        """A draft from `to_dict` data; ValueError when it is not such data."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a plan draft is a JSON object, not {type(data).__name__}")
+        try:
+            rows = [_row(r) for r in data["rows"]]
+            original = tuple(_row(r) for r in data.get("original", ()))
+            return cls(str(data["goal"]), rows, original, str(data.get("original_goal", "")))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"malformed plan draft ({exc})") from None
+
     # -- reading -------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -258,3 +283,24 @@ class PlanDraft:
                 for r in rows
             ],
         }
+
+
+def _row_dict(row: DraftStep) -> dict[str, Any]:
+    return {
+        "key": row.key,
+        "title": row.title,
+        "body": row.body,
+        "after": list(row.after),
+        "task_id": row.task_id,
+    }
+
+
+def _row(data: Any) -> DraftStep:
+    after = tuple(int(k) for k in data.get("after", ()))
+    return DraftStep(
+        int(data["key"]),
+        str(data["title"]),
+        str(data.get("body", "")),
+        after,
+        str(data.get("task_id", "")),
+    )

@@ -29,6 +29,7 @@ class Origin(Enum):
     SUBAGENT = "subagent"  # a sub-agent's completion note
     CONTINUE = "continue"  # go on after a turn stopped at maxSteps
     INJECTED = "injected"  # told to the agent while it was idle: worked first
+    REVIEW = "review"  # the user approved or sent back a plan held for review
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Literal, Protocol, runtime_checkable
 
 PlanKind = Literal["tasks", "queue", "custom", "context"]
@@ -63,6 +64,15 @@ class PlanBackendSetter(Protocol):
     def set_plan_backend(self, backend: PlanBackend | None) -> None: ...
 
 
+class Review(Enum):
+    """Where a plan stands in the user's review (plans made with review off have none)."""
+
+    HELD = "held"  # made, checked, kept back: nothing saved yet
+    APPROVED = "approved"  # saved as the user edited it
+    REJECTED = "rejected"  # sent back with the user's reason; the model revises it
+    DISCARDED = "discarded"  # dropped: nothing saved
+
+
 @dataclass(frozen=True)
 class PlanRecord:
     """A plan as `reasoning_plan` handled it: what was asked, what the backend did, what the model saw."""
@@ -78,6 +88,12 @@ class PlanRecord:
     text: str = ""
     created: float = 0.0
     kind: PlanKind = "context"
+    review: Review | None = None
+
+    @property
+    def held(self) -> bool:
+        """True while the plan waits for the user's review (nothing of it is saved)."""
+        return self.review is Review.HELD
 
     @property
     def persisted(self) -> bool:

@@ -16,7 +16,9 @@ from ollie_nb.planning import (
     PlanRecord,
     PlanStep,
     PlanValidationError,
+    Review,
     format_plan,
+    held_message,
     parse_plan,
     status_failed,
     status_saved,
@@ -97,6 +99,7 @@ class ReasoningServer:
         self._backend: AdaptedPlanBackend | None = None
         self._listeners: list[PlanListener] = []
         self.unreachable_note = ""  # set when a configured server (maybe a task server) is down
+        self.hold_plans: Callable[[], bool] = lambda: False  # the agent's review setting
 
     def __repr__(self) -> str:
         return f"ReasoningServer(plan_backend={self.plan_backend_label or None})"
@@ -150,6 +153,32 @@ class ReasoningServer:
         self._listeners.clear()
 
     async def _plan(self, goal: str, steps: tuple[PlanStep, ...]) -> PlanRecord:
+        number = self.book.next_number
+        if self.hold_plans():
+            status = held_message(number)
+            record = PlanRecord(
+                number=number,
+                goal=goal,
+                steps=steps,
+                status=status,
+                text=format_plan(goal, steps, None, status),
+                created=time.time(),
+                review=Review.HELD,
+            )
+            self.book.hold(record)
+        else:
+            record = await self.persist(goal, steps, number)
+            self.book.add(record)
+        for listener in list(self._listeners):
+            try:
+                listener(record)
+            except Exception:
+                log.exception("plan listener failed")
+        return record
+
+    async def persist(self, goal: str, steps: tuple[PlanStep, ...], number: int) -> PlanRecord:
+        """Send a plan to the wired backend (none: context only) and return its record as plan
+        `number`, warnings and all; the book is left to the caller."""
         backend = self._backend
         ids: tuple[str, ...] = ()
         goal_id = warning = ""
@@ -187,8 +216,8 @@ class ReasoningServer:
                     " code running on the kernel thread cannot be stopped from outside;"
                     " Ctrl-C stops it)"
                 )
-        record = PlanRecord(
-            number=self.book.next_number,
+        return PlanRecord(
+            number=number,
             goal=goal,
             steps=steps,
             ids=ids,
@@ -200,13 +229,6 @@ class ReasoningServer:
             created=time.time(),
             kind=backend.plan_kind if backend and ids else "context",
         )
-        self.book.add(record)
-        for listener in list(self._listeners):
-            try:
-                listener(record)
-            except Exception:
-                log.exception("plan listener failed")
-        return record
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,0 +1,352 @@
+"""PlanReview: the user's review of held plans, and edits to saved ones (`AgentCore.approve_plan`, ...).
+
+With review on (`reviewPlans`, or the notebook's `review_plans`), `reasoning_plan` holds
+each plan in the PlanBook with a PlanDraft of it. Approving saves the draft through the
+reasoning server's one backend path (task server, fallback or queue, with its warnings and
+rollback) and queues one prompt telling the model; sending it back queues the user's
+reason; discarding leaves a note. A saved task-server plan is edited on the server itself
+(`SavedPlanEdit`), the agent told at its next turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from ollie_nb.core._env import AgentEnv
+from ollie_nb.core._queue import PromptQueue
+from ollie_nb.errors import NoPlanError, NoTaskServerError, NotStartedError, PlanReviewError
+from ollie_nb.planning import (
+    DraftStep,
+    Origin,
+    PlanBook,
+    PlanDraft,
+    PlanRecord,
+    PlanStep,
+    QueuedPrompt,
+    Review,
+    StepState,
+    TaskCallError,
+    TaskClient,
+    approval_prompt,
+    discard_note,
+    edited_note,
+    format_plan,
+    read_state,
+    rejection_prompt,
+)
+
+_GONE = {
+    Review.APPROVED: "is approved and saved already; edit it with %ollie plan edit {n}",
+    Review.REJECTED: "was sent back for changes; the model's revision is a new plan",
+    Review.DISCARDED: "was discarded",
+}
+
+
+class ReviewHost(Protocol):
+    """What a review needs of the agent (AgentCore provides it)."""
+
+    env: AgentEnv | None
+    plan_book: PlanBook
+    prompts: PromptQueue
+
+    @property
+    def is_running(self) -> bool: ...
+    def note(self, text: str) -> None: ...
+    def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, str]]: ...
+
+
+class PlanReview:
+    """The agent's plan reviews (see the module docstring)."""
+
+    def __init__(self, host: ReviewHost) -> None:
+        self.host = host
+        self._queued: dict[int, QueuedPrompt] = {}  # the prompt each review queued, by plan
+
+    @property
+    def book(self) -> PlanBook:
+        return self.host.plan_book
+
+    def held(self) -> list[PlanRecord]:
+        return self.book.held()
+
+    def draft(self, number: int) -> PlanDraft:
+        """A copy of plan `number`'s draft: a held plan's as the user left it, else its steps."""
+        record = self.record(number)
+        if record.held:
+            return self.book.draft(number).copy()
+        ids = record.ids if len(record.ids) == len(record.steps) else ()
+        return PlanDraft.from_plan(record.goal, record.steps, ids)
+
+    def record(self, number: int) -> PlanRecord:
+        """Plan `number` (NoPlanError naming the plans there are)."""
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise NoPlanError(f"a plan is given by its number, not {number!r}")
+        record = self.book.get(number)
+        if record is None:
+            count = len(self.book.records)
+            there = f"plans 1 to {count}" if count else "no plans yet"
+            raise NoPlanError(f"there is no plan {number} (this session has {there})")
+        return record
+
+    def _held(self, number: int) -> PlanRecord:
+        record = self.record(number)
+        if record.review is None:
+            raise PlanReviewError(
+                f"plan {number} was not held for review: it was saved when it was made"
+            )
+        if not record.held:
+            raise PlanReviewError(f"plan {number} {_GONE[record.review].format(n=number)}")
+        return record
+
+    # -- held plans ----------------------------------------------------------------------
+
+    async def approve(self, number: int, draft: PlanDraft | None = None) -> PlanRecord:
+        """Save held plan `number` as edited and queue the model's approval prompt."""
+        record = self._held(number)
+        draft = draft if draft is not None else self.book.draft(number)
+        steps = _checked(draft, number, "approved")
+        env = self.host.env
+        if env is None:
+            raise NotStartedError("the agent has not started: await core.start() first")
+        self.book.saving = number  # a queue backend's step items name this plan
+        try:
+            saved = await env.reasoning.persist(draft.goal, steps, number)
+        finally:
+            self.book.saving = 0
+        record = replace(saved, created=record.created, review=Review.APPROVED)
+        self.book.replace(record)
+        item = QueuedPrompt(approval_prompt(record, draft.edits()), Origin.REVIEW)
+        if record.kind == "queue":  # told first, then handed the steps one by one
+            self.host.prompts.put_before_plan(item, number)
+        else:
+            self.host.prompts.put(item)
+        self._queued[number] = item
+        return record
+
+    def reject(self, number: int, reason: str, draft: PlanDraft | None = None) -> PlanRecord:
+        """Send held plan `number` back with the user's reason (queued for the model)."""
+        record = self._held(number)
+        reason = " ".join(str(reason).split())
+        if not reason:
+            raise PlanReviewError(f"say what should change in plan {number}: the reason is empty")
+        reviewed = ""
+        if draft is not None and draft.changed:
+            edits = "\n".join(f"- {e}" for e in draft.edits())
+            shown = format_plan(draft.goal, draft.steps()) if draft.valid else ""
+            reviewed = "\n".join(p for p in ("The user's edits:", edits, shown) if p)
+        record = replace(record, review=Review.REJECTED)
+        self.book.replace(record)
+        item = QueuedPrompt(rejection_prompt(number, reason, reviewed), Origin.REVIEW)
+        self.host.prompts.put(item)
+        self._queued[number] = item
+        return record
+
+    def discard(self, number: int) -> PlanRecord:
+        """Drop held plan `number`: nothing is saved; the model reads so at its next turn."""
+        record = replace(self._held(number), review=Review.DISCARDED)
+        self.book.replace(record)
+        self.host.note(discard_note(number))
+        return record
+
+    def take_prompt(self, number: int) -> QueuedPrompt | None:
+        """The prompt the review of plan `number` queued, off the queue (None when it is gone)."""
+        item = self._queued.pop(number, None)
+        return item if item is not None and self.host.prompts.remove(item) else None
+
+    # -- saved plans -----------------------------------------------------------------------
+
+    async def edit_saved(self, number: int, draft: PlanDraft) -> list[str]:
+        """Apply `draft` to saved plan `number`; the changes, one line each (see AgentCore)."""
+        record = self.record(number)
+        if record.held:
+            raise PlanReviewError(
+                f"plan {number} is held for review: edit its draft and approve it "
+                f"(%ollie plan approve {number})"
+            )
+        if record.review in (Review.REJECTED, Review.DISCARDED):
+            raise PlanReviewError(f"plan {number} {_GONE[record.review]}: nothing of it is saved")
+        steps = _checked(draft, number, "saved")
+        if record.kind == "queue":
+            raise PlanReviewError(
+                f"plan {number} lives on the prompt queue, whose queued steps cannot be "
+                "edited; drop them with %ollie queue clear and ask for a new plan"
+            )
+        if record.kind == "custom":
+            raise PlanReviewError(
+                f"plan {number} was saved by {record.backend}, which ollie_nb cannot edit; "
+                "change it there"
+            )
+        if record.kind == "context":
+            changes = draft.edits()
+            new = replace(record, goal=draft.goal, steps=steps)
+        else:
+            changes, ids = await SavedPlanEdit(self._client(number), record, draft).apply(
+                await self.host.plan_statuses(record)
+            )
+            new = replace(record, goal=draft.goal, steps=steps, ids=ids)
+        if not changes:
+            return []
+        ids_or_none = new.ids if new.ids else None
+        new = replace(new, text=format_plan(new.goal, steps, ids_or_none, new.status, new.goal_id))
+        self.book.replace(new)
+        self._tell(edited_note(new, changes))
+        return changes
+
+    def _client(self, number: int) -> TaskClient:
+        env = self.host.env
+        if env is None or env.task_client is None or env.task_server is None:
+            raise NoTaskServerError(
+                f"plan {number} is on a task server, and none is wired now (see %ollie mcp)"
+            )
+        tools = env.servers[env.task_server].tools
+        missing = [t for t in ("task_edit", "task_dep", "task_delete") if t not in tools]
+        if missing:
+            raise NoTaskServerError(
+                f"the task server '{env.task_server}' has no {', '.join(missing)}: "
+                f"plan {number} cannot be edited there"
+            )
+        return env.task_client
+
+    def _tell(self, text: str) -> None:
+        """Tell the agent: into the running turn, else at the start of its next one."""
+        if self.host.is_running:
+            self.host.prompts.inject(text)
+        else:
+            self.host.note(text)
+
+
+def _checked(draft: PlanDraft, number: int, what: str) -> tuple[PlanStep, ...]:
+    problems = draft.problems()
+    if problems:
+        raise PlanReviewError(f"plan {number} cannot be {what}: {problems[0]}")
+    return draft.steps()
+
+
+@dataclass
+class SavedPlanEdit:
+    """A draft applied to a saved task-server plan: new tasks, edits, edges, deletions.
+
+    Everything is checked before the first call: a step done or claimed (in progress) is
+    neither deleted nor re-pointed (its blockers changed).
+    """
+
+    client: TaskClient
+    record: PlanRecord
+    draft: PlanDraft
+
+    async def apply(self, statuses: dict[str, str]) -> tuple[list[str], tuple[str, ...]]:
+        """(the changes made, one line each; the plan's step ids in the draft's step order)."""
+        record, rows = self.record, self.draft.ordered_rows()
+        before = {task_id: step for task_id, step in zip(record.ids, record.steps)}
+        index_of = {task_id: i for i, task_id in enumerate(record.ids)}
+        kept = {r.task_id for r in rows if r.task_id}
+        unknown = kept - set(before)
+        if unknown:
+            raise PlanReviewError(
+                f"the draft names tasks that are not steps of plan {record.number}: "
+                + ", ".join(sorted(unknown))
+            )
+        gone = [i for i in record.ids if i not in kept]
+        self._refuse(rows, gone, statuses, index_of)
+        ids: dict[int, str] = {r.key: r.task_id for r in rows if r.task_id}
+        changes: list[str] = []
+        try:
+            await self._goal(changes)
+            for row in rows:
+                if not row.task_id:
+                    ids[row.key] = await self._create(row, ids, changes)
+            for row in rows:
+                if row.task_id:
+                    await self._revise(row, before[row.task_id], ids, record.ids, changes)
+            for task_id in gone:
+                ok, _ = await self.client.delete(task_id)
+                if not ok:
+                    raise TaskCallError(f"task_delete {task_id} was refused")
+                changes.append(f"deleted step {index_of[task_id] + 1} [{task_id}]")
+        except TaskCallError as exc:
+            done = "; ".join(changes) or "nothing"
+            raise TaskCallError(
+                f"editing plan {record.number} stopped: {exc} (done before: {done}); "
+                "see %ollie tasks"
+            ) from None
+        return changes, tuple(ids[r.key] for r in rows)
+
+    def _refuse(
+        self,
+        rows: Sequence[DraftStep],
+        gone: Sequence[str],
+        statuses: dict[str, str],
+        index_of: dict[str, int],
+    ) -> None:
+        def locked(task_id: str) -> str:
+            state = read_state(statuses.get(task_id))
+            return "done" if state is StepState.DONE else "claimed" if state.is_active else ""
+
+        for task_id in gone:
+            if locked(task_id):
+                raise PlanReviewError(
+                    f"step {index_of[task_id] + 1} [{task_id}] is {locked(task_id)}: "
+                    "it cannot be deleted"
+                )
+        keys = {r.key: r for r in rows}
+        for row in rows:
+            if not row.task_id or not locked(row.task_id):
+                continue
+            old = self.record.steps[index_of[row.task_id]].after
+            now = {keys[k].task_id or f"new:{k}" for k in row.after if k in keys}
+            if now != {self.record.ids[j] for j in old}:
+                raise PlanReviewError(
+                    f"step {index_of[row.task_id] + 1} [{row.task_id}] is "
+                    f"{locked(row.task_id)}: what it waits for cannot be changed"
+                )
+        for row in rows:
+            old_body = self.record.steps[index_of[row.task_id]].body if row.task_id else ""
+            if row.task_id and old_body and not row.body:
+                raise PlanReviewError(
+                    f"step {index_of[row.task_id] + 1} [{row.task_id}]: a task's description "
+                    "cannot be emptied on the task server; write a short one instead"
+                )
+
+    async def _goal(self, changes: list[str]) -> None:
+        if self.draft.goal != self.record.goal and self.record.goal_id:
+            await self.client.edit(self.record.goal_id, title=self.draft.goal)
+            changes.append(f"goal changed to {self.draft.goal!r}")
+
+    async def _create(self, row: DraftStep, ids: dict[int, str], changes: list[str]) -> str:
+        blockers = [ids[k] for k in row.after if k in ids]
+        fields: dict[str, object] = {"title": row.title, "body": row.body}
+        fields["parent"] = self.record.goal_id
+        if blockers:
+            fields["blockers"] = blockers
+        task_id = await self.client.create(**fields)
+        changes.append(f"added step {row.title!r} [{task_id}]")
+        return task_id
+
+    async def _revise(
+        self,
+        row: DraftStep,
+        old: PlanStep,
+        ids: dict[int, str],
+        old_ids: Sequence[str],
+        changes: list[str],
+    ) -> None:
+        label = f"step [{row.task_id}]"
+        edit: dict[str, str] = {}
+        if row.title != old.title:
+            edit["title"] = row.title
+            changes.append(f"{label}: title changed to {row.title!r}")
+        if row.body != old.body:
+            edit["body"] = row.body
+            changes.append(f"{label}: description changed")
+        if edit:
+            await self.client.edit(row.task_id, **edit)
+        was = {old_ids[j] for j in old.after}
+        now = {ids[k] for k in row.after if k in ids}
+        for blocker in sorted(now - was):
+            await self.client.depend(row.task_id, blocker)
+            changes.append(f"{label} now waits for [{blocker}]")
+        for blocker in sorted(was - now):
+            await self.client.depend(row.task_id, blocker, remove=True)
+            changes.append(f"{label} no longer waits for [{blocker}]")

@@ -1,0 +1,276 @@
+"""Plan review in the core: plans held until approved, rejected or discarded; saved plans edited.
+
+A real `ollie-tasks` subprocess on a real SQLite file, the offline demo planner as the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+
+import pytest
+
+from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core._sessions import load_session
+from ollie_nb.errors import NoPlanError, OllieUsageError, PlanReviewError
+from ollie_nb.planning import Origin, Review, held_message
+from tests.support.agents import tasks_agent
+
+DIAMOND = "Ship it\n- Prepare\n- Left (after 1)\n- Right (after 1)\n- Join (after 2, 3)"
+
+
+def tasks(db) -> list[tuple[str, str, str | None]]:
+    """(id, title, parent) of every task in the store, oldest first."""
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT id, title, parent FROM tasks ORDER BY rowid").fetchall()
+    return [tuple(r) for r in rows]
+
+
+def blockers(db, task_id: str) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT blocker FROM deps WHERE task = ?", (task_id,)).fetchall()
+    return {r[0] for r in rows}
+
+
+def statuses(db) -> dict[str, str]:
+    with sqlite3.connect(db) as conn:
+        return dict(conn.execute("SELECT id, status FROM tasks").fetchall())
+
+
+def reviewing(db) -> AgentConfig:
+    return tasks_agent(db, reviewPlans=True)
+
+
+def test_the_agent_key_and_the_override_decide_whether_plans_are_held(tmp_path) -> None:
+    core = AgentCore(agent=AgentConfig.from_dict({"reviewPlans": True}), workdir=tmp_path)
+    core.config = AgentConfig.from_dict({"reviewPlans": True})
+    assert core.reviewing
+    core.review_plans = False
+    assert not core.reviewing  # the override wins
+    core.config = AgentConfig()
+    core.review_plans = None
+    assert not core.reviewing
+    with pytest.raises(OllieUsageError, match="'reviewPlans' must be true or false"):
+        AgentConfig.from_dict({"reviewPlans": "yes"})
+
+
+def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(tmp_path) -> None:
+    db = tmp_path / "tasks.db"
+    core = AgentCore(agent=reviewing(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            result = await core.submit(DIAMOND)
+            held = core.held_plans()
+            before = tasks(db)
+            draft = core.plan_draft(1)
+            draft.set_title(1, "Prepare well")
+            draft.delete(3)  # Right
+            draft.add_dependency(3, 1)  # Join waits for Prepare as well
+            assert core.plan_draft(1).rows[0].title == "Prepare"  # a copy was edited
+            record = await core.approve_plan(1, draft)
+            queued = core.queue_items
+            again = await core.run_queue()
+            return result, held, before, record, queued, again
+
+    result, held, before, record, queued, again = asyncio.run(scenario())
+    assert [r.number for r in held] == [1] and held[0].review is Review.HELD
+    assert held_message(1) in result.reply  # the model was told to stop and wait
+    assert before == []  # nothing on the task server while it was held
+    assert record.review is Review.APPROVED and record.kind == "tasks" and record.number == 1
+    saved = tasks(db)
+    goal_id = record.goal_id
+    assert [t[1] for t in saved] == ["Ship it", "Prepare well", "Left", "Join"]
+    assert all(t[2] == goal_id for t in saved[1:])
+    prepare, left, join = record.ids
+    assert blockers(db, left) == {prepare} and blockers(db, join) == {left, prepare}
+    assert [s.title for s in record.steps] == ["Prepare well", "Left", "Join"]
+    assert len(queued) == 1 and queued[0].origin is Origin.REVIEW
+    text = queued[0].text
+    assert text.startswith("Plan 1 was approved by the user.")
+    assert "- step 1: title changed to 'Prepare well'" in text
+    assert "- deleted step 3 ('Right')" in text
+    assert all(f"[{i}]" in text for i in record.ids)  # the new step ids
+    assert core.history[-2].content == text  # the model's next turn saw the approval
+    assert again is not None and "approved" in again.reply
+    with pytest.raises(PlanReviewError, match="plan 1 is approved and saved already"):
+        asyncio.run(core.approve_plan(1))
+
+
+def test_reject_queues_the_reason_and_the_revision_is_held_again(tmp_path) -> None:
+    db = tmp_path / "tasks.db"
+    core = AgentCore(agent=reviewing(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            core.reject_plan(1, "  add   a test step ")
+            item = core.queue_items[0]
+            await core.run_queue()
+            return item
+
+    item = asyncio.run(scenario())
+    assert item.origin is Origin.REVIEW
+    assert item.text.splitlines()[:2] == [
+        "Plan 1 was sent back by the user for changes; nothing of it was saved.",
+        "The user's reason: add a test step",
+    ]
+    first, second = core.plans
+    assert first.review is Review.REJECTED and second.review is Review.HELD
+    assert [r.number for r in core.held_plans()] == [2]
+    assert second.steps[-1].title == "Revise: add a test step"
+    assert tasks(db) == []
+    with pytest.raises(PlanReviewError, match="plan 1 was sent back for changes"):
+        core.discard_plan(1)
+    with pytest.raises(PlanReviewError, match="say what should change in plan 2"):
+        core.reject_plan(2, "   ")
+
+
+def test_discard_leaves_nothing_and_tells_the_model_at_its_next_turn(tmp_path) -> None:
+    db = tmp_path / "tasks.db"
+    core = AgentCore(agent=reviewing(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            core.discard_plan(1)
+            queued = list(core.queue_items)
+            await core.submit("What now?")
+            return queued
+
+    queued = asyncio.run(scenario())
+    assert queued == [] and tasks(db) == []
+    assert core.plans[0].review is Review.DISCARDED and core.held_plans() == []
+    assert "Plan 1 was discarded by the user" in core.history[-2].content
+
+
+def test_misuse_is_one_clear_line(tmp_path) -> None:
+    db = tmp_path / "tasks.db"
+    core = AgentCore(agent=tasks_agent(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            with pytest.raises(
+                NoPlanError, match=r"there is no plan 1 \(this session has no plans"
+            ):
+                core.discard_plan(1)
+            await core.submit(DIAMOND)  # review off: saved when made
+            with pytest.raises(PlanReviewError, match="plan 1 was not held for review"):
+                await core.approve_plan(1)
+            core.review_plans = True
+            await core.submit(DIAMOND)
+            draft = core.plan_draft(2)
+            draft.set_after(1, [4])  # Prepare waits for Join: a cycle
+            with pytest.raises(PlanReviewError, match="plan 2 cannot be approved: steps 1 -> 4"):
+                await core.approve_plan(2, draft)
+            with pytest.raises(
+                NoPlanError, match=r"there is no plan 7 \(this session has plans 1 to 2"
+            ):
+                core.plan_draft(7)
+            with pytest.raises(NoPlanError, match="plan 2 awaits your review"):
+                await core.run_plan(key=2)
+
+    asyncio.run(scenario())
+    assert len(tasks(db)) == 5  # plan 1 only
+
+
+def test_a_queue_plan_approved_is_told_first_then_worked_step_by_step(tmp_path) -> None:
+    core = AgentCore(queue_fallback=True, workdir=tmp_path, autosave=False)
+    core.review_plans = True
+
+    async def scenario():
+        async with core:
+            await core.submit("Chores\n- One\n- Two")
+            assert core.queue_items == []
+            record = await core.approve_plan(1)
+            return record, list(core.queue_items)
+
+    record, queued = asyncio.run(scenario())
+    assert record.kind == "queue" and record.ids == ("q1", "q2")
+    assert [i.origin for i in queued] == [Origin.REVIEW, Origin.PLAN, Origin.PLAN]
+    assert [i.step.plan for i in queued[1:]] == [1, 1]  # the held plan's number, not the next
+    assert core.plan_book.queue_states(record) == {"q1": "open", "q2": "open"}
+
+
+def test_a_held_plan_and_its_draft_come_back_with_the_session(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("OLLIE_DATA_DIR", str(tmp_path / "data"))
+    db = tmp_path / "tasks.db"
+    core = AgentCore(agent=reviewing(db), workdir=tmp_path)
+
+    async def first():
+        async with core:
+            await core.submit(DIAMOND)
+            draft = core.plan_draft(1)
+            draft.set_title(2, "Left <b>& 'co'</b>")
+            core.keep_draft(1, draft)
+            core.save()
+            return core.session_id
+
+    session = asyncio.run(first())
+    data = load_session(session)
+    assert data["plans"][0]["review"] == "held"
+    assert json.dumps(data["drafts"]["1"]["rows"][1]["title"]) == json.dumps("Left <b>& 'co'</b>")
+    again = AgentCore(agent=reviewing(db), workdir=tmp_path)
+
+    async def second():
+        async with again:
+            await again.resume(session)
+            assert [r.number for r in again.held_plans()] == [1]
+            return await again.approve_plan(1)
+
+    record = asyncio.run(second())
+    assert [t[1] for t in tasks(db)][1:3] == ["Prepare", "Left <b>& 'co'</b>"]
+    assert record.review is Review.APPROVED
+
+
+def test_a_saved_plan_is_edited_on_the_task_server(tmp_path) -> None:
+    db = tmp_path / "tasks.db"
+    core = AgentCore(agent=tasks_agent(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            record = core.plans[0]
+            prepare = record.ids[0]
+            await core.env.task_client.update(prepare, status="done")
+            draft = core.plan_draft(1)
+            assert [r.task_id for r in draft.rows] == list(record.ids)
+            draft.set_title(2, "Left, carefully")
+            number = draft.add("Announce", after=[4])
+            draft.add_dependency(3, 2)  # Right waits for Left too
+            changes = await core.edit_saved_plan(1, draft)
+            told = core.prompts.with_notes("next")
+            refused = core.plan_draft(1)
+            refused.delete(1)
+            with pytest.raises(
+                PlanReviewError, match=rf"step 1 \[{prepare}\] is done: it cannot be deleted"
+            ):
+                await core.edit_saved_plan(1, refused)
+            moved = core.plan_draft(1)
+            moved.set_after(1, [moved.add("Warm up")])
+            with pytest.raises(
+                PlanReviewError, match="is done: what it waits for cannot be changed"
+            ):
+                await core.edit_saved_plan(1, moved)
+            return record, changes, told, number
+
+    record, changes, told, number = asyncio.run(scenario())
+    prepare, left, right, join = record.ids
+    titles = {t[0]: t[1] for t in tasks(db)}
+    assert titles[left] == "Left, carefully"
+    new = core.plans[0]
+    assert len(new.ids) == 5 and new.ids[:4] == record.ids and number == 5
+    announce = new.ids[4]
+    assert titles[announce] == "Announce" and blockers(db, announce) == {join}
+    assert blockers(db, right) == {prepare, left}
+    assert [t[2] for t in tasks(db) if t[0] == announce] == [record.goal_id]
+    assert changes == [
+        f"added step 'Announce' [{announce}]",
+        f"step [{left}]: title changed to 'Left, carefully'",
+        f"step [{right}] now waits for [{left}]",
+    ]
+    assert "The user edited saved plan 1:" in told and f"[{announce}] Announce" in told
+    assert statuses(db)[prepare] == "done" and len(tasks(db)) == 6  # the refusals changed nothing
