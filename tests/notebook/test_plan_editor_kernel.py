@@ -1,0 +1,130 @@
+"""The plan editor in a real kernel, driven through the comm channel as JupyterLab drives it.
+
+A foreground `%%ollie` cell makes a plan with review on (a real `ollie-tasks` on a real
+SQLite file, the offline model); the cell ends with the editor under the call. The test
+then sends the widgets' own comm messages (a value update, button clicks) after the cell
+finished, as a person's edits arrive, and reads the saved tasks from the database.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.agents import kernel_env
+from tests.support.kernel_harness import Kernel
+
+pytest.importorskip("ipywidgets")
+
+PLAN = "%%ollie\nShip it\n- Prepare\n- Left (after 1)\n- Right (after 1)\n- Join (after 2, 3)"
+WAIT = 60.0  # seconds, for the approval to reach the task server on a busy machine
+
+
+class Widgets:
+    """The widget models a cell opened (comm id -> state), as the front end learns them."""
+
+    def __init__(self) -> None:
+        self.models: dict[str, dict[str, Any]] = {}
+
+    def __call__(self, kind: str, content: dict[str, Any]) -> None:
+        if kind == "comm_open" and content.get("target_name") == "jupyter.widget":
+            self.models[content["comm_id"]] = content["data"]["state"]
+
+    def find(self, model: str, **state: Any) -> list[str]:
+        return [
+            cid
+            for cid, s in self.models.items()
+            if s.get("_model_name") == model and all(s.get(k) == v for k, v in state.items())
+        ]
+
+
+def send(kernel: Kernel, comm_id: str, data: dict[str, Any]) -> None:
+    """One comm message to the kernel, as JupyterLab sends it for a widget."""
+    msg = kernel.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+    kernel.kc.shell_channel.send(msg)
+
+
+def set_value(kernel: Kernel, comm_id: str, value: str) -> None:
+    send(kernel, comm_id, {"method": "update", "state": {"value": value}, "buffer_paths": []})
+
+
+def click(kernel: Kernel, comm_id: str) -> None:
+    send(kernel, comm_id, {"method": "custom", "content": {"event": "click"}})
+
+
+def saved_tasks(db: Path) -> dict[str, tuple[str, set[str]]]:
+    """id -> (title, blocker titles) of every task with a parent (the plan's steps)."""
+    if not db.exists():
+        return {}
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT id, title FROM tasks WHERE parent IS NOT NULL").fetchall()
+        deps = conn.execute("SELECT task, blocker FROM deps").fetchall()
+    titles = dict(rows)
+    return {
+        tid: (title, {titles[b] for t, b in deps if t == tid and b in titles})
+        for tid, title in rows
+    }
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Any:
+    env = kernel_env(tmp_path)
+    env["HOME"] = str(tmp_path / "home")
+    k = Kernel(str(tmp_path), env)
+    server = {"command": sys.executable, "args": ["-m", "ollie_nb.tasks", "serve", "--db"]}
+    server["args"].append(str(tmp_path / "tasks.db"))
+    agent = tmp_path / "review.json"
+    agent.write_text(json.dumps({"mcpServers": {"tasks": server}, "reviewPlans": True}))
+    try:
+        for cell in ["%load_ext ollie_nb", "import ollie_nb", f"%ollie agent {agent}"]:
+            run = k.run(cell)
+            assert run.error is None, run.error
+        yield k
+    finally:
+        k.shutdown()
+
+
+def wait_for_review(kernel: Kernel, word: str) -> None:
+    """Run small cells until plan 1's review is `word`; the kernel stays free meanwhile."""
+    deadline = time.monotonic() + WAIT
+    code = "print(ollie_nb.agent().core.plan_book.get(1).review.value)"
+    while True:
+        run = kernel.run(code)
+        assert run.error is None, run.error
+        if run.text().strip() == word:
+            return
+        assert time.monotonic() < deadline, f"plan 1 is still {run.text().strip()}"
+        time.sleep(0.2)
+
+
+def test_edits_and_approve_sent_as_comm_messages_save_the_edited_plan(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    widgets = Widgets()
+    run = kernel.run(PLAN, timeout=120, on_message=widgets)
+    assert run.error is None, run.error
+    assert "%ollie plan approve 1" in run.text()  # the text form, for terminals
+    editors = [o for o in run.outputs if "application/vnd.jupyter.widget-view+json" in o["data"]]
+    assert editors, run.text()
+    assert saved_tasks(tmp_path / "tasks.db") == {}  # held: nothing saved yet
+
+    (title,) = widgets.find("TextModel", value="Prepare")
+    set_value(kernel, title, "Prepare well")
+    deletes = widgets.find("ButtonModel", description="✕")
+    join_after = widgets.find("TextModel", value="2, 3")
+    assert len(deletes) == 4 and len(join_after) == 1
+    click(kernel, deletes[2])  # Right: Join then waits for Left and Prepare
+    (approve,) = widgets.find("ButtonModel", description="Approve")
+    click(kernel, approve)
+    wait_for_review(kernel, "approved")
+
+    tasks = saved_tasks(tmp_path / "tasks.db")
+    assert sorted(t for t, _ in tasks.values()) == ["Join", "Left", "Prepare well"]
+    blockers = {t: b for t, b in tasks.values()}
+    assert blockers["Join"] == {"Left", "Prepare well"} and blockers["Left"] == {"Prepare well"}
