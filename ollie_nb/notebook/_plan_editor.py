@@ -123,15 +123,19 @@ class StepRow:
         self.key = row.key
         self.locked = locked
         self.number = widgets.Label(f"{number}.", layout={"width": "2.5em"})
-        self.title = widgets.Text(row.title, placeholder="title", layout={"flex": "1 1 14em"})
+        wide = {"flex": "1 1 auto", "width": "auto", "min_width": "6em"}  # not the 300 px default
+        self.title = widgets.Text(row.title, placeholder="title", layout=wide)
         after = ", ".join(str(n) for n in editor.draft.after_numbers(number))
-        self.after = widgets.Text(after, placeholder="after: 1, 2", layout={"width": "8em"})
+        self.after = widgets.Text(after, placeholder="after: 1, 2", layout={"width": "6.5em"})
         self.after.add_class("ollie-after")
         self.body = widgets.Textarea(row.body, placeholder="description", rows=3)
         self.body.layout = widgets.Layout(width="100%", display="none")
-        self.more = widgets.ToggleButton(False, description="…", tooltip="description")
+        small = {"width": "2.4em", "padding": "0"}
+        self.more = widgets.ToggleButton(
+            False, description="…", tooltip="description", layout=small
+        )
         self.buttons = {
-            name: widgets.Button(description=text, tooltip=tip, layout={"width": "2.6em"})
+            name: widgets.Button(description=text, tooltip=tip, layout=small)
             for name, text, tip in (
                 ("up", "↑", "move up"),
                 ("down", "↓", "move down"),
@@ -142,7 +146,9 @@ class StepRow:
         self.error.layout.display = "none"
         self._wire(editor, widgets)
         line = [self.number, self.title, self.after, self.more, *self.buttons.values()]
-        self.box = widgets.VBox([widgets.HBox(line), self.body, self.error])
+        self.box = widgets.VBox(
+            [widgets.HBox(line, layout={"width": "100%"}), self.body, self.error]
+        )
         self.box.add_class("ollie-plan-row")
         if locked:
             self.box.add_class("ollie-locked")
@@ -338,7 +344,7 @@ class PlanEditor:
         if self._loop is None:
             self.draw()
             return
-        self._loop.call_later(DEBOUNCE, lambda: self.draw() if edits == self._edits else None)
+        self._later(DEBOUNCE, lambda: self.draw() if edits == self._edits else None)
 
     # checking -------------------------------------------------------------------------
 
@@ -480,9 +486,22 @@ class PlanEditor:
             if future.done():
                 then()
             else:
-                self._loop.call_later(TICK, tick)  # type: ignore[union-attr]
+                self._later(TICK, tick)
 
-        self._loop.call_later(TICK, tick)
+        self._later(TICK, tick)
+
+    def _later(self, delay: float, fn: Callable[[], Any]) -> None:
+        """Run `fn` on the kernel's loop after `delay` seconds, from whatever thread calls.
+
+        A widget's messages may be handled while the loop sleeps in its selector (a plain
+        `call_later` from there is not seen until something else wakes it, the next cell):
+        the thread-safe call wakes it.
+        """
+        loop = self._loop
+        if loop is None:  # no kernel: nothing to wait on
+            fn()
+            return
+        loop.call_soon_threadsafe(loop.call_later, delay, fn)
 
     def _close(self, outcome: str) -> None:
         """The decision is made: show it and lock every field and button."""

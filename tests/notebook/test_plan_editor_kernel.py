@@ -9,6 +9,7 @@ finished, as a person's edits arrive, and reads the saved tasks from the databas
 from __future__ import annotations
 
 import json
+import queue
 import sqlite3
 import sys
 import time
@@ -90,17 +91,23 @@ def kernel(tmp_path: Path) -> Any:
         k.shutdown()
 
 
-def wait_for_review(kernel: Kernel, word: str) -> None:
-    """Run small cells until plan 1's review is `word`; the kernel stays free meanwhile."""
+def wait_for_status(kernel: Kernel, words: str) -> str:
+    """The editor's status line once it says `words`, read from the kernel's widget updates
+    while no cell runs (the answer must not wait for the next cell to wake the kernel)."""
     deadline = time.monotonic() + WAIT
-    code = "print(ollie_nb.agent().core.plan_book.get(1).review.value)"
-    while True:
-        run = kernel.run(code)
-        assert run.error is None, run.error
-        if run.text().strip() == word:
-            return
-        assert time.monotonic() < deadline, f"plan 1 is still {run.text().strip()}"
-        time.sleep(0.2)
+    seen: list[str] = []
+    while time.monotonic() < deadline:
+        try:
+            msg = kernel.kc.get_iopub_msg(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        data = msg["content"].get("data", {}) if msg["msg_type"] == "comm_msg" else {}
+        value = data.get("state", {}).get("value") if data.get("method") == "update" else None
+        if isinstance(value, str) and "<span" in value:
+            seen.append(value)
+            if words in value:
+                return value
+    raise AssertionError(f"no status with {words!r} in {WAIT} s; seen {seen}")
 
 
 def test_edits_and_approve_sent_as_comm_messages_save_the_edited_plan(
@@ -122,7 +129,7 @@ def test_edits_and_approve_sent_as_comm_messages_save_the_edited_plan(
     click(kernel, deletes[2])  # Right: Join then waits for Left and Prepare
     (approve,) = widgets.find("ButtonModel", description="Approve")
     click(kernel, approve)
-    wait_for_review(kernel, "approved")
+    assert "approved: 3 steps saved" in wait_for_status(kernel, "approved")
 
     tasks = saved_tasks(tmp_path / "tasks.db")
     assert sorted(t for t, _ in tasks.values()) == ["Join", "Left", "Prepare well"]
