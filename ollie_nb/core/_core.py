@@ -517,24 +517,37 @@ class AgentCore:
     def keep_draft(self, number: int, draft: PlanDraft) -> None:
         """Keep `draft` as held plan `number`'s (an editor's work survives the session)."""
         self.plan_book.set_draft(number, draft)
+        self._review_saved()
 
     async def approve_plan(self, number: int, draft: PlanDraft | None = None) -> PlanRecord:
         """Save held plan `number` (as `draft` edits it) through the plan backend and queue one
         prompt telling the model, with the user's edits and the new step ids."""
-        return await self.review.approve(number, draft)
+        record = await self.review.approve(number, draft)
+        self._review_saved()
+        return record
 
     def reject_plan(self, number: int, reason: str, draft: PlanDraft | None = None) -> PlanRecord:
         """Send held plan `number` back: the user's reason is queued; the revision is held."""
-        return self.review.reject(number, reason, draft)
+        record = self.review.reject(number, reason, draft)
+        self._review_saved()
+        return record
 
     def discard_plan(self, number: int) -> PlanRecord:
         """Drop held plan `number`: nothing is saved; the model reads so at its next turn."""
-        return self.review.discard(number)
+        record = self.review.discard(number)
+        self._review_saved()
+        return record
 
     async def edit_saved_plan(self, number: int, draft: PlanDraft) -> list[str]:
         """Apply `draft` to saved plan `number` (on its task server: task_edit, task_dep,
         task_create, task_delete); the changes, one line each, also told to the agent."""
-        return await self.review.edit_saved(number, draft)
+        changes = await self.review.edit_saved(number, draft)
+        self._review_saved()
+        return changes
+
+    def _review_saved(self) -> None:
+        if self.autosave:  # a resumed session finds the plan as the user left it
+            self.save()
 
     def take_review_prompt(self, number: int) -> QueuedPrompt | None:
         """The prompt the review of plan `number` queued, off the queue, to run it now."""

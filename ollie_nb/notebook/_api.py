@@ -19,8 +19,10 @@ from ollie_nb.notebook._render import Settings, TurnView
 if TYPE_CHECKING:
     from ollie_nb.core import TurnResult
     from ollie_nb.notebook._runtime import NotebookRuntime
+    from ollie_nb.planning import PlanDraft, PlanRecord
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 _pending: set[asyncio.Future[None]] = set()  # refreshes started on the loop itself
 
 
@@ -67,8 +69,76 @@ class AgentHandle:
         return list(self._runtime.core.history)
 
     @property
-    def plans(self) -> list[Any]:
-        return self._runtime.core.plans
+    def plans(self) -> PlanList:
+        """Every plan of the session; `.held()` those waiting for your review."""
+        return PlanList(self._runtime.core.plans)
+
+    # -- plan review (see docs/PLANS.md, "Reviewing a plan") -------------------------------
+
+    def held_plans(self) -> list[Any]:
+        """The plans waiting for your review, oldest first."""
+        return self._on_loop(lambda core: core.held_plans())
+
+    def plan_draft(self, number: int) -> PlanDraft:
+        """A draft of plan `number` to edit (held: as you left it; saved: its steps and ids)."""
+        return self._on_loop(lambda core: core.plan_draft(number))
+
+    def keep_draft(self, number: int, draft: PlanDraft) -> None:
+        """Keep `draft` as held plan `number`'s: `%ollie plan approve N` and the session use it."""
+        self._on_loop(lambda core: core.keep_draft(number, draft))
+
+    def approve_plan(
+        self, number: int, draft: PlanDraft | None = None, *, run: bool = False
+    ) -> PlanRecord:
+        """Save held plan `number` (as `draft` edits it) and queue the model's approval; with
+        `run`, work it now as a turn streamed into the cell."""
+        record = self.call(lambda core: core.approve_plan(number, draft))
+        if run:
+            self._run_review(number)
+        return record
+
+    def reject_plan(
+        self, number: int, reason: str, draft: PlanDraft | None = None, *, run: bool = False
+    ) -> PlanRecord:
+        """Send held plan `number` back with `reason` (queued); with `run`, let the model revise
+        it now (the revision is held again)."""
+        record = self._on_loop(lambda core: core.reject_plan(number, reason, draft))
+        if run:
+            self._run_review(number)
+        return record
+
+    def discard_plan(self, number: int) -> PlanRecord:
+        """Drop held plan `number`: nothing is saved; the agent is told at its next turn."""
+        return self._on_loop(lambda core: core.discard_plan(number))
+
+    def edit_saved_plan(self, number: int, draft: PlanDraft) -> list[str]:
+        """Apply `draft` to saved plan `number` on its task server; the changes made."""
+        return self.call(lambda core: core.edit_saved_plan(number, draft))
+
+    def _run_review(self, number: int) -> None:
+        if self._runtime.busy:  # it stays queued: worked after the running turn
+            return
+        item = self._on_loop(lambda core: core.take_review_prompt(number))
+        if item is not None:
+            view = TurnView(Settings(), show_output, live_display)
+            self._runtime.run_turn(item, view)
+            view.finish()
+
+    def _on_loop(self, fn: Callable[[Any], T]) -> T:
+        """Run the plain `fn(core)` on the runtime loop and return its result."""
+
+        async def run(core: Any) -> T:
+            return fn(core)
+
+        return self.call(run)
+
+
+class PlanList(list[Any]):
+    """The session's plans (a list), with the ones held for review a call away."""
+
+    def held(self) -> list[Any]:
+        """The plans waiting for your review, oldest first."""
+        return [p for p in self if getattr(p, "held", False)]
 
 
 def agent() -> AgentHandle:

@@ -90,6 +90,18 @@ class OllieMagics(Magics):
     offline_chunk_delay = Float(
         0.0, help="Seconds between words of the offline model's replies."
     ).tag(config=True)
+    review_plans = Bool(
+        None,
+        allow_none=True,
+        help="Hold each plan for your review before it is saved (%ollie plan approve N): "
+        "True or False wins over the agent's reviewPlans; None uses it.",
+    ).tag(config=True)
+
+    @observe("review_plans")
+    def _review_plans_changed(self, change: Any) -> None:
+        runtime = _state.active()
+        if runtime is not None:  # read by the agent at its next plan
+            runtime.core.review_plans = change["new"]
 
     @observe("remote_images")
     def _remote_images_changed(self, change: Any) -> None:

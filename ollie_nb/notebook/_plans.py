@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import concurrent.futures
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ollie_nb.notebook._display import Displayable, esc
 from ollie_nb.planning import (
     DOT_TIMEOUT,
     GraphvizUnavailable,
+    PlanDraft,
     PlanRecord,
     PlanView,
+    format_plan,
     plan_svg,
     plan_view,
 )
@@ -169,3 +172,44 @@ class PlanGraphView(Displayable):
                 f"{done} of {total} steps done</div>"
             )
         return body + bar
+
+
+class PlanShow(Displayable):
+    """`%ollie plan show`: a plan as text and as a graph; a held plan as its draft stands."""
+
+    def __init__(
+        self,
+        record: PlanRecord,
+        draft: PlanDraft | None = None,
+        statuses: Mapping[str, str] | None = None,
+        *,
+        rankdir: str = "LR",
+    ) -> None:
+        self.record = record
+        self.draft = draft
+        self.graph: PlanGraphView | None = None
+        if draft is None:
+            self.graph = PlanGraphView(record, statuses, rankdir=rankdir)
+        elif draft.valid:
+            steps = draft.steps()
+            shown = replace(
+                record, goal=draft.goal, steps=steps, text=format_plan(draft.goal, steps)
+            )
+            self.graph = PlanGraphView(shown, rankdir=rankdir)
+
+    def title(self) -> str:
+        state = "held for review" if self.record.held else self.record.backend or "in context"
+        return f"plan {self.record.number} ({state})"
+
+    def text(self) -> str:
+        body = self.draft.text() if self.draft is not None else None
+        if body is None:
+            assert self.graph is not None
+            body = self.graph.text()
+        return f"{self.title()}\n{body}"
+
+    def html(self) -> str:
+        graph = self.graph.html() if self.graph is not None else ""
+        return (
+            f"<b>{esc(self.title())}</b><pre>{esc(self.text().partition(chr(10))[2])}</pre>{graph}"
+        )

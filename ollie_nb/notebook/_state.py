@@ -37,6 +37,7 @@ class StartTraits(Protocol):
     approval_timeout: float
     max_parallel: int
     offline_chunk_delay: float
+    review_plans: bool | None
 
 
 _lock = threading.Lock()
@@ -115,6 +116,7 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
                 extra_servers=servers,
             )
             core.max_parallel = traits.max_parallel if traits else 0
+            core.review_plans = traits.review_plans if traits else None
             return core
 
         return make

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ollie_nb.planning._text import format_plan
 from ollie_nb.planning._types import PlanStep
 from ollie_nb.planning._validate import PlanValidationError, parse_plan
 
@@ -221,6 +222,17 @@ class PlanDraft:
         ]:
             lines.append("steps reordered")
         return lines
+
+    def text(self) -> str:
+        """The draft as plan text, rows in the user's order, then what keeps it from being valid."""
+        ids = [r.task_id for r in self.rows]
+        index = {r.key: i for i, r in enumerate(self.rows)}
+        steps = [
+            PlanStep(r.title, r.body, tuple(index[k] for k in r.after if k in index))
+            for r in self.rows
+        ]
+        problems = "\n".join(f"problem: {p}" for p in self.problems())
+        return format_plan(self.goal, steps, ids if all(ids) else None, problems)
 
     @property
     def changed(self) -> bool:

@@ -274,3 +274,40 @@ def test_a_saved_plan_is_edited_on_the_task_server(tmp_path) -> None:
     ]
     assert "The user edited saved plan 1:" in told and f"[{announce}] Announce" in told
     assert statuses(db)[prepare] == "done" and len(tasks(db)) == 6  # the refusals changed nothing
+
+
+def test_an_approved_plan_is_worked_by_the_watch_and_by_a_parallel_run(tmp_path) -> None:
+    db = tmp_path / "tasks.db"
+    core = AgentCore(agent=reviewing(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            record = await core.approve_plan(1)
+            core.take_review_prompt(1)  # the approval turn is not what is tested here
+            await core.start_watching(60, wake=False)
+            watched = [i.step.step_id for i in core.queue_items if i.origin is Origin.WATCH]
+            await core.stop_watching()
+            run = await core.run_plan(parallel=2, key=1)
+            return record, watched, run
+
+    record, watched, run = asyncio.run(scenario())
+    assert watched == [record.ids[0]]  # the ready step of the approved plan
+    assert run.outcome == dict.fromkeys(record.ids, "done")
+    assert set(statuses(db).values()) == {"done"}
+
+
+def test_a_plan_in_review_is_no_plan_reminder_until_it_is_approved(tmp_path) -> None:
+    core = AgentCore(agent=AgentConfig.from_dict({"reviewPlans": True}), workdir=tmp_path)
+    core.autosave = False
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            held = await core.plan_reminder()
+            await core.approve_plan(1)
+            return held, await core.plan_reminder()
+
+    held, approved = asyncio.run(scenario())
+    assert held == ""  # the model is not told to work a plan the user has not approved
+    assert approved.startswith("[plan reminder: your current plan]\nPlan: Ship it")

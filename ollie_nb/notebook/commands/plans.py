@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ollie_nb.notebook._context import CommandContext
-from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock, plural
+from ollie_nb.notebook._display import Displayable, Group, Notice, Table, TextBlock, plural
 from ollie_nb.notebook.commands._args import (
     TASK_STATUSES,
     CommandParser,
@@ -23,16 +23,23 @@ if TYPE_CHECKING:
 command = COMMANDS.command
 
 
+REVIEW_WORDS = ("show", "edit", "approve", "reject", "discard")
+
+
 @command(
     "plan [N|ID|GOAL WORDS] [--watch S]",
-    "graph of the latest (or a given) plan with live step status",
-    words=("--watch",),
+    "graph of the latest (or a given) plan with live step status; "
+    "plan show|edit|approve|reject|discard N: review a plan (see docs/PLANS.md)",
+    words=("--watch", *REVIEW_WORDS),
 )
 def cmd_plan(ctx: CommandContext, rest: str) -> Any:
     # The plan views and widgets load the planning layer and ipywidgets: on first use.
     from ollie_nb.notebook._plans import PlanGraphView
     from ollie_nb.notebook._widgets import PlanWatch
 
+    first, _, after = rest.partition(" ")
+    if first in REVIEW_WORDS:
+        return REVIEW[first](ctx, after.split())
     parser = CommandParser("plan")
     parser.add_argument("key", nargs="*")
     parser.add_argument("--watch", type=seconds, metavar="SECONDS")
@@ -69,9 +76,17 @@ def cmd_plans(ctx: CommandContext, rest: str) -> Displayable:
 
 
 def plan_state(record: Any, statuses: dict[str, str]) -> str:
-    """A plan's state, from its steps' states: done, failed, N of M done, or where it lives."""
-    from ollie_nb.planning import read_state
+    """A plan's state, from its steps' states: done, failed, N of M done, or where it lives;
+    a plan in review: held for review, sent back or discarded."""
+    from ollie_nb.planning import Review, read_state
 
+    in_review = {
+        Review.HELD: "held for review",
+        Review.REJECTED: "sent back",
+        Review.DISCARDED: "discarded",
+    }.get(record.review)
+    if in_review:
+        return in_review
     if record.warning:
         return "warning"
     if record.kind == "context":
@@ -226,6 +241,137 @@ def cmd_subagents(ctx: CommandContext, rest: str) -> Displayable:
         rows,
         empty="(no sub-agents yet)",
     )
+
+
+# -- plan review: show, edit, approve, reject, discard ----------------------------------------
+
+
+def _number(word: str, sub: str) -> int:
+    if not word.isdigit():
+        raise UsageError(f"%ollie plan {sub}: {word!r} is not a plan number (see %ollie plans)")
+    return int(word)
+
+
+def _held_number(ctx: CommandContext, words: list[str], sub: str) -> int:
+    """The plan number the words give, else the one plan held for review."""
+    if words and words[0].isdigit():
+        return int(words.pop(0))
+    held = ctx.on_loop(lambda core: [r.number for r in core.held_plans()])
+    if len(held) == 1:
+        return held[0]
+    if not held:
+        raise UsageError(f"%ollie plan {sub}: no plan is held for review")
+    numbers = ", ".join(str(n) for n in held)
+    raise UsageError(f"%ollie plan {sub}: plans {numbers} are held; give the plan's number")
+
+
+def _latest_number(ctx: CommandContext, words: list[str], sub: str) -> int:
+    if words:
+        return _number(words[0], sub)
+    record = ctx.on_loop(lambda core: core.find_plan())
+    if record is None:
+        raise UsageError(f"%ollie plan {sub}: no plan yet; ask for something with several steps")
+    return int(record.number)
+
+
+def _no_run(words: list[str], sub: str, usage: str) -> bool:
+    no_run = bool(words) and words[0] == "--no-run"
+    if no_run:
+        words.pop(0)
+    if any(w.startswith("--") for w in words[:1]):
+        raise UsageError(f"%ollie plan {sub}: unknown option {words[0]}; usage: {usage}")
+    return no_run
+
+
+def _plan_show(ctx: CommandContext, words: list[str]) -> Any:
+    from ollie_nb.notebook._plans import PlanShow  # the planning layer: on first use
+
+    _at_most(words, 1, "show", "plan show [N]")
+    number = _latest_number(ctx, words, "show")
+
+    async def found(core: AgentCore) -> tuple[Any, Any, dict[str, str]]:
+        record = core.review.record(number)
+        draft = core.plan_draft(number) if record.held else None
+        return record, draft, await core.plan_statuses(record)
+
+    record, draft, statuses = ctx.core_call(found)
+    return PlanShow(record, draft, statuses, rankdir=ctx.settings().rankdir)
+
+
+def plan_editor(ctx: CommandContext, words: list[str]) -> Any:
+    """`%ollie plan edit [N]`: the plan's draft to edit (as text, with how to edit it)."""
+    _at_most(words, 1, "edit", "plan edit [N]")
+    number = _latest_number(ctx, words, "edit")
+    draft = ctx.on_loop(lambda core: core.plan_draft(number))
+    how = (
+        f"edit it from code: d = ollie_nb.agent().plan_draft({number}); d.set_title(1, '...'); "
+        f"then ollie_nb.agent().approve_plan({number}, d) (or edit_saved_plan for a saved plan)"
+    )
+    return Group(TextBlock(draft.text(), title=f"plan {number}, as a draft"), Notice(how))
+
+
+def _plan_approve(ctx: CommandContext, words: list[str]) -> Any:
+    usage = "plan approve [N] [--no-run]"
+    number = _held_number(ctx, words, "approve")
+    no_run = _no_run(words, "approve", usage)
+    _at_most(words, 0, "approve", usage)
+    record = ctx.core_call(lambda core: core.approve_plan(number))
+    where = record.backend or "the conversation (no plan backend)"
+    done = Notice(f"plan {number} approved and saved on {where}")
+    if record.warning:
+        done = Notice(
+            f"plan {number} approved; {record.warning.removeprefix('warning: ')}", "warning"
+        )
+    return _then_run(ctx, number, done, no_run, "the approval")
+
+
+def _plan_reject(ctx: CommandContext, words: list[str]) -> Any:
+    usage = "plan reject N [--no-run] REASON..."
+    if not words:
+        raise UsageError(f"%ollie plan reject: usage: {usage}")
+    number = _number(words.pop(0), "reject")
+    no_run = _no_run(words, "reject", usage)
+    reason = " ".join(words)
+    ctx.on_loop(lambda core: core.reject_plan(number, reason))
+    done = Notice(f"plan {number} sent back for changes")
+    return _then_run(ctx, number, done, no_run, "the request for changes")
+
+
+def _plan_discard(ctx: CommandContext, words: list[str]) -> Any:
+    number = _held_number(ctx, words, "discard")
+    _at_most(words, 0, "discard", "plan discard [N]")
+    ctx.on_loop(lambda core: core.discard_plan(number))
+    return Notice(f"plan {number} discarded: nothing was saved; the agent is told at its next turn")
+
+
+def _then_run(ctx: CommandContext, number: int, done: Notice, no_run: bool, what: str) -> Any:
+    """Run the prompt the review queued as this cell's turn, when the agent is idle."""
+    from IPython.display import display
+
+    runtime = ctx.runtime()
+    if no_run:
+        return Group(done, Notice(f"{what} is queued: %ollie run works it"))
+    if runtime.busy:
+        return Group(done, Notice(f"a turn is running; {what} is worked after it"))
+    item = ctx.on_loop(lambda core: core.take_review_prompt(number))
+    if item is None:
+        return done
+    display(done)
+    return ctx.foreground(runtime, item)
+
+
+def _at_most(words: list[str], most: int, sub: str, usage: str) -> None:
+    if len(words) > most:
+        raise UsageError(f"%ollie plan {sub}: unexpected {' '.join(words[most:])}; usage: {usage}")
+
+
+REVIEW = {
+    "show": _plan_show,
+    "edit": plan_editor,
+    "approve": _plan_approve,
+    "reject": _plan_reject,
+    "discard": _plan_discard,
+}
 
 
 def _first_line(text: str) -> str:
