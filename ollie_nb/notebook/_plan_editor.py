@@ -55,7 +55,9 @@ class EditorActions:
     """The editor's way to the core: each call returns a future of the core's answer.
 
     `drain` runs what the core hands back to the kernel thread while a call is under
-    way. A held plan has approve / reject / discard, a saved one has save.
+    way. A held plan has approve / reject / discard, a saved one has save. `follow`, after
+    an approval or a request for changes, runs the prompt it queued and returns the widget
+    that shows that turn (None: it stays queued, e.g. while another turn runs).
     """
 
     drain: Callable[[], Any]
@@ -63,6 +65,7 @@ class EditorActions:
     reject: Callable[[str, PlanDraft], concurrent.futures.Future[Any]] | None = None
     discard: Callable[[], concurrent.futures.Future[Any]] | None = None
     save: Callable[[PlanDraft], concurrent.futures.Future[Any]] | None = None
+    follow: Callable[[], Any] | None = None  # after approve / reject: the turn telling the model
 
     @property
     def saved_plan(self) -> bool:
@@ -79,11 +82,14 @@ def _on_loop(runtime: NotebookRuntime, call: Callable[[], Any]) -> concurrent.fu
     return runtime.submit(run)
 
 
-def held_plan_actions(runtime: NotebookRuntime, number: int) -> EditorActions:
+def held_plan_actions(
+    runtime: NotebookRuntime, number: int, follow: Callable[[], Any] | None = None
+) -> EditorActions:
     """The decisions on held plan `number`, made by the runtime's core."""
     core = lambda: runtime.core  # noqa: E731  (the core of the moment: agents switch)
     return EditorActions(
         drain=runtime.drain,
+        follow=follow,
         approve=lambda d: _on_loop(runtime, lambda: core().approve_plan(number, d)),
         reject=lambda why, d: _on_loop(runtime, lambda: core().reject_plan(number, why, d)),
         discard=lambda: _on_loop(runtime, lambda: core().discard_plan(number)),
@@ -417,7 +423,7 @@ class PlanEditor:
         if problems:
             self._say(f"cannot approve: {problems[0]}", error=True)
             return
-        self._decide("saving …", self.actions.approve(self.draft), "approved")
+        self._decide("saving …", self.actions.approve(self.draft), "approved", follow=True)
 
     def reject(self) -> None:
         reason = " ".join(self.comment.value.split())
@@ -430,6 +436,7 @@ class PlanEditor:
             "sending your comment …",
             self.actions.reject(reason, self.draft),
             "sent back to the model with your comment (its revision is held again)",
+            follow=True,
         )
 
     def discard(self) -> None:
@@ -453,14 +460,18 @@ class PlanEditor:
         if not self.closed:
             self._close("cancelled: the saved plan is unchanged")
 
-    def _decide(self, doing: str, future: concurrent.futures.Future[Any], done: str) -> None:
+    def _decide(
+        self, doing: str, future: concurrent.futures.Future[Any], done: str, follow: bool = False
+    ) -> None:
         """Wait for the core's answer without blocking the kernel thread, then lock or say why."""
         self._deciding = True
         self._lock_all()
         self._say(doing, error=False)
-        self._poll(future, lambda: self._answered(future, doing, done))
+        self._poll(future, lambda: self._answered(future, doing, done, follow))
 
-    def _answered(self, future: concurrent.futures.Future[Any], doing: str, done: str) -> None:
+    def _answered(
+        self, future: concurrent.futures.Future[Any], doing: str, done: str, follow: bool
+    ) -> None:
         self._deciding = False
         error = future.exception() if not future.cancelled() else RuntimeError("cancelled")
         if error is not None:
@@ -471,6 +482,20 @@ class PlanEditor:
             self._say(f"{doing.rstrip(' …')} failed: {error}", error=True)
             return
         self._close(outcome_line(done, future.result()))
+        if follow and self.actions.follow is not None:
+            self._follow(self.actions.follow)
+
+    def _follow(self, follow: Callable[[], Any]) -> None:
+        """The turn that tells the model of the decision, shown under the editor."""
+        try:
+            turn = follow()
+        except Exception as exc:  # the decision stands; only its turn did not start
+            self._say(f"{self.outcome}; the model is told at its next turn ({exc})", error=False)
+            return
+        if turn is None:
+            self._say(f"{self.outcome}; the model is told at its next turn", error=False)
+            return
+        self.widget.children = (*self.widget.children, getattr(turn, "widget", turn))
 
     def _poll(self, future: concurrent.futures.Future[Any], then: Callable[[], None]) -> None:
         """Call `then` on the kernel thread once `future` is done, draining the runtime meanwhile."""
@@ -588,12 +613,12 @@ def plan_editor(
     draft: PlanDraft,
     statuses: Mapping[str, str] | None = None,
     rankdir: str = "LR",
+    follow: Callable[[], Any] | None = None,
 ) -> PlanEditor:
     """The editor of plan `record`: its review when it is held, else its saved steps' editing."""
     if record.held:
-        return PlanEditor(
-            record.number, draft, held_plan_actions(runtime, record.number), rankdir=rankdir
-        )
+        actions = held_plan_actions(runtime, record.number, follow)
+        return PlanEditor(record.number, draft, actions, rankdir=rankdir)
     statuses = dict(statuses or {})
     return PlanEditor(
         record.number,
@@ -606,11 +631,14 @@ def plan_editor(
 
 
 def held_plan_editor(
-    runtime: NotebookRuntime, record: PlanRecord, rankdir: str = "LR"
+    runtime: NotebookRuntime,
+    record: PlanRecord,
+    rankdir: str = "LR",
+    follow: Callable[[], Any] | None = None,
 ) -> PlanEditor:
     """The editor of a plan just held, shown under the call that made it."""
     draft = PlanDraft.from_plan(record.goal, record.steps)  # as made: nothing edited yet
-    return plan_editor(runtime, record, draft, rankdir=rankdir)
+    return plan_editor(runtime, record, draft, rankdir=rankdir, follow=follow)
 
 
 def _kernel_loop() -> asyncio.AbstractEventLoop | None:

@@ -131,6 +131,13 @@ def test_edits_and_approve_sent_as_comm_messages_save_the_edited_plan(
     click(kernel, approve)
     assert "approved: 3 steps saved" in wait_for_status(kernel, "approved")
 
+    # the approval's prompt runs as a background turn under the editor: the model hears of it
+    deadline = time.monotonic() + WAIT
+    last = "[m.content for m in ollie_nb.agent().history if m.role == 'assistant'][-1:]"
+    while "Plan 1 was approved" not in (reply := kernel.run(f"print({last})").text()):
+        assert time.monotonic() < deadline, reply
+        time.sleep(0.2)
+
     tasks = saved_tasks(tmp_path / "tasks.db")
     assert sorted(t for t, _ in tasks.values()) == ["Join", "Left", "Prepare well"]
     blockers = {t: b for t, b in tasks.values()}
