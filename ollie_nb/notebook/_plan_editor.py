@@ -57,7 +57,9 @@ class EditorActions:
     `drain` runs what the core hands back to the kernel thread while a call is under
     way. A held plan has approve / reject / discard, a saved one has save. `follow`, after
     an approval or a request for changes, runs the prompt it queued and returns the widget
-    that shows that turn (None: it stays queued, e.g. while another turn runs).
+    that shows that turn (None: it stays queued, e.g. while another turn runs). `keep` hands
+    the core a copy of the draft after each burst of edits, so `%ollie plan approve N` and
+    the saved session have the user's edits too.
     """
 
     drain: Callable[[], Any]
@@ -66,6 +68,7 @@ class EditorActions:
     discard: Callable[[], concurrent.futures.Future[Any]] | None = None
     save: Callable[[PlanDraft], concurrent.futures.Future[Any]] | None = None
     follow: Callable[[], Any] | None = None  # after approve / reject: the turn telling the model
+    keep: Callable[[PlanDraft], concurrent.futures.Future[Any]] | None = None  # the core keeps it
 
     @property
     def saved_plan(self) -> bool:
@@ -90,6 +93,7 @@ def held_plan_actions(
     return EditorActions(
         drain=runtime.drain,
         follow=follow,
+        keep=lambda d: _on_loop(runtime, lambda: core().keep_draft(number, d)),
         approve=lambda d: _on_loop(runtime, lambda: core().approve_plan(number, d)),
         reject=lambda why, d: _on_loop(runtime, lambda: core().reject_plan(number, why, d)),
         discard=lambda: _on_loop(runtime, lambda: core().discard_plan(number)),
@@ -348,9 +352,22 @@ class PlanEditor:
         self._edits += 1
         edits = self._edits
         if self._loop is None:
-            self.draw()
+            self._settled()
             return
-        self._later(DEBOUNCE, lambda: self.draw() if edits == self._edits else None)
+        self._later(DEBOUNCE, lambda: self._settled() if edits == self._edits else None)
+
+    def _settled(self) -> None:
+        """The user paused: redraw the graph, and let the core keep the draft as it is."""
+        self.draw()
+        if self.actions.keep is None or self.closed or self._deciding:
+            return
+        future = self.actions.keep(self.draft.copy())
+        self._poll(future, lambda: self._kept(future))
+
+    def _kept(self, future: concurrent.futures.Future[Any]) -> None:
+        error = None if future.cancelled() else future.exception()
+        if error is not None and not self.closed:
+            self._say(f"your edits are only in this editor: {error}", error=True)
 
     # checking -------------------------------------------------------------------------
 

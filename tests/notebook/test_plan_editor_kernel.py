@@ -142,3 +142,22 @@ def test_edits_and_approve_sent_as_comm_messages_save_the_edited_plan(
     assert sorted(t for t, _ in tasks.values()) == ["Join", "Left", "Prepare well"]
     blockers = {t: b for t, b in tasks.values()}
     assert blockers["Join"] == {"Left", "Prepare well"} and blockers["Left"] == {"Prepare well"}
+
+
+def test_edits_in_the_editor_are_kept_for_the_approve_command(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    widgets = Widgets()
+    run = kernel.run(PLAN, timeout=120, on_message=widgets)
+    assert run.error is None, run.error
+    (title,) = widgets.find("TextModel", value="Left")
+    set_value(kernel, title, "Left, edited")
+    deadline = time.monotonic() + WAIT
+    kept = "print(ollie_nb.agent().plan_draft(1).rows[1].title)"
+    while (shown := kernel.run(kept).text().strip()) != "Left, edited":
+        assert time.monotonic() < deadline, shown
+        time.sleep(0.2)
+    run = kernel.run("%ollie plan approve 1 --no-run", timeout=120)
+    assert run.error is None, run.error
+    titles = sorted(t for t, _ in saved_tasks(tmp_path / "tasks.db").values())
+    assert titles == ["Join", "Left, edited", "Prepare", "Right"]
