@@ -28,14 +28,18 @@ WAIT = 60.0  # seconds, for the approval to reach the task server on a busy mach
 
 
 class Widgets:
-    """The widget models a cell opened (comm id -> state), as the front end learns them."""
+    """The widget models a cell opened (comm id -> state, updates applied), as the front end
+    learns them."""
 
     def __init__(self) -> None:
         self.models: dict[str, dict[str, Any]] = {}
 
     def __call__(self, kind: str, content: dict[str, Any]) -> None:
         if kind == "comm_open" and content.get("target_name") == "jupyter.widget":
-            self.models[content["comm_id"]] = content["data"]["state"]
+            self.models[content["comm_id"]] = dict(content["data"]["state"])
+        elif kind == "comm_msg" and content["comm_id"] in self.models:
+            if content["data"].get("method") == "update":
+                self.models[content["comm_id"]].update(content["data"]["state"])
 
     def find(self, model: str, **state: Any) -> list[str]:
         return [
@@ -161,3 +165,85 @@ def test_edits_in_the_editor_are_kept_for_the_approve_command(
     assert run.error is None, run.error
     titles = sorted(t for t, _ in saved_tasks(tmp_path / "tasks.db").values())
     assert titles == ["Join", "Left, edited", "Prepare", "Right"]
+
+
+FALLBACK = """
+import threading
+made_on = []
+
+def sheet(goal, steps):
+    made_on.append(threading.current_thread().name)
+    return [f"row{i + 1}" for i in range(len(steps))]
+
+ollie_nb.set_fallback(sheet)
+get_ipython().run_line_magic("config", "OllieMagics.review_plans = True")
+"""
+
+
+def widgets_opened(kernel: Kernel, until: Any, seconds: float = WAIT) -> Widgets:
+    """The widget models the kernel opens while no cell runs (a background turn's), read off
+    iopub until `until(widgets)`."""
+    widgets = Widgets()
+    deadline = time.monotonic() + seconds
+    while not until(widgets):
+        assert time.monotonic() < deadline, f"widgets seen: {len(widgets.models)}"
+        try:
+            msg = kernel.kc.get_iopub_msg(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            continue
+        widgets(msg["msg_type"], msg["content"])
+    return widgets
+
+
+@pytest.fixture
+def plain_kernel(tmp_path: Path) -> Any:
+    """A kernel whose agent has no task server; plans go to a fallback written in it."""
+    env = kernel_env(tmp_path)
+    env["HOME"] = str(tmp_path / "home")
+    k = Kernel(str(tmp_path), env)
+    try:
+        for cell in ["%load_ext ollie_nb", "import ollie_nb", FALLBACK]:
+            run = k.run(cell)
+            assert run.error is None, run.error
+        yield k
+    finally:
+        k.shutdown()
+
+
+def test_approve_from_a_background_turn_runs_the_notebooks_fallback_on_the_kernel_thread(
+    plain_kernel: Kernel,
+) -> None:
+    kernel = plain_kernel
+    run = kernel.run(PLAN.replace("%%ollie", "%%ollie --bg", 1))
+    assert run.error is None, run.error
+    opened = widgets_opened(kernel, lambda w: w.find("ButtonModel", description="Approve"))
+    (approve,) = opened.find("ButtonModel", description="Approve")
+    assert kernel.run("print(made_on)").text().strip() == "[]"  # held: the fallback waits
+    click(kernel, approve)
+    status = wait_for_status(kernel, "approved")
+    assert "approved: 4 steps saved (row1, row2, row3, row4)" in status
+    assert kernel.run("print(made_on)").text().strip() == "['MainThread']"
+
+
+def test_a_saved_plan_opened_with_plan_edit_saves_to_the_task_server(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    for cell in [PLAN, "%ollie plan approve 1 --no-run"]:
+        run = kernel.run(cell, timeout=120)
+        assert run.error is None, run.error
+    db = tmp_path / "tasks.db"
+    ids = {title: tid for tid, (title, _) in saved_tasks(db).items()}
+    with sqlite3.connect(db) as conn:  # someone works "Prepare": its row is read-only
+        conn.execute("UPDATE tasks SET status = 'in_progress' WHERE id = ?", (ids["Prepare"],))
+    widgets = Widgets()
+    run = kernel.run("%ollie plan edit 1", on_message=widgets)
+    assert run.error is None, run.error
+    prepare = widgets.models[widgets.find("TextModel", value="Prepare")[0]]
+    assert prepare["disabled"] is True
+    (left,) = widgets.find("TextModel", value="Left")
+    set_value(kernel, left, "Left, renamed")
+    (save,) = widgets.find("ButtonModel", description="Save changes")
+    click(kernel, save)
+    status = wait_for_status(kernel, "saved")
+    assert f"saved: step [{ids['Left']}]: title changed to &#x27;Left, renamed&#x27;" in status
+    assert saved_tasks(db)[ids["Left"]][0] == "Left, renamed"
