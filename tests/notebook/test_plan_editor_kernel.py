@@ -37,9 +37,8 @@ class Widgets:
     def __call__(self, kind: str, content: dict[str, Any]) -> None:
         if kind == "comm_open" and content.get("target_name") == "jupyter.widget":
             self.models[content["comm_id"]] = dict(content["data"]["state"])
-        elif kind == "comm_msg" and content["comm_id"] in self.models:
-            if content["data"].get("method") == "update":
-                self.models[content["comm_id"]].update(content["data"]["state"])
+        elif kind == "comm_msg" and content["data"].get("method") == "update":
+            self.models.get(content["comm_id"], {}).update(content["data"]["state"])
 
     def find(self, model: str, **state: Any) -> list[str]:
         return [
