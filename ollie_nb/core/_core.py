@@ -6,7 +6,8 @@ through the env's Dispatcher; every event goes to the `on_event` sink. Each part
 owns its state: `Conversation` (history, usage, ids, the session file, compaction),
 `PromptQueue` (queued items, injected texts, notes), `PlanBook` (the plans, from
 planning), `PlanRuns` (parallel runs), `AgentWatch` (the task-event watch),
-`SubAgents` and the `TurnRunner` (the loop); this class wires them and delegates.
+`SubAgents`, `PlanReview` (plans held for the user's review) and the `TurnRunner` (the
+loop); this class wires them and delegates.
 """
 
 from __future__ import annotations
@@ -545,6 +546,9 @@ class AgentCore:
         self._review_saved()
         return changes
 
+    def _held_note(self) -> str:
+        return _held_note_text([r.number for r in self.plan_book.held()])
+
     def _review_saved(self) -> None:
         if self.autosave:  # a resumed session finds the plan as the user left it
             self.save()
@@ -750,7 +754,7 @@ class AgentCore:
         default agent, or of the current one, switches nothing.
         """
         data = self.restore(session_id)
-        runs = _runs_note(data.get("runs") or [])
+        runs = "\n".join(n for n in (_runs_note(data.get("runs") or []), self._held_note()) if n)
         name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
         if name == self.config.name and path == self.config.path:
             return runs
@@ -815,6 +819,15 @@ def _default_backend(config: AgentConfig) -> Backend:
     if config.model:
         backend.set_model(config.model)
     return backend
+
+
+def _held_note_text(numbers: list[int]) -> str:
+    """What resuming says of the plans still held for the user's review."""
+    if not numbers:
+        return ""
+    which = ", ".join(str(n) for n in numbers)
+    plans = "plan {} awaits" if len(numbers) == 1 else "plans {} await"
+    return plans.format(which) + " your review: %ollie plan show N, %ollie plan approve N"
 
 
 def _runs_note(runs: list[Any]) -> str:

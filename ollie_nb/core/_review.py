@@ -98,6 +98,8 @@ class PlanReview:
             )
         if not record.held:
             raise PlanReviewError(f"plan {number} {_GONE[record.review].format(n=number)}")
+        if self.book.saving:  # one plan is sent to the backend at a time (a double click)
+            raise PlanReviewError(f"plan {self.book.saving} is being saved now; wait for it")
         return record
 
     # -- held plans ----------------------------------------------------------------------
@@ -131,8 +133,9 @@ class PlanReview:
         reason = " ".join(str(reason).split())
         if not reason:
             raise PlanReviewError(f"say what should change in plan {number}: the reason is empty")
+        draft = draft if draft is not None else self.book.draft(number)
         reviewed = ""
-        if draft is not None and draft.changed:
+        if draft.changed:
             edits = "\n".join(f"- {e}" for e in draft.edits())
             shown = format_plan(draft.goal, draft.steps()) if draft.valid else ""
             reviewed = "\n".join(p for p in ("The user's edits:", edits, shown) if p)

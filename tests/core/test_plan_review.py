@@ -12,6 +12,7 @@ import sqlite3
 import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core._core import _held_note_text
 from ollie_nb.core._sessions import load_session
 from ollie_nb.errors import NoPlanError, OllieUsageError, PlanReviewError
 from ollie_nb.planning import Origin, Review, held_message
@@ -71,7 +72,11 @@ def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(tmp_path)
             draft.delete(3)  # Right
             draft.add_dependency(3, 1)  # Join waits for Prepare as well
             assert core.plan_draft(1).rows[0].title == "Prepare"  # a copy was edited
-            record = await core.approve_plan(1, draft)
+            record, twice = await asyncio.gather(
+                core.approve_plan(1, draft), core.approve_plan(1, draft), return_exceptions=True
+            )
+            assert isinstance(twice, PlanReviewError)
+            assert str(twice) == "plan 1 is being saved now; wait for it"
             queued = core.queue_items
             again = await core.run_queue()
             return result, held, before, record, queued, again
@@ -107,6 +112,9 @@ def test_reject_queues_the_reason_and_the_revision_is_held_again(tmp_path) -> No
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
+            kept = core.plan_draft(1)
+            kept.set_title(4, "Join <them>")
+            core.keep_draft(1, kept)
             core.reject_plan(1, "  add   a test step ")
             item = core.queue_items[0]
             await core.run_queue()
@@ -118,6 +126,7 @@ def test_reject_queues_the_reason_and_the_revision_is_held_again(tmp_path) -> No
         "Plan 1 was sent back by the user for changes; nothing of it was saved.",
         "The user's reason: add a test step",
     ]
+    assert "The user's edits:\n- step 4: title changed to 'Join <them>'\nPlan: Ship it" in item.text
     first, second = core.plans
     assert first.review is Review.REJECTED and second.review is Review.HELD
     assert [r.number for r in core.held_plans()] == [2]
@@ -217,11 +226,15 @@ def test_a_held_plan_and_its_draft_come_back_with_the_session(tmp_path, monkeypa
 
     async def second():
         async with again:
-            await again.resume(session)
+            note = await again.resume(session)
+            assert note.endswith(
+                "plan 1 awaits your review: %ollie plan show N, %ollie plan approve N"
+            )
             assert [r.number for r in again.held_plans()] == [1]
             return await again.approve_plan(1)
 
     record = asyncio.run(second())
+    assert _held_note_text([2, 3]).startswith("plans 2, 3 await your review")
     assert [t[1] for t in tasks(db)][1:3] == ["Prepare", "Left <b>& 'co'</b>"]
     assert record.review is Review.APPROVED
 
@@ -311,3 +324,34 @@ def test_a_plan_in_review_is_no_plan_reminder_until_it_is_approved(tmp_path) -> 
     held, approved = asyncio.run(scenario())
     assert held == ""  # the model is not told to work a plan the user has not approved
     assert approved.startswith("[plan reminder: your current plan]\nPlan: Ship it")
+
+
+def test_approving_through_a_failing_fallback_degrades_as_an_unreviewed_plan_does(tmp_path) -> None:
+    def broken(goal, steps):
+        raise RuntimeError("the sheet is locked")
+
+    def numbered(goal, steps):
+        return [f"row-{i}" for i in range(len(steps))]
+
+    core = AgentCore(fallback_plan_backend=broken, workdir=tmp_path, autosave=False)
+    core.review_plans = True
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            failed = await core.approve_plan(1)
+            queued = [core.take_review_prompt(1).text]
+            await core.set_fallback_plan_backend(numbered)
+            await core.submit(DIAMOND)
+            saved = await core.approve_plan(2)
+            return failed, saved, [*queued, core.take_review_prompt(2).text]
+
+    failed, saved, queued = asyncio.run(scenario())
+    assert failed.review is Review.APPROVED and failed.kind == "context" and not failed.ids
+    assert (
+        failed.warning
+        == "warning: broken() failed (the sheet is locked); this plan lives in context only."
+    )
+    assert failed.warning in queued[0]  # the model is told, as for a plan saved when made
+    assert saved.kind == "custom" and saved.ids == ("row-0", "row-1", "row-2", "row-3")
+    assert "[row-3] Join" in queued[1]

@@ -43,6 +43,7 @@ def kernel(tmp_path_factory):
     assert k.run("%load_ext ollie_nb").error is None
     db = base / "tasks.db"
     assert k.run(f"%ollie agent {reviewing_agent(base, db)}").error is None
+    assert k.run("import ollie_nb\nag = ollie_nb.agent()").error is None
     yield k, base, db
     k.shutdown()
 
@@ -56,8 +57,10 @@ def test_nothing_is_saved_until_approve_then_the_edited_plan_is(kernel):
     assert "held for review" in k.run("%ollie plans").text()
     shown = k.run("%ollie plan show 1").text()
     assert shown.startswith("plan 1 (held for review)\nPlan: Ship it\n1. Prepare")
+    draft = k.run("%ollie plan edit 1").text()
+    assert draft.startswith("plan 1, as a draft\nPlan: Ship it\n1. Prepare")
     edit = (
-        "import ollie_nb\nag = ollie_nb.agent()\nd = ag.plan_draft(1)\n"
+        "d = ag.plan_draft(1)\n"
         "d.set_title(1, 'Prepare well')\nd.delete(3)\nd.add_dependency(3, 1)\n"
         "ag.keep_draft(1, d)\nprint([p.number for p in ag.plans.held()])"
     )
@@ -113,6 +116,9 @@ def test_a_held_plan_comes_back_with_resume_and_is_approved_there(kernel):
         assert other.run("%load_ext ollie_nb").error is None
         resumed = other.run(f"%ollie resume {session}")
         assert resumed.error is None, resumed.error
+        assert resumed.text().splitlines()[-1] == (
+            f"plan {number} awaits your review: %ollie plan show N, %ollie plan approve N"
+        )
         held = "import ollie_nb\nprint([p.number for p in ollie_nb.agent().held_plans()])"
         assert other.run(held).text().strip() == f"[{number}]"
         approved = other.run(f"%ollie plan approve {number} --no-run")
@@ -139,3 +145,35 @@ def test_the_trait_wins_over_the_agent_key_while_it_is_set(kernel):
     held = k.run(PLAN)
     assert "awaits the user's review" in held.text()
     assert len(tasks(db)) == before + 5
+
+
+def test_a_saved_plan_is_edited_from_code_and_a_done_step_is_not_deleted(kernel):
+    k, _, db = kernel
+    assert k.run("%config OllieMagics.review_plans = False").error is None
+    try:
+        k.run(PLAN)
+    finally:
+        assert k.run("%config OllieMagics.review_plans = None").error is None
+    code = (
+        "record = ag.plans[-1]\n"
+        "ag.call(lambda core: core.env.task_client.update(record.ids[0], status='done'))\n"
+        "d = ag.plan_draft(record.number)\n"
+        "d.set_title(2, 'Left <i>twice</i>')\nd.add('Announce', after=[4])\n"
+        "d.add_dependency(3, 2)\n"
+        "print(len(ag.edit_saved_plan(record.number, d)))\n"
+        "print(ag.plans[-1].ids[-1])"
+    )
+    run = k.run(code)
+    assert run.error is None, run.error
+    count, announce = run.text().split()
+    assert count == "3"
+    titles = dict(tasks(db))
+    ids = k.run("print(' '.join(record.ids))").text().split()
+    assert titles[ids[1]] == "Left <i>twice</i>" and titles[announce] == "Announce"
+    assert blockers(db, announce) == {ids[3]} and blockers(db, ids[2]) == {ids[0], ids[1]}
+    refused = k.run(
+        "d = ag.plan_draft(record.number)\nd.delete(1)\nag.edit_saved_plan(record.number, d)"
+    )
+    assert refused.error["ename"] == "PlanReviewError"
+    assert refused.error["evalue"] == f"step 1 [{ids[0]}] is done: it cannot be deleted"
+    assert ids[0] in dict(tasks(db))
