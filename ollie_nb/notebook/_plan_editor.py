@@ -429,7 +429,7 @@ class PlanEditor:
         return note + body
 
     def _text_html(self) -> str:
-        return f"<pre>{esc(self.text())}</pre>"
+        return f"<pre>{esc(self.draft.text())}</pre>"
 
     # deciding -------------------------------------------------------------------------
 
@@ -565,16 +565,16 @@ class PlanEditor:
     # text -----------------------------------------------------------------------------
 
     def text(self) -> str:
-        """The plan as text: goal, numbered steps with what each waits for, and the commands."""
-        lines = [f"plan {self.number}: {self.draft.goal}"]
-        for n, row in enumerate(self.draft.rows, 1):
-            after = self.draft.after_numbers(n)
-            waits = f" (after {', '.join(map(str, after))})" if after else ""
-            lines.append(f"{n}. {row.title}{waits}")
+        """The draft as plan text (rows in the user's order), then the commands or the outcome."""
+        lines = [f"plan {self.number}, as a draft", self.draft.text()]
         if self.outcome:
             lines.append(self.outcome)
         elif self.actions.saved_plan:
-            lines.append(f"edit it from code: d = agent.plan_draft({self.number}); ...")
+            n = self.number
+            lines.append(
+                f"edit it from code: d = ollie_nb.agent().plan_draft({n}); d.set_title(1, '...'); "
+                f"then ollie_nb.agent().edit_saved_plan({n}, d)"
+            )
         else:
             lines += review_commands(self.number)
         return "\n".join(lines)
