@@ -231,7 +231,7 @@ class PlanEditor:
         self.goal.observe(lambda c: self.edit(None, "goal", c["new"]), names="value")
         self.graph = widgets.HTML("", layout=widgets.Layout(flex="1 1 24em", overflow="auto"))
         self.graph.add_class("ollie-plan-graph")
-        self.rows_box = widgets.VBox([], layout={"flex": "1 1 30em"})
+        self.rows_box = widgets.VBox([])
         self.add_button = widgets.Button(description="add step", icon="plus")
         self.add_button.on_click(lambda _: self.add_step())
         self.problems = widgets.HTML("")
@@ -277,6 +277,8 @@ class PlanEditor:
 
     def _header_html(self) -> str:
         what = "saved plan" if self.actions.saved_plan else "plan"
+        if self.outcome:
+            return f"<b>ollie {what} {self.number}</b> <span style='{_MUTED}'>{esc(self.outcome)}</span>"
         note = (
             "edit the steps, then save; done or claimed steps cannot change"
             if self.actions.saved_plan
@@ -549,6 +551,7 @@ class PlanEditor:
         """The decision is made: show it and lock every field and button."""
         self.closed = True
         self.outcome = outcome
+        self.header.value = self._header_html()
         self._say(outcome, error=False)
         self._lock_all()
 

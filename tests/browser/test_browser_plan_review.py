@@ -86,6 +86,9 @@ def test_a_held_plan_is_edited_and_approved_in_its_editor(tmp_path: Path) -> Non
         approve.click()
         editor.locator(".ollie-plan-status", has_text="approved").wait_for(timeout=UI)
         assert editor.locator("input[type=text]").first.is_disabled()
+        # the approval's turn runs under the editor: the model is told
+        editor.get_by_text("Plan 1 was approved").wait_for(timeout=UI)
+        page.screenshot(path=tmp_path / "approved.png")
 
         run_cell(page, 3, wait_for=f"(i) => !!({GRAPH})(i)")
         after = graph(page, 3)

@@ -83,6 +83,7 @@ def test_a_title_edited_in_its_row_is_in_the_draft_the_graph_and_the_approval() 
     ed.buttons["approve"].click()
     assert calls.made == [("approve", ["spec", "build the wheel", "docs", "release"])]
     assert ed.closed and ed.outcome == "approved: plan approved"
+    assert "approved: plan approved" in ed.header.value and "waiting" not in ed.header.value
     assert ed.rows[1].title.disabled and ed.buttons["approve"].disabled
     ed.buttons["discard"].click()  # locked: a second decision is not sent
     assert len(calls.made) == 1
