@@ -185,6 +185,73 @@ class StepRow:
             widget.disabled = True
 
 
+# -- the graph ------------------------------------------------------------------------
+
+
+Poll = Callable[[concurrent.futures.Future[Any], Callable[[], None]], None]
+
+
+class DraftGraph:
+    """A draft's graph in an HTML widget, drawn by dot off the kernel thread; while the draft
+    is invalid the last valid graph stays, marked as such."""
+
+    def __init__(self, draft: PlanDraft, statuses: Mapping[str, str], rankdir: str) -> None:
+        import ipywidgets as widgets
+
+        self.draft = draft
+        self.statuses = statuses  # task id -> status word (a saved plan's steps)
+        self.rankdir = rankdir
+        self.widget = widgets.HTML("", layout=widgets.Layout(flex="1 1 24em", overflow="auto"))
+        self.widget.add_class("ollie-plan-graph")
+        self._svg = ""  # the last graph drawn of a valid draft
+        self._drawing: concurrent.futures.Future[str] | None = None
+
+    def svg(self) -> str:
+        """The draft's graph, numbered as the rows are (PlanValidationError while invalid)."""
+        rows = self.draft.ordered_rows()
+        steps = self.draft.steps()
+        ids = [str(self.draft.number_of(r.key)) for r in rows]
+        statuses = {i: self.statuses.get(r.task_id, "") for i, r in enumerate(rows)}
+        statuses = {i: s for i, s in statuses.items() if s}
+        return plan_svg(self.draft.goal, steps, ids, statuses or None, rankdir=self.rankdir)
+
+    def draw(self, poll: Poll | None) -> None:
+        """Draw the draft as it is now; `poll` shows the drawing when it is done (None: wait)."""
+        if not self.draft.valid:
+            self.widget.value = self._html(stale=True)
+            return
+        future = _DRAWER.submit(self.svg)
+        self._drawing = future
+        if poll is None:
+            concurrent.futures.wait([future])
+            self._drawn(future)
+            return
+        poll(future, lambda: self._drawn(future))
+
+    def _drawn(self, future: concurrent.futures.Future[str]) -> None:
+        if future is not self._drawing:
+            return  # a later edit is being drawn
+        error = future.exception()
+        if isinstance(error, GraphvizUnavailable):
+            self.widget.value = (
+                f"<div style='{_MUTED}'>⚠ {esc(str(error))}</div>{self._text_html()}"
+            )
+            return
+        if error is None:
+            self._svg = fit_to_cell(future.result())
+        self.widget.value = self._html(stale=False)
+
+    def _html(self, stale: bool) -> str:
+        note = ""
+        if stale:
+            note = f"<div style='{_MUTED}'>the graph shows the last valid plan</div>"
+        body = f'<div class="ollie-plan">{self._svg}</div>' if self._svg else self._text_html()
+        return note + body
+
+    def _text_html(self) -> str:
+        return f"<pre>{esc(self.draft.text())}</pre>"
+
+
 # -- the editor -----------------------------------------------------------------------
 
 
@@ -214,9 +281,7 @@ class PlanEditor:
         self.outcome = ""  # what the decision did, once made
         self.closed = False
         self._field_errors: dict[int, str] = {}  # row key -> why its after field is not used
-        self._svg = ""  # the last graph drawn of a valid draft
         self._edits = 0  # counts edits, so only the last one of a burst redraws
-        self._drawing: concurrent.futures.Future[str] | None = None
         self._deciding = False
         self._loop = loop or _kernel_loop()  # None: no kernel (a script), calls wait in place
         self._build(widgets)
@@ -229,8 +294,8 @@ class PlanEditor:
         self.header = widgets.HTML(self._header_html())
         self.goal = widgets.Text(self.draft.goal, description="goal", layout={"width": "100%"})
         self.goal.observe(lambda c: self.edit(None, "goal", c["new"]), names="value")
-        self.graph = widgets.HTML("", layout=widgets.Layout(flex="1 1 24em", overflow="auto"))
-        self.graph.add_class("ollie-plan-graph")
+        self.drawing = DraftGraph(self.draft, self.statuses, self.rankdir)
+        self.graph = self.drawing.widget
         self.rows_box = widgets.VBox([])
         self.add_button = widgets.Button(description="add step", icon="plus")
         self.add_button.on_click(lambda _: self.add_step())
@@ -388,50 +453,9 @@ class PlanEditor:
         ok = "save" if self.actions.saved_plan else "approve"
         self.buttons[ok].disabled = self.closed or bool(problems)
 
-    # the graph ------------------------------------------------------------------------
-
-    def graph_svg(self) -> str:
-        """The draft's graph (raises PlanValidationError while it is invalid)."""
-        rows = self.draft.ordered_rows()
-        steps = self.draft.steps()
-        ids = [str(self.draft.number_of(r.key)) for r in rows]
-        statuses = {i: self.statuses.get(r.task_id, "") for i, r in enumerate(rows)}
-        statuses = {i: s for i, s in statuses.items() if s}
-        return plan_svg(self.draft.goal, steps, ids, statuses or None, rankdir=self.rankdir)
-
     def draw(self, wait: bool = False) -> None:
-        """Redraw the graph off the kernel thread (`wait`: until it is drawn, at most dot's time)."""
-        if not self.draft.valid:
-            self.graph.value = self._graph_html(stale=True)
-            return
-        future = _DRAWER.submit(self.graph_svg)
-        self._drawing = future
-        if wait or self._loop is None:
-            concurrent.futures.wait([future])
-            self._drawn(future)
-            return
-        self._poll(future, lambda: self._drawn(future))
-
-    def _drawn(self, future: concurrent.futures.Future[str]) -> None:
-        if future is not self._drawing:
-            return  # a later edit is being drawn
-        error = future.exception()
-        if isinstance(error, GraphvizUnavailable):
-            self.graph.value = f"<div style='{_MUTED}'>⚠ {esc(str(error))}</div>{self._text_html()}"
-            return
-        if error is None:
-            self._svg = fit_to_cell(future.result())
-        self.graph.value = self._graph_html(stale=False)
-
-    def _graph_html(self, stale: bool) -> str:
-        note = ""
-        if stale:
-            note = f"<div style='{_MUTED}'>the graph shows the last valid plan</div>"
-        body = f'<div class="ollie-plan">{self._svg}</div>' if self._svg else self._text_html()
-        return note + body
-
-    def _text_html(self) -> str:
-        return f"<pre>{esc(self.draft.text())}</pre>"
+        """Redraw the graph off the kernel thread (`wait`: until it is drawn)."""
+        self.drawing.draw(self._poll if self._loop is not None and not wait else None)
 
     # deciding -------------------------------------------------------------------------
 

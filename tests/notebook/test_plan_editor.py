@@ -244,8 +244,8 @@ def test_edits_in_a_burst_redraw_the_graph_once_after_a_pause() -> None:
         ed = editor(loop=loop)
         run_until(loop, lambda: "spec" in ed.graph.value)
         drawn: list[str] = []
-        real = ed.graph_svg
-        ed.graph_svg = lambda: drawn.append("x") or real()  # type: ignore[method-assign]
+        real = ed.drawing.svg
+        ed.drawing.svg = lambda: drawn.append("x") or real()  # type: ignore[method-assign]
         for title in ("b", "bu", "bui", "build X"):
             ed.rows[1].title.value = title
         assert drawn == []  # nothing drawn while the user types
