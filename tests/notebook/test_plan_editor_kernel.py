@@ -246,3 +246,19 @@ def test_a_saved_plan_opened_with_plan_edit_saves_to_the_task_server(
     status = wait_for_status(kernel, "saved")
     assert f"saved: step [{ids['Left']}]: title changed to &#x27;Left, renamed&#x27;" in status
     assert saved_tasks(db)[ids["Left"]][0] == "Left, renamed"
+
+
+def test_a_revision_asked_from_the_handle_is_held_again_in_an_editor(plain_kernel: Kernel) -> None:
+    kernel = plain_kernel
+    run = kernel.run(PLAN, timeout=120)
+    assert run.error is None, run.error
+    widgets = Widgets()
+    reject = "ollie_nb.agent().reject_plan(1, 'add a rollback step', run=True);"
+    run = kernel.run(reject, timeout=120, on_message=widgets)
+    assert run.error is None, run.error
+    assert "plan 2, as a draft" in run.text() and "Revise: add a rollback step" in run.text()
+    (approve,) = widgets.find("ButtonModel", description="Approve")
+    click(kernel, approve)
+    assert "approved: 5 steps saved (row1, row2, row3, row4, row5)" in wait_for_status(
+        kernel, "approved"
+    )
