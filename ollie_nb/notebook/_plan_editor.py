@@ -466,7 +466,8 @@ class PlanEditor:
         if problems:
             self._say(f"cannot approve: {problems[0]}", error=True)
             return
-        self._decide("saving …", self.actions.approve(self.draft), "approved", follow=True)
+        approve = self.actions.approve
+        self._decide("saving …", lambda: approve(self.draft), "approved", follow=True)
 
     def reject(self) -> None:
         reason = " ".join(self.comment.value.split())
@@ -475,9 +476,10 @@ class PlanEditor:
         if not reason:
             self._say("write what should change in the box first", error=True)
             return
+        reject = self.actions.reject
         self._decide(
             "sending your comment …",
-            self.actions.reject(reason, self.draft),
+            lambda: reject(reason, self.draft),
             "sent back to the model with your comment (its revision is held again)",
             follow=True,
         )
@@ -485,7 +487,7 @@ class PlanEditor:
     def discard(self) -> None:
         if self.closed or self.actions.discard is None:
             return
-        self._decide("discarding …", self.actions.discard(), "discarded: nothing was saved")
+        self._decide("discarding …", self.actions.discard, "discarded: nothing was saved")
 
     def save(self) -> None:
         problems = self.problem_list()
@@ -497,16 +499,27 @@ class PlanEditor:
         if not self.draft.changed:
             self._say("nothing changed", error=False)
             return
-        self._decide("saving …", self.actions.save(self.draft), "saved")
+        save = self.actions.save
+        self._decide("saving …", lambda: save(self.draft), "saved")
 
     def cancel(self) -> None:
         if not self.closed:
             self._close("cancelled: the saved plan is unchanged")
 
     def _decide(
-        self, doing: str, future: concurrent.futures.Future[Any], done: str, follow: bool = False
+        self,
+        doing: str,
+        start: Callable[[], concurrent.futures.Future[Any]],
+        done: str,
+        follow: bool = False,
     ) -> None:
-        """Wait for the core's answer without blocking the kernel thread, then lock or say why."""
+        """Start the core call; wait for its answer without blocking the kernel thread, then
+        lock, or say why not (a call that cannot even start, e.g. a closed runtime, too)."""
+        try:
+            future = start()
+        except Exception as exc:
+            self._say(f"{doing.rstrip(' …')} failed: {exc}", error=True)
+            return
         self._deciding = True
         self._lock_all()
         self._say(doing, error=False)

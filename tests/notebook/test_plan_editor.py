@@ -288,3 +288,13 @@ def test_a_click_does_not_wait_on_the_loop_for_work_the_kernel_thread_must_do() 
     finally:
         loop.close()
         runtime.close()
+
+
+def test_a_call_that_cannot_start_is_named_and_the_editor_stays_usable() -> None:
+    def closed(_: PlanDraft) -> concurrent.futures.Future[Any]:
+        raise RuntimeError("the ollie runtime is closed; %load_ext ollie_nb again")
+
+    ed = PlanEditor(1, draft(), EditorActions(drain=lambda: 0, approve=closed))
+    ed.buttons["approve"].click()
+    assert "saving failed: the ollie runtime is closed" in ed.status.value
+    assert not ed.closed and not ed.buttons["approve"].disabled
