@@ -45,10 +45,18 @@ class AgentHandle:
         """Run a prompt as a turn (streamed into the cell when `show`); returns the reply."""
         if not show:
             return self._runtime.run_turn(prompt, lambda event: None).reply
-        view = TurnView(Settings(), show_output, live_display)
+        view = self._turn_view()
         result = self._runtime.run_turn(prompt, view)
         view.finish()
         return result.reply
+
+    def _turn_view(self) -> TurnView:
+        """A turn streamed into the cell; a plan held for review shows its editor there."""
+        from ollie_nb.notebook._widgets import held_plan_review  # ipywidgets: on first use
+
+        settings = Settings()
+        review = held_plan_review(self._runtime, settings)
+        return TurnView(settings, show_output, live_display, review=review)
 
     async def aask(self, prompt: str) -> str:
         """`await agent.aask(prompt)`: run a turn without blocking the kernel's event loop."""
@@ -120,7 +128,7 @@ class AgentHandle:
             return
         item = self._on_loop(lambda core: core.take_review_prompt(number))
         if item is not None:
-            view = TurnView(Settings(), show_output, live_display)
+            view = self._turn_view()
             self._runtime.run_turn(item, view)
             view.finish()
 

@@ -238,8 +238,12 @@ class OllieMagics(Magics):
 
     def foreground(self, runtime: NotebookRuntime, text: str | QueuedPrompt) -> None:
         from ollie_nb.notebook._render import TurnView  # the planning layer: on first use
+        from ollie_nb.notebook._widgets import held_plan_review  # ipywidgets: when a plan is held
 
-        view = TurnView(self.settings(), show, live_display, self._statuses_on_main(runtime))
+        settings = self.settings()
+        statuses = self._statuses_on_main(runtime)
+        review = held_plan_review(runtime, settings)
+        view = TurnView(settings, show, live_display, statuses, review)
         try:
             runtime.run_turn(text, view, tick=view.tick)
         except KeyboardInterrupt:

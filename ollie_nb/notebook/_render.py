@@ -20,6 +20,7 @@ from ollie_nb.notebook._display import (
     LiveThinking,
     Notice,
     Reply,
+    TextBlock,
     Thinking,
     ToolBlock,
 )
@@ -56,8 +57,10 @@ class TurnView:
         show: Callable[[Any], None],
         live: Callable[[Any], Callable[[Any], None]],
         plan_statuses: Callable[[Any], dict[str, str]] | None = None,
+        review: Callable[[Any], Any] | None = None,
     ) -> None:
         self.settings = settings
+        self._review = review  # makes the editor of a plan held for review
         self._show = show
         self._make_live = live
         self._plan_statuses = plan_statuses
@@ -73,7 +76,7 @@ class TurnView:
         self.plans: list[PlanGraphView] = []
         self._plan_updates: list[Callable[[Any], None]] = []
         self._undrawn: list[PlanGraphView] = []  # shown as text while dot draws them
-        self._pending_plans: list[PlanGraphView] = []
+        self._pending_plans: list[Any] = []  # PlanGraphViews, and editors of held plans
         self.progress: tuple[int, int] | None = None
         self.result_reply = ""
         self.interrupted = False
@@ -203,15 +206,29 @@ class TurnView:
             self._show(Notice(event.warning, "warning"))
         if not self.settings.show_plans:
             return
+        if record.held:
+            self._pending_plans.append(self._held_view(record))
+            return
         # A plan just filed has every step open. The graph is refreshed with live statuses
         # at the turn's end; its text keeps the first ones (`%ollie plan` shows them now).
         fresh = {i: "todo" for i in record.ids} if record.kind in ("tasks", "queue") else {}
         view = PlanGraphView(record, fresh, rankdir=self.settings.rankdir, background=True)
         self._pending_plans.append(view.keep_text())
 
+    def _held_view(self, record: Any) -> Any:
+        """A plan held for review: its editor, or (where none can act) its text and commands."""
+        from ollie_nb.notebook._plan_editor import review_commands
+
+        if self._review is not None:
+            return self._review(record)
+        return TextBlock("\n".join([record.text, *review_commands(record.number)]))
+
     def _show_pending_plans(self) -> None:
-        """Draw plans under the reasoning_plan call that made them."""
+        """Draw plans under the reasoning_plan call that made them (a held one: its editor)."""
         for view in self._pending_plans:
+            if not isinstance(view, PlanGraphView):
+                self._show(view)
+                continue
             self.plans.append(view)
             self._plan_updates.append(self._make_live(view))
             self._undrawn.append(view)

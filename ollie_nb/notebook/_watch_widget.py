@@ -17,7 +17,7 @@ from ollie_nb.core import WatchWhat
 from ollie_nb.notebook._display import Notice, esc
 from ollie_nb.notebook._plans import PlanGraphView
 from ollie_nb.notebook._render import Settings, TurnView, turn_label
-from ollie_nb.notebook._widgets import OutputSink, _plan_statuses_off_thread
+from ollie_nb.notebook._widgets import OutputSink, _plan_statuses_off_thread, held_plan_review
 
 if TYPE_CHECKING:
     from ollie_nb.notebook._runtime import NotebookRuntime
@@ -92,7 +92,8 @@ class WatchView:
                 if self._view is not None:
                     self._view.finish()
                 show, live = self.sink.show, self.sink.live
-                self._view = TurnView(self.settings, show, live, self._statuses)
+                review = held_plan_review(self.runtime, self.settings)
+                self._view = TurnView(self.settings, show, live, self._statuses, review)
                 self.steps += 1
                 self._show_status()
                 if not event.position:  # TurnView labels the queued ones itself

@@ -68,7 +68,9 @@ class BackgroundTurn:
             [widgets.HBox([self.status, self.progress, self.stop_button]), self.output]
         )
         sink = OutputSink(self.output)
-        self.view = TurnView(settings, sink.show, sink.live, _plan_statuses_off_thread(runtime))
+        statuses = _plan_statuses_off_thread(runtime)
+        review = held_plan_review(runtime, settings)
+        self.view = TurnView(settings, sink.show, sink.live, statuses, review)
         self.started = time.perf_counter()
         self.future = runtime.start_turn(prompt, self._on_event)
         runtime.show = sink.show  # approval requests appear in this turn's output
@@ -131,6 +133,33 @@ class BackgroundTurn:
         if isinstance(bundle, dict):
             bundle["text/plain"] = "ollie: background turn (output in the widget)"
         return bundle
+
+
+def held_plan_review(runtime: NotebookRuntime, settings: Settings) -> Any:
+    """What a turn's view shows for a plan held for review: its editor, acting on `runtime`."""
+    from ollie_nb.notebook._plan_editor import held_plan_editor
+
+    def editor(record: Any) -> Any:
+        follow = lambda: review_turn(runtime, settings, record.number)  # noqa: E731
+        return held_plan_editor(runtime, record, settings.rankdir, follow)
+
+    return editor
+
+
+def review_turn(runtime: NotebookRuntime, settings: Settings, number: int) -> Any:
+    """The prompt a review of plan `number` queued, run as a background turn (called on the
+    kernel thread after a click); None while another turn runs (it is worked after it)."""
+    if runtime.busy:
+        return None
+    item = runtime.submit(_on_loop(lambda: runtime.core.take_review_prompt(number))).result(10)
+    return None if item is None else BackgroundTurn(settings, runtime, item)
+
+
+def _on_loop(fn: Any) -> Any:
+    async def run() -> Any:
+        return fn()
+
+    return run
 
 
 def _plan_statuses_off_thread(runtime: NotebookRuntime) -> Any:

@@ -299,15 +299,21 @@ def _plan_show(ctx: CommandContext, words: list[str]) -> Any:
 
 
 def plan_editor(ctx: CommandContext, words: list[str]) -> Any:
-    """`%ollie plan edit [N]`: the plan's draft to edit (as text, with how to edit it)."""
+    """`%ollie plan edit [N]`: the plan in the editor (a held plan's review, a saved plan's edits)."""
+    from ollie_nb.notebook._plan_editor import plan_editor as editor_of  # ipywidgets: on use
+    from ollie_nb.notebook._widgets import review_turn
+
     _at_most(words, 1, "edit", "plan edit [N]")
     number = _latest_number(ctx, words, "edit")
-    draft = ctx.on_loop(lambda core: core.plan_draft(number))
-    how = (
-        f"edit it from code: d = ollie_nb.agent().plan_draft({number}); d.set_title(1, '...'); "
-        f"then ollie_nb.agent().approve_plan({number}, d) (or edit_saved_plan for a saved plan)"
-    )
-    return Group(TextBlock(draft.text(), title=f"plan {number}, as a draft"), Notice(how))
+
+    async def found(core: AgentCore) -> tuple[Any, Any, dict[str, str]]:
+        record = core.review.record(number)
+        return record, core.plan_draft(number), await core.plan_statuses(record)
+
+    record, draft, statuses = ctx.core_call(found)
+    runtime, settings = ctx.runtime(), ctx.settings()
+    follow = lambda: review_turn(runtime, settings, number)  # noqa: E731
+    return editor_of(runtime, record, draft, statuses, settings.rankdir, follow)
 
 
 def _plan_approve(ctx: CommandContext, words: list[str]) -> Any:
