@@ -182,7 +182,8 @@ class Worker:
     async def _work(self, record: PlanRecord) -> tuple[int, bool]:
         """One parallel run of `record`: how many steps it worked, and whether one failed."""
         self.core.plan_book.reset([record])
-        result = await self.core.run_plan(self.options.parallel, record.number, self._notice)
+        run = self.core.run_plan(self.options.parallel, record.number, self._notice, spread=True)
+        result = await run
         agents = self.core.subagents.children
         for name in [n for n, child in agents.items() if not child.busy]:
             del agents[name]  # a worker runs for days: finished children are not kept
