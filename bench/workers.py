@@ -33,10 +33,15 @@ from ollie_nb.tasks import open_store
 STEPS = 200
 STEP_SECONDS = 0.01
 WORKER = Path(__file__).with_name("worker_proc.py")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _agent(folder: Path, url: str) -> Path:
-    server = {"command": sys.executable, "args": ["-m", "ollie_nb.tasks", "serve", "--db", url]}
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "ollie_nb.tasks", "serve", "--db", url],
+        "env": {"PYTHONPATH": str(ROOT)},  # this tree's ollie-tasks (MCP servers get a bare env)
+    }
     path = folder / "worker.json"
     path.write_text(json.dumps({"mcpServers": {"tasks": server}, "claimLease": 30}))
     return path

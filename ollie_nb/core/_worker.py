@@ -159,7 +159,7 @@ class Worker:
 
     async def _listing(self) -> dict[str, Any]:
         """Every task of the store with the fields a plan record needs, bodies included
-        (a server that gives no bodies in lists: each open step's by task_read)."""
+        (a server that gives no bodies in lists: each ready step's by task_read)."""
         args: dict[str, Any] = {"status": "all", "format": "json"}
         answer = await self.client.call("task_list", {**args, "fields": list(LIST_FIELDS)})
         if answer.is_error:  # a server without `fields`
@@ -168,12 +168,9 @@ class Worker:
             raise WorkerError(f"the task server could not list its tasks: {answer.text[:200]}")
         listing = json.loads(answer.text)
         tasks = [t for t in listing.get("tasks", []) if isinstance(t, dict)]
-        for task in tasks:
-            if (
-                "body" not in task
-                and task.get("parent")
-                and read_state(str(task.get("status", ""))).is_open
-            ):
+        for task in tasks:  # the steps a worker may claim now: open, with no blocker left
+            ready = not task.get("blockers") and read_state(str(task.get("status", ""))).is_open
+            if "body" not in task and task.get("parent") and ready:
                 task["body"] = await self._body(str(task["id"]))
         return listing
 

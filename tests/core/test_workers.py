@@ -27,8 +27,17 @@ def plan_in_store(db: Path, steps: int) -> tuple[str, list[str]]:
         return goal, [store.create(f"Chore {i}", parent=goal) for i in range(1, steps + 1)]
 
 
+def this_tree() -> dict[str, dict[str, str]]:
+    """A server entry's env that imports this tree's ollie_nb (MCP servers get a bare env)."""
+    return {"env": {"PYTHONPATH": os.environ.get("PYTHONPATH") or str(ROOT)}}
+
+
 def agent_file(tmp: Path, db: Path, lease: float = 10, **extra) -> Path:
-    server = {"command": sys.executable, "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db)]}
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db)],
+        **this_tree(),
+    }
     path = tmp / "worker.json"
     path.write_text(json.dumps({"mcpServers": {"tasks": server}, "claimLease": lease, **extra}))
     return path
@@ -112,7 +121,7 @@ TAP = ROOT / "tests" / "support" / "mcp_tap.py"
 def tapped_agent(tmp: Path, db: Path, log: Path) -> Path:
     """An agent file whose ollie-tasks server logs each request the worker sends it."""
     serve = [sys.executable, "-m", "ollie_nb.tasks", "serve", "--db", str(db)]
-    server = {"command": sys.executable, "args": [str(TAP), str(log), *serve]}
+    server = {"command": sys.executable, "args": [str(TAP), str(log), *serve], **this_tree()}
     path = tmp / "worker.json"
     path.write_text(json.dumps({"mcpServers": {"tasks": server}, "claimLease": 10}))
     return path
