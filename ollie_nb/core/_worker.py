@@ -255,25 +255,31 @@ class Worker:
 
     async def _wait_signalled(self, signals: AsyncIterator[Any], since: int) -> int:
         stream = aiter(signals)
-        while not self.stopping:
-            events = await self._events(since)
-            if events:
-                return max(int(e["seq"]) for e in events)
-            signal_ = asyncio.ensure_future(anext(stream))
-            stop = asyncio.ensure_future(self._stop.wait())
-            try:
-                await asyncio.wait(
-                    {signal_, stop}, timeout=SIGNAL_CHECK, return_when="FIRST_COMPLETED"
-                )
-            finally:
-                stop.cancel()
-                if not signal_.done():
-                    signal_.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                        await signal_
-            if signal_.done() and not signal_.cancelled() and signal_.exception() is not None:
-                raise RuntimeError(f"the change signal ended: {signal_.exception()}")
-        return since
+        pending: asyncio.Future[Any] | None = None  # the next signal, awaited across looks
+        try:
+            while not self.stopping:
+                events = await self._events(since)
+                if events:
+                    return max(int(e["seq"]) for e in events)
+                if pending is None:
+                    pending = asyncio.ensure_future(anext(stream))
+                stop = asyncio.ensure_future(self._stop.wait())
+                try:
+                    await asyncio.wait(
+                        {pending, stop}, timeout=SIGNAL_CHECK, return_when="FIRST_COMPLETED"
+                    )
+                finally:
+                    stop.cancel()
+                if pending.done():
+                    if pending.exception() is not None:
+                        raise RuntimeError(f"the change signal ended: {pending.exception()!r}")
+                    pending = None
+            return since
+        finally:
+            if pending is not None and not pending.done():
+                pending.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await pending
 
     async def _wait_polled(self, since: int, interval: float) -> int:
         while not self.stopping:

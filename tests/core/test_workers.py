@@ -206,3 +206,45 @@ def test_a_worker_prompt_carries_the_goal_and_the_step_body(tmp_path):
     assert body in prompt  # the step's body, as a notebook's parallel run hands it over
     _claims, dones = claims_and_dones(db)
     assert len(dones[step]) == 1
+
+
+def test_a_waiting_worker_keeps_its_signal_through_its_safety_reads(tmp_path, monkeypatch):
+    import asyncio
+
+    from ollie_nb.core import AgentCore, _worker
+    from ollie_nb.core._worker import Worker, WorkOptions
+    from ollie_nb.llm import OfflineBackend
+    from tests.support.agents import tasks_agent
+
+    monkeypatch.setattr(_worker, "SIGNAL_CHECK", 0.2)  # a look at the log every 0.2 s
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:
+        goal = store.create("Chores")
+        store.update(store.create("Chore 1", parent=goal), status="done")
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), name="w1", autosave=False)
+    lines: list[str] = []
+    worker = Worker(core, WorkOptions("tasks", name="w1"), lines.append)
+
+    async def until(check, within: float = 30.0) -> None:
+        deadline = time.monotonic() + within
+        while not check():
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+
+    async def scenario():
+        async with core:
+            run = asyncio.ensure_future(worker.run())
+            await until(lambda: worker.waits == "signal")
+            await asyncio.sleep(1.0)  # five safety looks pass
+            with open_store(db) as store:
+                new = store.create("Chore 2", parent=goal)
+            created = time.monotonic()
+            await until(lambda: new in claims_and_dones(db)[1])
+            took = time.monotonic() - created
+            worker.stop("SIGTERM")
+            return took, await run
+
+    took, code = asyncio.run(scenario())
+    assert code == 143 and took < 5.0, (code, took)
+    assert not [line for line in lines if "change signal lost" in line], lines
+    assert worker.waits == "signal"
