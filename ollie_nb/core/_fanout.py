@@ -286,6 +286,7 @@ class ParallelRun:
             if not active and not self._ready(statuses):
                 return False  # nothing runs and nothing can: blocked by a failed step
             await asyncio.sleep(POLL)  # another agent works a step this plan waits for
+            self._stale = True  # what they did since: read afresh
             return True
         done, _ = await asyncio.wait(self._inflight, return_when=asyncio.FIRST_COMPLETED)
         for task in done:
