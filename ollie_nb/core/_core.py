@@ -593,11 +593,15 @@ class AgentCore:
         parallel: int | None = None,
         key: str | int | None = None,
         on_event: EventSink | None = None,
+        *,
+        spread: bool = False,
     ) -> PlanRun:
         """Work a plan's steps in sub-agents, `parallel` at once (default maxParallel).
 
         Every ready step is claimed and handed to a child; newly ready steps follow
         until all are done or one fails. `interrupt()` stops it and every child.
+        `spread`: take the ready steps in an order of this agent's own (for claimers
+        that share the plan, such as headless workers), not in the plan's order.
         """
         if self.env is None:
             await self.start()
@@ -610,7 +614,7 @@ class AgentCore:
             )
         width = parallel or self.max_parallel or self.subagents.limit
         owner = f"{self.agent_name}@{self.session_id[-4:]}"
-        result = await self.plan_runs.run(record, width, owner, on_event or _ignore)
+        result = await self.plan_runs.run(record, width, owner, on_event or _ignore, spread)
         if result.failed or result.interrupted:
             self.note(result.summary)  # the agent reads it at its next turn
         return result

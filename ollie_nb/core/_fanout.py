@@ -9,12 +9,20 @@ its workers and returns their unfinished steps to open (a step already done stay
 On a task server with leases each claim is renewed while its worker works (core/_leases.py),
 and a step another claimer held is tried again once it is open again (its claimer's lease
 ran out).
+
+The plan's states are not read again after every step: with atomic claims a late view
+is safe (a claim of a step someone took meanwhile is refused), so the view read last,
+with what this run's children settled since, stands in for up to REFRESH s while it
+shows a step to start; it is read afresh when it shows none (or claims are not atomic).
+Runs that share a plan with other claimers (headless workers) take its ready steps in
+an order of their own (`spread`), so that they seldom race for the same step.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -34,6 +42,7 @@ from ollie_nb.planning import (
 )
 
 POLL = 0.1  # s between status reads while only other agents' steps are in progress
+REFRESH = 1.0  # s a late view of the plan's states stands in while it shows steps to start
 RELEASE_WAIT = 1.5  # s a cancelled run waits for its children to hand their steps back
 
 States = dict[str, StepState]
@@ -88,7 +97,7 @@ class TaskSteps:
     async def settle(self, step_id: str, child: ChildSession) -> StepState:
         """Closed in the store (the child marked it): as it is; else interrupted: open again;
         failed: failed; finished without marking it: failed."""
-        word = await self._client.read(step_id)  # this step only, not the whole plan
+        word = await self._client.status(step_id)  # this step only, not the whole plan
         state = read_state(word) if word else StepState.UNKNOWN  # the store's word, not ours
         if state.is_closed:  # done before a stop came: never reopened
             return state
@@ -182,6 +191,7 @@ class ParallelRun:
         owner: str,
         sink: EventSink,
         on_claim: Callable[[str], bool] = lambda step_id: True,
+        spread: bool = False,
     ) -> None:
         self.record, self.store, self.agents = record, store, agents
         self.width, self.owner, self._sink = max(1, width), owner, sink
@@ -196,6 +206,9 @@ class ParallelRun:
         self._view: States | None = None  # the plan's states as last read
         self._read_at = 0.0  # when (time.monotonic())
         self._mine: States = {}  # steps this run's children settled since that read
+        self._order = random.Random(owner) if spread else None  # ready steps taken in its order
+        self._late = False  # the states of this round are the late view, not a fresh read
+        self._stale = False  # a claim by the late view was refused: read afresh next
 
     def emit(self, what: WatchWhat, text: str, step_id: str = "", child: str = "") -> None:
         statuses = dict(self.result.outcome) if what is WatchWhat.FINISHED else {}
@@ -220,21 +233,31 @@ class ParallelRun:
         self.emit(WatchWhat.FINISHED, self.result.summary)
         return self.result
 
-    async def _statuses(self) -> States:
-        """The plan's states: read again at most every POLL s while children work.
-
-        In between, the states read last with what this run's children settled stand
-        in (atomic claims refuse a step another agent took, so a late view is safe);
-        with no child at work, or claims that are not atomic, they are read afresh.
-        """
+    async def _statuses(self, fresh: bool = False) -> States:
+        """The plan's states: the late view (see the module docstring), or read afresh
+        when `fresh`, when claims are not atomic, or when the view is REFRESH s old."""
         now = time.monotonic()
-        late = self._view is not None and bool(self._inflight) and self.store.atomic
         view = self._view
-        if view is None or not late or now - self._read_at >= POLL:
+        late = view is not None and self.store.atomic and not fresh and not self._stale
+        self._late = late and now - self._read_at < REFRESH
+        if view is None or not self._late:
             view = self._view = await self.store.statuses()
             self._read_at = now
             self._mine.clear()
+            self._stale = False
         return {**view, **self._mine}
+
+    async def _current(self) -> States:
+        """The states to start steps by: the late view while it shows a step for every
+        free worker (or for some, with children at work), else a fresh read."""
+        statuses = await self._statuses()
+        free = self.width - len(self._inflight)
+        if self.result.failed or free <= 0:
+            return statuses
+        ready = len(self._ready(statuses))
+        if ready >= free or (ready and self._inflight):
+            return statuses
+        return await self._statuses(fresh=True)
 
     async def _read_states(self) -> None:
         """Every step's state from the store (what its workers, the agent or others did)."""
@@ -245,7 +268,7 @@ class ParallelRun:
 
     async def _round(self) -> bool:
         """Start what is ready, then wait for a child (or poll); False when the run is over."""
-        statuses = await self._statuses()
+        statuses = await self._current()
         self._agent_works.clear()
         self._retry_reopened(statuses)
         skipped = len(self._skip)
@@ -257,10 +280,13 @@ class ParallelRun:
                 return False
             # a claim refused just now: someone took the step since `statuses` was read
             taken_now = len(self._skip) > skipped
+            if taken_now and self._late:
+                return True  # the late view misled: read afresh at once, no pause
             active = self._agent_works or taken_now or any(s.is_active for s in states)
             if not active and not self._ready(statuses):
                 return False  # nothing runs and nothing can: blocked by a failed step
             await asyncio.sleep(POLL)  # another agent works a step this plan waits for
+            self._stale = True  # what they did since: read afresh
             return True
         done, _ = await asyncio.wait(self._inflight, return_when=asyncio.FIRST_COMPLETED)
         for task in done:
@@ -281,17 +307,20 @@ class ParallelRun:
     def _ready(self, statuses: States) -> list[int]:
         taken = {*self._inflight.values(), *self.result.workers, *self._skip}
         ids, unknown = self.record.ids, StepState.UNKNOWN
-        return [
+        ready = [
             i
             for i, step_id in enumerate(ids)
             if step_id not in taken
             and statuses.get(step_id, unknown).is_open
             and all(statuses.get(ids[j]) is StepState.DONE for j in self.record.steps[i].after)
         ]
+        if self._order is not None:
+            self._order.shuffle(ready)
+        return ready
 
     async def _start_ready(self, statuses: States) -> None:
         for index in self._ready(statuses):
-            if len(self._inflight) >= self.width:
+            if len(self._inflight) >= self.width or self._stale:
                 return
             await self._start(index)
 
@@ -311,6 +340,7 @@ class ParallelRun:
             raise
         if refused:
             self._skip[step_id] = False
+            self._stale = self._late  # others took steps the late view shows open
             text = f"step {index + 1} ({step_id}) not claimed: {refused}"
             self.emit(WatchWhat.SKIPPED, text, step_id)
             return

@@ -54,7 +54,9 @@ class PlanRuns:
         self._task.cancel()
         return True
 
-    async def run(self, record: PlanRecord, width: int, owner: str, sink: EventSink) -> PlanRun:
+    async def run(
+        self, record: PlanRecord, width: int, owner: str, sink: EventSink, spread: bool = False
+    ) -> PlanRun:
         """Work `record` with `width` children at once; see `AgentCore.run_plan`."""
         if self.running:
             raise AgentBusyError("a parallel run is under way; stop it first")
@@ -63,7 +65,8 @@ class PlanRuns:
             self.host.prompts.drop(
                 lambda item: item.step is None or item.step.plan != record.number
             )
-        run = ParallelRun(record, store, self.host.subagents, width, owner, sink, self._claim)
+        agents = self.host.subagents
+        run = ParallelRun(record, store, agents, width, owner, sink, self._claim, spread)
         self._task = asyncio.ensure_future(run.run())
         self.plan = record.number
         try:

@@ -3,9 +3,11 @@
 A worker is an AgentCore without a notebook: it reads the goals of its agent's task
 server (all of them, or the one `--plan` names), and works each plan with ready steps
 as a parallel run (`--parallel N` sub-agents at once, each step claimed with a lease and
-renewed while its child works). It logs one line per step. With `--until-idle` it exits
-0 once no step is ready or claimed; without it, it waits for the next change in the
-store's event log and looks again. SIGINT / SIGTERM stop the run: its children are
+renewed while its child works), each step's prompt carrying its goal and body as in a
+notebook's parallel run. It logs one line per step. With `--until-idle` it exits 0 once
+no step is ready or claimed; without it, it waits for the store's change signal (the
+`tasks://events` resource subscription) and looks again, polling the event log every
+WAIT_POLL s only on a server that offers no signal. SIGINT / SIGTERM stop the run: its children are
 interrupted and their steps handed back (open again). Many workers, on many machines,
 may share one store (PostgreSQL): the store's atomic claims decide who works a step.
 """
@@ -21,12 +23,13 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ollie_nb.core._core import AgentCore
 from ollie_nb.core._events import Event, WatchNotice, WatchWhat
+from ollie_nb.core._watch import EVENTS_URI, Updates
 from ollie_nb.errors import OllieError
 from ollie_nb.planning import PlanRecord, PlanStep, StepState, TaskClient, format_plan, read_state
 
@@ -37,7 +40,9 @@ LOGGED = {
     WatchWhat.SKIPPED,
     WatchWhat.NOTE,
 }
-WAIT_POLL = 0.25  # s between reads of the event log while waiting for a change
+WAIT_POLL = 1.0  # s between reads of the event log while waiting, without a change signal
+SIGNAL_CHECK = 30.0  # s: with a signal, the event log is read this often anyway
+LIST_FIELDS = ("id", "title", "status", "parent", "blockers", "body")
 
 
 class WorkerError(OllieError):
@@ -89,7 +94,7 @@ def plans_of(listing: dict[str, Any], only: str = "") -> list[PlanRecord]:
         steps = tuple(
             PlanStep(
                 str(s.get("title", "")),
-                "",
+                str(s.get("body") or ""),
                 tuple(ids.index(b) for b in s.get("blockers", ()) if b in ids),
             )
             for s in steps_raw
@@ -116,6 +121,7 @@ class Worker:
     def __init__(self, core: AgentCore, options: WorkOptions, log: Callable[[str], None]) -> None:
         self.core, self.options, self._log = core, options, log
         self.stopping = ""  # the signal that stops the worker
+        self.waits = ""  # how it last waited for a change: "signal" or "poll"
         self._stop = asyncio.Event()
 
     def stop(self, signame: str) -> None:
@@ -138,10 +144,7 @@ class Worker:
     async def plans(self) -> tuple[list[PlanRecord], dict[str, StepState], set[str]]:
         """The plans to work, every step's state and the ready steps' ids, from one listing
         of the store (ready: open, every blocker done, in the plan or not)."""
-        answer = await self.client.call("task_list", {"status": "all", "format": "json"})
-        if answer.is_error:
-            raise WorkerError(f"the task server could not list its tasks: {answer.text[:200]}")
-        listing = json.loads(answer.text)
+        listing = await self._listing()
         states = {
             str(t["id"]): read_state(str(t.get("status", "")))
             for t in listing.get("tasks", [])
@@ -153,6 +156,29 @@ class Worker:
             if isinstance(t, dict) and states[str(t["id"])].is_open and not t.get("blockers")
         }
         return plans_of(listing, self.options.plan), states, ready
+
+    async def _listing(self) -> dict[str, Any]:
+        """Every task of the store with the fields a plan record needs, bodies included
+        (a server that gives no bodies in lists: each ready step's by task_read)."""
+        args: dict[str, Any] = {"status": "all", "format": "json"}
+        answer = await self.client.call("task_list", {**args, "fields": list(LIST_FIELDS)})
+        if answer.is_error:  # a server without `fields`
+            answer = await self.client.call("task_list", args)
+        if answer.is_error:
+            raise WorkerError(f"the task server could not list its tasks: {answer.text[:200]}")
+        listing = json.loads(answer.text)
+        tasks = [t for t in listing.get("tasks", []) if isinstance(t, dict)]
+        for task in tasks:  # the steps a worker may claim now: open, with no blocker left
+            ready = not task.get("blockers") and read_state(str(task.get("status", ""))).is_open
+            if "body" not in task and task.get("parent") and ready:
+                task["body"] = await self._body(str(task["id"]))
+        return listing
+
+    async def _body(self, task_id: str) -> str:
+        read = await self.client.call("task_read", {"id": task_id, "format": "json"})
+        with contextlib.suppress(ValueError, AttributeError):
+            return str(json.loads(read.text).get("body") or "") if not read.is_error else ""
+        return ""
 
     async def run(self) -> int:
         """Work until idle (`--until-idle`) or stopped; 0 when every run went through."""
@@ -182,7 +208,8 @@ class Worker:
     async def _work(self, record: PlanRecord) -> tuple[int, bool]:
         """One parallel run of `record`: how many steps it worked, and whether one failed."""
         self.core.plan_book.reset([record])
-        result = await self.core.run_plan(self.options.parallel, record.number, self._notice)
+        run = self.core.run_plan(self.options.parallel, record.number, self._notice, spread=True)
+        result = await run
         agents = self.core.subagents.children
         for name in [n for n, child in agents.items() if not child.busy]:
             del agents[name]  # a worker runs for days: finished children are not kept
@@ -203,13 +230,64 @@ class Worker:
             return []
 
     async def _wait_change(self, since: int) -> int:
-        """Wait until the store's event log moves past `since`; the new last seq."""
+        """Wait until the store's event log moves past `since`; the new last seq.
+
+        Subscribed to the server's change signal while waiting: the log is read once
+        subscribed (a change just before is not missed), then on each signal (and every
+        SIGNAL_CHECK s). A server without the signal is polled every WAIT_POLL s.
+        """
+        updates = self._updates()
+        if updates is not None:
+            try:
+                async with updates(EVENTS_URI) as signals:
+                    if signals is not None:
+                        self.waits = "signal"
+                        return await self._wait_signalled(signals, since)
+            except (OllieError, RuntimeError, OSError) as exc:  # the stream broke: poll
+                self._log(f"change signal lost ({exc}); polling the event log")
+        self.waits = "poll"
+        return await self._wait_polled(since, WAIT_POLL)
+
+    def _updates(self) -> Updates | None:
+        env = self.core.env
+        server = env.dispatcher.get_server(env.task_server or "") if env is not None else None
+        return getattr(server, "resource_updates", None)
+
+    async def _wait_signalled(self, signals: AsyncIterator[Any], since: int) -> int:
+        stream = aiter(signals)
+        pending: asyncio.Future[Any] | None = None  # the next signal, awaited across looks
+        try:
+            while not self.stopping:
+                events = await self._events(since)
+                if events:
+                    return max(int(e["seq"]) for e in events)
+                if pending is None:
+                    pending = asyncio.ensure_future(anext(stream))
+                stop = asyncio.ensure_future(self._stop.wait())
+                try:
+                    await asyncio.wait(
+                        {pending, stop}, timeout=SIGNAL_CHECK, return_when="FIRST_COMPLETED"
+                    )
+                finally:
+                    stop.cancel()
+                if pending.done():
+                    if pending.exception() is not None:
+                        raise RuntimeError(f"the change signal ended: {pending.exception()!r}")
+                    pending = None
+            return since
+        finally:
+            if pending is not None and not pending.done():
+                pending.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await pending
+
+    async def _wait_polled(self, since: int, interval: float) -> int:
         while not self.stopping:
             events = await self._events(since)
             if events:
                 return max(int(e["seq"]) for e in events)
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), WAIT_POLL)
+                await asyncio.wait_for(self._stop.wait(), interval)
         return since
 
 

@@ -35,6 +35,13 @@ Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
 MAX_LIST_PAGES = 1000  # pages of one status read's listing, against a server whose cursor loops
 
 
+def _json_object(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
 class TaskCallError(UnavailableError):
     """A task tool answered with an error; the message is its first line."""
 
@@ -51,6 +58,7 @@ class TaskClient:
         self._dispatch = dispatch
         self.server = server
         self._no_json: set[str] = set()  # read tools that refused format="json"
+        self._by_ids = True  # task_list takes ids= (one query for one task's status)
 
     def __repr__(self) -> str:
         return f"TaskClient(server={self.server!r})"
@@ -128,6 +136,23 @@ class TaskClient:
         """The status word of one task (None when it cannot be read)."""
         text = await self._read("task_read", {"id": task_id})
         return task_status(text) if text is not None else None
+
+    async def status(self, task_id: str) -> str | None:
+        """The status word of one task, by the lightest read the server offers: a
+        `task_list` of just its id and status (one query on ollie-tasks), else `task_read`.
+
+        A server whose task_list refuses `ids`, or ignores it (its answer holds other
+        tasks), is asked with task_read from then on.
+        """
+        if self._by_ids:
+            args = {"status": "all", "ids": [task_id], "fields": ["id", "status"]}
+            result = await self.call("task_list", {**args, "format": "json"})
+            data = None if result.is_error else _json_object(result.text)
+            tasks = data.get("tasks") if isinstance(data, dict) else None
+            if isinstance(tasks, list) and len(tasks) <= 1:  # none: no such task
+                return listing_statuses(result.text, {task_id}).get(task_id)
+            self._by_ids = False
+        return await self.read(task_id)
 
     async def list(self, status: str = "all") -> ToolResultLike:
         """The server's own listing of its tasks with `status`, as it answered it."""

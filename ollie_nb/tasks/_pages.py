@@ -11,7 +11,7 @@ import json
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from ollie_nb.tasks._render import LIST_FIELDS
+from ollie_nb.tasks._render import EXTRA_FIELDS, LIST_FIELDS
 from ollie_nb.tasks._store import Task
 
 PAGE_CHARS = 50_000
@@ -45,8 +45,9 @@ def task_json(task: Task) -> str:
 def list_fields(fields: tuple[str, ...]) -> tuple[str, ...]:
     """The JSON fields asked for (all when none), or a ToolError naming the bad one."""
     for field in fields:
-        if field not in LIST_FIELDS:
-            raise ToolError(f"bad field {field!r}: use some of {', '.join(LIST_FIELDS)}")
+        if field not in LIST_FIELDS and field not in EXTRA_FIELDS:
+            known = ", ".join((*LIST_FIELDS, *EXTRA_FIELDS))
+            raise ToolError(f"bad field {field!r}: use some of {known}")
     return tuple(fields) or LIST_FIELDS
 
 

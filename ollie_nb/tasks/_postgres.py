@@ -69,6 +69,7 @@ class PostgresTaskStore(SqlTaskStore):
     """The store in a PostgreSQL database, reached through a small connection pool."""
 
     dialect = POSTGRES
+    changes_are_events = True  # a NOTIFY is sent by `_event` and `_reopened` only
 
     def __init__(
         self, url: str, *, create: bool = True, max_connections: int = 1, timeout: float = 10.0

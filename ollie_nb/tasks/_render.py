@@ -69,6 +69,8 @@ LIST_FIELDS: tuple[str, ...] = (
     "lease_until",
 )
 """The fields of a task in `task_list`'s JSON, in order; `blockers` are those not done yet."""
+EXTRA_FIELDS: tuple[str, ...] = ("body",)
+"""Fields given only when asked for by name (a body may be 64 KiB)."""
 
 
 _FIELD_OF: dict[str, Callable[[TaskSummary], object]] = {
@@ -82,6 +84,7 @@ _FIELD_OF: dict[str, Callable[[TaskSummary], object]] = {
     "created_at": lambda t: t.created_at,
     "updated_at": lambda t: t.updated_at,
     "lease_until": lambda t: t.lease_until,
+    "body": lambda t: t.body,
 }
 
 

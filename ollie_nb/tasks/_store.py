@@ -107,10 +107,19 @@ class TaskSummary(NamedTuple):
     updated_at: str
     lease_until: str = ""
     """When the claim's lease ends ('' for no lease)."""
+    body: str = ""
+    """The task's body when the list was asked for bodies, else ''."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready form."""
-        return {**self._asdict(), "labels": list(self.labels), "waiting_on": list(self.waiting_on)}
+        """Plain JSON-ready form (`body` only when the list read bodies)."""
+        document = {
+            **self._asdict(),
+            "labels": list(self.labels),
+            "waiting_on": list(self.waiting_on),
+        }
+        if not self.body:
+            del document["body"]
+        return document
 
 
 @dataclass(frozen=True)
@@ -303,9 +312,10 @@ _SUMMARY_SELECT = """
 SELECT t.id, t.title, t.status, coalesce(t.parent, ''), t.assignee,
        (SELECT {labels} FROM labels l WHERE l.task = t.id),
        {waiting},
-       t.created_at, t.updated_at, t.lease_until
+       t.created_at, t.updated_at, t.lease_until, '' AS body
 FROM tasks t
 """
+_NO_BODY = "'' AS body"  # a list that reads bodies selects t.body in its place
 
 
 def make_dialect(
@@ -341,7 +351,19 @@ _CLOSED_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(CLOSED_STATUSES)) + ")"
 def _summary(row: Sequence[Any]) -> TaskSummary:
     # group_concat walks the (task, label) and (task, blocker) primary keys, so both
     # lists come out sorted already.
-    task_id, title, status, parent, assignee, labels, waiting, created_at, updated_at, lease = row
+    (
+        task_id,
+        title,
+        status,
+        parent,
+        assignee,
+        labels,
+        waiting,
+        created_at,
+        updated_at,
+        lease,
+        body,
+    ) = row
     return TaskSummary(
         task_id,
         title,
@@ -353,6 +375,7 @@ def _summary(row: Sequence[Any]) -> TaskSummary:
         created_at,
         updated_at,
         _epoch_iso(lease),
+        body or "",
     )
 
 
@@ -394,6 +417,7 @@ class SqlTaskStore(ABC):
 
     dialect: Dialect
     max_concurrency: int = 1
+    changes_are_events: bool = False  # `watch_changes` reports only event-log growth
     """How many worker threads may use the store at once."""
 
     @property
@@ -1099,10 +1123,12 @@ class SqlTaskStore(ABC):
         ids: Iterable[str] = (),
         *,
         edges: bool = True,
+        bodies: bool = False,
     ) -> list[TaskSummary]:
         """List tasks in creation order, filtered by status (or `ready` / `all`), parent,
         label and ids (unknown ids are left out). `edges=False` leaves each task's labels
-        and blockers empty, for a listing that does not show them (about twice as fast)."""
+        and blockers empty, for a listing that does not show them (about twice as fast);
+        `bodies=True` reads each task's body too (else it is '')."""
         status = _status(status, LIST_FILTERS) if status.strip() else "open"
         parent_id = _task_id(parent, "parent") if parent.strip() else ""
         label = label.strip()
@@ -1130,6 +1156,8 @@ class SqlTaskStore(ABC):
             select = d.bare_summaries
         else:
             select = d.ready_summaries if status == "ready" else d.summaries
+        if bodies:
+            select = select.replace(_NO_BODY, "t.body")
         sql = select + (" WHERE " + " AND ".join(where) if where else "")
         sql += " ORDER BY t.rowid"
 

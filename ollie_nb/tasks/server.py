@@ -38,7 +38,7 @@ from ollie_nb.tasks._pages import (
     task_json,
 )
 from ollie_nb.tasks._prompts import add_prompts
-from ollie_nb.tasks._render import LIST_FIELDS
+from ollie_nb.tasks._render import EXTRA_FIELDS, LIST_FIELDS
 from ollie_nb.tasks._schema import STATUSES
 from ollie_nb.tasks._store import (
     DEFAULT_LEASE,
@@ -115,8 +115,11 @@ class _StoreCalls:
         """Publish the update signal if the event log has moved past what was signalled."""
         if seq != self.seen:
             self.seen = seq
-            await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
-            await self.subscribers.notify()
+            await self.publish()
+
+    async def publish(self) -> None:
+        await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
+        await self.subscribers.notify()
 
     async def change(self, work: Callable[[], _T]) -> _T:
         """Run a change (and any read of its result) in one worker call, then signal it."""
@@ -129,7 +132,15 @@ class _StoreCalls:
         return result
 
     async def on_change(self) -> None:
-        """Another process changed the database: signal it (a lock held long: next time)."""
+        """Another process changed the database: signal it (a lock held long: next time).
+
+        A store whose change reports mean new events (PostgreSQL's NOTIFY) is not asked
+        for its last seq: with many servers on one database, every commit would cost
+        each of them a query.
+        """
+        if self.store.changes_are_events:
+            await self.publish()
+            return
         with contextlib.suppress(ToolError):
             await self.signal(await self.run(self.store.last_seq))
 
@@ -216,7 +227,8 @@ def _add_create_and_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCa
             "assignee, parent, labels, blockers, created_at, updated_at}], total} instead "
             "(blockers: those not done yet), a page of about 50,000 characters: when more "
             "tasks follow it also has next, to pass as cursor. fields picks the keys of "
-            "each task in JSON (e.g. ['id', 'status'] for many tasks in one page)."
+            "each task in JSON (e.g. ['id', 'status'] for many tasks in one page); 'body' "
+            "is given only when fields names it."
         ),
     )
     async def task_list(
@@ -229,14 +241,18 @@ def _add_create_and_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCa
         ] = (),
         fields: Annotated[
             tuple[str, ...],
-            Field(description="JSON only: the keys of each task, of " + ", ".join(LIST_FIELDS)),
+            Field(
+                description="JSON only: the keys of each task, of "
+                + ", ".join((*LIST_FIELDS, *EXTRA_FIELDS))
+            ),
         ] = (),
         cursor: Annotated[str, Field(description="JSON only: the next of the page before")] = "",
     ) -> str:
         chosen = list_fields(fields)
         start = list_start(cursor)
         edges = format == "text" or bool({"labels", "blockers"} & set(chosen))
-        tasks = await calls.run(store.list, status, parent, label, ids, edges=edges)
+        bodies = format == "json" and "body" in chosen
+        tasks = await calls.run(store.list, status, parent, label, ids, edges=edges, bodies=bodies)
         if format == "json":
             return _render.task_list_json(tasks, start=start, max_chars=PAGE_CHARS, fields=chosen)
         return _render.task_list(tasks, _selection(status, parent, label), LIST_LIMIT)

@@ -27,8 +27,17 @@ def plan_in_store(db: Path, steps: int) -> tuple[str, list[str]]:
         return goal, [store.create(f"Chore {i}", parent=goal) for i in range(1, steps + 1)]
 
 
+def this_tree() -> dict[str, dict[str, str]]:
+    """A server entry's env that imports this tree's ollie_nb (MCP servers get a bare env)."""
+    return {"env": {"PYTHONPATH": os.environ.get("PYTHONPATH") or str(ROOT)}}
+
+
 def agent_file(tmp: Path, db: Path, lease: float = 10, **extra) -> Path:
-    server = {"command": sys.executable, "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db)]}
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db)],
+        **this_tree(),
+    }
     path = tmp / "worker.json"
     path.write_text(json.dumps({"mcpServers": {"tasks": server}, "claimLease": lease, **extra}))
     return path
@@ -85,7 +94,8 @@ def test_sigterm_hands_the_claimed_steps_back(tmp_path):
     _goal, steps = plan_in_store(db, 4)
     slow = {"hooks": {"userPromptSubmit": ["sleep 30"]}}  # every step turn waits 30 s first
     worker = start_worker(tmp_path, agent_file(tmp_path, db, **slow), "w1", "--parallel", "2")
-    wait_line(worker, "claimed: step 2 ")
+    wait_line(worker, "claimed: step ")
+    wait_line(worker, "claimed: step ")  # two steps held (a worker takes them in its own order)
     worker.send_signal(signal.SIGTERM)
     out, err = worker.communicate(timeout=30)
     assert worker.returncode == 143, err[-2000:]
@@ -98,6 +108,143 @@ def test_sigterm_hands_the_claimed_steps_back(tmp_path):
         for _, k, t, p in event_log(db)
         if k == "status_changed" and p.get("from") == "in_progress" and p.get("to") == "open"
     ]
-    assert sorted(back) == sorted(steps[:2]), back  # the two it held, handed back
+    held_by_it = [t for _, k, t, _ in event_log(db) if k == "claimed"]
+    assert len(held_by_it) == 2 and set(held_by_it) <= set(steps), held_by_it
+    assert sorted(back) == sorted(held_by_it), back  # the two it held, handed back
     _claims, dones = claims_and_dones(db)
     assert len(dones) < len(steps)  # it stopped, not finished the plan
+
+
+TAP = ROOT / "tests" / "support" / "mcp_tap.py"
+
+
+def tapped_agent(tmp: Path, db: Path, log: Path) -> Path:
+    """An agent file whose ollie-tasks server logs each request the worker sends it."""
+    serve = [sys.executable, "-m", "ollie_nb.tasks", "serve", "--db", str(db)]
+    server = {"command": sys.executable, "args": [str(TAP), str(log), *serve], **this_tree()}
+    path = tmp / "worker.json"
+    path.write_text(json.dumps({"mcpServers": {"tasks": server}, "claimLease": 10}))
+    return path
+
+
+def requests_of(log: Path, what: str) -> int:
+    return log.read_text().splitlines().count(what) if log.exists() else 0
+
+
+def test_a_waiting_worker_starts_a_new_step_on_the_change_signal_without_polling(tmp_path):
+    db, log = tmp_path / "tasks.db", tmp_path / "requests.log"
+    with open_store(db) as store:
+        goal = store.create("Chores")
+        store.update(store.create("Chore 1", parent=goal), status="done")
+    worker = start_worker(tmp_path, tapped_agent(tmp_path, db, log), "w1")
+    try:
+        deadline = time.monotonic() + 60
+        while requests_of(log, "tools/call task_events") < 2:  # its first look, then it waits
+            assert time.monotonic() < deadline and worker.poll() is None, "it never waited"
+            time.sleep(0.05)
+        reads = requests_of(log, "tools/call task_events")
+        time.sleep(3.0)  # a worker polling every quarter second would read the log 12 times
+        idle_reads = requests_of(log, "tools/call task_events") - reads
+        with open_store(db) as store:
+            new = store.create("Chore 2", parent=goal)
+        created = time.monotonic()
+        line = wait_line(worker, " done: step 2 ", within=30)
+        started = time.monotonic() - created
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=30)
+    assert idle_reads <= 1, idle_reads  # the signal wakes it, not a poll of task_events
+    subscribed = ("subscriptions/listen", "resources/subscribe")
+    assert any(requests_of(log, s) for s in subscribed), log.read_text()
+    assert new in line and started < 5.0, (line, started)
+    _claims, dones = claims_and_dones(db)
+    assert len(dones[new]) == 1
+
+
+def test_a_worker_prompt_carries_the_goal_and_the_step_body(tmp_path):
+    from tests.llm.test_openai import DONE, TEXT_REPLY, USAGE_CHUNK, call_delta, chunk
+    from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply
+
+    db = tmp_path / "tasks.db"
+    body = "Use the <blue> bucket; rinse twice.\nThen air the room."
+    with open_store(db) as store:
+        goal = store.create("Tidy the flat")
+        step = store.create("Wash the floor", body=body, parent=goal)
+    provider = FakeProvider()
+    provider.start()
+    marks_done = [
+        chunk({"role": "assistant", "content": None}),
+        call_delta(0, json.dumps({"id": step, "status": "done"}), "call_1", "task_update"),
+        chunk({}, "tool_calls"),
+        USAGE_CHUNK,
+        DONE,
+    ]
+    provider.queue(Reply(chunks=marks_done), Reply(chunks=TEXT_REPLY))
+    model = {
+        "OLLIE_BACKEND": "openai",
+        "OLLIE_OPENAI_URL": provider.url + "/v1",
+        "OLLIE_OPENAI_KEY": FAKE_KEY,
+        "OLLIE_MODEL": "gpt-4o-mini",
+    }
+    try:
+        cmd = [sys.executable, "-m", "ollie_nb", "work", "--agent", str(agent_file(tmp_path, db))]
+        env = {**os.environ, **kernel_env(tmp_path / "w"), **model}
+        done = subprocess.run(
+            [*cmd, "--until-idle"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
+    finally:
+        provider.stop()
+    assert done.returncode == 0, done.stderr[-2000:]
+    asked = [r.body for r in provider.requests if r.method == "POST"]
+    prompt = [m for m in asked[0]["messages"] if m["role"] == "user"][-1]["content"]
+    assert prompt.startswith(f"Goal: Tidy the flat\n\nStep 1 of 1 [task {step}]: Wash the floor\n")
+    assert body in prompt  # the step's body, as a notebook's parallel run hands it over
+    _claims, dones = claims_and_dones(db)
+    assert len(dones[step]) == 1
+
+
+def test_a_waiting_worker_keeps_its_signal_through_its_safety_reads(tmp_path, monkeypatch):
+    import asyncio
+
+    from ollie_nb.core import AgentCore, _worker
+    from ollie_nb.core._worker import Worker, WorkOptions
+    from ollie_nb.llm import OfflineBackend
+    from tests.support.agents import tasks_agent
+
+    monkeypatch.setattr(_worker, "SIGNAL_CHECK", 0.2)  # a look at the log every 0.2 s
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:
+        goal = store.create("Chores")
+        store.update(store.create("Chore 1", parent=goal), status="done")
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), name="w1", autosave=False)
+    lines: list[str] = []
+    worker = Worker(core, WorkOptions("tasks", name="w1"), lines.append)
+
+    async def until(check, within: float = 30.0) -> None:
+        deadline = time.monotonic() + within
+        while not check():
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+
+    async def scenario():
+        async with core:
+            run = asyncio.ensure_future(worker.run())
+            await until(lambda: worker.waits == "signal")
+            await asyncio.sleep(1.0)  # five safety looks pass
+            with open_store(db) as store:
+                new = store.create("Chore 2", parent=goal)
+            created = time.monotonic()
+            await until(lambda: new in claims_and_dones(db)[1])
+            took = time.monotonic() - created
+            worker.stop("SIGTERM")
+            return took, await run
+
+    took, code = asyncio.run(scenario())
+    assert code == 143 and took < 5.0, (code, took)
+    assert not [line for line in lines if "change signal lost" in line], lines
+    assert worker.waits == "signal"

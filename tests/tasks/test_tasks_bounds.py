@@ -90,6 +90,22 @@ async def test_task_read_of_a_task_with_4000_notes_is_small_and_fast(db: Path) -
     assert [n["text"].split()[1] for n in oldest["notes"]] == ["1", "2"]
 
 
+async def test_task_list_json_gives_bodies_only_when_its_fields_name_body(db: Path) -> None:
+    with SqliteTaskStore(db, create=True) as store:
+        goal = store.create("Plan", body="the goal's own words")
+        step = store.create("Wash", body="Use the blue bucket.\nRinse twice.", parent=goal)
+    async with connect(db) as client:
+        default = json.loads(await ok(client, "task_list", status="all", format="json"))
+        asked = json.loads(
+            await ok(client, "task_list", status="all", format="json", fields=["id", "body"])
+        )
+    assert all("body" not in t for t in default["tasks"])  # a body may be 64 KiB: only asked
+    assert asked["tasks"] == [
+        {"id": goal, "body": "the goal's own words"},
+        {"id": step, "body": "Use the blue bucket.\nRinse twice."},
+    ]
+
+
 async def test_task_list_json_is_paged_by_size_filtered_by_ids_and_fields(db: Path) -> None:
     with SqliteTaskStore(db, create=True) as store:
         goal = store.create("Big plan")
@@ -120,7 +136,7 @@ async def test_task_list_json_is_paged_by_size_filtered_by_ids_and_fields(db: Pa
         )  # fmt: skip
         goal_text = await ok(client, "task_read", id=goal)
         goal_json = json.loads(await ok(client, "task_read", id=goal, format="json"))
-        assert "bad field" in await fails(client, "task_list", format="json", fields=["body"])
+        assert "bad field" in await fails(client, "task_list", format="json", fields=["bogus"])
         assert "bad cursor" in await fails(client, "task_list", format="json", cursor="x")
     assert len(first_text) < RESULT_CAP and 0 < len(first["tasks"]) < 1000
     assert first["total"] == 1000 and first["truncated"] is True
