@@ -81,6 +81,7 @@ class UsageTotals:
     cost: float | None = None  # money, when the backend reports it with its usage
     cache_read_tokens: int = 0  # of input_tokens: served by the provider's prompt cache
     cache_write_tokens: int = 0  # of input_tokens: written to it
+    unpriced: int = 0  # requests whose cost is not known (no price for the model)
 
     def add_since(self, now: UsageTotals, before: UsageTotals) -> None:
         """Add what another session used between two readings (a sub-agent's turn).
@@ -92,6 +93,7 @@ class UsageTotals:
         self.requests += now.requests - before.requests
         self.cache_read_tokens += now.cache_read_tokens - before.cache_read_tokens
         self.cache_write_tokens += now.cache_write_tokens - before.cache_write_tokens
+        self.unpriced += now.unpriced - before.unpriced
         if now.cost is not None:
             self.cost = (self.cost or 0.0) + now.cost - (before.cost or 0.0)
 

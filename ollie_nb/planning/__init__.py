@@ -15,6 +15,7 @@ from ollie_nb.planning._backends import (
 )
 from ollie_nb.planning._book import PlanBook, find_plan
 from ollie_nb.planning._client import Dispatch, TaskCallError, TaskClient
+from ollie_nb.planning._spend import Spend
 from ollie_nb.planning._state import StepState, read_state, state_label
 from ollie_nb.planning._steps import (
     Origin,
@@ -87,6 +88,7 @@ __all__ = [
     "PlanView",
     "QueuePlanBackend",
     "QueuedPrompt",
+    "Spend",
     "StepHeading",
     "StepRef",
     "StepState",
