@@ -19,12 +19,14 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypeVar
 
 from ollie_nb.errors import OllieUsageError
 from ollie_nb.llm import Usage
 from ollie_nb.planning import Spend
 
 log = logging.getLogger("ollie_nb.core")
+_N = TypeVar("_N", int, float)
 
 COST_ENV = "OLLIE_MAX_SESSION_COST"  # ollie's: dollars; unset, unreadable or <= 0 is no cap
 TOKENS_ENV = "OLLIE_MAX_SESSION_TOKENS"  # ours, read the same way: tokens in and out
@@ -153,7 +155,7 @@ class Ledger:
             raise error
 
 
-def _lower(a: float | None, b: float | None) -> float | None:
+def _lower(a: _N | None, b: _N | None) -> _N | None:
     if a is None:
         return b
     return a if b is None else min(a, b)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ollie_nb.llm import Message
+from ollie_nb.planning import Spend
 
 INTERRUPTED_NOTE = "[interrupted by the user]"
 CANCELLED_RESULT = "error: cancelled: the user interrupted the turn before this call finished"
@@ -96,6 +97,12 @@ class UsageTotals:
         self.unpriced += now.unpriced - before.unpriced
         if now.cost is not None:
             self.cost = (self.cost or 0.0) + now.cost - (before.cost or 0.0)
+
+    @property
+    def cost_text(self) -> str:
+        """The money: "$0.0123", "no price known", or "$0.0123 + 2 requests with no price
+        known" (never $0 for requests whose price is not known)."""
+        return Spend(0, self.cost or 0.0, self.unpriced).cost_text
 
     def __str__(self) -> str:
         requests = "request" if self.requests == 1 else "requests"

@@ -1,0 +1,105 @@
+"""Spend caps of parallel runs and sub-agents, on real `ollie-tasks` subprocesses and SQLite.
+
+The offline model counts words as tokens; one step of the demo planner uses about 240.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ollie_nb.core import AgentCore, Budgets, Caps, WatchWhat
+from ollie_nb.llm import Message, OfflineBackend, ToolCall
+from ollie_nb.llm._offline import demo_reply, is_step_prompt
+from ollie_nb.planning import StepState, read_state, read_step
+from tests.support.agents import tasks_agent
+
+THREE = "Three chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 4))
+WIDE = "Eight chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 9))
+
+
+def wordy_step(title: str, seconds: float = 0.2):
+    """The demo planner, slowed; the step `title` answers 2,000 words and a tool call first."""
+
+    async def reply(messages, tools):
+        last = messages[-1]
+        if last.role == "user" and is_step_prompt(last.content):
+            step = read_step(last.content)
+            if step is not None and step.title == title:
+                return Message.assistant("word " * 2000, [ToolCall(name="no_such_tool")])
+            await asyncio.sleep(seconds)
+        return demo_reply(messages, tools)
+
+    return reply
+
+
+async def store_states(core: AgentCore, record) -> dict[str, StepState]:
+    return {k: read_state(v) for k, v in (await core.plan_statuses(record)).items()}
+
+
+def test_a_sub_agent_cap_stops_one_worker_while_the_others_finish(tmp_path):
+    backend = OfflineBackend(wordy_step("Chore 2"))
+    core = AgentCore(backend, agent=tasks_agent(tmp_path / "t.db"), workdir=tmp_path)
+    core.autosave = False
+    core.user_budgets = Budgets(subagent=Caps(tokens=1000))
+    events: list = []
+
+    async def scenario():
+        async with core:
+            await core.submit(THREE)
+            record = core.plans[-1]
+            run = await core.run_plan(parallel=3, on_event=events.append)
+            return record, run, await store_states(core, record)
+
+    record, run, states = asyncio.run(scenario())
+    first, capped, third = record.ids
+    assert run.over_cap == [capped] and not run.failed and not run.capped
+    assert states == {first: StepState.DONE, capped: StepState.OPEN, third: StepState.DONE}
+    worker = core.subagents.children[run.workers[capped]]
+    assert worker.usage.requests == 1  # its second request was never sent
+    assert worker.error.startswith(f"sub-agent {worker.name}'s token cap 1,000 is reached: ")
+    assert run.spend[capped].tokens >= 2000 and 0 < run.spend[first].tokens < 1000
+    assert core.spend.steps(record.number) == run.spend  # kept for the graph and %ollie plans
+    assert "handed back at a sub-agent's cap: " + capped in run.summary
+    table = run.table(record).splitlines()
+    assert table[2] == f"step 2 ({capped}) open by {worker.name}: {run.spend[capped]}"
+    assert events[-1].what is WatchWhat.FINISHED
+
+
+def test_a_plan_run_cap_stops_new_steps_and_hands_back_those_at_work(tmp_path):
+    core = AgentCore(
+        OfflineBackend(wordy_step("", 0.3)), agent=tasks_agent(tmp_path / "t.db"), workdir=tmp_path
+    )
+    core.autosave = False
+    core.user_budgets = Budgets(plan=Caps(tokens=600))  # about two and a half steps
+    events: list = []
+
+    async def scenario():
+        async with core:
+            await core.submit(WIDE)
+            record = core.plans[-1]
+            run = await core.run_plan(parallel=2, on_event=events.append)
+            return record, run, await store_states(core, record)
+
+    record, run, states = asyncio.run(scenario())
+    assert run.capped.startswith("plan 1's token cap 600 is reached: ")
+    done = [i for i in record.ids if states[i] is StepState.DONE]
+    assert 2 <= len(done) <= 4 and len(run.workers) < len(record.ids)  # not every step started
+    assert all(states[i] in (StepState.DONE, StepState.OPEN) for i in record.ids)  # none held
+    stopped = [e for e in events if e.what is WatchWhat.STOPPED]
+    assert len(stopped) == 1 and stopped[0].text == f"plan 1: {run.capped}"
+    assert run.total.tokens >= 600
+
+
+def test_a_session_cap_ends_the_queue_drain_with_the_queue_kept(tmp_path):
+    core = AgentCore(OfflineBackend(), workdir=tmp_path, autosave=False)
+    core.user_budgets = Budgets(session=Caps(tokens=1))
+
+    async def scenario():
+        async with core:
+            core.queue("second")
+            core.queue("third")
+            return await core.submit("first")
+
+    result = asyncio.run(scenario())
+    assert result.capped and core.usage.requests == 1  # "first" was answered, no more
+    assert core.queued == ["third"]  # "second" ended at the cap; the drain stopped there
