@@ -78,9 +78,11 @@ def test_a_plan_run_cap_stops_new_steps_and_hands_back_those_at_work(tmp_path):
             await core.submit(WIDE)
             record = core.plans[-1]
             run = await core.run_plan(parallel=2, on_event=events.append)
-            return record, run, await store_states(core, record)
+            busy = [child.name for child in core.subagents.running]
+            return record, run, await store_states(core, record), busy
 
-    record, run, states = asyncio.run(scenario())
+    record, run, states, busy = asyncio.run(scenario())
+    assert busy == []  # the workers at work were stopped, as on Stop
     assert run.capped.startswith("plan 1's token cap 600 is reached: ")
     done = [i for i in record.ids if states[i] is StepState.DONE]
     assert 2 <= len(done) <= 4 and len(run.workers) < len(record.ids)  # not every step started

@@ -119,6 +119,15 @@ def test_the_lowest_cap_of_file_environment_and_frontend_binds(tmp_path, monkeyp
     assert core.budgets() == Budgets(Caps(2.0), Caps(tokens=900), Caps(cost=0.5))
 
 
+def test_a_cap_is_reached_at_the_spend_not_only_past_it():
+    from ollie_nb.planning import Spend
+
+    assert Caps(tokens=10).reached(Spend(10)) == "tokens"
+    assert Caps(cost=0.5).reached(Spend(3, 0.5)) == "cost"
+    assert Caps(cost=0.5, tokens=10).reached(Spend(9, 0.49)) == ""
+    assert Caps(cost=0.5).reached(Spend(3, 0.0, unpriced=4)) == ""  # no price: no cost cap
+
+
 def test_budget_error_is_a_usage_error_under_the_root():
     from ollie_nb.errors import OllieUsageError
 

@@ -81,14 +81,16 @@ def test_the_offline_model_costs_nothing_and_says_so(kernel):
     assert "(a local model: no cost)" in kernel.run("%ollie usage").text()
 
 
-def test_a_cap_set_as_a_trait_ends_the_turn_with_one_line(kernel):
-    script = "[[{'name': 'no_such_tool', 'arguments': {}}], 'never said']"
+def test_a_cap_set_as_a_trait_ends_the_turn_with_one_line_and_lifts_live(kernel):
+    assert kernel.run("%config OllieMagics.max_session_tokens = 1").error is None  # at start
+    script = "[[{'name': 'no_such_tool', 'arguments': {}}], 'said once the cap was lifted']"
     code = f"import ollie_nb\nfrom ollie_nb.llm import *\nollie_nb.use_backend(OfflineBackend(turns={script}))"
     assert kernel.run(code).error is None
-    assert kernel.run("%config OllieMagics.max_session_tokens = 1").error is None
     run = kernel.run("%%ollie\ngo")
     lines = [t for t in run.texts() if "token cap" in t]
     assert len(lines) == 1 and "the session's token cap 1 is reached" in lines[0], run.texts()
-    assert "never said" not in run.text()
+    assert "once the cap was lifted" not in run.text()
+    assert kernel.run("%config OllieMagics.max_session_tokens = 0").error is None  # while running
+    assert "said once the cap was lifted" in kernel.run("%%ollie\ngo on").text()
     bad = kernel.run("%config OllieMagics.max_plan_cost = -1")
     assert "max_plan_cost: -1.0 must be 0 or more" in (bad.error or "") + bad.stderr()
