@@ -168,7 +168,7 @@ class PlanRun:
     states: dict[str, StepState] = field(default_factory=dict)  # step id -> state at the end
     spend: dict[str, Spend] = field(default_factory=dict)  # step id -> what its worker used
     capped: str = ""  # the cap that stopped the run (the line the user reads), if one did
-    over_cap: list[str] = field(default_factory=list)  # steps whose worker reached its cap
+    over_cap: list[str] = field(default_factory=list)  # steps whose worker a cap stopped
 
     @property
     def total(self) -> Spend:
@@ -183,7 +183,7 @@ class PlanRun:
         if self.failed:
             text += f"; failed: {', '.join(self.failed)}"
         if self.over_cap:
-            text += f"; handed back at a sub-agent's cap: {', '.join(self.over_cap)}"
+            text += f"; handed back at a spend cap: {', '.join(self.over_cap)}"
         if self.capped:
             text += f"; stopped: {self.capped}"
         return text + ("; interrupted" if self.interrupted else "")

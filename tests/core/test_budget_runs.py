@@ -6,6 +6,7 @@ The offline model counts words as tokens; one step of the demo planner uses abou
 from __future__ import annotations
 
 import asyncio
+import time
 
 from ollie_nb.core import AgentCore, Budgets, Caps, WatchWhat
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
@@ -59,37 +60,64 @@ def test_a_sub_agent_cap_stops_one_worker_while_the_others_finish(tmp_path):
     assert worker.error.startswith(f"sub-agent {worker.name}'s token cap 1,000 is reached: ")
     assert run.spend[capped].tokens >= 2000 and 0 < run.spend[first].tokens < 1000
     assert core.spend.steps(record.number) == run.spend  # kept for the graph and %ollie plans
-    assert "handed back at a sub-agent's cap: " + capped in run.summary
+    assert "handed back at a spend cap: " + capped in run.summary
     table = run.table(record).splitlines()
     assert table[2] == f"step 2 ({capped}) open by {worker.name}: {run.spend[capped]}"
     assert events[-1].what is WatchWhat.FINISHED
 
 
-def test_a_plan_run_cap_stops_new_steps_and_hands_back_those_at_work(tmp_path):
+def test_a_plan_run_cap_stops_new_steps_once_reached(tmp_path):
     core = AgentCore(
-        OfflineBackend(wordy_step("", 0.3)), agent=tasks_agent(tmp_path / "t.db"), workdir=tmp_path
+        OfflineBackend(wordy_step("", 0.0)), agent=tasks_agent(tmp_path / "t.db"), workdir=tmp_path
     )
     core.autosave = False
-    core.user_budgets = Budgets(plan=Caps(tokens=600))  # about two and a half steps
+    core.user_budgets = Budgets(plan=Caps(tokens=600))  # a few steps of one worker
     events: list = []
 
     async def scenario():
         async with core:
             await core.submit(WIDE)
             record = core.plans[-1]
-            run = await core.run_plan(parallel=2, on_event=events.append)
-            busy = [child.name for child in core.subagents.running]
-            return record, run, await store_states(core, record), busy
+            run = await core.run_plan(parallel=1, on_event=events.append)
+            return record, run, await store_states(core, record)
 
-    record, run, states, busy = asyncio.run(scenario())
-    assert busy == []  # the workers at work were stopped, as on Stop
+    record, run, states = asyncio.run(scenario())
     assert run.capped.startswith("plan 1's token cap 600 is reached: ")
-    done = [i for i in record.ids if states[i] is StepState.DONE]
-    assert 2 <= len(done) <= 4 and len(run.workers) < len(record.ids)  # not every step started
-    assert all(states[i] in (StepState.DONE, StepState.OPEN) for i in record.ids)  # none held
+    worked = [i for i in record.ids if i in run.workers]
+    assert worked == list(record.ids[: len(worked)]) and all(
+        states[i] is StepState.DONE for i in worked
+    )
+    # one worker, one step at a time: the steps started until their spend reached the cap
+    spent = [run.spend[i].tokens for i in worked]
+    assert sum(spent) >= 600 > sum(spent[:-1])
+    assert all(states[i] is StepState.OPEN for i in record.ids if i not in worked)
     stopped = [e for e in events if e.what is WatchWhat.STOPPED]
     assert len(stopped) == 1 and stopped[0].text == f"plan 1: {run.capped}"
-    assert run.total.tokens >= 600
+
+
+def test_a_plan_run_cap_hands_back_the_steps_at_work_as_on_stop(tmp_path):
+    backend = OfflineBackend(wordy_step("Chore 1", seconds=5.0))  # the others take 5 s
+    core = AgentCore(backend, agent=tasks_agent(tmp_path / "t.db"), workdir=tmp_path)
+    core.autosave = False
+    core.user_budgets = Budgets(plan=Caps(tokens=1000))  # reached by Chore 1's first reply
+
+    async def scenario():
+        async with core:
+            await core.submit(THREE)
+            record = core.plans[-1]
+            started = time.monotonic()
+            run = await core.run_plan(parallel=2)
+            took = time.monotonic() - started
+            busy = [child.name for child in core.subagents.running]
+            return record, run, await store_states(core, record), busy, took
+
+    record, run, states, busy, took = asyncio.run(scenario())
+    first, second, _third = record.ids
+    assert busy == [] and took < 5.0  # the worker at work on Chore 2 was stopped, not waited for
+    assert core.subagents.children[run.workers[second]].interrupted
+    assert set(run.workers) == {first, second}  # Chore 3 never started
+    assert states == dict.fromkeys(record.ids, StepState.OPEN)  # both handed back
+    assert run.capped.startswith("plan 1's token cap 1,000 is reached: ")
 
 
 def test_a_session_cap_ends_the_queue_drain_with_the_queue_kept(tmp_path):
