@@ -13,6 +13,7 @@ from ollie_nb.llm import Message, OfflineBackend, ToolCall
 from ollie_nb.llm._offline import demo_reply, is_step_prompt
 from ollie_nb.planning import StepState, read_state, read_step
 from tests.support.agents import tasks_agent
+from tests.support.waits import until
 
 THREE = "Three chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 4))
 WIDE = "Eight chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 9))
@@ -133,3 +134,30 @@ def test_a_session_cap_ends_the_queue_drain_with_the_queue_kept(tmp_path):
     result = asyncio.run(scenario())
     assert result.capped and core.usage.requests == 1  # "first" was answered, no more
     assert core.queued == ["third"]  # "second" ended at the cap; the drain stopped there
+
+
+def test_the_watch_stops_at_a_plan_cap_and_hands_its_step_back(tmp_path):
+    backend = OfflineBackend(wordy_step("Collect data", 0.0))  # 2,000 words, then a tool call
+    core = AgentCore(backend, agent=tasks_agent(tmp_path / "t.db"), workdir=tmp_path)
+    core.autosave = False
+    core.user_budgets = Budgets(plan=Caps(tokens=50))  # reached by the first step's first reply
+    events: list = []
+
+    async def scenario():
+        async with core:
+            await core.submit("Ship the report\n- Collect data\n- Clean data\n- Publish")
+            record = core.plans[-1]
+            before = core.usage.requests
+            await core.start_watching(on_event=events.append)
+            await until(lambda: core.watch.waker is None and not core.is_running)
+            return record, core.usage.requests - before, await store_states(core, record)
+
+    record, requests, states = asyncio.run(scenario())
+    assert requests == 1  # the step's first request; its second was refused
+    assert states == dict.fromkeys(record.ids, StepState.OPEN)  # step 1 handed back
+    (stopped,) = [e for e in events if getattr(e, "what", None) is WatchWhat.STOPPED]
+    assert "a turn the agent started itself failed: plan 1's token cap 50 is reached" in (
+        stopped.text
+    )
+    assert stopped.text.endswith("; the watch is off (turn it on again to go on)")
+    assert core.spend.steps(record.number)[record.ids[0]].tokens >= 50
