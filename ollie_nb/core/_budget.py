@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from typing import TypeVar
 
 from ollie_nb.errors import OllieUsageError
@@ -50,6 +51,8 @@ class Caps:
 
     def tighter(self, other: Caps) -> Caps:
         """Each cap the lower of the two (a missing one does not count)."""
+        if not other:
+            return self
         return Caps(_lower(self.cost, other.cost), _lower(self.tokens, other.tokens))
 
     def reached(self, spend: Spend) -> str:
@@ -73,6 +76,8 @@ class Budgets:
     subagent: Caps = Caps()
 
     def tighter(self, other: Budgets) -> Budgets:
+        if other is NO_BUDGETS or other == NO_BUDGETS:  # the common case, at every request
+            return self
         return Budgets(
             self.session.tighter(other.session),
             self.plan.tighter(other.plan),
@@ -80,12 +85,22 @@ class Budgets:
         )
 
 
+NO_BUDGETS = Budgets()
+
+
 def env_budgets(env: Mapping[str, str] | None = None) -> Budgets:
     """The session caps of the environment: OLLIE_MAX_SESSION_COST (and _TOKENS) as ollie
-    reads it, a number above 0; anything else is no cap."""
+    reads it, a number above 0; anything else is no cap. Read at every request, as ollie."""
     env = os.environ if env is None else env
-    cost = _positive(env, COST_ENV)
-    tokens = _positive(env, TOKENS_ENV)
+    return _env_caps(env.get(COST_ENV, ""), env.get(TOKENS_ENV, ""))
+
+
+@lru_cache(maxsize=8)
+def _env_caps(cost_text: str, tokens_text: str) -> Budgets:
+    cost = _positive(COST_ENV, cost_text)
+    tokens = _positive(TOKENS_ENV, tokens_text)
+    if cost is None and tokens is None:
+        return NO_BUDGETS
     return Budgets(session=Caps(cost, None if tokens is None else int(tokens)))
 
 
@@ -161,8 +176,8 @@ def _lower(a: _N | None, b: _N | None) -> _N | None:
     return a if b is None else min(a, b)
 
 
-def _positive(env: Mapping[str, str], name: str) -> float | None:
-    raw = env.get(name, "").strip()
+def _positive(name: str, raw: str) -> float | None:
+    raw = raw.strip()
     if not raw:
         return None
     try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ollie_nb.core._budget import Budgets, Caps
+from ollie_nb.core._budget import NO_BUDGETS, Budgets, Caps
 from ollie_nb.errors import ConfigError
 
 _T = TypeVar("_T")
@@ -141,9 +141,7 @@ class AgentConfig:
     claim_lease: float = DEFAULT_CLAIM_LEASE  # s a step claim holds unrenewed; 0 = none
     pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
     python_exec: bool = False  # `"python": {"exec": true}`: offer python_exec in the notebook
-    budgets: Budgets = field(
-        default_factory=Budgets
-    )  # maxSessionCost, maxPlanTokens, ...: spend caps (BUDGETS.md)
+    budgets: Budgets = NO_BUDGETS  # maxSessionCost, maxPlanTokens, ...: spend caps (BUDGETS.md)
     warnings: tuple[str, ...] = ()
 
     @classmethod
@@ -438,7 +436,8 @@ def _budgets(data: Mapping[str, Any], where: str) -> Budgets:
         tokens = _opt(data, f"max{scope}Tokens", int, where, minimum=1)
         return Caps(cost or None, tokens)
 
-    return Budgets(caps("Session"), caps("Plan"), caps("Subagent"))
+    found = Budgets(caps("Session"), caps("Plan"), caps("Subagent"))
+    return NO_BUDGETS if found == NO_BUDGETS else found
 
 
 def _lease(data: Mapping[str, Any], where: str) -> float:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._agents import require_trusted, resolve_agent
-from ollie_nb.core._budget import Budgets, Ledger, Scope, SpendBook, env_budgets
+from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook, env_budgets
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._conversation import Conversation
@@ -118,7 +118,7 @@ class AgentCore:
         self._sink: EventSink = _ignore
         self._spawn_context: list[str] = []
         self._runner = TurnRunner(self)
-        self.user_budgets = Budgets()  # caps a frontend sets (the notebook's traits)
+        self.user_budgets: Budgets = NO_BUDGETS  # caps a frontend sets (the notebook's traits)
         self.spend = SpendBook(self.budgets)
         self._turn_ledger: Ledger | None = None  # a step turn's own ledger, under its plan's
         self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
