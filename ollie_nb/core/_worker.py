@@ -6,7 +6,8 @@ as a parallel run (`--parallel N` sub-agents at once, each step claimed with a l
 renewed while its child works). It logs one line per step. With `--until-idle` it exits
 0 once no step is ready or claimed; without it, it waits for the next change in the
 store's event log and looks again. SIGINT / SIGTERM stop the run: its children are
-interrupted and their steps handed back (open again). Many workers, on many machines,
+interrupted and their steps handed back (open again); so does a spend cap (BUDGETS.md),
+after which the worker exits 1. Many workers, on many machines,
 may share one store (PostgreSQL): the store's atomic claims decide who works a step.
 """
 
@@ -116,6 +117,7 @@ class Worker:
     def __init__(self, core: AgentCore, options: WorkOptions, log: Callable[[str], None]) -> None:
         self.core, self.options, self._log = core, options, log
         self.stopping = ""  # the signal that stops the worker
+        self.capped = ""  # the spend cap that stopped it (a new run would only meet it again)
         self._stop = asyncio.Event()
 
     def stop(self, signame: str) -> None:
@@ -165,10 +167,13 @@ class Worker:
             ready = [r for r in records if any(i in ready_ids for i in r.ids)]
             worked = 0
             for record in ready:
-                if self.stopping:
+                if self.stopping or self.capped:
                     break
                 steps, broke = await self._work(record)
                 worked, failed = worked + steps, failed or broke
+            if self.capped:
+                self._log(f"stopped: {self.capped}; its claimed steps were handed back")
+                return 1
             if self.stopping:
                 self._log(f"stopped by {self.stopping}: claimed steps handed back")
                 return 130 if self.stopping == "SIGINT" else 143
@@ -183,6 +188,8 @@ class Worker:
         """One parallel run of `record`: how many steps it worked, and whether one failed."""
         self.core.plan_book.reset([record])
         result = await self.core.run_plan(self.options.parallel, record.number, self._notice)
+        if result.capped or result.over_cap:  # another run would only spend up to it again
+            self.capped = result.capped or f"a spend cap stopped {', '.join(result.over_cap)}"
         agents = self.core.subagents.children
         for name in [n for n, child in agents.items() if not child.busy]:
             del agents[name]  # a worker runs for days: finished children are not kept
