@@ -161,3 +161,29 @@ def test_the_watch_stops_at_a_plan_cap_and_hands_its_step_back(tmp_path):
     )
     assert stopped.text.endswith("; the watch is off (turn it on again to go on)")
     assert core.spend.steps(record.number)[record.ids[0]].tokens >= 50
+
+
+def test_a_spawned_sub_agent_stops_at_its_cap_and_the_parent_reads_why(tmp_path):
+    def model(messages, tools):
+        system, last = messages[0].content, messages[-1]
+        if "You are sub-agent" in system:  # the child: a long answer and a call, then more
+            return Message.assistant("word " * 2000, [ToolCall(name="no_such_tool")])
+        if last.role == "user":
+            return [{"name": "subagent_spawn", "arguments": {"name": "c1", "prompt": "go"}}]
+        if last.name == "subagent_spawn":
+            return [{"name": "subagent_wait", "arguments": {"names": ["c1"], "timeout": 30}}]
+        return "done waiting"
+
+    core = AgentCore(OfflineBackend(model), workdir=tmp_path, autosave=False)
+    core.user_budgets = Budgets(subagent=Caps(tokens=1000))
+
+    async def scenario():
+        async with core:
+            return await core.submit("spawn one")
+
+    result = asyncio.run(scenario())
+    child = core.subagents.children["c1"]
+    assert child.usage.requests == 1 and child.capped
+    waited = next(m.content for m in core.history if m.role == "tool" and "c1: failed" in m.content)
+    assert "c1: failed: sub-agent c1's token cap 1,000 is reached: " in waited
+    assert result.reply == "done waiting" and not result.capped  # the parent has no cap
