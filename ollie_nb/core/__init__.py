@@ -10,6 +10,7 @@ from ollie_nb.core._agents import (
     resolve_agent,
     trust_agent_file,
 )
+from ollie_nb.core._budget import BudgetExceededError, Budgets, Caps
 from ollie_nb.core._config import (
     AgentConfig,
     McpServerConfig,
@@ -47,6 +48,9 @@ __all__ = [
     "AgentCore",
     "AgentEnv",
     "Approver",
+    "BudgetExceededError",
+    "Budgets",
+    "Caps",
     "ConfigError",
     "Event",
     "EventSink",

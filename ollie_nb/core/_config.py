@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ollie_nb.core._budget import NO_BUDGETS, Budgets, Caps
 from ollie_nb.errors import ConfigError
 
 _T = TypeVar("_T")
@@ -67,6 +68,12 @@ KNOWN_KEYS = {
     "maxParallel",
     "claimLease",
     "python",
+    "maxSessionCost",
+    "maxSessionTokens",
+    "maxPlanCost",
+    "maxPlanTokens",
+    "maxSubagentCost",
+    "maxSubagentTokens",
 }
 SERVER_KEYS = {
     "command",
@@ -136,6 +143,7 @@ class AgentConfig:
     claim_lease: float = DEFAULT_CLAIM_LEASE  # s a step claim holds unrenewed; 0 = none
     pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
     python_exec: bool = False  # `"python": {"exec": true}`: offer python_exec in the notebook
+    budgets: Budgets = NO_BUDGETS  # maxSessionCost, maxPlanTokens, ...: spend caps (BUDGETS.md)
     warnings: tuple[str, ...] = ()
 
     @classmethod
@@ -186,6 +194,7 @@ class AgentConfig:
             max_parallel=_opt(data, "maxParallel", int, where, minimum=1) or 4,
             claim_lease=_lease(data, where),
             python_exec=_python_exec(where, data.get("python"), warnings),
+            budgets=_budgets(data, where),
             warnings=tuple(warnings),
         )
 
@@ -420,6 +429,18 @@ def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:
     if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
         raise ConfigError(f"{where}: 'trustedTools' must be a list of tool names")
     return tuple(raw)
+
+
+def _budgets(data: Mapping[str, Any], where: str) -> Budgets:
+    """The spend caps: `max{Session,Plan,Subagent}{Cost,Tokens}`, dollars and tokens above 0."""
+
+    def caps(scope: str) -> Caps:
+        cost = _opt(data, f"max{scope}Cost", float, where, minimum=0)
+        tokens = _opt(data, f"max{scope}Tokens", int, where, minimum=1)
+        return Caps(cost or None, tokens)
+
+    found = Budgets(caps("Session"), caps("Plan"), caps("Subagent"))
+    return NO_BUDGETS if found == NO_BUDGETS else found
 
 
 def _lease(data: Mapping[str, Any], where: str) -> float:

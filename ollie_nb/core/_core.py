@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._agents import require_trusted, resolve_agent
+from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook, env_budgets
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._conversation import Conversation
@@ -123,6 +124,9 @@ class AgentCore:
         self._sink: EventSink = _ignore
         self._spawn_context: list[str] = []
         self._runner = TurnRunner(self)
+        self.user_budgets: Budgets = NO_BUDGETS  # caps a frontend sets (the notebook's traits)
+        self.spend = SpendBook(self.budgets)
+        self._turn_ledger: Ledger | None = None  # a step turn's own ledger, under its plan's
         self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
         self.subagents = SubAgents(
             self, self.config.max_parallel, self._child_note, self._withdraw_note
@@ -151,6 +155,16 @@ class AgentCore:
     @usage.setter
     def usage(self, totals: UsageTotals) -> None:
         self.conversation.usage = totals
+
+    def budgets(self) -> Budgets:
+        """The caps in force: the agent file's, the environment's and the frontend's (the
+        lowest of each binds); read at each request, so a change applies to the next one."""
+        return self.config.budgets.tighter(env_budgets()).tighter(self.user_budgets)
+
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger the running turn counts in: its step's, or the session's."""
+        return self._turn_ledger or self.spend.session
 
     @property
     def session_id(self) -> str:
@@ -412,8 +426,8 @@ class AgentCore:
         result = await self._work(item)
         done = 0
         while not result.interrupted and (self.prompts or await self._steps_became_ready()):
-            if result.error and self.watch.waker is not None:
-                break  # the watch reports the failure and ends; the queue stays
+            if result.capped or (result.error and self.watch.waker is not None):
+                break  # a cap is reached, or the watch reports the failure and ends: the queue stays
             done += 1
             nxt = self.prompts.pop()
             assert nxt is not None
@@ -436,9 +450,14 @@ class AgentCore:
             self.plan_book.mark(marked, StepState.IN_PROGRESS)
         prompt = self.prompts.with_notes(item.text)
         start = TurnStarted(prompt, position > 0, position, total, step)
+        if step is not None:  # its spend is the step's, within its plan's cap
+            self._turn_ledger = Ledger(Scope.STEP, parent=self.spend.plan(step.plan))
         try:
             result = await self._runner.run(start)
         finally:
+            if step is not None and self._turn_ledger is not None:
+                self.spend.record(step.plan, step.step_id, self._turn_ledger.spend)
+            self._turn_ledger = None
             if held.beat is not None:
                 held.beat.cancel()
             with contextlib.suppress(Exception):  # the lease ends a claim left behind anyway

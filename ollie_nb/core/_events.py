@@ -192,3 +192,4 @@ class TurnResult:
     steps: int = 0
     step_limit: bool = False  # stopped at maxSteps; the next prompt or `%ollie run` continues
     error_handled: bool = False  # a turnError hook said it dealt with the error (all exited 0)
+    capped: bool = False  # a spend cap stopped it before a model request (the error says which)

@@ -5,7 +5,9 @@ claims every ready step (atomically with a task server's `task_claim`), hands it
 a free worker (sub-agents `worker1` .. `workerN`, made as needed, each reused for the
 next step once free), and when a worker ends settles its step and looks again. A
 failure stops new starts; the workers at work finish. Cancelling the run interrupts
-its workers and returns their unfinished steps to open (a step already done stays done).
+its workers and returns their unfinished steps to open (a step already done stays done);
+so does a spend cap of the run or of the session, once reached (core/_budget.py). A
+worker stopped by its own sub-agent cap hands its step back, and the others go on.
 On a task server with leases each claim is renewed while its worker works (core/_leases.py),
 and a step another claimer held is tried again once it is open again (its claimer's lease
 ran out).
@@ -28,12 +30,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ollie_nb.core._budget import Ledger, Scope
 from ollie_nb.core._events import EventSink, WatchNotice, WatchWhat
 from ollie_nb.core._leases import NO_LEASE, LeasePolicy, heartbeat
 from ollie_nb.core._subagents import ChildSession, SubAgents, first_lines
 from ollie_nb.planning import (
     Origin,
     PlanRecord,
+    Spend,
     StepState,
     TaskClient,
     read_state,
@@ -103,6 +107,9 @@ class TaskSteps:
             return state
         if child.interrupted:
             return await self._set(step_id, StepState.OPEN, f"{child.name} was interrupted")
+        if child.capped:
+            why = f"{child.name} stopped at a spend cap: {child.error}"
+            return await self._set(step_id, StepState.OPEN, why)
         if child.error:
             why = f"{child.name}: {first_lines(child.error)}"
             return await self._set(step_id, StepState.FAILED, why)
@@ -143,7 +150,7 @@ class QueueSteps:
     async def settle(self, step_id: str, child: ChildSession) -> StepState:
         state = (
             StepState.OPEN
-            if child.interrupted
+            if child.interrupted or child.capped
             else StepState.FAILED
             if child.error
             else StepState.DONE
@@ -168,6 +175,14 @@ class PlanRun:
     interrupted: bool = False
     note: str = ""
     states: dict[str, StepState] = field(default_factory=dict)  # step id -> state at the end
+    spend: dict[str, Spend] = field(default_factory=dict)  # step id -> what its worker used
+    capped: str = ""  # the cap that stopped the run (the line the user reads), if one did
+    over_cap: list[str] = field(default_factory=list)  # steps whose worker a cap stopped
+
+    @property
+    def total(self) -> Spend:
+        """What the run's workers used, all steps together."""
+        return Spend.total(self.spend.values())
 
     @property
     def summary(self) -> str:
@@ -176,7 +191,25 @@ class PlanRun:
         text = f"plan {self.plan}: {done} {steps} done by sub-agents"
         if self.failed:
             text += f"; failed: {', '.join(self.failed)}"
+        if self.over_cap:
+            text += f"; handed back at a spend cap: {', '.join(self.over_cap)}"
+        if self.capped:
+            text += f"; stopped: {self.capped}"
         return text + ("; interrupted" if self.interrupted else "")
+
+    def table(self, record: PlanRecord) -> str:
+        """One line per step worked: number, id, worker, status, tokens and cost."""
+        lines = []
+        for index, step_id in enumerate(record.ids):
+            if step_id not in self.workers:
+                continue
+            state = self.states.get(step_id, self.outcome.get(step_id, StepState.UNKNOWN))
+            spend = self.spend.get(step_id, Spend())
+            lines.append(
+                f"step {index + 1} ({step_id}) {state_label(state)} by "
+                f"{self.workers[step_id]}: {spend}"
+            )
+        return "\n".join([self.summary, *lines])
 
 
 class ParallelRun:
@@ -192,8 +225,10 @@ class ParallelRun:
         sink: EventSink,
         on_claim: Callable[[str], bool] = lambda step_id: True,
         spread: bool = False,
+        ledger: Ledger | None = None,
     ) -> None:
         self.record, self.store, self.agents = record, store, agents
+        self.ledger = ledger or Ledger(Scope.PLAN, name=str(record.number))  # the run's spend
         self.width, self.owner, self._sink = max(1, width), owner, sink
         self.result = PlanRun(record.number, note=store.note)
         self._inflight: dict[asyncio.Task[StepState], str] = {}
@@ -268,6 +303,8 @@ class ParallelRun:
 
     async def _round(self) -> bool:
         """Start what is ready, then wait for a child (or poll); False when the run is over."""
+        if await self._over_budget():
+            return False
         statuses = await self._current()
         self._agent_works.clear()
         self._retry_reopened(statuses)
@@ -292,6 +329,18 @@ class ParallelRun:
         for task in done:
             step_id = self._inflight.pop(task)
             self._settled(step_id, task.result())
+        return True
+
+    async def _over_budget(self) -> bool:
+        """The run's cap or the session's is reached: no step starts, and the steps at
+        work are handed back, as on Stop (a sub-agent's own cap stops that one only)."""
+        error = self.ledger.exceeded()
+        if error is None:
+            return False
+        self.result.capped = str(error).removesuffix("; the model request was not sent")
+        await self._release()
+        self._inflight.clear()
+        self.emit(WatchWhat.STOPPED, f"plan {self.record.number}: {self.result.capped}")
         return True
 
     def _retry_reopened(self, statuses: States) -> None:
@@ -357,11 +406,13 @@ class ParallelRun:
         children = self.agents.children
         free = next((n for n in self._pool if n not in busy and not children[n].busy), None)
         if free is not None:
-            children[free].step = title
+            children[free].assign(title, self.ledger)
             return self.agents.send(free, prompt, bypass_limit=True)
         name = self._new_worker()
         self.agents.retire(name)  # a former run's worker: made afresh, with today's tools
-        return self.agents.spawn(name, prompt, step=title, notify=False, bypass_limit=True)
+        child = self.agents.spawn(name, prompt, step=title, notify=False, bypass_limit=True)
+        child.assign(title, self.ledger)  # before its first request: the loop has not run it
+        return child
 
     def _new_worker(self) -> str:
         """The first `workerN` name not in use: new, or that of an idle former worker."""
@@ -384,6 +435,7 @@ class ParallelRun:
             await child.until_idle()
         finally:
             beat.cancel()
+            self.result.spend[step_id] = child.ledger.spend
         if step_id in self._lost:  # not ours to settle any more
             return (await self.store.statuses()).get(step_id, StepState.UNKNOWN)
         return await self.store.settle(step_id, child)
@@ -392,7 +444,10 @@ class ParallelRun:
         self.result.outcome[step_id] = self._mine[step_id] = state
         index = self.record.ids.index(step_id)
         name = self.result.workers[step_id]
-        if not state.is_finished and step_id not in self._lost:
+        child = self.agents.children.get(name)
+        if child is not None and child.capped and not state.is_finished:
+            self.result.over_cap.append(step_id)  # handed back; the other workers go on
+        elif not state.is_finished and step_id not in self._lost:
             self.result.failed.append(step_id)
         status = state_label(state)
         text = f"step {index + 1} ({step_id}) {status} by {name}"

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ollie_nb.llm import Message
+from ollie_nb.planning import Spend
 
 INTERRUPTED_NOTE = "[interrupted by the user]"
 CANCELLED_RESULT = "error: cancelled: the user interrupted the turn before this call finished"
@@ -81,6 +82,7 @@ class UsageTotals:
     cost: float | None = None  # money, when the backend reports it with its usage
     cache_read_tokens: int = 0  # of input_tokens: served by the provider's prompt cache
     cache_write_tokens: int = 0  # of input_tokens: written to it
+    unpriced: int = 0  # requests whose cost is not known (no price for the model)
 
     def add_since(self, now: UsageTotals, before: UsageTotals) -> None:
         """Add what another session used between two readings (a sub-agent's turn).
@@ -92,8 +94,15 @@ class UsageTotals:
         self.requests += now.requests - before.requests
         self.cache_read_tokens += now.cache_read_tokens - before.cache_read_tokens
         self.cache_write_tokens += now.cache_write_tokens - before.cache_write_tokens
+        self.unpriced += now.unpriced - before.unpriced
         if now.cost is not None:
             self.cost = (self.cost or 0.0) + now.cost - (before.cost or 0.0)
+
+    @property
+    def cost_text(self) -> str:
+        """The money: "$0.0123", "no price known", or "$0.0123 + 2 requests with no price
+        known" (never $0 for requests whose price is not known)."""
+        return Spend(0, self.cost or 0.0, self.unpriced).cost_text
 
     def __str__(self) -> str:
         requests = "request" if self.requests == 1 else "requests"

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from ollie_nb.core._budget import SpendBook
 from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._events import EventSink
 from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, TaskSteps
@@ -29,6 +30,7 @@ class PlanRunsHost(Protocol):
     plan_book: PlanBook
     prompts: PromptQueue
     subagents: SubAgents
+    spend: SpendBook
 
     def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, str]]: ...
 
@@ -65,8 +67,11 @@ class PlanRuns:
             self.host.prompts.drop(
                 lambda item: item.step is None or item.step.plan != record.number
             )
+        ledger = self.host.spend.run(record.number)
         agents = self.host.subagents
-        run = ParallelRun(record, store, agents, width, owner, sink, self._claim, spread)
+        run = ParallelRun(
+            record, store, agents, width, owner, sink, self._claim, spread=spread, ledger=ledger
+        )
         self._task = asyncio.ensure_future(run.run())
         self.plan = record.number
         try:
@@ -74,6 +79,8 @@ class PlanRuns:
         finally:
             self._task = None
             self.plan = 0
+            for step_id, spend in run.result.spend.items():  # for the graph and %ollie plans
+                self.host.spend.record(record.number, step_id, spend)
 
     async def _step_store(self, record: PlanRecord) -> StepStore:
         env, book = self.host.env, self.host.plan_book

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ollie_nb.core._budget import Ledger, SpendBook
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._conversation import Conversation
 from ollie_nb.core._events import Event, TurnResult, TurnStarted
@@ -44,7 +45,9 @@ class SubagentError(OllieUsageError):
 
 class ChildParent(AgentSettings, Protocol):
     """What a child takes from its parent (AgentCore provides it): its settings, and the
-    session usage every request of the child is counted in."""
+    session usage every request of the child is counted in, and its ledgers (spend caps)."""
+
+    spend: SpendBook
 
     @property
     def usage(self) -> UsageTotals: ...
@@ -69,8 +72,10 @@ class ChildSession:
         self.session_id = f"{parent.session_id}/{name}"
         self.router = child_router(parent.router)
         self.conversation = Conversation(self.session_id)
+        self.ledger: Ledger = parent.spend.subagent(name)  # its spend, under the session's cap
         self.state = "idle"
         self.error = ""
+        self.capped = False  # its last turn ended at a spend cap (before a model request)
         self.interrupted = False
         self.turns = 0
         self.started = time.monotonic()
@@ -82,6 +87,11 @@ class ChildSession:
     @property
     def history(self) -> list[Message]:
         return self.conversation.history
+
+    def assign(self, step: str, within: Ledger) -> None:
+        """A new piece of work (a plan step): its spend counts afresh, under `within`."""
+        self.step = step
+        self.ledger = self._parent.spend.subagent(self.name, within)
 
     @property
     def usage(self) -> UsageTotals:
@@ -176,6 +186,7 @@ class ChildSession:
         finally:  # the parent's session counts every request its children made
             self._parent.usage.add_since(self.usage, before)
         self.error = result.error
+        self.capped = result.capped
         self.interrupted = self.interrupted or result.interrupted
         if result.reply:
             self.conversation.reply = result.reply

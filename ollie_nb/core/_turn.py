@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ollie_nb.core._budget import BudgetExceededError, Ledger
 from ollie_nb.core._compact import COMPACT_AT, Compaction, needs_compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._conversation import Conversation
@@ -50,6 +51,7 @@ from ollie_nb.llm import (
     Usage,
     UsageReport,
     first_error_hook,
+    priced,
 )
 from ollie_nb.llm import ReasoningDelta as ReasoningChunk
 from ollie_nb.llm import TextDelta as TextChunk
@@ -91,6 +93,9 @@ class TurnHost(AgentSettings, Protocol):
 
     conversation: Conversation
     state: str
+
+    @property
+    def ledger(self) -> Ledger: ...  # the spend this turn is counted in, and its caps
 
     def emit(self, event: Event) -> None: ...
     def take_injected(self) -> list[str]: ...
@@ -258,11 +263,13 @@ class TurnRunner:
         self.error_hooked = None
         try:
             reply = await self._respond_recovering()
-        except LLMError as exc:  # shown and kept as an error; never sent to the model
+        except (LLMError, BudgetExceededError) as exc:  # shown and kept; never sent to the model
             message = host.redact(str(exc))
             host.emit(Notice(message, "error"))
             host.conversation.record_error(message)
-            raise _Ended(self.end(TurnResult(error=message, steps=steps))) from exc
+            capped = isinstance(exc, BudgetExceededError)
+            result = TurnResult(error=message, steps=steps, capped=capped)
+            raise _Ended(self.end(result)) from exc
         host.conversation.history.append(reply)
         self.partial = []
         self.last_text = reply.content
@@ -362,6 +369,7 @@ class TurnRunner:
         """Stream one model response as the assistant Message; emit text, usage and retries
         as they come (reasoning only sets the state: it never joins the reply)."""
         host = self.host
+        host.ledger.check()  # a spend cap already reached: this request is not sent
         messages = [Message.system(host.system_prompt()), *host.conversation.history]
         calls: tuple[ToolCall, ...] = ()
         thinking: tuple[ThinkingBlock, ...] = ()
@@ -393,6 +401,9 @@ class TurnRunner:
         return Message.assistant("".join(self.partial), calls, thinking)
 
     def _count(self, usage: Usage) -> None:
+        backend = self.host.backend
+        usage = priced(usage, backend.name, backend.model)  # the table's price, if none given
+        self.host.ledger.add(usage)
         totals = self.host.conversation.usage
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
@@ -401,6 +412,8 @@ class TurnRunner:
         totals.last_input_tokens = usage.input_tokens
         if usage.cost is not None:
             totals.cost = (totals.cost or 0.0) + usage.cost
+        else:
+            totals.unpriced += 1
         self.host.emit(
             UsageReported(
                 input_tokens=usage.input_tokens,
@@ -444,6 +457,8 @@ def error_kind(exc: BaseException | None) -> str:
         return "transient"
     if isinstance(exc, ToolUseFailedError):
         return "tool_use_failed"
+    if isinstance(exc, BudgetExceededError):
+        return "budget"
     return "unknown"
 
 

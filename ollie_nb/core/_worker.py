@@ -8,7 +8,8 @@ notebook's parallel run. It logs one line per step. With `--until-idle` it exits
 no step is ready or claimed; without it, it waits for the store's change signal (the
 `tasks://events` resource subscription) and looks again, polling the event log every
 WAIT_POLL s only on a server that offers no signal. SIGINT / SIGTERM stop the run: its children are
-interrupted and their steps handed back (open again). Many workers, on many machines,
+interrupted and their steps handed back (open again); so does a spend cap (BUDGETS.md),
+after which the worker exits 1. Many workers, on many machines,
 may share one store (PostgreSQL): the store's atomic claims decide who works a step.
 """
 
@@ -122,6 +123,7 @@ class Worker:
         self.core, self.options, self._log = core, options, log
         self.stopping = ""  # the signal that stops the worker
         self.waits = ""  # how it last waited for a change: "signal" or "poll"
+        self.capped = ""  # the spend cap that stopped it (a new run would only meet it again)
         self._stop = asyncio.Event()
 
     def stop(self, signame: str) -> None:
@@ -166,7 +168,7 @@ class Worker:
             answer = await self.client.call("task_list", args)
         if answer.is_error:
             raise WorkerError(f"the task server could not list its tasks: {answer.text[:200]}")
-        listing = json.loads(answer.text)
+        listing: dict[str, Any] = json.loads(answer.text)
         tasks = [t for t in listing.get("tasks", []) if isinstance(t, dict)]
         for task in tasks:  # the steps a worker may claim now: open, with no blocker left
             ready = not task.get("blockers") and read_state(str(task.get("status", ""))).is_open
@@ -191,10 +193,13 @@ class Worker:
             ready = [r for r in records if any(i in ready_ids for i in r.ids)]
             worked = 0
             for record in ready:
-                if self.stopping:
+                if self.stopping or self.capped:
                     break
                 steps, broke = await self._work(record)
                 worked, failed = worked + steps, failed or broke
+            if self.capped:
+                self._log(f"stopped: {self.capped}; its claimed steps were handed back")
+                return 1
             if self.stopping:
                 self._log(f"stopped by {self.stopping}: claimed steps handed back")
                 return 130 if self.stopping == "SIGINT" else 143
@@ -210,6 +215,8 @@ class Worker:
         self.core.plan_book.reset([record])
         run = self.core.run_plan(self.options.parallel, record.number, self._notice, spread=True)
         result = await run
+        if result.capped or result.over_cap:  # another run would only spend up to it again
+            self.capped = result.capped or f"a spend cap stopped {', '.join(result.over_cap)}"
         agents = self.core.subagents.children
         for name in [n for n, child in agents.items() if not child.busy]:
             del agents[name]  # a worker runs for days: finished children are not kept

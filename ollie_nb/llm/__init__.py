@@ -32,6 +32,7 @@ from ollie_nb.llm._offline import (
 )
 from ollie_nb.llm._ollama import OllamaBackend
 from ollie_nb.llm._openai import OpenAIBackend
+from ollie_nb.llm._prices import PriceSource, price_source, priced
 from ollie_nb.llm._retry import RetryPolicy, first_error_hook
 from ollie_nb.llm._types import (
     Done,
@@ -70,6 +71,7 @@ __all__ = [
     "OfflineBackend",
     "OllamaBackend",
     "OpenAIBackend",
+    "PriceSource",
     "ReasoningDelta",
     "RetryNotice",
     "RetryPolicy",
@@ -93,6 +95,8 @@ __all__ = [
     "make_backend",
     "ollie_env_file_path",
     "openai_base_url",
+    "price_source",
+    "priced",
     "redact",
     "step_prompt_task_id",
 ]

@@ -32,6 +32,14 @@ if TYPE_CHECKING:
     from ollie_nb.planning import QueuedPrompt
 
 T = TypeVar("T")
+BUDGET_TRAITS = (
+    "max_session_cost",
+    "max_session_tokens",
+    "max_plan_cost",
+    "max_plan_tokens",
+    "max_subagent_cost",
+    "max_subagent_tokens",
+)
 
 HELP_HEAD = f"""\
 %%ollie {OPTIONS_HELP}   run the cell as a prompt
@@ -103,6 +111,17 @@ class OllieMagics(Magics):
         if runtime is not None:  # read by the agent at its next plan
             runtime.core.review_plans = change["new"]
 
+    max_session_cost = Float(0.0, help="Dollars the session may spend; 0 = no cap.").tag(
+        config=True
+    )
+    max_session_tokens = Int(0, help="Tokens the session may use; 0 = no cap.").tag(config=True)
+    max_plan_cost = Float(0.0, help="Dollars one plan run may spend; 0 = no cap.").tag(config=True)
+    max_plan_tokens = Int(0, help="Tokens one plan run may use; 0 = no cap.").tag(config=True)
+    max_subagent_cost = Float(0.0, help="Dollars one sub-agent may spend; 0 = no cap.").tag(
+        config=True
+    )
+    max_subagent_tokens = Int(0, help="Tokens one sub-agent may use; 0 = no cap.").tag(config=True)
+
     @observe("remote_images")
     def _remote_images_changed(self, change: Any) -> None:
         from ollie_nb.notebook._display import Images
@@ -134,7 +153,15 @@ class OllieMagics(Magics):
             raise TraitError(f"OllieMagics.{proposal['trait'].name}: {value} s must be more than 0")
         return float(value)
 
-    @validate("result_chars", "max_parallel", "offline_chunk_delay")
+    @observe(*BUDGET_TRAITS)
+    def _budgets_changed(self, change: Any) -> None:
+        """A cap set while the agent runs applies from its next model request."""
+        runtime = _state.active()
+        if runtime is not None:
+            budgets = _state.budgets_of(self)
+            runtime.call_soon(lambda: setattr(runtime.core, "user_budgets", budgets))
+
+    @validate("result_chars", "max_parallel", "offline_chunk_delay", *BUDGET_TRAITS)
     def _check_not_negative(self, proposal: Any) -> Any:
         value = proposal["value"]
         if value < 0:

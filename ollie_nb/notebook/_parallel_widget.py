@@ -165,6 +165,7 @@ class ParallelRunView:
         if result is not None:
             self.graph.statuses.update(result.states or result.outcome)
             self.graph.groups = dict(result.workers)
+            self.graph.spend = dict(result.spend)
             self.graph_html.value = self.graph.html()
             over = f"parallel run of plan {self.record.number} over; its steps are below"
             self.status.value = f"<b>ollie</b> {esc(over if table else result.summary)}"
@@ -175,16 +176,22 @@ class ParallelRunView:
         self.status.value = "<b>ollie</b> stopping …"
 
     def summary(self) -> Table:
-        """The run as a deterministic table: step, title, worker, status (from the store)."""
+        """The run as a deterministic table: step, title, worker, status (from the store),
+        and the tokens and cost its worker used."""
         result = self.result
         rows = []
         for index, step_id in enumerate(self.record.ids):
             child = result.workers.get(step_id, "") if result else ""
             state = result.states.get(step_id, result.outcome.get(step_id)) if result else None
             status = state_label(state) if state is not None else "not started" if result else ""
-            rows.append((index + 1, self.record.steps[index].title[:50], child, status))
+            spent = result.spend.get(step_id) if result else None
+            tokens, cost = (f"{spent.tokens:,}", spent.cost_text) if spent else ("", "")
+            title = self.record.steps[index].title[:50]
+            rows.append((index + 1, title, child, status, tokens, cost))
         title = result.summary if result else f"plan {self.record.number}"
-        return Table(title, ["step", "title", "worker", "status"], rows)
+        if result is not None and result.spend:
+            title += f" ({result.total})"
+        return Table(title, ["step", "title", "worker", "status", "tokens", "cost"], rows)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)

@@ -14,6 +14,7 @@ from ollie_nb.planning import (
     PlanDraft,
     PlanRecord,
     PlanView,
+    Spend,
     format_plan,
     plan_svg,
     plan_view,
@@ -45,8 +46,10 @@ class PlanGraphView(Displayable):
         rankdir: str = "LR",
         background: bool = False,
         groups: Mapping[str, str] | None = None,
+        spend: Mapping[str, Spend] | None = None,
     ) -> None:
         self.record = record
+        self.spend = dict(spend or {})  # step id -> its tokens and cost, shown on its node
         self.statuses = dict(statuses or {})
         self.groups = dict(groups or {})  # step id -> who works it (a sub-agent), drawn as boxes
         self.rankdir = rankdir
@@ -89,6 +92,7 @@ class PlanGraphView(Displayable):
             self.statuses or None,
             goal_id=r.goal_id,
             groups=self.groups or None,
+            spend=self.spend or None,
             rankdir=self.rankdir,
         )
 
@@ -113,6 +117,7 @@ class PlanGraphView(Displayable):
         return (
             tuple(sorted(self.statuses.items())),
             tuple(sorted(self.groups.items())),
+            tuple(sorted(self.spend.items(), key=lambda item: item[0])),
             self.rankdir,
         )
 

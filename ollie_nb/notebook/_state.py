@@ -19,7 +19,7 @@ from ollie_nb.errors import ConfigError
 from ollie_nb.notebook._display import Notice
 
 if TYPE_CHECKING:
-    from ollie_nb.core import AgentCore
+    from ollie_nb.core import AgentCore, Budgets
     from ollie_nb.notebook._approval import Approvals
     from ollie_nb.notebook._runtime import NotebookRuntime
 
@@ -38,6 +38,29 @@ class StartTraits(Protocol):
     max_parallel: int
     offline_chunk_delay: float
     review_plans: bool | None
+    max_session_cost: float
+    max_session_tokens: int
+    max_plan_cost: float
+    max_plan_tokens: int
+    max_subagent_cost: float
+    max_subagent_tokens: int
+
+
+def budgets_of(traits: StartTraits | None) -> Budgets:
+    """The spend caps the traits set (0 is no cap)."""
+    from ollie_nb.core import Budgets, Caps  # the core loads on first use, not at %load_ext
+
+    if traits is None:
+        return Budgets()
+
+    def caps(cost: float, tokens: int) -> Caps:
+        return Caps(cost or None, tokens or None)
+
+    return Budgets(
+        caps(traits.max_session_cost, traits.max_session_tokens),
+        caps(traits.max_plan_cost, traits.max_plan_tokens),
+        caps(traits.max_subagent_cost, traits.max_subagent_tokens),
+    )
 
 
 _lock = threading.Lock()
@@ -117,6 +140,7 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
             )
             core.max_parallel = traits.max_parallel if traits else 0
             core.review_plans = traits.review_plans if traits else None
+            core.user_budgets = budgets_of(traits)
             return core
 
         return make

@@ -26,6 +26,7 @@ from ollie_nb.planning._review import (
     read_review,
     rejection_prompt,
 )
+from ollie_nb.planning._spend import Spend
 from ollie_nb.planning._state import StepState, read_state, state_label
 from ollie_nb.planning._steps import (
     Origin,
@@ -104,6 +105,7 @@ __all__ = [
     "QueuedPrompt",
     "Review",
     "ReviewNote",
+    "Spend",
     "StepHeading",
     "StepRef",
     "StepState",

@@ -22,6 +22,7 @@ from ._dot import (
     require_graphviz,
     svg_of,
 )
+from ._spend import Spend
 from ._state import StepState, read_state
 from ._types import PlanStep
 
@@ -218,6 +219,7 @@ class PlanView:
     statuses: tuple[str, ...]
     goal_id: str = ""
     groups: tuple[str, ...] = ()
+    spend: tuple[Spend | None, ...] = ()  # what working each step used, where known
 
 
 def plan_view(
@@ -228,6 +230,7 @@ def plan_view(
     *,
     goal_id: str = "",
     groups: StepMap[str] | None = None,
+    spend: StepMap[Spend] | None = None,
 ) -> PlanView:
     """Check a plan and resolve each step's shown id and status, computing `blocked`.
 
@@ -256,6 +259,7 @@ def plan_view(
     )
     group_of = _by_step(groups, shown, n)
     group_names = tuple(str(group_of.get(i) or "") for i in range(n)) if group_of else ()
+    spent = _by_step(spend, shown, n)
     return PlanView(
         goal=goal,
         steps=steps,
@@ -263,7 +267,12 @@ def plan_view(
         statuses=effective,
         goal_id=str(goal_id or ""),
         groups=group_names,
+        spend=tuple(_spend_of(spent.get(i)) for i in range(n)) if spent else (),
     )
+
+
+def _spend_of(value: object) -> Spend | None:
+    return value if isinstance(value, Spend) else None
 
 
 def _by_step(values: StepMap[object] | None, ids: tuple[str, ...], n: int) -> dict[int, object]:
@@ -329,6 +338,7 @@ def plan_graph(
     *,
     goal_id: str = "",
     groups: StepMap[str] | None = None,
+    spend: StepMap[Spend] | None = None,
     rankdir: str = "LR",
     legend: bool = True,
     compact: bool | None = None,
@@ -340,7 +350,7 @@ def plan_graph(
     steps) uses smaller nodes and shorter tooltips; big plans also get straight edges
     and staggered wide layers so dot stays fast and the drawing stays readable.
     """
-    view = plan_view(goal, steps, ids, statuses, goal_id=goal_id, groups=groups)
+    view = plan_view(goal, steps, ids, statuses, goal_id=goal_id, groups=groups, spend=spend)
     return _graph_of(view, rankdir=rankdir, legend=legend, compact=compact)
 
 
@@ -457,6 +467,10 @@ def _add_steps(
         if st.inactive:
             lines[0] = f"{lines[0]} ({st.label})"
         body = step.body if step.body.strip() else step.title
+        spent = view.spend[i] if view.spend else None
+        if spent is not None:  # numbers of our own, yet drawn through the same escaping
+            lines.append(f"{spent.tokens:,} tokens · {spent.cost_text}")
+            body = f"{body}\n\nused {spent}"
         target = clusters.get(view.groups[i]) if view.groups and view.groups[i] else None
         (target or g).node(
             f"s{i}",
@@ -478,6 +492,7 @@ def plan_svg(
     *,
     goal_id: str = "",
     groups: StepMap[str] | None = None,
+    spend: StepMap[Spend] | None = None,
     rankdir: str = "LR",
     legend: bool = True,
     compact: bool | None = None,
@@ -495,6 +510,7 @@ def plan_svg(
         statuses,
         goal_id=goal_id,
         groups=groups,
+        spend=spend,
         rankdir=rankdir,
         legend=legend,
         compact=compact,

@@ -182,7 +182,9 @@ def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice
     async def scenario():
         async with core:
             note = await core.resume(session_id)
-            children = {c.name: len(c.history) for c in core.subagents.children.values()}
+            children = {
+                c.name: [m.content for m in c.history] for c in core.subagents.children.values()
+            }
             run = await asyncio.wait_for(core.run_plan(parallel=2), 60)
             return note, children, run
 
@@ -192,9 +194,11 @@ def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice
     done_before = set(dones_before)
     held_before = set(claims_before) - done_before
     assert len(done_before) >= 2 and held_before
-    # the children that finished before the death came back with their tool rounds
     # the workers that worked the steps done before the death came back with their tool rounds
-    assert children and all(rounds >= 3 for rounds in children.values()), children
+    # (a worker killed mid-step may have saved its prompt only)
+    for step_id in done_before:
+        worked = [h for h in children.values() if any(step_id in text for text in h)]
+        assert worked and all(len(h) >= 3 for h in worked), (step_id, children)
     assert sorted(run.workers) == sorted(set(record.ids) - done_before)  # the rest only
     claims, dones = claims_and_dones(db)
     for step_id in record.ids:

@@ -18,7 +18,7 @@ import pytest
 from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.llm import OfflineBackend
 from ollie_nb.notebook.commands.plans import cmd_plans
-from ollie_nb.planning import StepState, plan_view, read_state, state_label
+from ollie_nb.planning import Spend, StepState, plan_view, read_state, state_label
 
 FIXTURES = Path(__file__).parents[1] / "support" / "fixtures"
 PLAN = "Tidy the shed\n- Sort tools\n- Sweep (independent)\n- Shelve tools (after 1, 2)"
@@ -69,7 +69,8 @@ def test_a_parallel_run_on_a_server_saying_pending_in_progress_closed(tmp_path):
     view = plan_view(record.goal, record.steps, record.ids, after)
     assert view.statuses == ("done", "done", "done")
     row = table.splitlines()[-1]
-    assert row.split()[0] == str(record.number) and row.endswith("done")
+    assert row.split()[0] == str(record.number) and " done " in row
+    assert row.endswith(f" {Spend.total(run.spend.values())}")  # what the plan's steps used
 
 
 @pytest.mark.parametrize(

@@ -248,3 +248,22 @@ def test_a_waiting_worker_keeps_its_signal_through_its_safety_reads(tmp_path, mo
     assert code == 143 and took < 5.0, (code, took)
     assert not [line for line in lines if "change signal lost" in line], lines
     assert worker.waits == "signal"
+
+
+def test_a_worker_at_its_session_cap_hands_back_and_exits_1(tmp_path):
+    db = tmp_path / "tasks.db"
+    _goal, steps = plan_in_store(db, 6)
+    agent = agent_file(tmp_path, db, maxSessionTokens=300)  # about one step of the offline model
+    worker = start_worker(tmp_path, agent, "w1", "--until-idle")
+    try:
+        out, err = worker.communicate(timeout=60)
+    finally:
+        worker.kill()  # a worker that went on past the cap must not outlive the test
+    assert worker.returncode == 1, err[-2000:]
+    last = out.splitlines()[-1]
+    assert "stopped: the session's token cap 300 is reached: " in last, out
+    assert last.endswith("; its claimed steps were handed back")
+    with open_store(db) as store:
+        states = [store.get(step).status for step in steps]
+    assert states.count("done") >= 1 and "in_progress" not in states  # none left claimed
+    assert states.count("open") >= 4  # the worker did not go on past the cap

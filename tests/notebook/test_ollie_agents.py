@@ -121,7 +121,7 @@ def test_tools_cost_queue_pop_and_debug_commands(kernel):
         assert any(name in line and server in line for line in tools.splitlines()), tools
     assert "execute_code" in tools
     cost = kernel.run("%ollie cost").text()
-    assert "the offline backend does not report cost; %ollie usage shows the tokens" in cost
+    assert "$0.0000 this session: " in cost and "is a local model (offline)" in cost
     assert "the queue is empty" in kernel.run("%ollie queue pop").text()
     kernel.run("import ollie_nb\nollie_nb.agent().core.queue('later')")
     popped = kernel.run("%ollie queue pop").text()

@@ -34,12 +34,16 @@ def test_parallel_run_shows_a_tab_per_child_and_a_deterministic_summary(kernel):
     texts = run.texts()
     assert texts[0] == "ollie: parallel run of plan 1"
     summary = texts[-1].splitlines()
-    assert summary[0] == "plan 1: 5 steps done by sub-agents"
-    assert summary[1].split() == ["step", "title", "worker", "status"]
-    assert summary[2].split() == ["1", "Prepare", "worker1", "done"]
+    assert summary[0].startswith("plan 1: 5 steps done by sub-agents (")
+    assert summary[1].split() == ["step", "title", "worker", "status", "tokens", "cost"]
+    assert summary[2].split()[:4] == ["1", "Prepare", "worker1", "done"]
     join = summary[6].split()  # whichever worker was free first
     assert join[:2] == ["5", "Join"] and join[2] in ("worker1", "worker2", "worker3")
     assert join[3] == "done"
+    # each step's tokens (the offline model's words) and its $0; the title has their sum
+    tokens = [int(row.split()[-2].replace(",", "")) for row in summary[2:7]]
+    assert all(n > 0 for n in tokens) and all(r.endswith(" $0.0000") for r in summary[2:7])
+    assert summary[0].endswith(f" ({sum(tokens):,} tokens, $0.0000)")
     listed = k.run("%ollie subagents").text().splitlines()
     assert listed[0] == "sub-agents" and len(listed) == 2 + 3  # three workers, reused
     assert listed[2].split()[:2] == ["worker1", "done"]
@@ -125,7 +129,7 @@ def test_parallel_without_n_runs_the_agents_max_parallel_at_once(kernel):
     run = k.run("%ollie run --parallel", timeout=120)
     assert run.error is None, run.error
     assert run.texts()[0].startswith("ollie: parallel run of plan ")
-    assert run.texts()[-1].splitlines()[0].endswith(": 4 steps done by sub-agents")
+    assert ": 4 steps done by sub-agents (" in run.texts()[-1].splitlines()[0]
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT type, task, payload FROM events ORDER BY seq").fetchall()
     working, most = set(), 0  # steps claimed and not done yet, by the server's event order

@@ -37,21 +37,28 @@ def cmd_system(ctx: CommandContext, rest: str) -> Displayable:
     return TextBlock(ctx.on_loop(lambda core: core.system_prompt()), title="system prompt:")
 
 
-@command("cost", "the money this session has cost, where the backend reports it")
+@command("cost", "the money this session has cost: the provider's figure, else the price table's")
 def cmd_cost(ctx: CommandContext, rest: str) -> Displayable:
+    from ollie_nb.llm import PriceSource, price_source  # the price table: on first use
+
     words_of(rest, "cost", most=0, usage="cost")
-    usage, name = ctx.on_loop(lambda core: (copy.copy(core.usage), core.backend.name))
+    usage, name, model = ctx.on_loop(
+        lambda core: (copy.copy(core.usage), core.backend.name, core.backend.model)
+    )
     cache = ""
     if usage.cache_read_tokens or usage.cache_write_tokens:
         cache = (
             f"; prompt cache: {usage.cache_read_tokens} tokens read, "
             f"{usage.cache_write_tokens} written"
         )
-    if usage.cost is None:
-        return Notice(
-            f"the {name} backend does not report cost; %ollie usage shows the tokens{cache}"
-        )
-    return Notice(f"${usage.cost:.4f} this session (as reported by {name}){cache}")
+    if price_source(name, model) is PriceSource.LOCAL:
+        return Notice(f"$0.0000 this session: {model} is a local model ({name}), it costs nothing")
+    if usage.cost is None and usage.unpriced:
+        return Notice(f"no price known for {model} on {name}; %ollie usage shows the tokens{cache}")
+    return Notice(
+        f"{usage.cost_text} this session ({model} on {name}: the provider's own cost where it "
+        f"reports one, else the genai-prices table's){cache}"
+    )
 
 
 @command("debug", "the traceback of the last internal error")

@@ -50,13 +50,14 @@ def cmd_plan(ctx: CommandContext, rest: str) -> Any:
         what = f"plan {key!r}" if key else "plan yet"
         raise UsageError(f"%ollie plan: no {what}; ask for something with several steps")
     statuses = ctx.core_call(lambda core: core.plan_statuses(record))
-    view = PlanGraphView(record, statuses, rankdir=ctx.settings().rankdir)
+    spend = ctx.on_loop(lambda core: core.spend.steps(record.number))
+    view = PlanGraphView(record, statuses, rankdir=ctx.settings().rankdir, spend=spend)
     if args.watch is not None:
         return PlanWatch(ctx.runtime(), view, args.watch)
     return view
 
 
-@command("plans", "every plan of this session, with its state from its steps")
+@command("plans", "every plan of this session, with its state and what its steps used")
 def cmd_plans(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "plans", most=0, usage="plans")
 
@@ -64,12 +65,15 @@ def cmd_plans(ctx: CommandContext, rest: str) -> Displayable:
         found = []
         for p in core.plans:
             state = plan_state(p, await core.plan_statuses(p))
-            found.append((p.number, p.goal[:60], len(p.steps), p.backend or "in context", state))
+            worked = core.spend.steps(p.number)  # what its worked steps used, all together
+            spent = str(core.spend.plan_total(p.number)) if worked else ""
+            where = p.backend or "in context"
+            found.append((p.number, p.goal[:60], len(p.steps), where, state, spent))
         return found
 
     return Table(
         "plans",
-        ["#", "goal", "steps", "backend", "state"],
+        ["#", "goal", "steps", "backend", "state", "spent"],
         ctx.core_call(rows),
         empty="(no plans yet)",
     )

@@ -48,9 +48,9 @@ def cmd_context(ctx: CommandContext, rest: str) -> Displayable:
 class UsageView(Notice):
     """`r = %ollie usage`: the session's usage as fields, shown as one line."""
 
-    def __init__(self, usage: Any) -> None:
-        cost = f", ${usage.cost:.4f}" if usage.cost is not None else ""
-        super().__init__(f"usage: {usage}{cost}")
+    def __init__(self, usage: Any, local: bool = False) -> None:
+        cost = f", {usage.cost_text}" if usage.requests else ""
+        super().__init__(f"usage: {usage}{cost}" + (" (a local model: no cost)" if local else ""))
         self.requests = usage.requests
         self.input_tokens = usage.input_tokens
         self.output_tokens = usage.output_tokens
@@ -63,8 +63,13 @@ class UsageView(Notice):
     "usage", "requests, tokens (prompt cache too) and cost of this session (fields: requests, ...)"
 )
 def cmd_usage(ctx: CommandContext, rest: str) -> Displayable:
+    from ollie_nb.llm import PriceSource, price_source  # the price table: on first use
+
     words_of(rest, "usage", most=0, usage="usage")
-    return UsageView(ctx.on_loop(lambda core: copy.copy(core.usage)))
+    usage, name, model = ctx.on_loop(
+        lambda core: (copy.copy(core.usage), core.backend.name, core.backend.model)
+    )
+    return UsageView(usage, local=price_source(name, model) is PriceSource.LOCAL)
 
 
 @command("history [N]", "the last N messages, one line each")
