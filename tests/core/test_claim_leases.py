@@ -153,6 +153,18 @@ def wait_events(db, check, within: float = 60.0) -> None:
     raise AssertionError("the dying kernel never got that far")
 
 
+def wait_saved(data, step_ids, within: float = 30.0) -> None:
+    """Until the saved session holds the tool round that marked each step done (a kill
+    between the store's update and the round's save would lose only that round)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        saved = "".join(p.read_text(errors="replace") for p in data.rglob("*.json"))
+        if all(f"ok: {step_id}  [done]" in saved for step_id in step_ids):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the session never saved the rounds of {step_ids}")
+
+
 def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice(
     tmp_path, monkeypatch
 ):
@@ -170,8 +182,9 @@ def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice
     try:
         assert dying.stdout is not None
         session_id = dying.stdout.readline().strip()
-        # two steps done, the other two claimed: the kernel dies there
+        # two steps done, the other two claimed, the done ones' rounds saved: it dies there
         wait_events(db, lambda cd: len(cd[1]) >= 2 and len(cd[0]) >= 4)
+        wait_saved(tmp_path / "data", list(claims_and_dones(db)[1]))
         dying.send_signal(signal.SIGKILL)
     finally:
         dying.kill()
