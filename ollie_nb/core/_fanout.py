@@ -23,6 +23,7 @@ from typing import Protocol
 from ollie_nb.core._events import EventSink, WatchNotice, WatchWhat
 from ollie_nb.core._leases import NO_LEASE, LeasePolicy, heartbeat
 from ollie_nb.core._subagents import ChildSession, SubAgents, first_lines
+from ollie_nb.core._tracing import NO_STEP, StepSpan, tracing
 from ollie_nb.planning import (
     Origin,
     PlanRecord,
@@ -315,11 +316,15 @@ class ParallelRun:
             self.emit(WatchWhat.SKIPPED, text, step_id)
             return
         item = step_item(self.record, index, Origin.PLAN, goal=self.record.goal)
-        child = self._hand(item.text, self.record.steps[index].title)
+        assert item.step is not None
+        span = tracing().step_span(item.step, self.record.goal_id, assignee, detached=False)
+        with span.current():  # the child's turns nest under the step's span
+            child = self._hand(item.text, self.record.steps[index].title)
         self.result.workers[step_id] = child.name
         text = f"step {index + 1} ({step_id}) -> {child.name}"
         self.emit(WatchWhat.CLAIMED, text, step_id, child.name)
-        self._inflight[asyncio.ensure_future(self._work(step_id, assignee, child))] = step_id
+        work = self._work(step_id, assignee, child, span)
+        self._inflight[asyncio.ensure_future(work)] = step_id
 
     def _hand(self, prompt: str, title: str) -> ChildSession:
         """A free worker of this run gets the step; else a new one (at most `width` busy)."""
@@ -341,8 +346,11 @@ class ParallelRun:
         self._pool.append(name)
         return name
 
-    async def _work(self, step_id: str, assignee: str, child: ChildSession) -> StepState:
-        """The child works the step while its claim is renewed; then the step is settled."""
+    async def _work(
+        self, step_id: str, assignee: str, child: ChildSession, span: StepSpan = NO_STEP
+    ) -> StepState:
+        """The child works the step while its claim is renewed; then the step is settled
+        (and its span ended with its state)."""
 
         def lost(why: str) -> None:  # another claimer may hold it now: the child stops
             self._lost.add(step_id)
@@ -350,13 +358,18 @@ class ParallelRun:
             child.interrupt()
 
         beat = asyncio.ensure_future(self.store.keep(step_id, assignee, lost))
+        state = StepState.UNKNOWN
         try:
             await child.until_idle()
+            beat.cancel()
+            if step_id in self._lost:  # not ours to settle any more
+                state = (await self.store.statuses()).get(step_id, StepState.UNKNOWN)
+            else:
+                state = await self.store.settle(step_id, child)
+            return state
         finally:
             beat.cancel()
-        if step_id in self._lost:  # not ours to settle any more
-            return (await self.store.statuses()).get(step_id, StepState.UNKNOWN)
-        return await self.store.settle(step_id, child)
+            span.end(state, first_lines(child.error, 1) if child.error else "")
 
     def _settled(self, step_id: str, state: StepState) -> None:
         self.result.outcome[step_id] = self._mine[step_id] = state

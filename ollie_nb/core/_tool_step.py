@@ -22,6 +22,7 @@ from ollie_nb.core._history import CANCELLED_RESULT
 from ollie_nb.core._hooks import HookOutcome
 from ollie_nb.core._routing import parse_arguments
 from ollie_nb.core._secrets import redact_data
+from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import Message, ToolCall
 from ollie_nb.tools import ToolResult, hide_secrets
 
@@ -105,7 +106,9 @@ class ToolStep:
             self._started(pending)
             host.state = f"tool:{pending.call.name}"
             started = time.perf_counter()
-            result = await host.router.dispatch(pending.call, pending.args)
+            work = host.router.dispatch(pending.call, pending.args)
+            call = pending.call
+            result = await tracing().tool(host, call, pending.server, pending.args, work)
             result = ToolResult(host.redact(result.text), result.is_error, result.images)
             if host.config.hooks.get("postTool"):
                 result = await self._post_tool(pending, result)
