@@ -289,3 +289,30 @@ def test_an_otlp_endpoint_in_the_environment_turns_tracing_on(tmp_path):
     assert run_script(env) == "True True"
     env["OTEL_SDK_DISABLED"] = "true"
     assert run_script(env) == "False False"
+
+
+def test_a_sub_agent_the_model_spawns_turns_under_the_spawning_call(tmp_path, spans):
+    def reply(messages, tools):
+        if "You are sub-agent" in messages[0].content:
+            return "the child's work is done"
+        answered = [m for m in messages if m.role == "tool"]
+        if not answered:
+            return [{"name": "subagent_spawn", "arguments": {"name": "helper", "prompt": "go"}}]
+        if len(answered) == 1:
+            return [{"name": "subagent_wait", "arguments": {"names": ["helper"], "timeout": 30}}]
+        return "all done"
+
+    core = AgentCore(OfflineBackend(reply), workdir=tmp_path, approve=lambda name, args: True)
+
+    async def scenario():
+        async with core:
+            return await core.submit("fan out")
+
+    assert asyncio.run(scenario()).reply == "all done"
+    finished = spans.get_finished_spans()
+    [spawn] = by_name(finished, "execute_tool subagent_spawn")
+    [parent, child] = sorted(by_name(finished, "invoke_agent"), key=lambda s: s.start_time)
+    assert spawn.parent.span_id == parent.context.span_id
+    assert child.parent.span_id == spawn.context.span_id
+    assert child.attributes["gen_ai.conversation.id"] == core.session_id + "/helper"
+    assert [s.name for s in children(finished, child)] == ["chat offline-planner"]
