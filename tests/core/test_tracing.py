@@ -142,6 +142,7 @@ def test_a_parallel_run_nests_each_step_and_its_sub_agent_turn_under_the_run(tmp
         assert step.attributes["ollie.goal.id"] == record.goal_id == rows[task_id]["parent"]
         assert step.attributes["ollie.step.number"] == number
         assert step.attributes["ollie.step.status"] == "done" == rows[task_id]["status"]
+        assert step.status.status_code is StatusCode.UNSET
         [turn] = children(finished, step)  # the worker's turn, under its step
         assert turn.name.startswith("invoke_agent")
         assert turn.attributes["gen_ai.conversation.id"].startswith(core.session_id + "/worker")
@@ -151,6 +152,27 @@ def test_a_parallel_run_nests_each_step_and_its_sub_agent_turn_under_the_run(tmp
         assert update.attributes["gen_ai.tool.name"] == "task_update"
         assert update.attributes["ollie.tool.server"] == "tasks"
     assert {s.context.trace_id for s in finished} == {plan_run.context.trace_id}
+
+
+def test_a_step_that_failed_is_an_error_span_and_the_others_are_not(tmp_path, spans):
+    db = tmp_path / "tasks.db"
+    backend = OfflineBackend(slow_steps(0.05, fail="Check"))
+    core = AgentCore(backend, agent=tasks_agent_with_secret(db), workdir=tmp_path)
+
+    async def scenario():
+        async with core:
+            await core.submit("Ship it\n- Prepare\n- Check (independent)")
+            return await core.run_plan(parallel=2)
+
+    run = asyncio.run(scenario())
+    assert sorted(run.outcome.values()) == ["done", "failed"]
+    steps = by_name(spans.get_finished_spans(), "work_step")
+    by_status = {s.attributes["ollie.step.status"]: s for s in steps}
+    assert by_status["failed"].status.status_code is StatusCode.ERROR
+    assert "the model broke down" in by_status["failed"].status.description
+    assert by_status["done"].status.status_code is StatusCode.UNSET
+    [plan_run] = by_name(spans.get_finished_spans(), "run_plan")
+    assert plan_run.status.status_code is StatusCode.ERROR
 
 
 def test_a_failed_tool_call_is_an_error_span(tmp_path, spans):
@@ -175,16 +197,20 @@ def test_the_watch_works_each_step_in_a_trace_of_its_own_linked_to_the_plan(tmp_
     core = AgentCore(OfflineBackend(), agent=tasks_agent_with_secret(db), workdir=tmp_path)
 
     async def scenario():
-        async with core:
-            await core.submit(PLAN)
-            await core.start_watching()  # the ready steps are queued and worked by the agent
-            await core.run_until_idle(60)
-            await core.stop_watching()
-            return core.plans[-1]
+        # a span of the caller's around it all: the watch's turns still start traces of their own
+        with tracing().tracer.start_as_current_span("notebook cell"):
+            async with core:
+                await core.submit(PLAN)
+                await core.start_watching()  # the ready steps are queued and worked by the agent
+                await core.run_until_idle(60)
+                await core.stop_watching()
+                return core.plans[-1]
 
     record = asyncio.run(scenario())
     finished = spans.get_finished_spans()
+    [cell] = by_name(finished, "notebook cell")
     [made] = by_name(finished, "execute_tool reasoning_plan")
+    assert made.context.trace_id == cell.context.trace_id
     steps = sorted(by_name(finished, "work_step"), key=lambda s: s.attributes["ollie.step.number"])
     assert [s.attributes["ollie.task.id"] for s in steps] == list(record.ids)
     traces = {made.context.trace_id}
