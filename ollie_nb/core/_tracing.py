@@ -21,6 +21,7 @@ import warnings
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
+from importlib import metadata
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ollie_nb.core._secrets import redact_data
@@ -246,13 +247,11 @@ class OtelTracing(Tracing):
     def __init__(self, provider: TracerProvider, capture: bool, owned: bool) -> None:
         from opentelemetry import trace
 
-        from ollie_nb import __version__
-
         self.provider = provider
         self.capture = capture
         self._owned = owned  # made by enable_tracing: shut down with it
         self._trace = trace
-        self.tracer: Tracer = provider.get_tracer("ollie_nb", __version__)
+        self.tracer: Tracer = provider.get_tracer("ollie_nb", _version())
         self._plans: OrderedDict[str, SpanContext] = OrderedDict()  # goal id -> plan's span
 
     # -- turns and model requests --------------------------------------------------------
@@ -497,6 +496,13 @@ class _OtelStep(StepSpan):
         if error:
             self._tracing._error(span, error, "step_not_done")
         span.end()
+
+
+def _version() -> str:
+    try:
+        return metadata.version("ollie-nb")
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 # -- attributes ------------------------------------------------------------------------------
