@@ -92,7 +92,7 @@ class ToolStep:
         """The approved calls, together; each batch ends before the next (one alone) starts."""
         limit = asyncio.Semaphore(MAX_PARALLEL)
         for batch in batches([p for p in self.calls if p.answer is None]):
-            tasks = [asyncio.ensure_future(self._run_one(p, limit)) for p in batch]
+            tasks = [asyncio.ensure_future(self._traced(p, limit)) for p in batch]
             try:
                 await asyncio.gather(*tasks)
             except Exception:  # a bug in one call: the others do not run on unseen
@@ -100,15 +100,17 @@ class ToolStep:
                     task.cancel()
                 raise
 
+    def _traced(self, pending: PendingCall, limit: asyncio.Semaphore) -> Awaitable[None]:
+        """The call, in its execute_tool span when tracing."""
+        return tracing().tool(self.host, pending, self._run_one(pending, limit))
+
     async def _run_one(self, pending: PendingCall, limit: asyncio.Semaphore) -> None:
         async with limit:
             host = self.host
             self._started(pending)
             host.state = f"tool:{pending.call.name}"
             started = time.perf_counter()
-            work = host.router.dispatch(pending.call, pending.args)
-            call = pending.call
-            result = await tracing().tool(host, call, pending.server, pending.args, work)
+            result = await host.router.dispatch(pending.call, pending.args)
             result = ToolResult(host.redact(result.text), result.is_error, result.images)
             if host.config.hooks.get("postTool"):
                 result = await self._post_tool(pending, result)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ollie_nb.core._secrets import redact_data
 from ollie_nb.errors import UnavailableError
-from ollie_nb.llm import Done, Message, StreamEvent, ToolCallsReady, UsageReport
+from ollie_nb.llm import Done, Message, StreamEvent, ToolCall, ToolCallsReady, UsageReport
 from ollie_nb.llm import TextDelta as TextChunk
 from ollie_nb.planning import StepState
 from ollie_nb.tools import ToolResult, hide_secrets
@@ -75,6 +75,19 @@ class TracedHost(Protocol):
     def redact(self, text: str) -> str: ...
 
 
+class TracedCall(Protocol):
+    """A tool call as the tool step works it: its answer is there once it ran."""
+
+    @property
+    def call(self) -> ToolCall: ...
+    @property
+    def server(self) -> str: ...
+    @property
+    def args(self) -> Any: ...
+    @property
+    def answer(self) -> ToolResult | None: ...
+
+
 class StepSpan:
     """A worked step's span while it is worked: no-op here, an OpenTelemetry span when on."""
 
@@ -108,10 +121,9 @@ class Tracing:
         """One model request: `chat`, from its first event to the stream's end."""
         return stream
 
-    def tool(
-        self, host: TracedHost, call: Any, server: str, args: Any, work: Awaitable[ToolResult]
-    ) -> Awaitable[ToolResult]:
-        """One tool call: `execute_tool`; an error result sets the span's error status."""
+    def tool(self, host: TracedHost, pending: TracedCall, work: Awaitable[R]) -> Awaitable[R]:
+        """One tool call that runs: `execute_tool`, until `pending` has its answer; an error
+        result sets the span's error status."""
         return work
 
     def plan_made(self, host: TracedHost, record: PlanRecord) -> None:
@@ -339,38 +351,36 @@ class OtelTracing(Tracing):
 
     # -- tools and plans -----------------------------------------------------------------
 
-    def tool(
-        self, host: TracedHost, call: Any, server: str, args: Any, work: Awaitable[ToolResult]
-    ) -> Awaitable[ToolResult]:
-        return self._tool(host, call, server, args, work)
+    def tool(self, host: TracedHost, pending: TracedCall, work: Awaitable[R]) -> Awaitable[R]:
+        return self._tool(host, pending, work)
 
-    async def _tool(
-        self, host: TracedHost, call: Any, server: str, args: Any, work: Awaitable[ToolResult]
-    ) -> ToolResult:
+    async def _tool(self, host: TracedHost, pending: TracedCall, work: Awaitable[R]) -> R:
+        call = pending.call
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": call.name,
             "gen_ai.tool.call.id": call.id,
             "gen_ai.tool.type": "function",
-            "ollie.tool.server": server,
+            "ollie.tool.server": pending.server,
         }
         redact = host.redact
         if self.capture:
-            shown = redact_data(args, lambda text: hide_secrets(redact(text)))
+            shown = redact_data(pending.args, lambda text: hide_secrets(redact(text)))
             attributes["gen_ai.tool.call.arguments"] = json.dumps(shown, ensure_ascii=False)
         with self.tracer.start_as_current_span(
             f"execute_tool {call.name}", attributes=attributes, record_exception=False
         ) as span:
             try:
-                result = await work
+                done = await work
             except BaseException as exc:
                 self._error(span, type(exc).__name__, type(exc).__name__)
                 raise
-            if result.is_error:
+            result = pending.answer
+            if result is not None and result.is_error:
                 self._error(span, redact(result.text)[:200] if self.capture else "", "tool_error")
-            if self.capture:
+            if result is not None and self.capture:
                 span.set_attribute("gen_ai.tool.call.result", redact(result.text))
-            return result
+            return done
 
     def plan_made(self, host: TracedHost, record: PlanRecord) -> None:
         span = self._trace.get_current_span()
