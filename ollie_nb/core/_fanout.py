@@ -23,7 +23,7 @@ from typing import Protocol
 from ollie_nb.core._events import EventSink, WatchNotice, WatchWhat
 from ollie_nb.core._leases import NO_LEASE, LeasePolicy, heartbeat
 from ollie_nb.core._subagents import ChildSession, SubAgents, first_lines
-from ollie_nb.core._tracing import NO_STEP, StepSpan, tracing
+from ollie_nb.core._tracing import tracing
 from ollie_nb.planning import (
     Origin,
     PlanRecord,
@@ -206,6 +206,9 @@ class ParallelRun:
 
     async def run(self) -> PlanRun:
         """Work the plan until every step is finished, one failed, or nothing can start."""
+        return await tracing().plan_run(self.record, self.width, self._work_plan())
+
+    async def _work_plan(self) -> PlanRun:
         if self.store.note:
             self.emit(WatchWhat.NOTE, self.store.note)
         try:
@@ -323,7 +326,9 @@ class ParallelRun:
         self.result.workers[step_id] = child.name
         text = f"step {index + 1} ({step_id}) -> {child.name}"
         self.emit(WatchWhat.CLAIMED, text, step_id, child.name)
-        work = self._work(step_id, assignee, child, span)
+        work = span.settle(
+            self._work(step_id, assignee, child), lambda: first_lines(child.error, 1)
+        )
         self._inflight[asyncio.ensure_future(work)] = step_id
 
     def _hand(self, prompt: str, title: str) -> ChildSession:
@@ -346,11 +351,8 @@ class ParallelRun:
         self._pool.append(name)
         return name
 
-    async def _work(
-        self, step_id: str, assignee: str, child: ChildSession, span: StepSpan = NO_STEP
-    ) -> StepState:
-        """The child works the step while its claim is renewed; then the step is settled
-        (and its span ended with its state)."""
+    async def _work(self, step_id: str, assignee: str, child: ChildSession) -> StepState:
+        """The child works the step while its claim is renewed; then the step is settled."""
 
         def lost(why: str) -> None:  # another claimer may hold it now: the child stops
             self._lost.add(step_id)
@@ -358,18 +360,13 @@ class ParallelRun:
             child.interrupt()
 
         beat = asyncio.ensure_future(self.store.keep(step_id, assignee, lost))
-        state = StepState.UNKNOWN
         try:
             await child.until_idle()
-            beat.cancel()
-            if step_id in self._lost:  # not ours to settle any more
-                state = (await self.store.statuses()).get(step_id, StepState.UNKNOWN)
-            else:
-                state = await self.store.settle(step_id, child)
-            return state
         finally:
             beat.cancel()
-            span.end(state, first_lines(child.error, 1) if child.error else "")
+        if step_id in self._lost:  # not ours to settle any more
+            return (await self.store.statuses()).get(step_id, StepState.UNKNOWN)
+        return await self.store.settle(step_id, child)
 
     def _settled(self, step_id: str, state: StepState) -> None:
         self.result.outcome[step_id] = self._mine[step_id] = state

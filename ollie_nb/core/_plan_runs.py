@@ -18,7 +18,6 @@ from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, T
 from ollie_nb.core._leases import LeasePolicy
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._subagents import SubAgents
-from ollie_nb.core._tracing import tracing
 from ollie_nb.errors import AgentBusyError, NoTaskServerError
 from ollie_nb.planning import PlanBook, PlanRecord
 
@@ -65,7 +64,7 @@ class PlanRuns:
                 lambda item: item.step is None or item.step.plan != record.number
             )
         run = ParallelRun(record, store, self.host.subagents, width, owner, sink, self._claim)
-        self._task = asyncio.ensure_future(tracing().plan_run(record, width, run.run()))
+        self._task = asyncio.ensure_future(run.run())
         self.plan = record.number
         try:
             return await self._task

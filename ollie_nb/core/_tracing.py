@@ -99,6 +99,11 @@ class StepSpan:
     def end(self, state: StepState | None = None, error: str = "") -> None:
         """The step's state when its work ended; a failed step (or an `error`) is an error."""
 
+    def settle(self, work: Awaitable[StepState], why: Callable[[], str]) -> Awaitable[StepState]:
+        """`work` settles the step; the span ends with the state it settles at (`why` says
+        what went wrong when it failed)."""
+        return work
+
 
 NO_STEP = StepSpan()
 
@@ -494,6 +499,18 @@ class _OtelStep(StepSpan):
     def current(self) -> Iterator[None]:
         with self._tracing._trace.use_span(self._span, end_on_exit=False):
             yield
+
+    def settle(self, work: Awaitable[StepState], why: Callable[[], str]) -> Awaitable[StepState]:
+        return self._settle(work, why)
+
+    async def _settle(self, work: Awaitable[StepState], why: Callable[[], str]) -> StepState:
+        try:
+            state = await work
+        except BaseException as exc:
+            self.end(error=type(exc).__name__)
+            raise
+        self.end(state, why() if state is StepState.FAILED else "")
+        return state
 
     def end(self, state: StepState | None = None, error: str = "") -> None:
         span = self._span

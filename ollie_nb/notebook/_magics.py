@@ -87,13 +87,13 @@ class OllieMagics(Magics):
         help="Load the images a reply shows (each one a fetch from its host, whenever the "
         "notebook is opened); off: a link naming the host.",
     ).tag(config=True)
-    offline_chunk_delay = Float(
-        0.0, help="Seconds between words of the offline model's replies."
-    ).tag(config=True)
     tracing = Bool(
         False,
         help="Export OpenTelemetry traces of turns, model requests, tool calls and plan steps "
         "(OTLP over HTTP to OTEL_EXPORTER_OTLP_ENDPOINT; needs ollie-nb[otel]).",
+    ).tag(config=True)
+    offline_chunk_delay = Float(
+        0.0, help="Seconds between words of the offline model's replies."
     ).tag(config=True)
 
     @observe("remote_images")
