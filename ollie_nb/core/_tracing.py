@@ -17,7 +17,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import warnings
+import sys
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
@@ -208,7 +208,7 @@ def disable_tracing() -> None:
 
 def tracing_from_env() -> None:
     """Once a process: an OTLP endpoint in the environment turns tracing on (unless
-    OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none); without the extra, one warning."""
+    OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none); without the extra, one line on stderr."""
     global _env_read
     if _env_read:
         return
@@ -222,7 +222,9 @@ def tracing_from_env() -> None:
     try:
         enable_tracing()
     except TracingUnavailableError as exc:  # the variable may be meant for other programs
-        warnings.warn(f"{ENDPOINT_VARS[1]} is set but {exc}", RuntimeWarning, stacklevel=2)
+        # one line on stderr (a cell shows it): a warning would go to logging, where
+        # detect-secrets' captureWarnings sends it, and nobody reads it there
+        print(f"ollie_nb: {ENDPOINT_VARS[1]} is set but {exc}", file=sys.stderr)
 
 
 def _capture_from_env() -> bool:

@@ -288,20 +288,24 @@ print(tracing().enabled, any(m.startswith("opentelemetry") for m in sys.modules)
 """
 
 
-def run_script(env_extra: dict[str, str]) -> str:
+def run_script(env_extra: dict[str, str], prelude: str = "") -> str:
+    return run_script_done(env_extra, prelude).stdout.strip()
+
+
+def run_script_done(env_extra: dict[str, str], prelude: str = "") -> subprocess.CompletedProcess:
     import os
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env.update(env_extra, PYTHONPATH=str(ROOT))
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(OFF_SCRIPT)],
+        [sys.executable, "-c", prelude + textwrap.dedent(OFF_SCRIPT)],
         env=env,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return done
 
 
 def test_off_by_default_a_turn_never_imports_opentelemetry(tmp_path):
@@ -342,3 +346,16 @@ def test_a_sub_agent_the_model_spawns_turns_under_the_spawning_call(tmp_path, sp
     assert child.parent.span_id == spawn.context.span_id
     assert child.attributes["gen_ai.conversation.id"] == core.session_id + "/helper"
     assert [s.name for s in children(finished, child)] == ["chat offline-planner"]
+
+
+def test_an_endpoint_in_the_environment_without_the_extra_is_one_line_and_the_turn_runs(
+    tmp_path,
+):
+    env = {"OLLIE_DATA_DIR": str(tmp_path), "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
+    blocked = "import sys; sys.modules['opentelemetry.sdk.trace'] = None\n"  # as if not installed
+    done = run_script_done(env, blocked)
+    assert done.stdout.split()[0] == "False"  # tracing off, and the turn ran
+    assert done.stderr.splitlines() == [
+        "ollie_nb: OTEL_EXPORTER_OTLP_ENDPOINT is set but tracing needs OpenTelemetry: "
+        "pip install 'ollie-nb[otel]'"
+    ]
