@@ -141,8 +141,8 @@ class Tracing:
         return work
 
     def step_span(self, step: StepRef, goal_id: str, worker: str, detached: bool) -> StepSpan:
-        """A worked step's span (ended by the caller); `detached`: a trace of its own,
-        linked to the span that made the plan (the watch's turns)."""
+        """A worked step's span, ended by its `settle` (or `end`); `detached`: a trace of its
+        own, linked to the span that made the plan (the watch's turns)."""
         return NO_STEP
 
     def step(
@@ -470,8 +470,7 @@ class OtelTracing(Tracing):
         except BaseException as exc:
             span.end(error=type(exc).__name__)
             raise
-        error = getattr(result, "error", "") or getattr(result, "blocked", "")
-        span.end(error=error) if error else span.end()
+        span.end(error=getattr(result, "error", "") or getattr(result, "blocked", ""))
         return result
 
     # -- the rest ------------------------------------------------------------------------

@@ -359,3 +359,28 @@ def test_an_endpoint_in_the_environment_without_the_extra_is_one_line_and_the_tu
         "ollie_nb: OTEL_EXPORTER_OTLP_ENDPOINT is set but tracing needs OpenTelemetry: "
         "pip install 'ollie-nb[otel]'"
     ]
+
+
+def test_a_queue_plan_step_the_agent_works_is_a_step_span_and_a_failed_one_is_an_error(
+    tmp_path, spans
+):
+    backend = OfflineBackend(slow_steps(0, fail="Check"))
+    core = AgentCore(backend, workdir=tmp_path, queue_fallback=True, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit("Ship it\n- Prepare\n- Check (independent)")  # the queue drains
+            return core.plans[-1]
+
+    record = asyncio.run(scenario())
+    assert record.kind == "queue"
+    steps = by_name(spans.get_finished_spans(), "work_step")
+    by_number = {s.attributes["ollie.step.number"]: s for s in steps}
+    assert sorted(by_number) == [1, 2]
+    assert [by_number[n].attributes["ollie.step.id"] for n in (1, 2)] == list(record.ids)
+    assert all("ollie.task.id" not in s.attributes for s in steps)  # no task store here
+    assert by_number[1].status.status_code is StatusCode.UNSET
+    assert by_number[2].status.status_code is StatusCode.ERROR
+    assert "the model broke down" in by_number[2].status.description
+    [turn] = children(spans.get_finished_spans(), by_number[2])
+    assert turn.attributes["ollie.step.id"] == record.ids[1]
