@@ -28,6 +28,7 @@ from bench import (
     task_store,
     task_store_pg,
     tool_call,
+    tracing,
     turn_loop,
     watch,
     workers,
@@ -54,6 +55,7 @@ ROWS: tuple[Row, ...] = (
     workers.ROW,
     first_tool_call.ROW,
     fanout_large.ROW,
+    tracing.ROW,
 )
 
 

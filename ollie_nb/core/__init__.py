@@ -39,6 +39,12 @@ from ollie_nb.core._events import (
 )
 from ollie_nb.core._routing import Approver, MaskedArgs
 from ollie_nb.core._sessions import SessionInfo, list_sessions, sessions_dir
+from ollie_nb.core._tracing import (
+    TracingUnavailableError,
+    disable_tracing,
+    enable_tracing,
+    tracing,
+)
 from ollie_nb.core._turn import CONTINUE_PROMPT
 from ollie_nb.errors import ConfigError, SessionError
 
@@ -67,6 +73,7 @@ __all__ = [
     "TextDelta",
     "ToolCalled",
     "ToolFinished",
+    "TracingUnavailableError",
     "TurnEnded",
     "TurnResult",
     "TurnStarted",
@@ -77,11 +84,14 @@ __all__ = [
     "WatchWhat",
     "agent_dirs",
     "build_agent_env",
+    "disable_tracing",
+    "enable_tracing",
     "expand_vars",
     "list_agents",
     "list_sessions",
     "load_agent_config",
     "resolve_agent",
     "sessions_dir",
+    "tracing",
     "trust_agent_file",
 ]

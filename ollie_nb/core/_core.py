@@ -17,7 +17,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +42,7 @@ from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
 from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._sessions import SessionInfo, drafts_to_dict, list_sessions
 from ollie_nb.core._subagents import SubAgents, SubagentTools
+from ollie_nb.core._tracing import tracing, tracing_from_env
 from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, params
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
@@ -187,6 +188,7 @@ class AgentCore:
     async def start(self) -> AgentCore:
         """Load the agent config, connect its servers, wire plans, run agentSpawn hooks."""
         self.config = resolve_agent(self._agent_spec, self._workdir)
+        tracing_from_env()  # an OTLP endpoint in the environment turns tracing on
         if self._backend is None:
             self._backend = _default_backend(self.config)
         await self._build_env()
@@ -453,7 +455,7 @@ class AgentCore:
         if step is not None:  # its spend is the step's, within its plan's cap
             self._turn_ledger = Ledger(Scope.STEP, parent=self.spend.plan(step.plan))
         try:
-            result = await self._runner.run(start)
+            result = await self._traced(item, self._runner.run(start))
         finally:
             if step is not None and self._turn_ledger is not None:
                 self.spend.record(step.plan, step.step_id, self._turn_ledger.spend)
@@ -472,6 +474,16 @@ class AgentCore:
             )
             self.plan_book.mark(marked, state)
         return result
+
+    def _traced(self, item: QueuedPrompt, work: Awaitable[TurnResult]) -> Awaitable[TurnResult]:
+        """A step's turn inside the step's span; a step the watch queued is a trace of its own."""
+        step, traced = item.step, tracing()
+        if step is None or not traced.enabled:
+            return work
+        record = next((r for r in self.plan_book.records if r.number == step.plan), None)
+        goal_id = record.goal_id if record is not None else ""
+        watch = item.origin is Origin.WATCH
+        return traced.step(step, goal_id, self.agent_name, watch, work)
 
     async def _hold(self, item: QueuedPrompt) -> Hold:
         """A task step the watch queued is claimed with a lease, renewed while its turn
@@ -516,6 +528,7 @@ class AgentCore:
     def _on_plan(self, record: PlanRecord) -> None:
         # the record's warning is the model's status line; the user's notice drops its label
         self.emit(PlanMade(record, record.warning.removeprefix("warning: ")))
+        tracing().plan_made(self, record)  # the goal id and steps join the call's span
 
     # -- plan review (the logic lives in PlanReview) ---------------------------------------
 

@@ -34,6 +34,7 @@ from ollie_nb.core._budget import Ledger, Scope
 from ollie_nb.core._events import EventSink, WatchNotice, WatchWhat
 from ollie_nb.core._leases import NO_LEASE, LeasePolicy, heartbeat
 from ollie_nb.core._subagents import ChildSession, SubAgents, first_lines
+from ollie_nb.core._tracing import tracing
 from ollie_nb.planning import (
     Origin,
     PlanRecord,
@@ -253,6 +254,9 @@ class ParallelRun:
 
     async def run(self) -> PlanRun:
         """Work the plan until every step is finished, one failed, or nothing can start."""
+        return await tracing().plan_run(self.record, self.width, self._work_plan())
+
+    async def _work_plan(self) -> PlanRun:
         if self.store.note:
             self.emit(WatchWhat.NOTE, self.store.note)
         try:
@@ -394,11 +398,17 @@ class ParallelRun:
             self.emit(WatchWhat.SKIPPED, text, step_id)
             return
         item = step_item(self.record, index, Origin.PLAN, goal=self.record.goal)
-        child = self._hand(item.text, self.record.steps[index].title)
+        assert item.step is not None
+        span = tracing().step_span(item.step, self.record.goal_id, assignee, detached=False)
+        with span.current():  # the child's turns nest under the step's span
+            child = self._hand(item.text, self.record.steps[index].title)
         self.result.workers[step_id] = child.name
         text = f"step {index + 1} ({step_id}) -> {child.name}"
         self.emit(WatchWhat.CLAIMED, text, step_id, child.name)
-        self._inflight[asyncio.ensure_future(self._work(step_id, assignee, child))] = step_id
+        work = span.settle(
+            self._work(step_id, assignee, child), lambda: first_lines(child.error, 1)
+        )
+        self._inflight[asyncio.ensure_future(work)] = step_id
 
     def _hand(self, prompt: str, title: str) -> ChildSession:
         """A free worker of this run gets the step; else a new one (at most `width` busy)."""

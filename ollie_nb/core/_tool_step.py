@@ -22,6 +22,7 @@ from ollie_nb.core._history import CANCELLED_RESULT
 from ollie_nb.core._hooks import HookOutcome
 from ollie_nb.core._routing import parse_arguments
 from ollie_nb.core._secrets import redact_data
+from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import Message, ToolCall
 from ollie_nb.tools import ToolResult, hide_secrets
 
@@ -91,13 +92,17 @@ class ToolStep:
         """The approved calls, together; each batch ends before the next (one alone) starts."""
         limit = asyncio.Semaphore(MAX_PARALLEL)
         for batch in batches([p for p in self.calls if p.answer is None]):
-            tasks = [asyncio.ensure_future(self._run_one(p, limit)) for p in batch]
+            tasks = [asyncio.ensure_future(self._traced(p, limit)) for p in batch]
             try:
                 await asyncio.gather(*tasks)
             except Exception:  # a bug in one call: the others do not run on unseen
                 for task in tasks:
                     task.cancel()
                 raise
+
+    def _traced(self, pending: PendingCall, limit: asyncio.Semaphore) -> Awaitable[None]:
+        """The call, in its execute_tool span when tracing."""
+        return tracing().tool(self.host, pending, self._run_one(pending, limit))
 
     async def _run_one(self, pending: PendingCall, limit: asyncio.Semaphore) -> None:
         async with limit:

@@ -35,6 +35,7 @@ from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
 from ollie_nb.core._routing import ToolRouter, TrustGate
 from ollie_nb.core._tool_step import ToolStep
+from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import (
     ContextOverflowError,
     GenerationParams,
@@ -127,7 +128,7 @@ class TurnRunner:
     async def run(self, start: TurnStarted) -> TurnResult:
         """One turn; an internal error runs the turnError hooks and is kept for `%ollie debug`."""
         try:
-            return await self._run(start)
+            return await tracing().turn(self.host, start, self._run(start))
         except Exception as exc:
             self.last_error = traceback.format_exc()
             message = f"internal error: {type(exc).__name__}: {self.host.redact(str(exc))}"
@@ -377,6 +378,7 @@ class TurnRunner:
         host.conversation.usage.requests += 1
         tools = host.router.defs if host.config.tools else ()
         stream = host.backend.chat_stream(messages, tools, params(host.config))
+        stream = tracing().chat(host, messages, stream)  # the request's span (when tracing)
         try:
             async for event in stream:
                 if isinstance(event, TextChunk):

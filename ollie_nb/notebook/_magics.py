@@ -95,6 +95,11 @@ class OllieMagics(Magics):
         help="Load the images a reply shows (each one a fetch from its host, whenever the "
         "notebook is opened); off: a link naming the host.",
     ).tag(config=True)
+    tracing = Bool(
+        False,
+        help="Export OpenTelemetry traces of turns, model requests, tool calls and plan steps "
+        "(OTLP over HTTP to OTEL_EXPORTER_OTLP_ENDPOINT; needs ollie-nb[otel]).",
+    ).tag(config=True)
     offline_chunk_delay = Float(
         0.0, help="Seconds between words of the offline model's replies."
     ).tag(config=True)
@@ -129,6 +134,20 @@ class OllieMagics(Magics):
         Images.remote = bool(change["new"])
 
     # -- checks: a bad value is one line (TraitError), the old value stays ----
+
+    @validate("tracing")
+    def _switch_tracing(self, proposal: Any) -> bool:
+        from ollie_nb.core import TracingUnavailableError, disable_tracing, enable_tracing, tracing
+
+        on = bool(proposal["value"])
+        if on and not tracing().enabled:
+            try:
+                enable_tracing()
+            except TracingUnavailableError as exc:  # the extra is missing: one line
+                raise TraitError(f"OllieMagics.tracing: {exc}") from None
+        elif not on:
+            disable_tracing()
+        return on
 
     @validate("workdir")
     def _check_workdir(self, proposal: Any) -> str:
