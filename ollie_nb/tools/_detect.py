@@ -32,6 +32,12 @@ from ollie_nb.tools._environ import is_secret_name, url_credentials
 
 HIDDEN = "***"
 MIN_CHARS = 8  # a shorter match is an ordinary word more often than a key
+# Some detect-secrets patterns backtrack from every start inside a long run of key
+# characters ("sk-" 30,000 times kept OpenAIDetector busy for 29 s). No key of theirs is
+# that long, so they read the text with such runs blanked; the formats of our own (JWTs,
+# PEM blocks) are written to read any text once.
+MAX_RUN = 200  # the longest key of their formats is about 110 characters
+_LONG_RUN = re.compile(r"[^\s'\"`,;(){}\[\]<>&?=/]{" + str(MAX_RUN + 1) + ",}")
 
 
 class _NewerFormats(RegexBasedDetector):
@@ -45,9 +51,9 @@ class _NewerFormats(RegexBasedDetector):
         re.compile(r"gh[opusr]_[A-Za-z0-9]{20,}"),
         re.compile(r"hf_[A-Za-z0-9]{20,}"),
         re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"),
-        re.compile(
-            r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
-        ),  # a JWT, signed or not
+        re.compile(  # a JWT, signed or not, from where a word starts, each part taken whole
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+"
+        ),
         re.compile(
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
             r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
@@ -73,17 +79,22 @@ _DETECTORS: tuple[RegexBasedDetector, ...] = (
 )
 
 # `'api_key': 'v'` (a dict's repr), `api_key='v'` (a dataclass's), `API_KEY = "v"` (source).
+# A name starts where a word does and is at most 128 characters, taken whole (possessive):
+# on a long run of letters a looser pattern backtracks from every position (40,000 x's
+# took 34 s); this one reads each run once.
 _ASSIGNED = re.compile(
-    r"""(?P<head>(?P<q>['"]?)(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?P=q)\s*(?::|=)\s*)"""
+    r"""(?P<head>(?P<q>['"]?)(?<![A-Za-z0-9_-])(?P<name>[A-Za-z_][A-Za-z0-9_-]{0,127}+)"""
+    r"""(?P=q)\s*+(?::|=)\s*)"""
     r"""(?P<value>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|[^\s,)}\]'"]+)"""
 )
 
 
 def find_secrets(text: str) -> list[str]:
     """The secret-looking substrings of `text` (key formats, URL credentials), longest first."""
-    found: set[str] = set()
-    for detector in _DETECTORS:
-        found.update(detector.analyze_string(text))
+    found: set[str] = set(_DETECTORS[0].analyze_string(text))
+    runs_cut = _LONG_RUN.sub(" ", text)
+    for detector in _DETECTORS[1:]:
+        found.update(detector.analyze_string(runs_cut))
     if "://" in text:
         found.update(url_credentials(text))
     return sorted((s for s in found if len(s) >= MIN_CHARS), key=len, reverse=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from ollie_nb.core import AgentConfig, AgentCore, ToolFinished
 from ollie_nb.core._routing import MaskedArgs
 from ollie_nb.llm import OfflineBackend, ToolCall
+from ollie_nb.tools._detect import hide_secrets
 
 GHP = "ghp_" + "Q7" * 18  # a GitHub token's format: 36 characters after ghp_
 
@@ -177,3 +179,34 @@ def test_a_trusted_call_without_secrets_does_not_ask(tmp_path):
     )
     (result,) = [e for e in run(core) if isinstance(e, ToolFinished)]
     assert result.result == "exit code 0\nhello" and asked == []
+
+
+CHECK_LONG_RUN = """
+import sys
+from ollie_nb.tools._detect import hide_secrets, secret_paths
+text = eval(sys.argv[1])
+hide_secrets(text)
+list(secret_paths({"code": text}))
+print("checked", len(text))
+"""
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['"sk-" * 30_000', '"eyJ" * 60_000', '"x" * 100_000', '("sk-" * 66 + " ") * 500'],
+    ids=["sk-run", "eyJ-run", "letters", "sk-words"],
+)
+def test_a_long_run_of_key_characters_is_read_once_not_from_every_start(text):
+    """A model-chosen argument is checked before its call (TrustGate): patterns that
+    backtracked from every start took 29 s on 90,000 characters, a hang of the kernel
+    (the regex engine holds the GIL, so the check runs in a process of its own, given
+    20 s: far past the tens of milliseconds it takes)."""
+    run = subprocess.run(
+        [sys.executable, "-c", CHECK_LONG_RUN, text], capture_output=True, text=True, timeout=20
+    )
+    assert run.returncode == 0 and run.stdout.startswith("checked"), run.stderr[-500:]
+
+
+def test_keys_beside_long_runs_are_still_found():
+    glued = "see " + "a" * 500 + " sk-ant-" + "k" * 40 + " and " + "ghp_" + "b" * 36
+    assert hide_secrets(glued) == "see " + "a" * 500 + " *** and ***"
