@@ -463,7 +463,9 @@ def _add_steps(
     for i, step in enumerate(view.steps):
         status = view.statuses[i]
         st = STATUS_STYLES[status]
-        lines = [_one_line(view.ids[i]), *_wrap_title(step.title)]
+        number = str(i + 1)  # as the plan's text and the commands name it, then its task id
+        head = number if view.ids[i] == number else f"{number} · {view.ids[i]}"
+        lines = [_one_line(head), *_wrap_title(step.title)]
         if st.inactive:
             lines[0] = f"{lines[0]} ({st.label})"
         body = step.body if step.body.strip() else step.title

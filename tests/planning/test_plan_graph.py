@@ -235,7 +235,7 @@ def test_status_colours_and_classes_in_svg():
 
 def test_inactive_steps_are_labelled():
     root = _parse(plan_svg("g", PLAN, ["a", "b", "c", "d", "e"], {"e": "deferred"}))
-    assert _texts(_steps(root)["s4"])[0] == "e (deferred)"
+    assert _texts(_steps(root)["s4"])[0] == "5 · e (deferred)"
 
 
 def test_legend_lists_the_statuses_present():
@@ -250,7 +250,7 @@ def test_ids_and_goal_id_are_shown():
     root = _parse(plan_svg("Ship it", PLAN, ids, goal_id="t-goal"))
     nodes = _groups(root, "node")
     assert _texts(nodes["goal"]) == ["t-goal", "Ship it"]
-    assert _texts(nodes["s0"]) == ["t-7kq2m", "Read the issue"]
+    assert _texts(nodes["s0"]) == ["1 · t-7kq2m", "Read the issue"]  # the step's number too
 
 
 def test_tooltips_are_step_bodies_or_titles():
@@ -330,7 +330,7 @@ def test_newlines_and_control_characters_in_titles_and_ids():
     steps = [PlanStep("first line\nsecond\r\nthird\x00\x1b[0m", "a\x07b")]
     root = _parse(plan_svg("goal\nwith lines", steps, ["id\nwith newline"], goal_id="g\t1"))
     step = _steps(root)["s0"]
-    assert _texts(step) == ["id with newline", "first line second third[0m"]
+    assert _texts(step) == ["1 · id with newline", "first line second third[0m"]
     assert _tooltip(step) == "ab"
     assert _texts(_groups(root, "node")["goal"]) == ["g 1", "goal with lines"]
 
