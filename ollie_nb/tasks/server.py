@@ -174,7 +174,8 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
         lifespan=lifespan,
         log_level="WARNING",
     )
-    _add_create_and_list(server, store, calls)
+    _add_create(server, store, calls)
+    _add_list(server, store, calls)
     _add_read(server, store, calls)
     _add_updates(server, store, calls)
     _add_structure(server, store, calls)
@@ -194,8 +195,8 @@ def _version() -> str:
         return "0+unknown"
 
 
-def _add_create_and_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
-    """The tools task_create and task_list."""
+def _add_create(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+    """The tool task_create."""
 
     @server.tool(
         structured_output=False,
@@ -216,6 +217,10 @@ def _add_create_and_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCa
         labels: Annotated[tuple[str, ...], Field(description="Short tags, no spaces")] = (),
     ) -> str:
         return await calls.change(lambda: store.create(title, body, parent, blockers, labels))
+
+
+def _add_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+    """The tool task_list."""
 
     @server.tool(
         structured_output=False,
