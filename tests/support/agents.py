@@ -10,18 +10,22 @@ from ollie_nb.core import AgentConfig
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROOT = Path(__file__).resolve().parents[2]
+# MCP servers start with a bare environment: without this the server would import the
+# installed ollie_nb, not this tree's (a bug planted in the store would go unseen).
+THIS_TREE = {"PYTHONPATH": str(ROOT)}
 
 
 def tasks_agent(db, **extra) -> AgentConfig:
     """An agent whose one server is the real ollie-tasks over stdio, on the database `db`."""
-    server = {"command": sys.executable, "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db)]}
+    args = ["-m", "ollie_nb.tasks", "serve", "--db", str(db)]
+    server = {"command": sys.executable, "args": args, "env": THIS_TREE}
     return AgentConfig.from_dict({"mcpServers": {"tasks": server}, **extra})
 
 
 def tasks_agent_file(folder: Path) -> Path:
     """An agent JSON whose one server is ollie-tasks on a database in `folder`."""
-    server = {"command": sys.executable, "args": ["-m", "ollie_nb.tasks", "serve", "--db"]}
-    server["args"].append(str(folder / "tasks.db"))
+    args = ["-m", "ollie_nb.tasks", "serve", "--db", str(folder / "tasks.db")]
+    server = {"command": sys.executable, "args": args, "env": THIS_TREE}
     path = folder / "with-tasks.json"
     path.write_text(json.dumps({"mcpServers": {"tasks": server}}))
     return path

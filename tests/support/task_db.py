@@ -19,6 +19,7 @@ def task_server(db: Path, *, timeout: float = 10.0, name: str = "tasks") -> dict
             "command": sys.executable,
             "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db), "--watch-interval", "0"],
             "timeout": timeout,
+            "env": {"PYTHONPATH": str(Path(__file__).resolve().parents[2])},  # this tree's
         }
     }
 
