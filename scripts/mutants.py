@@ -49,6 +49,17 @@ class Mutant:
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
+        "worker-misses-lapsed-leases",
+        "ollie_nb/core/_worker.py",
+        "        return min(SIGNAL_CHECK, left if left > 0 else LEASE_RECHECK)",
+        "        return SIGNAL_CHECK",
+        (
+            "tests/core/test_workers.py::test_a_waiting_worker_reads_the_store_when_a_claim_it_saw_runs_out",
+        ),
+        "a dead worker's step waits for another worker's 30 s safety read instead of its lease",
+        quick=True,
+    ),
+    Mutant(
         "secret-check-quadratic-on-key-runs",
         "ollie_nb/tools/_detect.py",
         '    runs_cut = _LONG_RUN.sub(" ", text)',

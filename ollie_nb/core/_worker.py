@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from ollie_nb.core._core import AgentCore
@@ -43,7 +44,9 @@ LOGGED = {
 }
 WAIT_POLL = 1.0  # s between reads of the event log while waiting, without a change signal
 SIGNAL_CHECK = 30.0  # s: with a signal, the event log is read this often anyway
-LIST_FIELDS = ("id", "title", "status", "parent", "blockers", "body")
+LIST_FIELDS = ("id", "title", "status", "parent", "blockers", "body", "lease_until")
+LEASE_MARGIN = 0.2  # s past a claim's lease end before the store is read again
+LEASE_RECHECK = 1.0  # s between reads while a lease looks over but its claim stands (skew)
 
 
 class WorkerError(OllieError):
@@ -124,6 +127,7 @@ class Worker:
         self.stopping = ""  # the signal that stops the worker
         self.waits = ""  # how it last waited for a change: "signal" or "poll"
         self.capped = ""  # the spend cap that stopped it (a new run would only meet it again)
+        self.lease_ends: list[float] = []  # when the claims it saw last run out (epoch s)
         self._stop = asyncio.Event()
 
     def stop(self, signame: str) -> None:
@@ -157,7 +161,17 @@ class Worker:
             for t in listing.get("tasks", [])
             if isinstance(t, dict) and states[str(t["id"])].is_open and not t.get("blockers")
         }
+        self.lease_ends = lease_ends(listing)
         return plans_of(listing, self.options.plan), states, ready
+
+    def _look_within(self) -> float:
+        """How long to wait for a signal: SIGNAL_CHECK, or until the first lease the store
+        holds runs out (the store reopens a lapsed claim when it is next read; no signal
+        comes of its own)."""
+        if not self.lease_ends:
+            return SIGNAL_CHECK
+        left = min(self.lease_ends) - time.time() + LEASE_MARGIN
+        return min(SIGNAL_CHECK, left if left > 0 else LEASE_RECHECK)
 
     async def _listing(self) -> dict[str, Any]:
         """Every task of the store with the fields a plan record needs, bodies included
@@ -214,7 +228,13 @@ class Worker:
         """One parallel run of `record`: how many steps it worked, and whether one failed."""
         self.core.plan_book.reset([record])
         run = self.core.run_plan(self.options.parallel, record.number, self._notice, spread=True)
-        result = await run
+        try:
+            result = await run
+        except asyncio.CancelledError:
+            cancelling = getattr(asyncio.current_task(), "cancelling", lambda: 0)  # 3.11+
+            if not self.stopping or cancelling():
+                raise
+            return 0, False  # the stop interrupted the run (its steps were handed back)
         if result.capped or result.over_cap:  # another run would only spend up to it again
             self.capped = result.capped or f"a spend cap stopped {', '.join(result.over_cap)}"
         agents = self.core.subagents.children
@@ -255,6 +275,13 @@ class Worker:
         self.waits = "poll"
         return await self._wait_polled(since, WAIT_POLL)
 
+    async def _renew_lease_ends(self) -> None:
+        """A lease it waited for looks over: read where the claims stand now (a heartbeat
+        may have renewed it; then it waits for the new end, not a second more often)."""
+        if self.lease_ends and min(self.lease_ends) <= time.time():
+            with contextlib.suppress(OllieError, ValueError):
+                self.lease_ends = lease_ends(await self._listing())
+
     def _updates(self) -> Updates | None:
         env = self.core.env
         server = env.dispatcher.get_server(env.task_server or "") if env is not None else None
@@ -273,10 +300,12 @@ class Worker:
                 stop = asyncio.ensure_future(self._stop.wait())
                 try:
                     await asyncio.wait(
-                        {pending, stop}, timeout=SIGNAL_CHECK, return_when="FIRST_COMPLETED"
+                        {pending, stop}, timeout=self._look_within(), return_when="FIRST_COMPLETED"
                     )
                 finally:
                     stop.cancel()
+                if not pending.done():
+                    await self._renew_lease_ends()
                 if pending.done():
                     if pending.exception() is not None:
                         raise RuntimeError(f"the change signal ended: {pending.exception()!r}")
@@ -296,6 +325,17 @@ class Worker:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), interval)
         return since
+
+
+def lease_ends(listing: dict[str, Any]) -> list[float]:
+    """The lease ends of the claims in a task listing, as epoch seconds."""
+    ends = []
+    for task in listing.get("tasks", []):
+        until = task.get("lease_until") if isinstance(task, dict) else None
+        if isinstance(until, str) and until:
+            with contextlib.suppress(ValueError):
+                ends.append(datetime.fromisoformat(until.replace("Z", "+00:00")).timestamp())
+    return ends
 
 
 def _has_claims(record: PlanRecord, states: dict[str, StepState]) -> bool:

@@ -267,3 +267,45 @@ def test_a_worker_at_its_session_cap_hands_back_and_exits_1(tmp_path):
         states = [store.get(step).status for step in steps]
     assert states.count("done") >= 1 and "in_progress" not in states  # none left claimed
     assert states.count("open") >= 4  # the worker did not go on past the cap
+
+
+def test_a_waiting_worker_reads_the_store_when_a_claim_it_saw_runs_out(tmp_path):
+    """A lapsed claim sends no signal (the store reopens it when next read): a worker
+    waiting on the signal looks again at the lease's end, not at its 30 s safety read."""
+    import asyncio
+
+    from ollie_nb.core import AgentCore
+    from ollie_nb.core._worker import SIGNAL_CHECK, Worker, WorkOptions
+    from ollie_nb.llm import OfflineBackend
+    from tests.support.agents import tasks_agent
+
+    lease = 8.0
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:
+        goal = store.create("Chores")
+        held = store.create("Chore 1", parent=goal)
+        store.claim(held, "holder", lease=lease)  # a worker that died: never renewed
+    claimed = time.monotonic()
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), name="w1", autosave=False)
+    worker = Worker(core, WorkOptions("tasks", name="w1"), lambda line: None)
+
+    async def scenario() -> float:
+        async with core:
+            run = asyncio.ensure_future(worker.run())
+            deadline = claimed + lease
+            while worker.waits != "signal":
+                assert time.monotonic() < deadline, "the worker never waited on the signal"
+                await asyncio.sleep(0.02)
+            deadline = claimed + SIGNAL_CHECK - 5  # well before a safety read
+            while held not in claims_and_dones(db)[1]:
+                assert time.monotonic() < deadline, "the lapsed claim waited for a safety read"
+                await asyncio.sleep(0.05)
+            took = time.monotonic() - claimed
+            worker.stop("SIGTERM")
+            await run
+            return took
+
+    took = asyncio.run(scenario())
+    assert lease <= took < lease + 5, took  # taken again once the lease ran out
+    by = [p["assignee"] for _, k, t, p in event_log(db) if k == "claimed" and t == held]
+    assert by[0] == "holder" and by[1].startswith("w1"), by

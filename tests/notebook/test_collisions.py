@@ -66,9 +66,9 @@ def test_a_step_the_agent_finished_shows_done_and_every_request_is_counted(kerne
     assert run.error is None, run.error
     rows = run.texts()[-1].splitlines()
     assert rows[0].startswith("plan 1: 4 steps done by sub-agents (")  # then its spend
-    assert rows[1].split() == ["step", "title", "worker", "status"]
-    assert rows[2].split() == ["1", "Prepare", "done"]  # no worker: done by the agent
-    assert rows[6].split()[-1] == "done" and rows[6].split()[2].startswith("worker")
+    assert rows[1].split() == ["step", "title", "worker", "status", "tokens", "cost"]
+    assert rows[2].split()[:3] == ["1", "Prepare", "done"]  # no worker: done by the agent
+    assert rows[6].split()[3] == "done" and rows[6].split()[2].startswith("worker")
     status, log, tabs = k.run(PROBE).text().splitlines()
     assert "4 steps done" not in status and "4 steps done" not in log  # the table says it once
     assert tabs == "['worker1', 'worker2', 'worker3']"
