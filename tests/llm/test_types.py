@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import json
 import subprocess
@@ -110,7 +109,8 @@ def test_retry_policy_caps_and_backs_off():
     assert policy.delay(0, 5.0) == 5.0
 
 
-def test_rate_limit_after_output_is_not_retried():
+@pytest.mark.anyio
+async def test_rate_limit_after_output_is_not_retried():
     attempts = 0
 
     async def attempt():
@@ -126,7 +126,7 @@ def test_rate_limit_after_output_is_not_retried():
                 seen.append(event)
         return seen
 
-    assert asyncio.run(run()) == [TextDelta("partial")]
+    assert (await run()) == [TextDelta("partial")]
     assert attempts == 1
 
 
@@ -136,6 +136,7 @@ def test_error_messages_are_redacted():
     assert err.message == str(err)
 
 
+@pytest.mark.slow
 def test_importing_the_package_loads_no_provider_sdk():
     code = (
         "import sys, ollie_nb.llm; "

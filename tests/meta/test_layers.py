@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_import_contracts_are_kept() -> None:
     lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     assert lint, "lint-imports is part of the dev extras: pip install -e '.[dev]'"
@@ -18,6 +21,7 @@ def test_import_contracts_are_kept() -> None:
     assert "Contracts: 5 kept, 0 broken." in done.stdout
 
 
+@pytest.mark.slow
 def test_a_broken_layer_is_caught(tmp_path: Path) -> None:
     """The contract can fail: a planning module that imports the core breaks it."""
     lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
@@ -39,6 +43,7 @@ def test_a_broken_layer_is_caught(tmp_path: Path) -> None:
     assert "ollie_nb.planning._steps -> ollie_nb.core" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_cycle_in_the_notebook_package_is_caught(tmp_path: Path) -> None:
     """The notebook's inner layers can fail: a display module that imports the magics breaks them."""
     lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))

@@ -366,6 +366,7 @@ def test_same_plan_gives_identical_svg():
     )
 
 
+@pytest.mark.slow
 def test_same_plan_gives_identical_svg_across_processes():
     code = (
         "from ollie_nb.planning._types import PlanStep\n"
@@ -415,6 +416,7 @@ def test_missing_graphviz_package_raises_graphviz_unavailable(monkeypatch):
         plan_svg("Ship it", PLAN)
 
 
+@pytest.mark.slow
 def test_importing_the_module_does_not_import_graphviz():
     code = (
         "import sys\n"

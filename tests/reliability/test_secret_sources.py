@@ -61,7 +61,8 @@ def test_a_password_in_a_url_query_is_stripped_and_redacted(tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("secret", ['ab"cd\\ef-0123456789', "clé-sécrète-0123456789"])
-def test_a_secret_with_quotes_backslashes_or_accents_is_redacted_in_the_files(
+@pytest.mark.anyio
+async def test_a_secret_with_quotes_backslashes_or_accents_is_redacted_in_the_files(
     tmp_path, monkeypatch, secret
 ):
     """23.9: redaction ran on JSON text, where `"` and `\\` are escaped (the session file)
@@ -78,7 +79,7 @@ def test_a_secret_with_quotes_backslashes_or_accents_is_redacted_in_the_files(
             await core.submit("and now?")
             return archive
 
-    archive = asyncio.run(scenario())
+    archive = await scenario()
     session = next((tmp_path / "data" / "sessions").glob("*.json")).read_text(encoding="utf-8")
     archived = archive.read_text(encoding="utf-8")
     for text in (session, archived):
@@ -112,7 +113,9 @@ def test_a_key_of_another_backend_in_the_env_file_is_a_secret(tmp_path):
     assert key not in sent and key not in session
 
 
-def test_a_failing_mcp_servers_stderr_and_a_spawn_hooks_warning_are_redacted(tmp_path):
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_failing_mcp_servers_stderr_and_a_spawn_hooks_warning_are_redacted(tmp_path):
     """22.7: the stderr tail of a server that failed to connect reached the agent's messages
     (and so `%load_ext` and `%ollie agent`) and the model's note unredacted."""
     token = "svc-" + "z" * 30
@@ -138,7 +141,7 @@ def test_a_failing_mcp_servers_stderr_and_a_spawn_hooks_warning_are_redacted(tmp
         async with core:
             return list(core.env.messages), core.env.reasoning.unreachable_note, core.list_servers()
 
-    messages, note, listing = asyncio.run(scenario())
+    messages, note, listing = await scenario()
     shown = json.dumps([messages, note, listing])
     assert "auth failed" in shown and "spawn failed with ***" in shown
     assert token not in shown and GHP not in shown
@@ -191,6 +194,7 @@ print("checked", len(text))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text",
     ['"sk-" * 30_000', '"eyJ" * 60_000', '"x" * 100_000', '("sk-" * 66 + " ") * 500'],

@@ -112,6 +112,7 @@ def test_the_right_token_connects(tasks_url, tmp_path, monkeypatch):
     assert status["state"] == "connected" and "task_create" in [n for n, _ in status["tools"]]
 
 
+@pytest.mark.slow
 def test_a_token_refused_during_a_session_is_reported_on_the_call(tmp_path):
     """The server comes back with another token: the next call says it was refused."""
     port, db = _free_port(), tmp_path / "tasks.db"
