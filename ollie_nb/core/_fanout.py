@@ -36,6 +36,8 @@ from ollie_nb.core._subagents import ChildSession, SubAgents, first_lines
 from ollie_nb.core._tracing import tracing
 from ollie_nb.planning import (
     NO_LEASE,
+    TASK_CLAIM,
+    TASK_UPDATE,
     Claim,
     ClaimOutcome,
     LeasePolicy,
@@ -85,7 +87,7 @@ class TaskSteps:
             ""
             if self.atomic
             else (
-                "the task server has no task_claim: steps are taken with task_update, "
+                f"the task server has no {TASK_CLAIM}: steps are taken with {TASK_UPDATE}, "
                 "so claims are not atomic (another agent may take the same step)"
             )
         )
