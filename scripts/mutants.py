@@ -422,6 +422,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if False:\n",
         (
             "tests/core/test_collisions.py::test_watch_on_then_parallel_3_on_a_diamond_each_step_is_worked_once",
+            "tests/core/test_claim_leases.py::test_a_watch_step_another_claimer_took_first_is_not_worked_here",
         ),
         "with the watch on, the agent works a step a sub-agent of a parallel run also works",
     ),
