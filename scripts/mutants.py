@@ -286,10 +286,31 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "worker-prompt-without-body",
         "ollie_nb/core/_worker.py",
-        'str(s.get("body") or ""),',
-        '"",',
+        'PlanStep(s.title, s.body or "",',
+        'PlanStep(s.title, "",',
         ("tests/core/test_workers.py::test_a_worker_prompt_carries_the_goal_and_the_step_body",),
         "a headless worker's model sees a step's title only, not what it should do",
+    ),
+    Mutant(
+        "worker-ignores-next-cursor",
+        "ollie_nb/planning/_client.py",
+        "            cursor = listing_next(result.text)\n            if not cursor:\n                break\n            result = await self._call(TASK_LIST, {**asked",
+        '            cursor = ""\n            if not cursor:\n                break\n            result = await self._call(TASK_LIST, {**asked',
+        (
+            "tests/core/test_workers.py::test_a_worker_finishes_a_plan_behind_a_full_page_of_other_tasks",
+        ),
+        "a worker says idle while a plan listed after a full page of other tasks waits unworked",
+    ),
+    Mutant(
+        "task-call-around-the-gateway",
+        "ollie_nb/core/_worker.py",
+        "tasks = await self.client.tasks()",
+        'tasks = await self.client._call("task_list", {})',
+        (
+            "tests/meta/test_task_gateway.py::test_no_code_outside_the_gateway_names_or_calls_a_task_tool",
+        ),
+        "a task tool called around TaskClient skips its rules (pages, caps, typed answers)",
+        quick=True,
     ),
     Mutant(
         "worker-polls-instead-of-signal",
@@ -396,19 +417,20 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "watch-step-worked-without-its-claim",
-        "ollie_nb/core/_core.py",
-        "refused = held.refused if held.claimed else await self.watch.admit(item)",
-        'refused = ""',
+        "ollie_nb/core/_watching.py",
+        "        if not claim.taken:\n",
+        "        if False:\n",
         (
             "tests/core/test_collisions.py::test_watch_on_then_parallel_3_on_a_diamond_each_step_is_worked_once",
+            "tests/core/test_claim_leases.py::test_a_watch_step_another_claimer_took_first_is_not_worked_here",
         ),
         "with the watch on, the agent works a step a sub-agent of a parallel run also works",
     ),
     Mutant(
         "any-task-tool-trusted",
         "ollie_nb/core/_routing.py",
-        'is_task = server == self.task_server and tool.startswith("task_")',
-        'is_task = tool.startswith("task_")',
+        "is_task = server == self.task_server and tool.startswith(TASK_PREFIX)",
+        "is_task = tool.startswith(TASK_PREFIX)",
         (
             "tests/reliability/test_trust.py::test_a_task_tool_of_a_server_that_is_not_the_task_server_asks_first",
         ),

@@ -18,7 +18,6 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +31,7 @@ from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult
 from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._hooks import spawn_hooks
-from ollie_nb.core._leases import LeasePolicy, heartbeat
-from ollie_nb.core._plan_runs import PlanRuns, lease_policy
+from ollie_nb.core._plan_runs import PlanRuns
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._reminder import plan_reminder_text
@@ -134,7 +132,6 @@ class AgentCore:
         )
         self.plan_runs = PlanRuns(self, self.watch.claim)
         self.step_limited = False  # the last turn stopped at maxSteps
-        self._lease: tuple[AgentEnv, LeasePolicy] | None = None  # the env's claim lease
         self._saved_at = 0.0  # monotonic time of the last save after a tool round
         self._save_cost = 0.0  # how long it took
         self._save_due: asyncio.TimerHandle | None = None  # a deferred save after a round
@@ -443,10 +440,9 @@ class AgentCore:
         """One item as a turn; the step it works is known from it (a queue plan's is marked)."""
         step = item.step
         self.watch.took(step)  # before the claim's round trip: the watch queues it no more
-        held = await self._hold(item)  # a watch step: claimed with a lease where the server
-        refused = held.refused if held.claimed else await self.watch.admit(item)  # has them
-        if refused:
-            return TurnResult(blocked=refused)  # another worker holds it: not worked here
+        held = await self.watch.admit(item, self._claim_lost(item))  # a watch step: claimed
+        if held.refused:
+            return TurnResult(blocked=held.refused)  # another worker holds it: not worked here
         marked = step if step is not None and step.kind == "queue" else None
         if marked is not None:
             self.plan_book.mark(marked, StepState.IN_PROGRESS)
@@ -485,30 +481,10 @@ class AgentCore:
         watch = item.origin is Origin.WATCH
         return traced.step(step, goal_id, self.agent_name, watch, work)
 
-    async def _hold(self, item: QueuedPrompt) -> Hold:
-        """A task step the watch queued is claimed with a lease, renewed while its turn
-        runs. Any other prompt, or a task server without leases: nothing to hold."""
-        step, env = item.step, self.env
-        if item.origin is not Origin.WATCH or step is None or step.task_id is None:
-            return Hold()
-        if env is None or env.task_client is None:
-            return Hold()
-        if self._lease is None or self._lease[0] is not env:
-            self._lease = (env, await lease_policy(env))
-        lease = self._lease[1]
-        if not lease.active:
-            return Hold()
-        client, assignee = env.task_client, self.agent_name
-        refused = await client.claim(step.task_id, assignee, lease=lease.seconds)
-        if refused:
-            self.watch.refused(step, refused)
-            return Hold(claimed=True, refused=refused)
-
-        def lost(why: str) -> None:
-            self.emit(Notice(f"{step.label}: the claim was lost: {why}", "warning"))
-
-        beat = asyncio.ensure_future(heartbeat(client, step.task_id, assignee, lease, lost))
-        return Hold(claimed=True, beat=beat)
+    def _claim_lost(self, item: QueuedPrompt) -> Callable[[str], None]:
+        """What a lost claim of the item's step tells the user (a warning in its turn)."""
+        label = item.step.label if item.step is not None else "the step"
+        return lambda why: self.emit(Notice(f"{label}: the claim was lost: {why}", "warning"))
 
     async def _steps_became_ready(self) -> bool:
         """With a watcher on, read task events before the queue is called empty."""
@@ -876,15 +852,6 @@ def _runs_note(runs: list[Any]) -> str:
         "continues it (done steps stay done; the old kernel's claims reopen when their "
         "lease ends)"
     )
-
-
-@dataclass(frozen=True)
-class Hold:
-    """A watch turn's claim of its step: the heartbeat renewing it, or why it was refused."""
-
-    claimed: bool = False  # the claim was asked for here (a lease server), taken or not
-    beat: asyncio.Future[None] | None = None
-    refused: str = ""
 
 
 def _item(prompt: str | QueuedPrompt) -> QueuedPrompt:

@@ -21,9 +21,11 @@ from ollie_nb.core._events import Event, Notice
 from ollie_nb.core._routing import Approver, TrustGate
 from ollie_nb.errors import ConfigError
 from ollie_nb.planning import (
+    TASK_CREATE,
     AdaptedPlanBackend,
     PlanBook,
     StepStatusReader,
+    TaskCaps,
     TaskClient,
     TaskServerPlanBackend,
 )
@@ -51,6 +53,7 @@ class ServerStatus:
     tools: list[str] = field(default_factory=list)
     seconds: float = 0.0
     withheld: dict[str, str] = field(default_factory=dict)  # tools not offered, and why
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # tool inputs
 
 
 @dataclass
@@ -183,7 +186,9 @@ async def _connect_all(env: AgentEnv, servers: list[McpServer]) -> None:
         else:
             dispatcher.add_server(server.name, server)
             try:
-                status.tools = [t.name for t in await server.list_tools()]
+                infos = await server.list_tools()
+                status.tools = [t.name for t in infos]
+                status.schemas = {t.name: t.input_schema for t in infos}
                 status.withheld = dict(server.withheld)
                 env.messages.extend(
                     f"MCP server {server.name}: tool {tool!r} is not offered: {why}"
@@ -276,7 +281,7 @@ async def _connect(server: McpServer) -> tuple[str, float]:
 def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
     """Wire the env's reasoning server: task server > fallback > none, noting why."""
     env.task_server = env.task_client = env.status_reader = None
-    task_server = next((s.name for s in env.servers.values() if "task_create" in s.tools), None)
+    task_server = next((s.name for s in env.servers.values() if TASK_CREATE in s.tools), None)
     failed = [
         s
         for s in env.servers.values()
@@ -285,18 +290,17 @@ def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
         and maybe_task_server(env.config.mcp_servers[s.name])
     ]
     if task_server is not None:
-        has_delete = "task_delete" in env.servers[task_server].tools
-        client = TaskClient(env.dispatcher.dispatch, task_server)
-        backend: Any = TaskServerPlanBackend(client, can_delete=has_delete)
+        client = TaskClient(env.dispatcher.dispatch, task_server, task_caps(env, task_server))
+        backend: Any = TaskServerPlanBackend(client, can_delete=client.caps.delete)
         env.task_server, env.task_client = task_server, client
         env.status_reader = backend
-        env.plan_backend_reason = f"MCP server '{task_server}' exposes task_create"
+        env.plan_backend_reason = f"MCP server '{task_server}' exposes {TASK_CREATE}"
     elif fallback is not None:
         backend = fallback
-        env.plan_backend_reason = "no MCP server exposes task_create; the fallback is used"
+        env.plan_backend_reason = f"no MCP server exposes {TASK_CREATE}; the fallback is used"
     else:
         backend = None
-        env.plan_backend_reason = "no MCP server exposes task_create and no fallback is set"
+        env.plan_backend_reason = f"no MCP server exposes {TASK_CREATE} and no fallback is set"
     if task_server is None and failed:
         names = ", ".join(f"'{s.name}'" for s in failed)
         env.plan_backend_reason += f" (failed to connect: {names})"
@@ -305,6 +309,13 @@ def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
         )
     env.reasoning.set_plan_backend(backend)
     env.plan_backend = env.reasoning.plan_backend
+
+
+def task_caps(env: AgentEnv, server: str) -> TaskCaps:
+    """What the task server offers, read once from the tools it listed at connect time."""
+    status, found = env.servers[server], env.dispatcher.get_server(server)
+    schemas = {name: status.schemas.get(name, {}) for name in status.tools}
+    return TaskCaps.of(schemas, subscriptions=hasattr(found, "resource_updates"))
 
 
 def gate_for(

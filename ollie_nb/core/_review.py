@@ -18,6 +18,7 @@ from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.errors import NoPlanError, NoTaskServerError, NotStartedError, PlanReviewError
 from ollie_nb.planning import (
+    Deleted,
     DraftStep,
     Origin,
     PlanBook,
@@ -203,8 +204,7 @@ class PlanReview:
             raise NoTaskServerError(
                 f"plan {number} is on a task server, and none is wired now (see %ollie mcp)"
             )
-        tools = env.servers[env.task_server].tools
-        missing = [t for t in ("task_edit", "task_dep", "task_delete") if t not in tools]
+        missing = env.task_client.caps.missing_for_edits
         if missing:
             raise NoTaskServerError(
                 f"the task server '{env.task_server}' has no {', '.join(missing)}: "
@@ -264,9 +264,8 @@ class SavedPlanEdit:
                 if row.task_id:
                     await self._revise(row, before[row.task_id], ids, record.ids, changes)
             for task_id in gone:
-                ok, _ = await self.client.delete(task_id)
-                if not ok:
-                    raise TaskCallError(f"task_delete {task_id} was refused")
+                if await self.client.delete(task_id) is not Deleted.DELETED:
+                    raise TaskCallError(f"deleting {task_id} was refused")
                 changes.append(f"deleted step {index_of[task_id] + 1} [{task_id}]")
         except TaskCallError as exc:
             done = "; ".join(changes) or "nothing"

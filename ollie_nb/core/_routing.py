@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ollie_nb.llm import ToolCall, ToolDef
+from ollie_nb.planning import TASK_PREFIX
 from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary, masked, secret_paths
 
 Approver = Callable[[str, dict[str, Any]], "bool | Awaitable[bool]"]
@@ -92,7 +93,7 @@ class TrustGate:
         if advice is Trust.ASK:
             return False
         if self.trusted is None:
-            is_task = server == self.task_server and tool.startswith("task_")
+            is_task = server == self.task_server and tool.startswith(TASK_PREFIX)
             return is_task or advice is Trust.DEFAULT
         return any(pattern_trusts(p, tool, server, builtin) for p in self.trusted)
 

@@ -14,7 +14,28 @@ from ollie_nb.planning._backends import (
     queue_prompts,
 )
 from ollie_nb.planning._book import PlanBook, find_plan
-from ollie_nb.planning._client import Dispatch, TaskCallError, TaskClient
+from ollie_nb.planning._client import (
+    LIST_FIELDS,
+    NO_LEASE,
+    Claim,
+    ClaimOutcome,
+    Deleted,
+    Dispatch,
+    EventsPage,
+    LeasePolicy,
+    Task,
+    TaskCallError,
+    TaskCaps,
+    TaskClient,
+)
+from ollie_nb.planning._convention import (
+    EVENTS_URI,
+    TASK_CLAIM,
+    TASK_CREATE,
+    TASK_LIST,
+    TASK_PREFIX,
+    TASK_UPDATE,
+)
 from ollie_nb.planning._draft import DraftStep, PlanDraft
 from ollie_nb.planning._review import (
     HELD_MESSAGE,
@@ -76,19 +97,32 @@ from ollie_nb.planning.graph import (
 
 __all__ = [
     "DOT_TIMEOUT",
+    "EVENTS_URI",
     "HELD_MESSAGE",
+    "LIST_FIELDS",
     "MAX_AFTER_PER_STEP",
     "MAX_AFTER_TOTAL",
     "MAX_STEPS",
     "NO_BACKEND",
+    "NO_LEASE",
     "QUEUED_MESSAGE",
     "STATUSES",
+    "TASK_CLAIM",
+    "TASK_CREATE",
+    "TASK_LIST",
+    "TASK_PREFIX",
+    "TASK_UPDATE",
     "AdaptedPlanBackend",
+    "Claim",
+    "ClaimOutcome",
+    "Deleted",
     "Dispatch",
     "DraftStep",
+    "EventsPage",
     "GraphTimeout",
     "GraphvizUnavailable",
     "KindedPlanBackend",
+    "LeasePolicy",
     "Origin",
     "PlanBackend",
     "PlanBackendError",
@@ -110,7 +144,9 @@ __all__ = [
     "StepRef",
     "StepState",
     "StepStatusReader",
+    "Task",
     "TaskCallError",
+    "TaskCaps",
     "TaskClient",
     "TaskServerPlanBackend",
     "approval_prompt",

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ollie_nb.planning._adapter import PlanBackendError
-from ollie_nb.planning._client import TaskCallError, TaskClient
+from ollie_nb.planning._client import Deleted, TaskCallError, TaskClient
+from ollie_nb.planning._convention import TASK_DELETE, TASK_LIST, TASK_UPDATE
 from ollie_nb.planning._steps import Origin, QueuedPrompt, StepRef, step_prompt
 from ollie_nb.planning._types import PlanKind, PlanResult, PlanStep
 
@@ -112,19 +113,21 @@ class TaskServerPlanBackend:
         if not created:
             return ""
         if not self.can_delete:
-            return f"; {len(created)} tasks were left behind ({self.server} has no task_delete)"
+            return f"; {len(created)} tasks were left behind ({self.server} has no {TASK_DELETE})"
         goal, steps = created[0], created[1:]
         # All step deletes at once: on a hung server they time out together, in one call
         # timeout rather than one per task.
         outcomes = await asyncio.gather(*(self.client.delete(i) for i in reversed(steps)))
-        left = [i for i, (ok, _) in zip(reversed(steps), outcomes) if not ok]
+        left = [i for i, done in zip(reversed(steps), outcomes) if done is not Deleted.DELETED]
         # The goal goes last, with its subtree: a server that died mid-answer may have
         # committed a step whose id never came back. Servers without `recursive` ignore it
         # (or refuse it, and get a plain delete, unless the server stopped answering: then
         # one try, which a server that resumes still runs, after the requests before it).
-        ok, timed_out = await self.client.delete(goal, recursive=True)
-        hung = timed_out or any(t for _, t in outcomes)
-        if not ok and (hung or not (await self.client.delete(goal))[0]):
+        deleted = await self.client.delete(goal, recursive=True)
+        hung = Deleted.TIMED_OUT in (deleted, *outcomes)
+        if deleted is not Deleted.DELETED and (
+            hung or await self.client.delete(goal) is not Deleted.DELETED
+        ):
             left.append(goal)
         if left:
             log.warning("rollback left tasks on %s: %s", self.server, left)
@@ -134,8 +137,8 @@ class TaskServerPlanBackend:
 
 TASKS_COMMITTED = (
     "Plan saved on {label}: goal {goal_id} with {n} step tasks (parent = goal, blockers = "
-    "after). Tasks committed. Use task_list to see ready steps; when you finish a step, "
-    "mark it done with task_update (its id, status done) before you start the next."
+    f"after). Tasks committed. Use {TASK_LIST} to see ready steps; when you finish a step, "
+    f"mark it done with {TASK_UPDATE} (its id, status done) before you start the next."
 )
 
 

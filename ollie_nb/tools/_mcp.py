@@ -284,7 +284,7 @@ class McpServer:
                 self.call_timeout + 1.0,
             )
         except asyncio.TimeoutError:
-            return ToolResult.error(f"{self.name}.{name} timed out after {self.call_timeout:g} s")
+            return ToolResult.timeout(f"{self.name}.{name} timed out after {self.call_timeout:g} s")
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -299,7 +299,7 @@ class McpServer:
                     f"MCP server {self.name} is gone ({summary}); it will be restarted on the next call"
                 )
             if kind == "timeout":
-                return ToolResult.error(
+                return ToolResult.timeout(
                     f"{self.name}.{name} timed out after {self.call_timeout:g} s"
                 )
             return ToolResult.error(f"{self.name}.{name}: {self._take_refusal() or summary}")

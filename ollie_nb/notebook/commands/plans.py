@@ -16,6 +16,7 @@ from ollie_nb.notebook.commands._args import (
     words_of,
 )
 from ollie_nb.notebook.commands._registry import COMMANDS
+from ollie_nb.planning import TaskCallError
 
 if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
@@ -113,16 +114,19 @@ def cmd_tasks(ctx: CommandContext, rest: str) -> Displayable:
     words = words_of(rest, "tasks", most=1, usage="tasks [STATUS]")
     status = words[0] if words else "all"
 
-    async def listing(core: AgentCore) -> tuple[str, Any]:
+    async def listing(core: AgentCore) -> tuple[str, str | TaskCallError]:
         env = core.env
         if env is None or env.task_client is None:
             raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
-        return env.task_client.server, await env.task_client.list(status)
+        try:
+            return env.task_client.server, await env.task_client.listing(status)
+        except TaskCallError as exc:
+            return env.task_client.server, exc
 
-    server, result = ctx.core_call(listing)
-    if result.is_error:
-        return Notice(result.text, "error")
-    return TextBlock(result.text, title=f"tasks on '{server}' ({status})")
+    server, answer = ctx.core_call(listing)
+    if isinstance(answer, TaskCallError):
+        return Notice(str(answer), "error")
+    return TextBlock(answer, title=f"tasks on '{server}' ({status})")
 
 
 @command(
