@@ -82,7 +82,9 @@ SLOW_CORE_TESTS = frozenset(
 )
 
 # Programs cheap enough to start in the fast set: shells and Graphviz start in milliseconds.
-CHEAP_PROGRAMS = frozenset({"dot", "bash", "sh", "echo", "env"})
+# `uname`: the platform module runs it once per process (platform.processor), in whichever
+# test first asks, so it says nothing about that test.
+CHEAP_PROGRAMS = frozenset({"dot", "bash", "sh", "echo", "env", "uname"})
 
 
 def is_slow(item: pytest.Item) -> bool:
