@@ -81,8 +81,9 @@ SLOW_CORE_TESTS = frozenset(
     }
 )
 
-# Programs cheap enough to start in the fast set: shells and Graphviz start in milliseconds.
-CHEAP_PROGRAMS = frozenset({"dot", "bash", "sh", "echo", "env"})
+# Programs cheap enough to start in the fast set: shells, Graphviz and uname (the openai SDK
+# asks it for its platform headers) start in milliseconds.
+CHEAP_PROGRAMS = frozenset({"dot", "bash", "sh", "echo", "env", "uname"})
 
 
 def is_slow(item: pytest.Item) -> bool:
