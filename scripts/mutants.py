@@ -933,6 +933,85 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/tools/test_mcp_content.py::test_a_task_only_tool_is_not_offered_and_says_why",),
         "an MCP tool that only runs as a task is offered to the model, and every call fails",
     ),
+    Mutant(
+        "failed-rounds-stop-one-late",
+        "ollie_nb/core/_guardrails.py",
+        "if self.stop_at and self.count >= self.stop_at:",
+        "if self.stop_at and self.count > self.stop_at:",
+        (
+            "tests/core/test_guardrails.py::test_five_failed_rounds_nudge_once_and_ten_stop_the_turn",
+            "tests/core/test_guardrails.py::test_the_keys_set_the_counts_and_a_successful_call_starts_again",
+            "tests/core/test_guardrails.py::test_failed_rounds_counter_at_its_edges",
+        ),
+        "a model whose tool calls all fail is asked once more than failedRoundsLimit says",
+        quick=True,
+    ),
+    Mutant(
+        "failed-rounds-nudge-every-round",
+        "ollie_nb/core/_guardrails.py",
+        "if self.nudge_at and self.count == self.nudge_at:",
+        "if self.nudge_at and self.count >= self.nudge_at:",
+        (
+            "tests/core/test_guardrails.py::test_five_failed_rounds_nudge_once_and_ten_stop_the_turn",
+        ),
+        "after five failed rounds every tool result carries the nudge, not the fifth only",
+        quick=True,
+    ),
+    Mutant(
+        "failed-rounds-not-reset-by-a-success",
+        "ollie_nb/core/_guardrails.py",
+        "        else:\n            self.count = 0\n",
+        "",
+        (
+            "tests/core/test_guardrails.py::test_the_keys_set_the_counts_and_a_successful_call_starts_again",
+            "tests/core/test_guardrails.py::test_failed_rounds_counter_at_its_edges",
+        ),
+        "a turn whose calls mostly work is stopped for failures that were not in a row",
+        quick=True,
+    ),
+    Mutant(
+        "context-warning-every-turn",
+        "ollie_nb/core/_guardrails.py",
+        '        if self.warned:\n            return ""\n',
+        "",
+        (
+            "tests/core/test_guardrails.py::test_the_context_is_warned_about_once_at_60_percent_and_again_after_compaction",
+            "tests/core/test_guardrails.py::test_context_warning_latch",
+        ),
+        "past 60% of the window every turn repeats the context warning",
+        quick=True,
+    ),
+    Mutant(
+        "context-warning-not-after-compaction",
+        "ollie_nb/core/_turn.py",
+        "        self.context_warning.rearm()  # ollie's reset: a compacted context is warned about again\n",
+        "",
+        (
+            "tests/core/test_guardrails.py::test_the_context_is_warned_about_once_at_60_percent_and_again_after_compaction",
+        ),
+        "after a compaction the context passes 60% again without a word",
+        quick=True,
+    ),
+    Mutant(
+        "identical-writes-merged",
+        "ollie_nb/core/_guardrails.py",
+        "    if not read_only:\n        return None\n",
+        "",
+        (
+            "tests/core/test_guardrails.py::test_identical_calls_to_a_read_only_tool_run_once_and_others_run_each_time",
+        ),
+        "two identical calls of a tool that writes run once: the second write never happens",
+    ),
+    Mutant(
+        "identical-reads-run-each-time",
+        "ollie_nb/core/_tool_step.py",
+        "            copies = duplicates(batch, lambda p: p.key)\n",
+        "            copies: dict[int, int] = {}\n",
+        (
+            "tests/core/test_guardrails.py::test_identical_calls_to_a_read_only_tool_run_once_and_others_run_each_time",
+        ),
+        "identical read-only calls of one response each run, as ollie fixed",
+    ),
 )
 
 

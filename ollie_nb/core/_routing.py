@@ -125,12 +125,14 @@ class ToolRouter:
     routes: dict[str, tuple[str, str]] = field(default_factory=dict)
     defs: list[ToolDef] = field(default_factory=list)
     alone: frozenset[str] = frozenset()  # model-visible names whose server says: run alone
+    read_only: frozenset[str] = frozenset()  # model-visible names of tools that change nothing
 
     async def refresh(self) -> None:
         """Map model-visible tool names to (server, tool); later duplicates get a server prefix."""
         routes: dict[str, tuple[str, str]] = {}
         defs: list[ToolDef] = []
         alone: set[str] = set()
+        read_only: set[str] = set()
         for info in await self.dispatcher.list_tools():
             name = _TOOL_NAME.sub("_", info.name)[:MAX_TOOL_NAME]
             if name in routes:
@@ -141,7 +143,10 @@ class ToolRouter:
             defs.append(ToolDef(name, info.description, info.input_schema))
             if info.sequential:
                 alone.add(name)
-        self.routes, self.defs, self.alone = routes, defs, frozenset(alone)
+            if info.read_only:
+                read_only.add(name)
+        self.routes, self.defs = routes, defs
+        self.alone, self.read_only = frozenset(alone), frozenset(read_only)
 
     def server_of(self, name: str) -> str:
         route = self.routes.get(name)

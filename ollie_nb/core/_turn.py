@@ -31,6 +31,13 @@ from ollie_nb.core._events import (
     TurnStarted,
     UsageReported,
 )
+from ollie_nb.core._guardrails import (
+    NUDGE,
+    ContextWarning,
+    FailedRounds,
+    FailingToolsError,
+    RoundVerdict,
+)
 from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
 from ollie_nb.core._routing import ToolRouter, TrustGate
@@ -124,6 +131,8 @@ class TurnRunner:
         self.last_error = ""  # the traceback of the last internal error (for `%ollie debug`)
         self.tool_rounds = 0  # tool steps run, across turns: the plan reminder's clock
         self.error_hooked: bool | None = None  # what the turnError hooks said before a retry
+        self.failed_rounds = FailedRounds()  # this turn's rounds in which every call failed
+        self.context_warning = ContextWarning()  # said once, again after a compaction
 
     async def run(self, start: TurnStarted) -> TurnResult:
         """One turn; an internal error runs the turnError hooks and is kept for `%ollie debug`."""
@@ -147,6 +156,9 @@ class TurnRunner:
         await self._compact_if_due()
         host.conversation.history.append(Message.user(prompt))
         self.partial = []
+        self.failed_rounds = FailedRounds(
+            host.config.failed_rounds_nudge, host.config.failed_rounds_limit
+        )
         steps = 0
         stop_continues = [0]
         hooked = first_error_hook.set(self._first_error)
@@ -155,8 +167,10 @@ class TurnRunner:
                 steps += 1
                 calls = await self._model_step(steps)
                 if calls:
-                    await self._tool_step(calls)
+                    verdict = await self._tool_step(calls)
                     host.round_ended()
+                    if verdict is RoundVerdict.STOP:
+                        self._stop_failing(steps)
                 elif not await self._continue_after_reply(stop_continues):
                     await self._post_turn()
                     return self.end(TurnResult(reply=self.last_text, steps=steps))
@@ -204,6 +218,7 @@ class TurnRunner:
         host = self.host
         size = host.context_size() if host.conversation.history else 0
         if size < MIN_COMPACT_TOKENS:  # no model's window is that small: skip the probe
+            self.context_warning.rearm()  # far below any window's warning mark
             return
         try:
             window = await host.backend.context_length()
@@ -211,6 +226,9 @@ class TurnRunner:
             log.info("context length unknown: %s", exc)
             return
         if not needs_compaction(size, window):
+            warning = self.context_warning.check(size, window) if window else ""
+            if warning:
+                host.emit(Notice(warning, "warning"))
             return
         host.emit(
             Notice(
@@ -222,6 +240,7 @@ class TurnRunner:
         except LLMError as exc:
             host.emit(Notice(f"compaction failed: {host.redact(str(exc))}; the history is kept"))
             return
+        self.context_warning.rearm()  # ollie's reset: a compacted context is warned about again
         host.emit(Notice(done.note))
 
     async def _post_turn(self) -> None:
@@ -307,9 +326,10 @@ class TurnRunner:
                 done = await host.compact_history()
                 host.emit(Notice(done.note))
 
-    async def _tool_step(self, calls: Sequence[ToolCall]) -> None:
+    async def _tool_step(self, calls: Sequence[ToolCall]) -> RoundVerdict:
         """Approve the calls in call order, run the approved ones together, join the results in
-        call order (ToolStep); an interruption still answers every call."""
+        call order (ToolStep); an interruption still answers every call. Says whether the
+        failing-rounds guard nudges the model or stops the turn."""
         step = ToolStep(self.host, calls, self.hooks)
         try:
             await step.approve()
@@ -317,19 +337,33 @@ class TurnRunner:
         except BaseException:
             step.join()
             raise
-        step.join(await self._round_notes())
+        verdict = self.failed_rounds.record(step.failed())
+        step.join(await self._round_notes(verdict is RoundVerdict.NUDGE))
+        return verdict
 
-    async def _round_notes(self) -> str:
-        """What rides on a round's last result: text the user injected meanwhile, and every
-        planReminder rounds the open plan (a note at the tail: no earlier message changes)."""
+    def _stop_failing(self, steps: int) -> None:
+        """End the turn: every call failed in failedRoundsLimit rounds in a row."""
+        host = self.host
+        note = self.failed_rounds.stop_note()
+        host.emit(Notice(note, "error"))
+        host.conversation.history.append(Message.assistant(f"[{note}]"))
+        result = TurnResult(reply=host.conversation.reply, error=note, steps=steps)
+        raise _Ended(self.end(result)) from FailingToolsError(note)
+
+    async def _round_notes(self, nudge: bool = False) -> str:
+        """What rides on a round's last result: text the user injected meanwhile, the nudge of
+        a run of failing rounds, and every planReminder rounds (or with the nudge) the open
+        plan (a note at the tail: no earlier message changes)."""
         host = self.host
         notes = []
         injected = host.take_injected()
         if injected:
             notes.append("[user interruption] " + "\n".join(injected))
+        if nudge:
+            notes.append(NUDGE)
         self.tool_rounds += 1
         every = host.config.plan_reminder
-        if every and self.tool_rounds % every == 0:
+        if nudge or (every and self.tool_rounds % every == 0):
             reminder = await host.plan_reminder()
             if reminder:
                 notes.append(reminder)
@@ -461,6 +495,8 @@ def error_kind(exc: BaseException | None) -> str:
         return "tool_use_failed"
     if isinstance(exc, BudgetExceededError):
         return "budget"
+    if isinstance(exc, FailingToolsError):
+        return "tool_errors"
     return "unknown"
 
 

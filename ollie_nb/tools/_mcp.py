@@ -262,6 +262,7 @@ class McpServer:
                             description=tool.description or "",
                             input_schema=dict(tool.input_schema or {"type": "object"}),
                             sequential=_destructive(tool),
+                            read_only=_read_only(tool),
                         )
                     )
                 cursor = result.next_cursor
@@ -442,6 +443,13 @@ def _failure_kind(exc: BaseException) -> str:
 
 def _new_errlog() -> TextIO:
     return tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+
+
+def _read_only(tool: Any) -> bool:
+    """Whether the server's annotations say the tool changes nothing (`readOnlyHint: true`;
+    the hint's default, false, is taken: a tool is read-only only when its server says so)."""
+    annotations = getattr(tool, "annotations", None)
+    return getattr(annotations, "read_only_hint", None) is True
 
 
 def _destructive(tool: Any) -> bool:

@@ -19,6 +19,9 @@ from ollie_nb.tools._types import ToolInfo, ToolResult, Trust
 SERVER_NAME = "python"
 ENABLE_HINT = 'python_exec is off: `%ollie python on` or the agent file\'s "python": {"exec": true} enables it'
 
+READ_ONLY = frozenset({"python_vars", "python_last_error"})
+"""The python tools that only read the kernel: identical calls of one response run once."""
+
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
 
 
@@ -92,7 +95,7 @@ class PythonServer:
 
     async def list_tools(self) -> list[ToolInfo]:
         return [
-            ToolInfo(SERVER_NAME, name, description, schema)
+            ToolInfo(SERVER_NAME, name, description, schema, read_only=name in READ_ONLY)
             for name, (description, schema) in TOOLS.items()
             if name != "python_exec" or self.exec_on
         ]

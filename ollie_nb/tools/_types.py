@@ -18,6 +18,7 @@ class ToolInfo:
     description: str = ""
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     sequential: bool = False  # it must run alone, never beside another call of the same response
+    read_only: bool = False  # it changes nothing: identical calls of one response run once
 
 
 @dataclass(frozen=True)

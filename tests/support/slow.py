@@ -81,9 +81,9 @@ SLOW_CORE_TESTS = frozenset(
     }
 )
 
-# Programs cheap enough to start in the fast set: shells and Graphviz start in milliseconds.
-# `uname`: the platform module runs it once per process (platform.processor), in whichever
-# test first asks, so it says nothing about that test.
+# Programs cheap enough to start in the fast set: shells and Graphviz start in milliseconds;
+# `uname` runs once per process (the platform module, the openai SDK's platform headers), in
+# whichever test asks first, so it says nothing about that test.
 CHEAP_PROGRAMS = frozenset({"dot", "bash", "sh", "echo", "env", "uname"})
 
 
