@@ -18,7 +18,7 @@ from typing import Any
 from bench._report import Figure
 from bench._run import Row, Settings, median
 from bench._servers import task_server_args
-from ollie_nb.planning import TaskServerPlanBackend
+from ollie_nb.planning import TaskClient, TaskServerPlanBackend
 from ollie_nb.tasks import SqliteTaskStore
 from ollie_nb.tools import Dispatcher, McpServer, ToolResult
 
@@ -63,7 +63,7 @@ async def _measure(db: Path, repeats: int, per_step_repeats: int) -> dict[str, A
     )
     dispatcher = _Counting()
     dispatcher.add_server("tasks", server)
-    backend = TaskServerPlanBackend(dispatcher, "tasks")
+    backend = TaskServerPlanBackend(TaskClient(dispatcher.dispatch, "tasks"))
     try:
         await server.connect()
         await backend.read_statuses(goal, steps)  # warm-up
