@@ -1,4 +1,4 @@
-"""Row 11: sub-agents working a plan's independent steps in parallel.
+"""Sub-agents working a plan's independent steps in parallel.
 
 Eight independent steps, each doing one second of work through an MCP tool (a test
 server's `sleep`), worked by `run_plan(parallel=4)`: held to the ideal of two seconds,
@@ -125,7 +125,6 @@ async def run(settings: Settings) -> list[Figure]:
     ideal_wide, ideal_diamond = 8 * WORK / 4, 3 * WORK
     return [
         Figure(
-            row=11,
             what="8 independent 1 s steps, 4 sub-agents",
             unit="s",
             ours=median(wide),
@@ -136,7 +135,6 @@ async def run(settings: Settings) -> list[Figure]:
             note=f"the same 8 steps one after another: {median(sequential):.2f} s",
         ),
         Figure(
-            row=11,
             what="8 independent 1 s steps, one after another",
             unit="s",
             ours=median(sequential),
@@ -145,7 +143,6 @@ async def run(settings: Settings) -> list[Figure]:
             samples=len(sequential),
         ),
         Figure(
-            row=11,
             what="diamond 1 -> 4 -> 1 of 1 s steps, 4 sub-agents",
             unit="s",
             ours=median(diamond),
@@ -155,7 +152,6 @@ async def run(settings: Settings) -> list[Figure]:
             samples=len(diamond),
         ),
         Figure(
-            row=11,
             what="spawn a sub-agent: spawn to its first model request",
             unit="ms",
             ours=median(delays) * 1000,
@@ -164,7 +160,6 @@ async def run(settings: Settings) -> list[Figure]:
             samples=len(delays),
         ),
         Figure(
-            row=11,
             what="memory per idle sub-agent (after one short turn)",
             unit="B",
             ours=per_child,
@@ -175,4 +170,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(11, "fanout", "Sub-agents: a plan's independent steps in parallel", run)
+ROW = Row("fanout", "Sub-agents: a plan's independent steps in parallel", run)

@@ -1,4 +1,4 @@
-"""Row 12: a parallel run over a plan of 1,000 independent 10 ms steps, 8 sub-agents.
+"""A parallel run over a plan of 1,000 independent 10 ms steps, 8 sub-agents.
 
 Each step's child (the offline model, scripted) calls an MCP `sleep` tool for 10 ms,
 then marks its task done with `task_update`; `run_plan(parallel=8)` works the plan on
@@ -96,7 +96,6 @@ async def run(settings: Settings) -> list[Figure]:
     )
     return [
         Figure(
-            row=12,
             what=f"run_plan(parallel={WIDTH}): {STEPS} independent {WORK * 1000:g} ms steps",
             unit="s",
             ours=seconds,
@@ -106,7 +105,6 @@ async def run(settings: Settings) -> list[Figure]:
             note=f"{per_step:.2f} task server calls per step",
         ),
         Figure(
-            row=12,
             what=f"overhead per step of that run ({per_step:.2f} task calls per step)",
             unit="ms",
             ours=ms,
@@ -117,4 +115,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(18, "fanout-1000", "Sub-agents: a parallel run over 1,000 steps", run)
+ROW = Row("fanout-1000", "Sub-agents: a parallel run over 1,000 steps", run)

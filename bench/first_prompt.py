@@ -1,4 +1,4 @@
-"""Row 4: AgentCore's first prompt against the bare connect of its task server, and 4 servers.
+"""AgentCore's first prompt against the bare connect of its task server, and 4 servers.
 
 Each repeat times, in a rotated order: each of 4 task servers connected alone through
 the SDK (spawn + initialize), AgentCore start + first `submit` of a list prompt with the
@@ -136,7 +136,6 @@ async def run(settings: Settings) -> list[Figure]:
     )
     return [
         Figure(
-            row=4,
             what="first prompt: AgentCore start + submit",
             unit="s",
             ours=median(samples["first"]),
@@ -147,7 +146,6 @@ async def run(settings: Settings) -> list[Figure]:
             note="offline demo planner; the prompt is a goal and 4 steps, saved as 5 tasks",
         ),
         Figure(
-            row=4,
             what=f"{SERVERS} servers at once: build_agent_env",
             unit="s",
             ours=env_s,
@@ -163,7 +161,6 @@ async def run(settings: Settings) -> list[Figure]:
             ),
         ),
         Figure(
-            row=4,
             what=f"{SERVERS} servers at once: build_agent_env vs SDK",
             unit="s",
             ours=env_s,
@@ -175,4 +172,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(4, "first-prompt", "First prompt latency", run)
+ROW = Row("first-prompt", "First prompt latency", run)

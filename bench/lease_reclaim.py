@@ -1,9 +1,9 @@
-"""Row 12: a dead worker's step claimed again, against the claim's lease.
+"""A dead worker's step claimed again, against the claim's lease.
 
 A worker process claims a step with a lease of L seconds and renews it every L/4 s; it
 is SIGKILLed at a random moment. Another process, polling the ready list every 50 ms,
 claims the step once the store counts the lease as over. The figure is the time from
-the SIGKILL to that claim, on PostgreSQL (a throwaway cluster, as in row 8) and on
+the SIGKILL to that claim, on PostgreSQL (a throwaway cluster, as in the store_pg row) and on
 SQLite, held to L + 1 s; each sample checks the log names the dead worker's expiry.
 """
 
@@ -75,7 +75,6 @@ def _measure(db: str | Path, repeats: int, backend: str) -> Figure:
         rescuer.wait(10)
     seconds = median(samples)
     return Figure(
-        row=12,
         what=f"worker SIGKILLed to its step claimed again, {backend}",
         unit="s",
         ours=seconds,
@@ -109,4 +108,4 @@ async def run(settings: Settings) -> list[Figure]:
         cluster.stop()
 
 
-ROW = Row(13, "lease", "Leases: a dead worker's step claimed again", run)
+ROW = Row("lease", "Leases: a dead worker's step claimed again", run)

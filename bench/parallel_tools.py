@@ -1,4 +1,4 @@
-"""Row 14: the tool calls of one response run together.
+"""The tool calls of one response run together.
 
 One model response asks for four calls of a 1 s MCP tool (the sleep server's `sleep`,
 over stdio); the turn (offline model: the calls, then a reply) is held to the ideal
@@ -51,7 +51,6 @@ async def run(settings: Settings) -> list[Figure]:
     ours = median(times[1:])
     return [
         Figure(
-            row=14,
             what=f"one response, {CALLS} calls of a {WORK:g} s MCP tool: the turn",
             unit="s",
             ours=ours,
@@ -64,4 +63,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(14, "parallel-tools", "Tool calls of one response run together", run)
+ROW = Row("parallel-tools", "Tool calls of one response run together", run)

@@ -1,4 +1,4 @@
-"""Row 5: building and rendering the plan graph (plan_svg) for 10, 100 and 1000 steps.
+"""Building and rendering the plan graph (plan_svg) for 10, 100 and 1000 steps.
 
 The baseline is the `dot` program alone, rendering the very DOT source our graph
 produces: what is left over is the cost of our Python code and of piping.
@@ -53,7 +53,6 @@ def _dense_figure(settings: Settings) -> Figure:
     )
     ours = median(times["ours"])
     return Figure(
-        row=5,
         what=f"plan_svg, {DENSE_STEPS} steps each after all earlier ones (820 links)",
         unit="ms",
         ours=ours * 1000,
@@ -76,7 +75,6 @@ async def run(settings: Settings) -> list[Figure]:
     if shutil.which("dot") is None:
         return [
             Figure(
-                row=5,
                 what="plan graph",
                 unit="ms",
                 ours=None,
@@ -104,7 +102,6 @@ async def run(settings: Settings) -> list[Figure]:
         goal = count == GOAL_STEPS
         figures.append(
             Figure(
-                row=5,
                 what=f"plan_svg, {count} steps (build + render)",
                 unit="ms",
                 ours=totals[count] * 1000,
@@ -121,7 +118,6 @@ async def run(settings: Settings) -> list[Figure]:
     for small, big in itertools.pairwise(SIZES):
         figures.append(
             Figure(
-                row=5,
                 what=f"plan_svg growth, {small} -> {big} steps",
                 unit="x",
                 ours=totals[big] / totals[small],
@@ -132,4 +128,4 @@ async def run(settings: Settings) -> list[Figure]:
     return figures
 
 
-ROW = Row(5, "graph", "Plan graph", run)
+ROW = Row("graph", "Plan graph", run)

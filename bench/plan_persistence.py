@@ -1,4 +1,4 @@
-"""Row 2: a 100-step plan through TaskServerPlanBackend vs raw task_create calls on one session.
+"""A 100-step plan through TaskServerPlanBackend vs raw task_create calls on one session.
 
 Each repeat serves a fresh database and times rounds of four runs on it, in a rotated
 order: our wide plan, the concurrent floor, our chain, the sequential floor. The floors call the
@@ -110,7 +110,6 @@ async def run(settings: Settings) -> list[Figure]:
         o, b = median(times[f"ours_{shape}"]), median(times[f"floor_{shape}"])
         figures.append(
             Figure(
-                row=2,
                 what=f"{STEPS}-step {shape} plan: TaskServerPlanBackend",
                 unit="ms",
                 ours=o * 1000,
@@ -124,4 +123,4 @@ async def run(settings: Settings) -> list[Figure]:
     return figures
 
 
-ROW = Row(2, "plan", "Plan persistence", run)
+ROW = Row("plan", "Plan persistence", run)

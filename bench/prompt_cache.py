@@ -1,4 +1,4 @@
-"""Row 12: what a provider's prompt cache can serve over a 20-turn session.
+"""What a provider's prompt cache can serve over a 20-turn session.
 
 A 20-turn session runs through AgentCore (offline model, the real system prompt and the
 built-in tools; each turn one tool call, then a reply), and each request the model gets
@@ -109,7 +109,6 @@ async def run(settings: Settings) -> list[Figure]:
     ours = median(shares)
     return [
         Figure(
-            row=12,
             what=f"prompt cache: servable share of each request, turns 2-{TURNS}",
             unit="%",
             ours=ours,
@@ -126,4 +125,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(12, "cache", "Prompt caching: what the provider cache can serve", run)
+ROW = Row("cache", "Prompt caching: what the provider cache can serve", run)

@@ -1,4 +1,4 @@
-"""Row 12: reading the step statuses of a 1,000-step plan from ollie-tasks.
+"""Reading the step statuses of a 1,000-step plan from ollie-tasks.
 
 The plan (a goal with 1,000 steps) is written straight into a SQLite file; then
 TaskServerPlanBackend.read_statuses asks the task server over stdio, through a
@@ -100,7 +100,6 @@ async def run(settings: Settings) -> list[Figure]:
     print(f"status read of a {STEPS}-step plan: {calls} calls, median {ms:.1f} ms")
     return [
         Figure(
-            row=12,
             what=f"status read of a {STEPS}-step plan ({calls} calls)",
             unit="ms",
             ours=ms,
@@ -113,4 +112,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(15, "status", "Status read of a large plan", run)
+ROW = Row("status", "Status read of a large plan", run)

@@ -1,4 +1,4 @@
-"""Row 6: the task store: task_create throughput and `ready` on 10,000 tasks.
+"""The task store: task_create throughput and `ready` on 10,000 tasks.
 
 Throughput is timed in batches, interleaved: creates through MCP (SDK client, one stdio
 session, one call after another), TaskStore.create in process, and plain sqlite3 inserts
@@ -115,7 +115,6 @@ async def _throughput(settings: Settings, tmp: Path) -> list[Figure]:
     baseline = "sqlite3 INSERT, one transaction each, same schema"
     return [
         Figure(
-            row=6,
             what="task_create via MCP, sequential",
             unit="/s",
             ours=_rate(times["mcp"], mcp_batch),
@@ -127,7 +126,6 @@ async def _throughput(settings: Settings, tmp: Path) -> list[Figure]:
             ),
         ),
         Figure(
-            row=6,
             what="TaskStore.create in process",
             unit="/s",
             ours=_rate(times["store"], local_batch),
@@ -184,7 +182,6 @@ async def _ready(settings: Settings, tmp: Path) -> list[Figure]:
     goal = f"< {READY_GOAL_MS:g} ms"
     return [
         Figure(
-            row=6,
             what=f"ready, {total:,} tasks: TaskStore.ready",
             unit="ms",
             ours=in_store,
@@ -196,7 +193,6 @@ async def _ready(settings: Settings, tmp: Path) -> list[Figure]:
             paired=paired_ratio(times["store"], times["sql"]),
         ),
         Figure(
-            row=6,
             what=f"ready, {total:,} tasks: task_list via MCP",
             unit="ms",
             ours=over_mcp,
@@ -216,4 +212,4 @@ async def run(settings: Settings) -> list[Figure]:
         return [*await _throughput(settings, Path(tmp)), *await _ready(settings, Path(tmp))]
 
 
-ROW = Row(6, "store", "Task store", run)
+ROW = Row("store", "Task store", run)

@@ -1,4 +1,4 @@
-"""Row 8: the task store on PostgreSQL beside SQLite: create throughput, `ready`, wake-ups.
+"""The task store on PostgreSQL beside SQLite: create throughput, `ready`, wake-ups.
 
 A throwaway PostgreSQL cluster is started for the row (the tests' own helper,
 tests/support/pg_cluster.py). Throughput: task_create through MCP on PostgreSQL and on
@@ -26,7 +26,7 @@ import psycopg
 from mcp import Client
 
 from bench._report import Figure
-from bench._run import Row, Settings, alternate, median, paired_ratio
+from bench._run import Mode, Row, Settings, alternate, median, paired_ratio
 from bench._servers import first_text, task_server_args, task_server_params
 from ollie_nb.tasks import open_store
 
@@ -46,7 +46,7 @@ def cluster_module() -> Any:
 
 
 def _bulk_plans(conn: Any) -> None:
-    """The 10,000-task store of row 6 (800 ready), written in one transaction with raw rows."""
+    """The 10,000-task store of the store row (800 ready), written in one transaction with raw rows."""
     rows, deps = [], []
     for plan in range(PLANS):
         goal = f"t-g{plan:04d}"
@@ -112,7 +112,6 @@ async def _throughput(settings: Settings, url: str, raw_url: str, tmp: Path) -> 
     rate = {k: batch / median(v) for k, v in times.items()}
     return [
         Figure(
-            row=8,
             what="task_create via MCP on PostgreSQL, sequential",
             unit="/s",
             ours=rate["pg"],
@@ -122,7 +121,6 @@ async def _throughput(settings: Settings, url: str, raw_url: str, tmp: Path) -> 
             paired=paired_ratio(times["pg"], times["raw"]),
         ),
         Figure(
-            row=8,
             what="task_create via MCP on SQLite (same run)",
             unit="/s",
             ours=rate["sqlite"],
@@ -170,7 +168,6 @@ async def _ready(settings: Settings, url: str, tmp: Path) -> list[Figure]:
     total = PLANS * (PLAN_STEPS + 1)
     return [
         Figure(
-            row=8,
             what=f"ready, {total:,} tasks: PostgreSQL store",
             unit="ms",
             ours=ms["pg"],
@@ -182,7 +179,6 @@ async def _ready(settings: Settings, url: str, tmp: Path) -> list[Figure]:
             paired=paired_ratio(times["pg"], times["sqlite"]),
         ),
         Figure(
-            row=8,
             what=f"ready, {total:,} tasks: task_list via MCP on PostgreSQL",
             unit="ms",
             ours=ms["mcp"],
@@ -227,7 +223,6 @@ async def _wake(settings: Settings, url: str, tmp: Path) -> list[Figure]:
     pg, lite = await _wake_ms(url, repeats), await _wake_ms(tmp / "wake.db", repeats)
     return [
         Figure(
-            row=8,
             what="cross-process wake on PostgreSQL (LISTEN/NOTIFY)",
             unit="ms",
             ours=median(pg),
@@ -263,14 +258,13 @@ async def _idle_cpu_ms_per_s(db: Path, seconds: float, *extra: str) -> float:
 
 
 async def _idle(settings: Settings, tmp: Path) -> list[Figure]:
-    seconds = 3.0 if settings.quick else 10.0
+    seconds = 10.0 if settings.mode is Mode.FULL else 3.0
     db = tmp / "idle.db"
     open_store(db).close()
     watching = await _idle_cpu_ms_per_s(db, seconds)
     still = await _idle_cpu_ms_per_s(db, seconds, "--watch-interval", "0")
     return [
         Figure(
-            row=8,
             what="idle SQLite server: CPU ms per second, watch every 25 ms",
             unit="ms",
             ours=watching,
@@ -302,4 +296,4 @@ async def run(settings: Settings) -> list[Figure]:
         cluster.stop()
 
 
-ROW = Row(8, "store_pg", "Task store on PostgreSQL", run)
+ROW = Row("store_pg", "Task store on PostgreSQL", run)

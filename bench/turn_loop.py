@@ -1,4 +1,4 @@
-"""Row 7: the turn loop with the offline backend, and a 10,000-message session.
+"""The turn loop with the offline backend, and a 10,000-message session.
 
 The turn rate is timed in batches of turns from an empty history, interleaved with the
 same backend's stream drained alone over a message list grown the same way. The session
@@ -142,7 +142,6 @@ async def run(settings: Settings) -> list[Figure]:
     json_bytes = sum(len(json.dumps(m.to_dict(), ensure_ascii=False)) for m in long_history)
     return [
         Figure(
-            row=7,
             what="turns: AgentCore.submit, offline text reply",
             unit="/s",
             ours=1 / per_turn,
@@ -153,7 +152,6 @@ async def run(settings: Settings) -> list[Figure]:
             note=f"{(per_turn - bare_turn) * 1e6:.0f} µs of loop per turn ({turns} turns a sample)",
         ),
         Figure(
-            row=7,
             what=f"{SESSION_MESSAGES:,}-message session: memory/message",
             unit="B",
             ours=memory,
@@ -163,7 +161,6 @@ async def run(settings: Settings) -> list[Figure]:
             note=f"{memory * len(long_history) / 2**20:.1f} MiB in all (tracemalloc)",
         ),
         Figure(
-            row=7,
             what=f"one turn, {SESSION_MESSAGES:,}-message history",
             unit="ms",
             ours=median(turn_times["long"]) * 1000,
@@ -173,7 +170,6 @@ async def run(settings: Settings) -> list[Figure]:
             paired=paired_ratio(turn_times["long"], turn_times["short"]),
         ),
         Figure(
-            row=7,
             what=f"session save, {SESSION_MESSAGES:,} messages",
             unit="ms",
             ours=median(save_times["ours"]) * 1000,
@@ -185,4 +181,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(7, "turns", "Turn loop and session memory", run)
+ROW = Row("turns", "Turn loop and session memory", run)

@@ -1,4 +1,4 @@
-"""Row 8: the reactive agent: wake latency, idle CPU of the watch, a 20-step chain worked by itself.
+"""The reactive agent: wake latency, idle CPU of the watch, a 20-step chain worked by itself.
 
 Wake latency is timed from just before an outside `task_update` marks step 1 of a
 two-step plan done to the `turn_start` of the agent's turn for step 2: once with the
@@ -139,7 +139,6 @@ async def run(settings: Settings) -> list[Figure]:
         _latency("same task-server process", times["same"], times["same_rt"], 20),
         _latency("another process, same SQLite db", times["other"], times["other_rt"], 150),
         Figure(
-            row=8,
             what="idle CPU of the watching agent's process",
             unit="%",
             ours=times["cpu"][0],
@@ -152,7 +151,6 @@ async def run(settings: Settings) -> list[Figure]:
             ),
         ),
         Figure(
-            row=8,
             what=f"{CHAIN}-step chain, watch on, no user action",
             unit="s",
             ours=median(watched),
@@ -168,7 +166,6 @@ async def run(settings: Settings) -> list[Figure]:
 def _latency(where: str, wake: list[float], trip: list[float], goal_ms: float) -> Figure:
     ours = median(wake) * 1000
     return Figure(
-        row=8,
         what=f"wake latency, update via {where}",
         unit="ms",
         ours=ours,
@@ -180,4 +177,4 @@ def _latency(where: str, wake: list[float], trip: list[float], goal_ms: float) -
     )
 
 
-ROW = Row(9, "watch", "Reactive agent: wake latency and the watched chain", run)
+ROW = Row("watch", "Reactive agent: wake latency and the watched chain", run)

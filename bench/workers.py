@@ -1,4 +1,4 @@
-"""Row 16: throughput of headless workers sharing one PostgreSQL task store.
+"""Throughput of headless workers sharing one PostgreSQL task store.
 
 N worker processes (bench/worker_proc.py: the `ollie_nb work` worker with the offline
 model, each step's work 10 ms) watch one store, each with its own ollie-tasks server. A
@@ -170,7 +170,6 @@ async def run(settings: Settings) -> list[Figure]:
     bound = cores / cpu_four
     return [
         Figure(
-            row=16,
             what=f"4 workers on PostgreSQL, {STEPS} steps of {STEP_SECONDS * 1000:g} ms",
             unit="/s",
             ours=four_rate,
@@ -190,4 +189,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(16, "workers", "Headless workers sharing a PostgreSQL store", run)
+ROW = Row("workers", "Headless workers sharing a PostgreSQL store", run)
