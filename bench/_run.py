@@ -55,6 +55,7 @@ class Row:
     key: str
     title: str
     run: Callable[[Settings], Awaitable[list[Figure]]]
+    needs_postgres: bool = False  # starts a throwaway cluster: initdb and pg_ctl must exist
 
 
 def median(samples: Sequence[float]) -> float:

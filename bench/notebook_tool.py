@@ -40,7 +40,7 @@ async def run(settings: Settings) -> list[Figure]:
     answer = await dispatcher.dispatch("notebook", "region_total", args)
     if answer.is_error or answer.text != "12.0":
         raise RuntimeError(f"the notebook tool answered {answer.text!r}")
-    for _ in range(WARM_UP):
+    for _ in range(settings.size(WARM_UP, 2)):
         await ours()
         await direct()
     times = await alternate({"ours": ours, "direct": direct}, calls)

@@ -37,7 +37,7 @@ async def run(settings: Settings) -> list[Figure]:
         answer = await dispatcher.dispatch("noop", "noop", {})
         if answer.is_error or answer.text != "ok":
             raise RuntimeError(f"the no-op tool answered {answer.text!r}")
-        for _ in range(WARM_UP):
+        for _ in range(settings.size(WARM_UP, 2)):
             await ours()
             await raw()
         times = await alternate({"ours": ours, "raw": raw}, calls)

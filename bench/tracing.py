@@ -28,7 +28,7 @@ async def run(settings: Settings) -> list[Figure]:
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     except ImportError:
         return [Figure(what="tracing", unit="ms", ours=None, note="needs ollie-nb[otel]")]
-    batches, turns = settings.repeats(15, 3), 50
+    batches, turns = settings.repeats(15, 3), settings.size(50, 3)
     core = AgentCore(
         OfflineBackend(_reply), workdir=settings.scratch, autosave=False, execute=False
     )

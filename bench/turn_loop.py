@@ -20,6 +20,7 @@ from ollie_nb.llm import Message, OfflineBackend, TextDelta, ToolCall
 
 REPLY = "Done: the cell ran and the numbers look right."
 SESSION_MESSAGES = 10_000
+SMOKE_MESSAGES = 40
 _WORDS = (
     "the",
     "plan",
@@ -71,10 +72,10 @@ def _reply(messages: list[Message], tools: list) -> str:
     return REPLY
 
 
-def _traced_bytes_per_message() -> float:
+def _traced_bytes_per_message(count: int) -> float:
     tracemalloc.start()
     try:
-        messages = session_messages()
+        messages = session_messages(count)
         size, _peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -83,7 +84,8 @@ def _traced_bytes_per_message() -> float:
 
 async def run(settings: Settings) -> list[Figure]:
     """Turn rate against the bare stream, then the memory and the costs of a long session."""
-    batches, turns = settings.repeats(15, 3), 50
+    batches, turns = settings.repeats(15, 3), settings.size(50, 3)
+    count = settings.size(SESSION_MESSAGES, SMOKE_MESSAGES)
     core = AgentCore(
         OfflineBackend(_reply), workdir=settings.scratch, autosave=False, execute=False
     )
@@ -111,7 +113,7 @@ async def run(settings: Settings) -> list[Figure]:
         times = await alternate({"ours": ours, "bare": bare}, batches)
         per_turn, bare_turn = median(times["ours"]) / turns, median(times["bare"]) / turns
 
-        long_history = session_messages()
+        long_history = session_messages(count)
         samples = settings.repeats(5, 2)
 
         async def long_turn() -> None:
@@ -138,7 +140,8 @@ async def run(settings: Settings) -> list[Figure]:
     finally:
         await core.aclose()
 
-    memory = median([_traced_bytes_per_message() for _ in range(3)])
+    memory_samples = settings.repeats(3, 3)
+    memory = median([_traced_bytes_per_message(count) for _ in range(memory_samples)])
     json_bytes = sum(len(json.dumps(m.to_dict(), ensure_ascii=False)) for m in long_history)
     return [
         Figure(
@@ -152,16 +155,16 @@ async def run(settings: Settings) -> list[Figure]:
             note=f"{(per_turn - bare_turn) * 1e6:.0f} µs of loop per turn ({turns} turns a sample)",
         ),
         Figure(
-            what=f"{SESSION_MESSAGES:,}-message session: memory/message",
+            what=f"{count:,}-message session: memory/message",
             unit="B",
             ours=memory,
             baseline=json_bytes / len(long_history),
             baseline_what="the message as session JSON",
-            samples=3,
+            samples=memory_samples,
             note=f"{memory * len(long_history) / 2**20:.1f} MiB in all (tracemalloc)",
         ),
         Figure(
-            what=f"one turn, {SESSION_MESSAGES:,}-message history",
+            what=f"one turn, {count:,}-message history",
             unit="ms",
             ours=median(turn_times["long"]) * 1000,
             baseline=median(turn_times["short"]) * 1000,
@@ -170,7 +173,7 @@ async def run(settings: Settings) -> list[Figure]:
             paired=paired_ratio(turn_times["long"], turn_times["short"]),
         ),
         Figure(
-            what=f"session save, {SESSION_MESSAGES:,} messages",
+            what=f"session save, {count:,} messages",
             unit="ms",
             ours=median(save_times["ours"]) * 1000,
             baseline=median(save_times["plain"]) * 1000,
