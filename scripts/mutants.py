@@ -911,6 +911,53 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/tools/test_mcp_content.py::test_a_task_only_tool_is_not_offered_and_says_why",),
         "an MCP tool that only runs as a task is offered to the model, and every call fails",
     ),
+    Mutant(
+        "bench-status-row-old-backend",
+        "bench/status_read.py",
+        'TaskServerPlanBackend(TaskClient(dispatcher.dispatch, "tasks"))',
+        'TaskServerPlanBackend(dispatcher, "tasks")',
+        ("tests/bench/test_bench_rows.py::test_each_row_runs_in_smoke_mode[status]",),
+        "python -m bench fails at the status row with a TypeError (the backend's old constructor)",
+        quick=True,
+    ),
+    Mutant(
+        "bench-rows-numbered-from-zero",
+        "bench/_rows.py",
+        "    return ROWS.index(row) + 1",
+        "    return ROWS.index(row)",
+        (
+            "tests/bench/test_bench_rows.py::test_the_performance_docs_list_the_rows_of_the_row_table",
+        ),
+        "every bench row prints a number one below the one PERFORMANCE.md gives it",
+        quick=True,
+    ),
+    Mutant(
+        "bench-row-left-out-of-the-table",
+        "bench/_rows.py",
+        "    fanout_large.ROW,\n",
+        "",
+        ("tests/bench/test_bench_rows.py::test_every_row_module_is_in_the_row_table",),
+        "python -m bench silently stops running the 1,000-step fan-out row",
+        quick=True,
+    ),
+    Mutant(
+        "bench-smoke-judges-goals",
+        "bench/_cli.py",
+        "    judge = mode is not Mode.SMOKE",
+        "    judge = True",
+        ("tests/bench/test_bench_rows.py::test_each_row_runs_in_smoke_mode[notebook-tool]",),
+        "a smoke run at tiny sizes marks goals as missed (NO) that no real run missed",
+        quick=True,
+    ),
+    Mutant(
+        "bench-smoke-full-sizes",
+        "bench/_run.py",
+        "        return smoke if self.smoke else full",
+        "        return full",
+        ("tests/bench/test_bench_rows.py::test_a_smoke_run_takes_tiny_sizes_and_one_repeat",),
+        "python -m bench --smoke runs the rows at full size: many minutes instead of a few",
+        quick=True,
+    ),
 )
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from bench._rows import ROWS, number
-from bench._run import Row
+from bench._run import Mode, Row, Settings
 from tests.support.absent import skip_or_fail
 from tests.support.pg_cluster import find_bin_dir
 
@@ -82,3 +82,9 @@ def test_the_performance_docs_list_the_rows_of_the_row_table() -> None:
     lines = PERFORMANCE.read_text(encoding="utf-8").splitlines()
     documented = [m.groups() for m in map(_TABLE_LINE.match, lines) if m]
     assert documented == [(str(number(r)), r.key, r.title) for r in ROWS]
+
+
+def test_a_smoke_run_takes_tiny_sizes_and_one_repeat(tmp_path: Path) -> None:
+    smoke, quick = Settings(Mode.SMOKE, tmp_path), Settings(Mode.QUICK, tmp_path)
+    assert (smoke.size(1000, 12), smoke.repeats(30, 5)) == (12, 1)
+    assert (quick.size(1000, 12), quick.repeats(30, 5)) == (1000, 5)
