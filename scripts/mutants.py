@@ -1012,6 +1012,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "identical read-only calls of one response each run, as ollie fixed",
     ),
+    Mutant(
         "bench-status-row-old-backend",
         "bench/status_read.py",
         'TaskServerPlanBackend(TaskClient(dispatcher.dispatch, "tasks"))',
