@@ -194,11 +194,37 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "request-sent-past-the-cap",
-        "ollie_nb/core/_turn.py",
-        "host.ledger.check()  # a spend cap already reached: this request is not sent",
-        "pass",
+        "ollie_nb/core/_budget.py",
+        "        self.check()\n",
+        "",
         ("tests/core/test_budgets.py::test_a_request_past_the_session_cost_cap_is_not_sent",),
         "a request past the session's cost cap is sent and paid for",
+        quick=True,
+    ),
+    Mutant(
+        "compaction-around-the-model-gateway",
+        "ollie_nb/core/_core.py",
+        "return send_request(self, meter, messages, params(self.config))",
+        "return self.backend.chat_stream(messages, (), params(self.config))",
+        (
+            "tests/core/test_model_gateway.py::test_a_compaction_is_counted_in_the_session_spend",
+            "tests/core/test_model_gateway.py::test_ollie_compact_at_a_reached_cap_is_refused_and_keeps_the_history",
+            "tests/core/test_model_gateway.py::test_the_automatic_compaction_at_a_reached_cap_is_not_sent",
+            "tests/meta/test_model_gateway_only.py",
+        ),
+        "%ollie compact sends its request past the session's cap, and its tokens are never counted",
+        quick=True,
+    ),
+    Mutant(
+        "requests-in-flight-not-held",
+        "ollie_nb/core/_budget.py",
+        "ledger.in_flight = ledger.in_flight + estimate",
+        "ledger.in_flight = ledger.in_flight",
+        (
+            "tests/core/test_model_gateway.py::test_four_children_spawned_at_once_end_within_the_cap_plus_one_request",
+            "tests/core/test_model_gateway.py::test_a_reservation_holds_its_estimate_on_the_chain_until_released",
+        ),
+        "four sub-agents spawned at once all pass the session's cap before any has spent",
         quick=True,
     ),
     Mutant(
@@ -264,9 +290,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "no-chat-span",
-        "ollie_nb/core/_turn.py",
-        "stream = tracing().chat(host, messages, stream)  # the request's span (when tracing)",
-        "pass",
+        "ollie_nb/core/_model_gateway.py",
+        "stream = tracing().chat(host, messages, backend.chat_stream(messages, tools, params))",
+        "stream = backend.chat_stream(messages, tools, params)",
         (
             "tests/core/test_tracing.py::test_a_turn_holds_its_model_requests_and_tool_calls_and_the_plan_span_names_the_tasks",
         ),
