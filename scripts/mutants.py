@@ -223,8 +223,9 @@ MUTANTS: tuple[Mutant, ...] = (
         (
             "tests/core/test_model_gateway.py::test_four_children_spawned_at_once_end_within_the_cap_plus_one_request",
             "tests/core/test_model_gateway.py::test_a_reservation_holds_its_estimate_on_the_chain_until_released",
+            "tests/core/test_model_gateway.py::test_a_plan_run_cap_holds_off_the_workers_that_would_start_together",
         ),
-        "four sub-agents spawned at once all pass the session's cap before any has spent",
+        "four sub-agents spawned at once (or a run's workers) all pass a cap before any has spent",
         quick=True,
     ),
     Mutant(

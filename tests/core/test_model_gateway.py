@@ -188,3 +188,29 @@ def test_a_reservation_holds_its_estimate_on_the_chain_until_released():
     held.release()  # once only
     assert session.in_flight == child.in_flight == Spend()
     child.reserve(Spend(1)).release()  # free again
+
+
+def test_a_plan_run_cap_holds_off_the_workers_that_would_start_together(tmp_path):
+    async def model(messages, tools):
+        last = messages[-1]
+        if last.role == "user" and is_step_prompt(last.content):
+            await asyncio.sleep(0.5)  # the workers' first requests overlap
+        return demo_reply(messages, tools)
+
+    core = AgentCore(OfflineBackend(model), agent=tasks_agent(tmp_path / "t.db"), workdir=tmp_path)
+    core.autosave = False
+    core.user_budgets = Budgets(plan=Caps(tokens=150))  # under two steps' first requests
+
+    async def scenario():
+        async with core:
+            await core.submit(THREE)
+            return await core.run_plan(parallel=3)
+
+    run = asyncio.run(scenario())
+    workers = [core.subagents.children[name] for name in run.workers.values()]
+    sent = [w for w in workers if w.usage.requests]
+    biggest = max(w.usage.input_tokens + w.usage.output_tokens for w in sent)
+    assert sum(s.tokens for s in run.spend.values()) <= 150 + biggest
+    held_off = [w for w in workers if not w.usage.requests]
+    assert held_off and all("in requests under way" in w.error for w in held_off)
+    assert run.capped.startswith("plan 1's token cap 150 is reached: ")
