@@ -216,6 +216,15 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "star-import-of-the-core-breaks",
+        "ollie_nb/core/__init__.py",
+        "from ollie_nb.core._history import UsageTotals\n",
+        "",
+        ("tests/core/test_public_names.py",),
+        "`from ollie_nb.core import *` raises AttributeError",
+        quick=True,
+    ),
+    Mutant(
         "requests-in-flight-not-held",
         "ollie_nb/core/_budget.py",
         "ledger.in_flight = ledger.in_flight + estimate",

@@ -11,8 +11,15 @@ import asyncio
 
 import pytest
 
-from ollie_nb.core import AgentCore, Budgets, Caps, UsageReported
-from ollie_nb.core._budget import BudgetExceededError, CapKind, Ledger, Scope
+from ollie_nb.core import (
+    AgentCore,
+    BudgetExceededError,
+    Budgets,
+    CapKind,
+    Caps,
+    UsageReported,
+)
+from ollie_nb.core._budget import Ledger, Scope
 from ollie_nb.core._compact import COMPACT_PROMPT
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 from ollie_nb.llm._offline import demo_reply, is_step_prompt
