@@ -225,6 +225,17 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "run-stopped-by-requests-in-flight",
+        "ollie_nb/core/_budget.py",
+        "return self._first_reached(in_flight=False)",
+        "return self._first_reached(in_flight=True)",
+        (
+            "tests/core/test_model_gateway.py::test_a_reservation_holds_its_estimate_on_the_chain_until_released",
+        ),
+        "a parallel run stops and hands its steps back before its workers have spent anything",
+        quick=True,
+    ),
+    Mutant(
         "requests-in-flight-not-held",
         "ollie_nb/core/_budget.py",
         "ledger.in_flight = ledger.in_flight + estimate",

@@ -187,23 +187,25 @@ class Ledger:
             ledger.usage.add(usage)
 
     def exceeded(self) -> BudgetExceededError | None:
-        """The first cap reached along the chain (innermost first) by the spend plus the
-        requests in flight, or None."""
-        for ledger in self.chain():
-            caps = ledger._caps()
-            kind = caps.reached(ledger.spend + ledger.in_flight)
-            if kind is not None:
-                cap, spend = caps.limit(kind), ledger.spend
-                return BudgetExceededError(
-                    ledger.scope, ledger.name, kind, cap, spend, ledger.in_flight
-                )
-        return None
+        """The first cap reached along the chain (innermost first) by what was spent, or
+        None: whether work under this ledger should stop (a parallel run's check)."""
+        return self._first_reached(in_flight=False)
 
     def check(self) -> None:
-        """Raise BudgetExceededError when a cap along the chain is reached."""
-        error = self.exceeded()
+        """Raise BudgetExceededError when a cap along the chain is reached by the spend plus
+        the requests in flight: whether one more request may be sent."""
+        error = self._first_reached(in_flight=True)
         if error is not None:
             raise error
+
+    def _first_reached(self, in_flight: bool) -> BudgetExceededError | None:
+        for ledger in self.chain():
+            caps, held = ledger._caps(), ledger.in_flight if in_flight else NOTHING
+            kind = caps.reached(ledger.spend + held)
+            if kind is not None:
+                cap, spend = caps.limit(kind), ledger.spend
+                return BudgetExceededError(ledger.scope, ledger.name, kind, cap, spend, held)
+        return None
 
     def reserve(self, estimate: Spend) -> Reservation:
         """Check the chain, then hold `estimate` (a request's known input) on each ledger

@@ -191,6 +191,7 @@ def test_a_reservation_holds_its_estimate_on_the_chain_until_released():
     with pytest.raises(BudgetExceededError) as refused:
         child.reserve(Spend(1))  # spend 0, but 100 tokens under way reach the cap
     assert "about 100 tokens in requests under way" in str(refused.value)
+    assert child.exceeded() is None  # nothing spent yet: a parallel run is not stopped
     held.release()
     held.release()  # once only
     assert session.in_flight == child.in_flight == Spend()
