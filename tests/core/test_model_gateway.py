@@ -150,7 +150,7 @@ def test_a_plan_run_cap_binds_before_the_steps_next_request(tmp_path):
 
 def test_four_children_spawned_at_once_end_within_the_cap_plus_one_request(tmp_path):
     spawns = [
-        {"name": "subagent_spawn", "arguments": {"name": f"c{i}", "prompt": "word " * 800}}
+        {"name": "subagent_spawn", "arguments": {"name": f"c{i}", "prompt": "word " * 200}}
         for i in range(1, 5)
     ]
     wait = {"name": "subagent_wait", "arguments": {"names": ["c1", "c2", "c3", "c4"]}}
@@ -160,11 +160,11 @@ def test_four_children_spawned_at_once_end_within_the_cap_plus_one_request(tmp_p
             return "done"
         last = messages[-1]
         if last.role == "user":
-            return spawns  # about 3,300 tokens: the cap is not reached yet
+            return spawns  # about 900 tokens: the cap is not reached yet
         return [wait] if last.name == "subagent_spawn" else "all waited"
 
     core = AgentCore(OfflineBackend(model), workdir=tmp_path, autosave=False)
-    core.user_budgets = Budgets(session=Caps(tokens=5000))
+    core.user_budgets = Budgets(session=Caps(tokens=1000))
     core.subagents.limit = 4
     events: list = []
 
@@ -177,9 +177,9 @@ def test_four_children_spawned_at_once_end_within_the_cap_plus_one_request(tmp_p
     children = list(core.subagents.children.values())
     requests = [e.input_tokens + e.output_tokens for e in events if isinstance(e, UsageReported)]
     requests += [c.usage.input_tokens + c.usage.output_tokens for c in children if c.turns]
-    assert core.spend.session.spend.tokens <= 5000 + max(requests)
+    assert core.spend.session.spend.tokens <= 1000 + max(requests)
     refused = [c for c in children if not c.usage.requests]
-    assert refused and all(c.capped and "the session's token cap 5,000" in c.error for c in refused)
+    assert refused and all(c.capped and "the session's token cap 1,000" in c.error for c in refused)
     assert any("in requests under way" in c.error for c in refused)
 
 
