@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ollie_nb.core import (
     AgentCore,
@@ -21,7 +23,7 @@ from ollie_nb.core import (
 )
 from ollie_nb.core._budget import Ledger, Scope
 from ollie_nb.core._compact import COMPACT_PROMPT
-from ollie_nb.llm import Message, OfflineBackend, ToolCall
+from ollie_nb.llm import Message, OfflineBackend, ToolCall, Usage
 from ollie_nb.llm._offline import demo_reply, is_step_prompt
 from ollie_nb.planning import Spend, StepState
 from tests.core.test_budget_runs import THREE, store_states
@@ -222,3 +224,29 @@ def test_a_plan_run_cap_holds_off_the_workers_that_would_start_together(tmp_path
     held_off = [w for w in workers if not w.usage.requests]
     assert held_off and all("in requests under way" in w.error for w in held_off)
     assert run.capped.startswith("plan 1's token cap 150 is reached: ")
+
+
+@given(
+    cap=st.integers(1, 10_000),
+    spent=st.integers(0, 10_000),
+    held=st.lists(st.integers(0, 5_000), max_size=6),
+)
+def test_a_request_is_refused_exactly_when_spend_and_requests_in_flight_reach_the_cap(
+    cap, spent, held
+):
+    session = Ledger(Scope.SESSION, lambda: Caps(tokens=cap))
+    child = Ledger(Scope.SUBAGENT, parent=session, name="c1")
+    child.add(Usage(input_tokens=spent))
+    holds = []
+    for tokens in held:
+        under_way = session.in_flight.tokens
+        try:
+            holds.append(child.reserve(Spend(tokens)))
+        except BudgetExceededError as refused:
+            assert spent + under_way >= cap and refused.kind is CapKind.TOKENS
+        else:
+            assert spent + under_way < cap
+    for hold in holds:
+        hold.release()
+    assert session.in_flight == child.in_flight == Spend()
+    assert (session.exceeded() is None) == (spent < cap)  # what was spent, only
