@@ -10,7 +10,7 @@ from ollie_nb.core._agents import (
     resolve_agent,
     trust_agent_file,
 )
-from ollie_nb.core._budget import BudgetExceededError, Budgets, Caps
+from ollie_nb.core._budget import BudgetExceededError, Budgets, CapKind, Caps
 from ollie_nb.core._config import (
     AgentConfig,
     McpServerConfig,
@@ -37,6 +37,7 @@ from ollie_nb.core._events import (
     WatchNotice,
     WatchWhat,
 )
+from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._routing import Approver, MaskedArgs
 from ollie_nb.core._sessions import SessionInfo, list_sessions, sessions_dir
 from ollie_nb.core._tracing import (
@@ -56,6 +57,7 @@ __all__ = [
     "Approver",
     "BudgetExceededError",
     "Budgets",
+    "CapKind",
     "Caps",
     "ConfigError",
     "Event",

@@ -17,7 +17,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult
 from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._hooks import spawn_hooks
+from ollie_nb.core._model_gateway import Meter, send_request
 from ollie_nb.core._plan_runs import PlanRuns
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
@@ -45,7 +46,7 @@ from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, params
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
 from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError, SessionError
-from ollie_nb.llm import Message, ToolDef, backend_secrets
+from ollie_nb.llm import Message, StreamEvent, ToolDef, backend_secrets
 from ollie_nb.planning import (
     Origin,
     PlanBook,
@@ -694,8 +695,13 @@ class AgentCore:
 
     async def compact_history(self) -> Compaction:
         """Compact now (also from inside a turn): pre/postCompact hooks, archive, then save."""
+        meter = Meter(self.ledger, self.usage, self.emit)  # counted as the turn's requests are
+
+        def send(messages: Sequence[Message]) -> AsyncGenerator[StreamEvent, None]:
+            return send_request(self, meter, messages, params(self.config))
+
         done = await self.conversation.compact(
-            self.backend, self.system_prompt(), params(self.config), self._runner.hooks, self.redact
+            self.backend, self.system_prompt(), send, self._runner.hooks, self.redact
         )
         if done.history is not None and self.autosave:
             self.save()

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
+from ollie_nb.core._budget import BudgetExceededError
+from ollie_nb.errors import OllieError
 from ollie_nb.planning import PlanRecord, StepRef
 
 NoticeLevel = Literal["info", "warning", "error"]
@@ -182,7 +184,11 @@ EventSink = Callable[[Event], None]
 
 @dataclass
 class TurnResult:
-    """How a prompt ended: the final reply, and whether it was interrupted, refused or queued."""
+    """How a prompt ended: the final reply, and whether it was interrupted, refused or queued.
+
+    A failed turn keeps its error both as the line shown (`error`, redacted) and as the
+    typed error (`failure`), so a caller branches on the type, never on the text.
+    """
 
     reply: str = ""
     interrupted: bool = False
@@ -192,4 +198,9 @@ class TurnResult:
     steps: int = 0
     step_limit: bool = False  # stopped at maxSteps; the next prompt or `%ollie run` continues
     error_handled: bool = False  # a turnError hook said it dealt with the error (all exited 0)
-    capped: bool = False  # a spend cap stopped it before a model request (the error says which)
+    failure: OllieError | None = None  # the error that ended the turn, as raised
+
+    @property
+    def capped(self) -> bool:
+        """A spend cap stopped it before a model request (the error says which)."""
+        return isinstance(self.failure, BudgetExceededError)

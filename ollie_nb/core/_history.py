@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ollie_nb.llm import Message
+from ollie_nb.llm import Message, Usage
 from ollie_nb.planning import Spend
 
 INTERRUPTED_NOTE = "[interrupted by the user]"
@@ -84,6 +84,23 @@ class UsageTotals:
     cache_write_tokens: int = 0  # of input_tokens: written to it
     unpriced: int = 0  # requests whose cost is not known (no price for the model)
 
+    def add(self, usage: Usage) -> None:
+        """Count one response's (priced) usage; its input is the context's size now."""
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cache_read_tokens += usage.cache_read_tokens
+        self.cache_write_tokens += usage.cache_write_tokens
+        self.last_input_tokens = usage.input_tokens
+        if usage.cost is None:
+            self.unpriced += 1
+        else:
+            self.cost = (self.cost or 0.0) + usage.cost
+
+    @property
+    def spend(self) -> Spend:
+        """The tokens (input plus output) and the dollars, as caps count them."""
+        return Spend(self.input_tokens + self.output_tokens, self.cost or 0.0, self.unpriced)
+
     def add_since(self, now: UsageTotals, before: UsageTotals) -> None:
         """Add what another session used between two readings (a sub-agent's turn).
 
@@ -102,7 +119,7 @@ class UsageTotals:
     def cost_text(self) -> str:
         """The money: "$0.0123", "no price known", or "$0.0123 + 2 requests with no price
         known" (never $0 for requests whose price is not known)."""
-        return Spend(0, self.cost or 0.0, self.unpriced).cost_text
+        return self.spend.cost_text
 
     def __str__(self) -> str:
         requests = "request" if self.requests == 1 else "requests"

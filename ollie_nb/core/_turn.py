@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ollie_nb.core._budget import BudgetExceededError, Ledger
@@ -29,7 +29,6 @@ from ollie_nb.core._events import (
     TurnEnded,
     TurnResult,
     TurnStarted,
-    UsageReported,
 )
 from ollie_nb.core._guardrails import (
     NUDGE,
@@ -40,6 +39,7 @@ from ollie_nb.core._guardrails import (
 )
 from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
+from ollie_nb.core._model_gateway import Meter, send_request
 from ollie_nb.core._routing import ToolRouter, TrustGate
 from ollie_nb.core._tool_step import ToolStep
 from ollie_nb.core._tracing import tracing
@@ -56,10 +56,7 @@ from ollie_nb.llm import (
     ToolCall,
     ToolCallsReady,
     ToolUseFailedError,
-    Usage,
-    UsageReport,
     first_error_hook,
-    priced,
 )
 from ollie_nb.llm import ReasoningDelta as ReasoningChunk
 from ollie_nb.llm import TextDelta as TextChunk
@@ -240,6 +237,8 @@ class TurnRunner:
         except LLMError as exc:
             host.emit(Notice(f"compaction failed: {host.redact(str(exc))}; the history is kept"))
             return
+        except BudgetExceededError:  # not sent: the history is kept, and the turn's own
+            return  # request meets the same cap and ends the turn with its line
         self.context_warning.rearm()  # ollie's reset: a compacted context is warned about again
         host.emit(Notice(done.note))
 
@@ -287,8 +286,7 @@ class TurnRunner:
             message = host.redact(str(exc))
             host.emit(Notice(message, "error"))
             host.conversation.record_error(message)
-            capped = isinstance(exc, BudgetExceededError)
-            result = TurnResult(error=message, steps=steps, capped=capped)
+            result = TurnResult(error=message, steps=steps, failure=exc)
             raise _Ended(self.end(result)) from exc
         host.conversation.history.append(reply)
         self.partial = []
@@ -401,18 +399,17 @@ class TurnRunner:
         return outcome
 
     async def respond(self) -> Message:
-        """Stream one model response as the assistant Message; emit text, usage and retries
-        as they come (reasoning only sets the state: it never joins the reply)."""
+        """Stream one model response (through the model gateway) as the assistant Message;
+        emit text and retries as they come (reasoning only sets the state: it never joins
+        the reply)."""
         host = self.host
-        host.ledger.check()  # a spend cap already reached: this request is not sent
         messages = [Message.system(host.system_prompt()), *host.conversation.history]
         calls: tuple[ToolCall, ...] = ()
         thinking: tuple[ThinkingBlock, ...] = ()
-        host.state = "waiting"
-        host.conversation.usage.requests += 1
         tools = host.router.defs if host.config.tools else ()
-        stream = host.backend.chat_stream(messages, tools, params(host.config))
-        stream = tracing().chat(host, messages, stream)  # the request's span (when tracing)
+        meter = Meter(host.ledger, host.conversation.usage, host.emit)
+        stream = send_request(host, meter, messages, params(host.config), tools)
+        host.state = "waiting"
         try:
             async for event in stream:
                 if isinstance(event, TextChunk):
@@ -426,39 +423,11 @@ class TurnRunner:
                     calls = event.tool_calls
                 elif isinstance(event, ThinkingReady):
                     thinking = event.blocks
-                elif isinstance(event, UsageReport):
-                    self._count(event.usage)
                 elif isinstance(event, RetryNotice):
                     host.emit(Retrying(event.reason, event.attempt, event.delay))
         finally:
-            closer: Callable[[], Any] | None = getattr(stream, "aclose", None)
-            if closer is not None:
-                await closer()
+            await stream.aclose()
         return Message.assistant("".join(self.partial), calls, thinking)
-
-    def _count(self, usage: Usage) -> None:
-        backend = self.host.backend
-        usage = priced(usage, backend.name, backend.model)  # the table's price, if none given
-        self.host.ledger.add(usage)
-        totals = self.host.conversation.usage
-        totals.input_tokens += usage.input_tokens
-        totals.output_tokens += usage.output_tokens
-        totals.cache_read_tokens += usage.cache_read_tokens
-        totals.cache_write_tokens += usage.cache_write_tokens
-        totals.last_input_tokens = usage.input_tokens
-        if usage.cost is not None:
-            totals.cost = (totals.cost or 0.0) + usage.cost
-        else:
-            totals.unpriced += 1
-        self.host.emit(
-            UsageReported(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                total_input=totals.input_tokens,
-                total_output=totals.output_tokens,
-                requests=totals.requests,
-            )
-        )
 
     def end(self, result: TurnResult) -> TurnResult:
         self.host.state = "idle"
