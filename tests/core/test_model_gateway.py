@@ -106,6 +106,7 @@ def test_the_automatic_compaction_at_a_reached_cap_is_not_sent(tmp_path):
     assert core.history[: len(kept)] == kept  # nothing compacted away
 
 
+@pytest.mark.slow
 def test_a_sub_agent_cap_in_a_parallel_run_refuses_each_childs_second_request(tmp_path):
     agent = tasks_agent(tmp_path / "t.db", maxSubagentTokens=10)
     core = AgentCore(OfflineBackend(), agent=agent, workdir=tmp_path, autosave=False)
@@ -123,6 +124,7 @@ def test_a_sub_agent_cap_in_a_parallel_run_refuses_each_childs_second_request(tm
         assert child.capped
 
 
+@pytest.mark.slow
 def test_a_plan_run_cap_binds_before_the_steps_next_request(tmp_path):
     def model(messages, tools):
         last = messages[-1]
@@ -200,6 +202,7 @@ def test_a_reservation_holds_its_estimate_on_the_chain_until_released():
     child.reserve(Spend(1)).release()  # free again
 
 
+@pytest.mark.slow
 def test_a_plan_run_cap_holds_off_the_workers_that_would_start_together(tmp_path):
     async def model(messages, tools):
         last = messages[-1]
