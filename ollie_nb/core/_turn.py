@@ -201,8 +201,9 @@ class TurnRunner:
         if outcome.block:
             reason = host.redact(outcome.block)
             host.emit(Notice(f"prompt blocked by a userPromptSubmit hook: {reason}", "error"))
-            host.emit(TurnEnded(blocked=reason))
-            raise _Ended(TurnResult(blocked=reason))
+            result = TurnResult(blocked=reason)
+            host.emit(TurnEnded(result))
+            raise _Ended(result)
         before = await self.hooks("preTurn", {"prompt": prompt})
         context = [*self.carried, *outcome.context, *before.context]
         self.carried = []
@@ -431,7 +432,7 @@ class TurnRunner:
 
     def end(self, result: TurnResult) -> TurnResult:
         self.host.state = "idle"
-        self.host.emit(TurnEnded.of(result))
+        self.host.emit(TurnEnded(result))
         return result
 
 

@@ -20,6 +20,7 @@ from ollie_nb.core import (
     ToolCalled,
     ToolFinished,
     TurnEnded,
+    TurnResult,
     TurnStarted,
 )
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
@@ -263,7 +264,9 @@ def test_interrupt_while_waiting_for_the_model(tmp_path):
     events = []
     result = asyncio.run(scenario())
     assert result.interrupted
-    assert events[-1] == TurnEnded(interrupted=True, steps=1)  # the renderer's one sign of it
+    assert events[-1] == TurnEnded(
+        TurnResult(interrupted=True, steps=1)
+    )  # the renderer's one sign of it
     assert [m.role for m in core.history] == ["user", "assistant"]
     assert core.history[-1].content == "[interrupted by the user]"
 
@@ -332,7 +335,7 @@ def test_hooks_add_context_block_and_continue(tmp_path):
     assert allowed.reply == "reply 2"
     assert blocked.blocked == "no secrets here"
     assert Notice("prompt blocked by a userPromptSubmit hook: no secrets here", "error") in events
-    assert TurnEnded(blocked="no secrets here") in events
+    assert TurnEnded(TurnResult(blocked="no secrets here")) in events
     assert len(seen_prompts) == 2  # the blocked prompt never reached the model
 
 

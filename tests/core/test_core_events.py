@@ -49,7 +49,10 @@ def test_turn_ended_tells_what_the_turn_result_says():
     result = TurnResult(
         reply="r", interrupted=True, error="e", blocked="b", steps=3, step_limit=True
     )
-    assert TurnEnded.of(result) == TurnEnded("r", True, "e", "b", 3, True)
+    ended = TurnEnded(result)
+    assert ended.result is result
+    told = (ended.reply, ended.interrupted, ended.error, ended.blocked, ended.steps)
+    assert told == ("r", True, "e", "b", 3) and ended.step_limit
 
 
 def test_a_settled_step_status_becomes_its_notice_kind():

@@ -147,7 +147,7 @@ def test_429_forever_is_one_clear_error_and_the_next_turn_works(provider, wire, 
     ]
     assert failed.error == errors(failed_events)[0] and not failed.interrupted
     assert [type(e) for e in failed_events].count(Retrying) == 3
-    assert failed_events[-1] == TurnEnded(error=failed.error, steps=1)
+    assert failed_events[-1] == TurnEnded(failed) and failed.steps == 1
     assert_next_turn_works(nxt, provider, 4)
     assert_consistent(core.history)
     assert_error_kept_out_of_the_context(core, provider, failed.error)
