@@ -17,6 +17,7 @@ from ollie_nb.core._config import (
     expand_vars,
     load_agent_config,
 )
+from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._core import AgentCore
 from ollie_nb.core._env import AgentEnv, ServerStatus, build_agent_env
 from ollie_nb.core._events import (
@@ -52,6 +53,7 @@ from ollie_nb.errors import ConfigError, SessionError
 __all__ = [
     "CONTINUE_PROMPT",
     "AgentConfig",
+    "AgentContext",
     "AgentCore",
     "AgentEnv",
     "Approver",
@@ -66,6 +68,7 @@ __all__ = [
     "McpServerConfig",
     "Notice",
     "NoticeLevel",
+    "Phase",
     "PlanMade",
     "ReasoningDelta",
     "Retrying",
@@ -79,6 +82,7 @@ __all__ = [
     "TurnEnded",
     "TurnResult",
     "TurnStarted",
+    "TurnState",
     "UntrustedAgentError",
     "UsageReported",
     "UsageTotals",

@@ -17,7 +17,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,13 +25,13 @@ from ollie_nb.core._agents import require_trusted, resolve_agent
 from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook, env_budgets
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
+from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import Conversation
 from ollie_nb.core._env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._hooks import spawn_hooks
-from ollie_nb.core._model_gateway import Meter, send_request
 from ollie_nb.core._plan_runs import PlanRuns
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
@@ -42,11 +42,11 @@ from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._sessions import SessionInfo, drafts_to_dict, list_sessions
 from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._tracing import tracing, tracing_from_env
-from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, params
+from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
 from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError, SessionError
-from ollie_nb.llm import Message, StreamEvent, ToolDef, backend_secrets
+from ollie_nb.llm import Message, ToolDef, backend_secrets
 from ollie_nb.planning import (
     Origin,
     PlanBook,
@@ -114,7 +114,6 @@ class AgentCore:
         self.plan_book = PlanBook()  # the one owner of this session's plans
         self.review_plans: bool | None = None  # hold plans for review; None: `reviewPlans`
         self.review = PlanReview(self)
-        self.state = "idle"
         self.router = ToolRouter(Dispatcher())
         self.redact = Redactor(
             lambda: (*backend_secrets(self._backend), *config_secrets(self.config))
@@ -123,13 +122,18 @@ class AgentCore:
         self._task: asyncio.Task[TurnResult] | None = None
         self._sink: EventSink = _ignore
         self._spawn_context: list[str] = []
-        self._runner = TurnRunner(self)
         self.user_budgets: Budgets = NO_BUDGETS  # caps a frontend sets (the notebook's traits)
         self.spend = SpendBook(self.budgets)
-        self._turn_ledger: Ledger | None = None  # a step turn's own ledger, under its plan's
+        self.turn = TurnState(self.conversation, self.spend.session)  # what turns change
+        self._context: AgentContext | None = None  # what the parts share; built at start
+        self._runner = TurnRunner(self.turn)
         self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
         self.subagents = SubAgents(
-            self, self.config.max_parallel, self._child_note, self._withdraw_note
+            lambda: self.context,
+            self.conversation,
+            self.config.max_parallel,
+            self._child_note,
+            self._withdraw_note,
         )
         self.plan_runs = PlanRuns(self, self.watch.claim)
         self.step_limited = False  # the last turn stopped at maxSteps
@@ -161,9 +165,39 @@ class AgentCore:
         return self.config.budgets.tighter(env_budgets()).tighter(self.user_budgets)
 
     @property
-    def ledger(self) -> Ledger:
-        """The ledger the running turn counts in: its step's, or the session's."""
-        return self._turn_ledger or self.spend.session
+    def context(self) -> AgentContext:
+        """What this agent's parts share now (rebuilt at start, agent switch, new backend or
+        workdir)."""
+        if self._context is None:
+            raise NotStartedError("the agent has not started: await core.start() first")
+        return self._context
+
+    def _rebuild_context(self) -> None:
+        """A new context from the config, backend, env, workdir and gate as they are now."""
+        if self.env is None or self._backend is None:
+            return
+        self._context = AgentContext(
+            config=self.config,
+            backend=self._backend,
+            env=self.env,
+            router=self.router,
+            gate=gate_for(
+                self.env, self.config.trusted_tools, self.approve, self.emit, self.redact.values
+            ),
+            redact=self.redact,
+            workdir=self._workdir,
+            emit=self.emit,
+            spend=self.spend,
+            save_round=self.round_ended,
+            save_session=self._autosave,
+            spawn_context=tuple(self._spawn_context),
+            injected=self.prompts.take_injected,
+            reminder=self.plan_reminder,
+        )
+
+    def _autosave(self) -> None:
+        if self.autosave:
+            self.save()
 
     @property
     def session_id(self) -> str:
@@ -242,6 +276,7 @@ class AgentCore:
         self._spawn_context = [self.redact(c) for c in context]
         self.env.messages.extend(warnings)  # with the servers' failures: shown as they are
         self.env.messages[:] = [hide_secrets(self.redact(m)) for m in self.env.messages]
+        self._rebuild_context()
 
     def _effective_fallback(self) -> Any:
         if self._fallback is not None:
@@ -265,6 +300,7 @@ class AgentCore:
     def set_backend(self, backend: Backend) -> None:
         """Use another chat backend from the next request on (history is kept)."""
         self._backend = backend
+        self._rebuild_context()
 
     @property
     def is_running(self) -> bool:
@@ -287,6 +323,7 @@ class AgentCore:
         if not target.is_dir():
             raise NotADirectoryError(f"{target} is not a directory")
         self._workdir = str(target.resolve())
+        self._rebuild_context()
         return self._workdir
 
     @property
@@ -296,9 +333,7 @@ class AgentCore:
     @property
     def gate(self) -> TrustGate:
         """The trust gate for this agent's config, wired task server and approval callback."""
-        return gate_for(
-            self.env, self.config.trusted_tools, self.approve, self.emit, self.redact.values
-        )
+        return self.context.gate
 
     @property
     def plans(self) -> list[PlanRecord]:
@@ -419,7 +454,7 @@ class AgentCore:
         finally:
             self._task = None
             self._sink = _ignore
-            self.state = "idle"
+            self.turn.enter(Phase.IDLE)
             self.watch.kick()  # work queued while this turn ran
 
     async def _run_prompts(self, item: QueuedPrompt) -> TurnResult:
@@ -450,13 +485,13 @@ class AgentCore:
         prompt = self.prompts.with_notes(item.text)
         start = TurnStarted(prompt, position > 0, position, total, step)
         if step is not None:  # its spend is the step's, within its plan's cap
-            self._turn_ledger = Ledger(Scope.STEP, parent=self.spend.plan(step.plan))
+            self.turn.ledger = Ledger(Scope.STEP, parent=self.spend.plan(step.plan))
         try:
-            result = await self._traced(item, self._runner.run(start))
+            result = await self._traced(item, self._runner.run(self.context, start))
         finally:
-            if step is not None and self._turn_ledger is not None:
-                self.spend.record(step.plan, step.step_id, self._turn_ledger.spend)
-            self._turn_ledger = None
+            if step is not None:
+                self.spend.record(step.plan, step.step_id, self.turn.ledger.spend)
+            self.turn.ledger = self.spend.session
             if held.beat is not None:
                 held.beat.cancel()
             with contextlib.suppress(Exception):  # the lease ends a claim left behind anyway
@@ -505,7 +540,7 @@ class AgentCore:
     def _on_plan(self, record: PlanRecord) -> None:
         # the record's warning is the model's status line; the user's notice drops its label
         self.emit(PlanMade(record, record.warning.removeprefix("warning: ")))
-        tracing().plan_made(self, record)  # the goal id and steps join the call's span
+        tracing().plan_made(self.redact, record)  # the goal id and steps join the call's span
 
     # -- plan review (the logic lives in PlanReview) ---------------------------------------
 
@@ -695,17 +730,7 @@ class AgentCore:
 
     async def compact_history(self) -> Compaction:
         """Compact now (also from inside a turn): pre/postCompact hooks, archive, then save."""
-        meter = Meter(self.ledger, self.usage, self.emit)  # counted as the turn's requests are
-
-        def send(messages: Sequence[Message]) -> AsyncGenerator[StreamEvent, None]:
-            return send_request(self, meter, messages, params(self.config))
-
-        done = await self.conversation.compact(
-            self.backend, self.system_prompt(), send, self._runner.hooks, self.redact
-        )
-        if done.history is not None and self.autosave:
-            self.save()
-        return done
+        return await self._runner.compact(self.context)
 
     @property
     def last_error(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ollie_nb.core import AgentCore, TurnStarted
+from ollie_nb.core import AgentCore, Phase, TurnStarted
 from ollie_nb.llm import OfflineBackend
 from ollie_nb.llm._offline import parse_plan_prompt
 from ollie_nb.planning import Origin, StepRef
@@ -61,7 +61,7 @@ def test_a_queue_plan_step_interrupted_goes_back_to_open(tmp_path):
             turn = asyncio.ensure_future(core.submit(item))
 
             async def streaming():
-                while core.state != "streaming":
+                while core.turn.phase is not Phase.STREAMING:
                     await asyncio.sleep(0.001)
 
             await asyncio.wait_for(streaming(), 10)

@@ -74,7 +74,7 @@ def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(
     # each child has its own history and usage; the parent's tools stay the parent's
     assert [m.role for m in children["a"].history] == ["user", "assistant"]
     assert children["a"].usage.requests == 1
-    assert all(not d.name.startswith("subagent_") for d in children["a"].router.defs)
+    assert all(not d.name.startswith("subagent_") for d in children["a"].context().router.defs)
 
 
 def test_without_a_wait_the_completion_notes_are_worked_as_turns_after_the_parents(tmp_path):
