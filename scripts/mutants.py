@@ -165,8 +165,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "editor-approves-the-unedited-plan",
         "ollie_nb/notebook/_plan_editor.py",
-        "approve=lambda d: _on_loop(runtime, lambda: core().approve_plan(number, d))",
-        "approve=lambda d: _on_loop(runtime, lambda: core().approve_plan(number))",
+        "approve=lambda d: _on_loop(runtime, lambda: core().plans.approve(number, d))",
+        "approve=lambda d: _on_loop(runtime, lambda: core().plans.approve(number))",
         (
             "tests/notebook/test_plan_editor_kernel.py::test_edits_and_approve_sent_as_comm_messages_save_the_edited_plan",
         ),
@@ -408,7 +408,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "watch-stop-button-does-nothing",
         "ollie_nb/notebook/_watch_widget.py",
-        "        self.runtime.submit(lambda: self.runtime.core.stop_watching())",
+        "        self.runtime.submit(lambda: self.runtime.core.watch.stop())",
         "        pass",
         (
             "tests/notebook/test_collisions.py::test_the_watch_widgets_stop_button_hands_back_the_step_in_flight_only",

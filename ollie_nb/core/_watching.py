@@ -1,16 +1,16 @@
 """AgentWatch: the agent's side of the watch: its watcher, its waker, the sink, the steps it took.
 
-`AgentCore.start_watching` / `stop_watching` / `run_until_idle` hand their work to
-this class, which reaches the agent only through the `WatchHost` protocol below.
+`core.watch` is this class: start, stop, until_idle, catch_up. It is handed the agent's
+prompt queue and plans, and its turn controls (running, interrupt, submit) as functions.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._events import (
@@ -22,38 +22,19 @@ from ollie_nb.core._events import (
     WatchNotice,
     WatchWhat,
 )
+from ollie_nb.core._plans import Plans
+from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._wake import Waker
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.errors import NotStartedError
-from ollie_nb.planning import TASK_UPDATE, Origin, PlanRecord, QueuedPrompt, StepRef
+from ollie_nb.planning import TASK_UPDATE, Origin, QueuedPrompt, StepRef
 
 log = logging.getLogger("ollie_nb.core")
 
 
-class WatchHost(Protocol):
-    """What the watch needs of the agent (AgentCore provides it)."""
-
-    env: AgentEnv | None
-
-    @property
-    def plans(self) -> list[PlanRecord]: ...
-    @property
-    def agent_name(self) -> str: ...
-    @property
-    def is_running(self) -> bool: ...
-    @property
-    def queue_items(self) -> list[QueuedPrompt]: ...
-    async def plan_statuses(self, record: PlanRecord) -> dict[str, str]: ...
-    def queue(self, prompt: str | QueuedPrompt) -> int: ...
-    def pop_queue(self) -> QueuedPrompt | None: ...
-    def clear_queue(self) -> int: ...
-    def drop_queued(self, origin: Origin) -> int: ...
-    def note(self, text: str) -> None: ...
-    def interrupt(self) -> bool: ...
-    async def submit(
-        self, prompt: str | QueuedPrompt, on_event: EventSink | None = None
-    ) -> TurnResult: ...
+Submit = Callable[[QueuedPrompt, EventSink], Awaitable[TurnResult]]
+"""Run a queued item as the agent's turn, its events to the sink."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +48,19 @@ class Hold:
 class AgentWatch:
     """Watches the task server for one agent and, with `wake`, has it work what gets queued."""
 
-    def __init__(self, host: WatchHost) -> None:
-        self.host = host
+    def __init__(
+        self,
+        prompts: PromptQueue,
+        plans: Plans,
+        env: Callable[[], AgentEnv | None],
+        name: Callable[[], str],
+        *,
+        running: Callable[[], bool],
+        interrupt: Callable[[], bool],
+        submit: Submit,
+    ) -> None:
+        self._prompts, self._plans, self._env, self._name = prompts, plans, env, name
+        self._running, self._interrupt, self._submit = running, interrupt, submit
         self.watcher: TaskEventWatcher | None = None
         self.waker: Waker | None = None
         self.sink: EventSink = _ignore
@@ -87,15 +79,15 @@ class AgentWatch:
     def claim(self, step_id: str) -> bool:
         """A parallel run would claim this step: False while the agent works it itself; else
         the step is the run's: the watch no longer queues it, and a queued copy goes."""
-        if self.host.is_running and step_id == self.current:
+        if self._running() and step_id == self.current:
             return False
         self.run_steps.add(step_id)
-        queued = self.host.queue_items
+        queued = self._prompts.items
         kept = [item for item in queued if item.step is None or item.step.task_id != step_id]
         if len(kept) < len(queued):
-            self.host.clear_queue()
+            self._prompts.clear()
             for item in kept:
-                self.host.queue(item)
+                self._prompts.put(item)
         return True
 
     async def admit(self, item: QueuedPrompt, lost: Callable[[str], None]) -> Hold:
@@ -103,12 +95,12 @@ class AgentWatch:
         while its turn runs where the server has leases (`lost(why)` if it is lost). The
         hold says why not when another agent, kernel or a parallel run took it first (the
         agent does not work it); any other item holds nothing."""
-        step, env = item.step, self.host.env
+        step, env = item.step, self._env()
         if item.origin is not Origin.WATCH or step is None or step.task_id is None:
             return Hold()
         if env is None or env.task_client is None:
             return Hold()
-        client, assignee = env.task_client, self.host.agent_name
+        client, assignee = env.task_client, self._name()
         lease = client.lease(env.config.claim_lease)
         claim = await client.claim(step.task_id, assignee, lease if lease.active else None)
         if not claim.taken:
@@ -130,33 +122,38 @@ class AgentWatch:
     async def release(self, item: QueuedPrompt) -> None:
         """A claimed watch step after its turn: open again when the turn left it in progress
         (stopped, failed, or ended without marking it done); done or failed, it stays."""
-        step, env = item.step, self.host.env
+        step, env = item.step, self._env()
         if item.origin is not Origin.WATCH or step is None or step.task_id is None:
             return
         if env is None or env.task_client is None:
             return
-        note = f"{self.host.agent_name}'s turn on it did not finish"
+        note = f"{self._name()}'s turn on it did not finish"
         await env.task_client.release(step.task_id, note)
 
     async def start(
-        self, interval: float, on_event: EventSink | None, wake: bool
+        self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True
     ) -> TaskEventWatcher:
-        """See `AgentCore.start_watching`."""
+        """Watch the task server: ready and assigned steps are queued (and worked, with `wake`).
+
+        The ready steps of our plans are queued at once (a restart finds them again);
+        then each change signal (or poll, every `interval` s, without one) is read.
+        `on_event` gets the watch's events and the turns the agent starts itself.
+        """
         await self.stop()
-        host = self.host
-        if host.env is None:
+        env = self._env()
+        if env is None:
             raise NotStartedError("the agent has not started: await core.start() first")
         self.sink = on_event or _ignore
         hooks = WatchHooks(
-            plans=lambda: host.plans,
+            plans=lambda: list(self._plans),
             enqueue=self._enqueue,
-            queued=lambda: host.queue_items,
+            queued=lambda: self._prompts.items,
             worked=lambda: self.worked | self.run_steps,
-            statuses=host.plan_statuses,
-            note=host.note,
+            statuses=self._plans.statuses,
+            note=self._prompts.note,
             emit=self.emit,
         )
-        watcher = TaskEventWatcher.for_env(host.env, Reactions(hooks, host.agent_name), interval)
+        watcher = TaskEventWatcher.for_env(env, Reactions(hooks, self._name()), interval)
         if wake:
             self.waker = Waker(self._wake_turn, self._ended)
         self.watcher = watcher
@@ -165,16 +162,16 @@ class AgentWatch:
 
     async def stop(self) -> int:
         """Stop the watch; a turn the agent started itself is interrupted, and the steps the
-        watch queued leave the queue (a new watch queues what is still ready). How many went."""
+        watch queued leave the queue (a new watch queues what is still ready). How many left."""
         waker, self.waker = self.waker, None
         watcher = self.watcher
         if watcher is not None:
             await watcher.stop()
         if waker is not None:
             if waker.working:
-                self.host.interrupt()
+                self._interrupt()
             await waker.stop()
-        dropped = self.host.drop_queued(Origin.WATCH) if watcher is not None else 0
+        dropped = self._prompts.drop(_not_watched) if watcher is not None else 0
         if dropped:
             steps = "step" if dropped == 1 else "steps"
             text = f"the watch is off: {dropped} {steps} it had queued left the queue"
@@ -189,7 +186,7 @@ class AgentWatch:
             self.waker.kick()
 
     def _enqueue(self, item: QueuedPrompt) -> None:
-        self.host.queue(item)
+        self._prompts.put(item)
         self.kick()
 
     def emit(self, notice: WatchNotice) -> None:
@@ -201,11 +198,10 @@ class AgentWatch:
 
     async def _wake_turn(self) -> TurnResult | None:
         """The waker's turn: the queue, worked when the agent is idle."""
-        host = self.host
-        if host.is_running or not host.queue_items:
+        if self._running() or not self._prompts.items:
             return None
-        prompt = host.pop_queue()
-        return None if prompt is None else await host.submit(prompt, self.sink)
+        prompt = self._prompts.pop()
+        return None if prompt is None else await self._submit(prompt, self.sink)
 
     def _ended(self, reason: str) -> None:
         text = f"{reason}; the watch is off (turn it on again to go on)"
@@ -222,14 +218,14 @@ class AgentWatch:
         """Nothing queued, running, about to run, or being read."""
         waker, watcher = self.waker, self.watcher
         return (
-            not self.host.is_running
-            and not self.host.queue_items
+            not self._running()
+            and not self._prompts.items
             and (waker is None or waker.idle)
             and (watcher is None or not watcher.reading)
         )
 
-    async def until_idle(self, timeout: float | None) -> None:
-        """See `AgentCore.run_until_idle`."""
+    async def until_idle(self, timeout: float | None = None) -> None:
+        """Wait until nothing is queued or running and the watch has read every event."""
 
         async def settled() -> None:
             while True:
@@ -240,6 +236,12 @@ class AgentWatch:
                 await asyncio.sleep(0.01)
 
         await asyncio.wait_for(settled(), timeout)
+
+    async def catch_up(self) -> None:
+        """With a watcher on, be current: read the events (or let a read under way finish)."""
+        if self.watcher is None or not self.watcher.running:
+            return
+        await self.watcher.catch_up()
 
     def observe(self, event: Event) -> None:
         """Tell the watcher of the agent's own successful task_update on its task server."""
@@ -257,3 +259,7 @@ class AgentWatch:
 
 def _ignore(event: Event) -> None:
     return None
+
+
+def _not_watched(item: QueuedPrompt) -> bool:
+    return item.origin is not Origin.WATCH

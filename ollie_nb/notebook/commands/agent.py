@@ -58,9 +58,13 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
             ("servers", _servers_line(info["servers"])),
             ("plan backend", info["plan_backend"] or "none (in-context plans)"),
             ("state", state),
-            ("queue", str(len(core.queued))),
-            ("usage", str(core.usage)),
-            ("session", core.session_id + (f" ({core.session_name})" if core.session_name else "")),
+            ("queue", str(len(core.prompts.texts))),
+            ("usage", str(core.session.usage)),
+            (
+                "session",
+                core.session.session_id
+                + (f" ({core.session.session_name})" if core.session.session_name else ""),
+            ),
         ]
 
     return Table("ollie status", ["", ""], ctx.on_loop(rows))
