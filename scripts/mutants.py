@@ -273,7 +273,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "subagent-cap-ignored",
-        "ollie_nb/core/_fanout.py",
+        "ollie_nb/core/_parallel_run.py",
         "if child is not None and child.capped and not state.is_finished:",
         "if False:",
         (
@@ -304,7 +304,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "subagent-turns-outside-their-step",
-        "ollie_nb/core/_fanout.py",
+        "ollie_nb/core/_parallel_run.py",
         "with span.current():  # the child's turns nest under the step's span",
         "with contextlib.nullcontext():",
         (
@@ -385,7 +385,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "spread-run-same-order",
-        "ollie_nb/core/_fanout.py",
+        "ollie_nb/core/_parallel_run.py",
         "self._order.shuffle(ready)",
         "pass",
         (
@@ -468,7 +468,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "watch-step-worked-without-its-claim",
-        "ollie_nb/core/_watching.py",
+        "ollie_nb/core/_watch.py",
         "        if not claim.taken:\n",
         "        if False:\n",
         (
@@ -566,7 +566,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "watch-reads-one-page",
-        "ollie_nb/core/_watch.py",
+        "ollie_nb/core/_event_reader.py",
         "                page, more = await self._fetch()\n                events.extend(page)\n",
         "                page, more = await self._fetch()\n                events.extend(page)\n                more = False\n",
         (
@@ -738,7 +738,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "failed-child-step-left-in-progress",
-        "ollie_nb/core/_fanout.py",
+        "ollie_nb/core/_parallel_run.py",
         "if not state.is_finished and step_id not in self._lost:",
         "if state is StepState.UNKNOWN and step_id not in self._lost:",
         (

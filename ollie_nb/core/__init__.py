@@ -3,6 +3,7 @@
 Frontend-agnostic: a script drives AgentCore with asyncio; the notebook is one frontend of it.
 """
 
+from ollie_nb.core._agent_env import AgentEnv, ServerStatus, build_agent_env
 from ollie_nb.core._agents import (
     UntrustedAgentError,
     agent_dirs,
@@ -19,7 +20,6 @@ from ollie_nb.core._config import (
 )
 from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._core import AgentCore
-from ollie_nb.core._env import AgentEnv, ServerStatus, build_agent_env
 from ollie_nb.core._events import (
     Event,
     EventSink,

@@ -23,7 +23,7 @@ from ollie_nb.core._secrets import Redactor
 from ollie_nb.tools import subprocess_env
 
 if TYPE_CHECKING:
-    from ollie_nb.core._env import AgentEnv
+    from ollie_nb.core._agent_env import AgentEnv
     from ollie_nb.llm import Backend
     from ollie_nb.planning import TaskClient
 

@@ -5,7 +5,7 @@ notebook runtime drives it from its own loop thread. Every tool call goes
 through the env's Dispatcher; every event goes to the `on_event` sink. Each part
 owns its state: `Conversation` (history, usage, ids, the session file, compaction),
 `PromptQueue` (queued items, injected texts, notes), `PlanBook` (the plans, from
-planning), `PlanRuns` (parallel runs), `AgentWatch` (the task-event watch),
+planning), `ParallelRuns` (parallel runs), `AgentWatch` (the task-event watch),
 `SubAgents`, `PlanReview` (plans held for the user's review) and the `TurnRunner` (the
 loop); this class wires them and delegates.
 """
@@ -21,18 +21,18 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ollie_nb.core._agent_env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
 from ollie_nb.core._agents import require_trusted, resolve_agent
 from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook, env_budgets
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import Conversation
-from ollie_nb.core._env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
-from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._hooks import spawn_hooks
-from ollie_nb.core._plan_runs import PlanRuns
+from ollie_nb.core._parallel_run import ParallelRunResult
+from ollie_nb.core._parallel_runs import ParallelRuns
 from ollie_nb.core._plans import Plans
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
@@ -42,7 +42,7 @@ from ollie_nb.core._sessions import SessionInfo, drafts_to_dict, list_sessions
 from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._tracing import tracing, tracing_from_env
 from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner
-from ollie_nb.core._watching import AgentWatch
+from ollie_nb.core._watch import AgentWatch
 from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError, SessionError
 from ollie_nb.llm import ToolDef, backend_secrets
 from ollie_nb.planning import (
@@ -146,7 +146,7 @@ class AgentCore:
             self._child_note,
             self._withdraw_note,
         )
-        self.runs = PlanRuns(
+        self.runs = ParallelRuns(
             self.plans, self.prompts, self.subagents, self.spend, lambda: self.env, self.watch.claim
         )
 
@@ -495,7 +495,7 @@ class AgentCore:
         on_event: EventSink | None = None,
         *,
         spread: bool = False,
-    ) -> PlanRun:
+    ) -> ParallelRunResult:
         """Work a plan's steps in sub-agents, `parallel` at once (default maxParallel).
 
         Every ready step is claimed and handed to a child; newly ready steps follow

@@ -40,7 +40,7 @@ from ollie_nb.planning import (
 )
 
 if TYPE_CHECKING:
-    from ollie_nb.core._env import AgentEnv
+    from ollie_nb.core._agent_env import AgentEnv
 
 log = logging.getLogger("ollie_nb.core")
 

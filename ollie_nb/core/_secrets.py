@@ -12,7 +12,7 @@ from typing import Any
 
 from ollie_nb.core._config import AgentConfig, expand_vars
 from ollie_nb.llm import LLMConfigError, env_file_path, ollie_env_file_path
-from ollie_nb.llm._env import read_env_file
+from ollie_nb.llm._settings import read_env_file
 from ollie_nb.tools import is_secret_name, url_credentials
 
 REDACTED = "***"

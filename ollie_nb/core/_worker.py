@@ -1,5 +1,7 @@
 """Headless workers: `python -m ollie_nb work --agent FILE` works the plans of a task store.
 
+The command line is ollie_nb/work.py (above the core); the worker's logic is here.
+
 A worker is an AgentCore without a notebook: it reads the goals of its agent's task
 server (all of them, or the one `--plan` names), and works each plan with ready steps
 as a parallel run (`--parallel N` sub-agents at once, each step claimed with a lease and
@@ -15,22 +17,17 @@ may share one store (PostgreSQL): the store's atomic claims decide who works a s
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import os
-import signal
-import socket
-import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from ollie_nb.core._core import AgentCore
+from ollie_nb.core._event_reader import Updates
 from ollie_nb.core._events import Event, WatchNotice, WatchWhat
-from ollie_nb.core._watch import Updates
 from ollie_nb.errors import OllieError
 from ollie_nb.planning import (
     EVENTS_URI,
@@ -65,30 +62,13 @@ class WorkerError(OllieError):
 
 @dataclass(frozen=True)
 class WorkOptions:
-    """What `work` was asked for (see `parser`)."""
+    """What `work` was asked for (see ollie_nb.work.parser)."""
 
     agent: str
     plan: str = ""  # a goal id; '' for every plan in the store
     parallel: int = 1
     name: str = ""
     until_idle: bool = False
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="ollie-work",
-        description="Work the ready steps of the plans in the agent's task store, headless.",
-    )
-    p.add_argument("--agent", required=True, help="the agent JSON file (or an agent's name)")
-    p.add_argument("--plan", default="", help="work only this goal's steps (a task id)")
-    p.add_argument("--parallel", type=int, default=1, help="steps worked at once (default 1)")
-    p.add_argument("--name", default="", help="the worker's name in claims (default host-pid)")
-    p.add_argument(
-        "--until-idle",
-        action="store_true",
-        help="exit 0 when no step is ready or claimed (default: keep watching the store)",
-    )
-    return p
 
 
 def plans_of(tasks: list[Task], only: str = "") -> list[PlanRecord]:
@@ -328,48 +308,3 @@ def lease_ends(tasks: list[Task]) -> list[float]:
 
 def _has_claims(record: PlanRecord, states: dict[str, StepState]) -> bool:
     return any(states.get(step_id, StepState.UNKNOWN).is_active for step_id in record.ids)
-
-
-def default_name() -> str:
-    return f"worker-{socket.gethostname()}-{os.getpid()}"
-
-
-async def work(options: WorkOptions, log: Callable[[str], None]) -> int:
-    """Run one worker until idle or stopped (SIGINT / SIGTERM hand its steps back)."""
-    name = options.name or default_name()
-    core = AgentCore(agent=options.agent, name=name, autosave=False, execute=False)
-    worker = Worker(core, options, log)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, worker.stop, sig.name)
-    try:
-        async with core:
-            log(f"{name}: working {'plan ' + options.plan if options.plan else 'every plan'}")
-            return await worker.run()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    options_ns = parser().parse_args(argv)
-    if options_ns.parallel < 1:
-        parser().error("--parallel must be at least 1")
-    options = WorkOptions(
-        options_ns.agent,
-        options_ns.plan,
-        options_ns.parallel,
-        options_ns.name,
-        options_ns.until_idle,
-    )
-
-    def log(line: str) -> None:
-        print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
-
-    try:
-        return asyncio.run(work(options, log))
-    except OllieError as exc:
-        print(f"ollie-work: {exc}", file=sys.stderr)
-        return 1

@@ -303,8 +303,8 @@ def test_session_names_are_unique_and_a_name_given_early_is_saved_with_the_first
 
     refused = asyncio.run(scenario())
     assert refused == (
-        f"a saved session is named 'alpha' already ({first.session_id}); choose another name"
+        f"a saved session is named 'alpha' already ({first.session.session_id}); choose another name"
     )
     names = {s.id: s.name for s in list_sessions()}
-    assert names == {first.session_id: "alpha", second.session_id: ""}
-    assert second.session_name == ""
+    assert names == {first.session.session_id: "alpha", second.session.session_id: ""}
+    assert second.session.session_name == ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from ollie_nb.core import AgentCore, _fanout
+from ollie_nb.core import AgentCore, _parallel_run
 from ollie_nb.llm import OfflineBackend
 from tests.core.test_parallel_plans import claims_and_dones, event_log, slow_steps
 from tests.support.agents import tasks_agent
@@ -50,7 +50,7 @@ def run_counting(tmp_path, **run_args):
 
 
 def test_a_run_reads_its_plan_when_its_view_runs_out_not_after_every_step(tmp_path, monkeypatch):
-    monkeypatch.setattr(_fanout, "REFRESH", 60.0)  # no refresh by age in this short run
+    monkeypatch.setattr(_parallel_run, "REFRESH", 60.0)  # no refresh by age in this short run
     record, run, reads, calls, db = run_counting(tmp_path, parallel=1)
     assert not run.failed and len(run.outcome) == 8, run.summary
     # the first read, the one when the view shows nothing left to start, the end state;

@@ -329,7 +329,9 @@ def test_after_stop_of_a_turn_the_watch_started_the_next_step_waits(tmp_path):
 def test_more_than_a_page_of_events_in_one_change_are_all_read(tmp_path, monkeypatch):
     """One change by another client brings more events than one read returns: each
     unblocked step is queued all the same, with no later change to wake the watch."""
-    monkeypatch.setattr("ollie_nb.core._watch.PAGE", 2)  # a small page; the server's own limit
+    monkeypatch.setattr(
+        "ollie_nb.core._event_reader.PAGE", 2
+    )  # a small page; the server's own limit
     db = tmp_path / "tasks.db"
     core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, name="alice")
     fan = "Fan out\n- Root\n- Left (after 1)\n- Middle (after 1)\n- Right (after 1)"

@@ -1,4 +1,4 @@
-"""PlanRuns: an agent's parallel runs of its plans, one at a time (`AgentCore.run_plan`).
+"""ParallelRuns: an agent's parallel runs of its plans, one at a time (`AgentCore.run_plan`).
 
 It picks where the plan's steps live (a task server through its TaskClient, or the
 PlanBook's queue-plan states), drops the queue's own copies of a queue plan's steps
@@ -11,10 +11,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from ollie_nb.core._agent_env import AgentEnv
 from ollie_nb.core._budget import SpendBook
-from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._events import EventSink
-from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, TaskSteps
+from ollie_nb.core._parallel_run import (
+    ParallelRun,
+    ParallelRunResult,
+    QueueSteps,
+    StepStore,
+    TaskSteps,
+)
 from ollie_nb.core._plans import Plans
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._subagents import SubAgents
@@ -22,7 +28,7 @@ from ollie_nb.errors import AgentBusyError, NoTaskServerError
 from ollie_nb.planning import PlanRecord
 
 
-class PlanRuns:
+class ParallelRuns:
     """The agent's parallel run under way (at most one)."""
 
     def __init__(
@@ -37,7 +43,7 @@ class PlanRuns:
         self._plans, self._prompts, self._subagents, self._spend = plans, prompts, subagents, spend
         self._env = env
         self._claim = claim  # the watch: False while the agent works the step itself
-        self._task: asyncio.Task[PlanRun] | None = None
+        self._task: asyncio.Task[ParallelRunResult] | None = None
         self.plan = 0  # the number of the plan under way (0 when none): saved with the session
 
     @property
@@ -54,7 +60,7 @@ class PlanRuns:
 
     async def run(
         self, record: PlanRecord, width: int, owner: str, sink: EventSink, spread: bool = False
-    ) -> PlanRun:
+    ) -> ParallelRunResult:
         """Work `record` with `width` children at once; see `AgentCore.run_plan`."""
         if self.running:
             raise AgentBusyError("a parallel run is under way; stop it first")
