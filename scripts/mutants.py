@@ -100,7 +100,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "approval-without-edits",
-        "ollie_nb/core/_review.py",
+        "ollie_nb/core/_plans.py",
         "approval_prompt(record, draft.edits())",
         "approval_prompt(record, [])",
         (
@@ -111,8 +111,8 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "discard-untold",
-        "ollie_nb/core/_review.py",
-        "self.host.note(discard_note(number))",
+        "ollie_nb/core/_plans.py",
+        "self._prompts.note(discard_note(number))",
         "pass",
         (
             "tests/core/test_plan_review.py::test_discard_leaves_nothing_and_tells_the_model_at_its_next_turn",
@@ -203,9 +203,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "compaction-around-the-model-gateway",
-        "ollie_nb/core/_core.py",
-        "return send_request(self, meter, messages, params(self.config))",
-        "return self.backend.chat_stream(messages, (), params(self.config))",
+        "ollie_nb/core/_turn.py",
+        "return send_request(context, self.state, messages, params(context.config))",
+        "return context.backend.chat_stream(messages, (), params(context.config))",
         (
             "tests/core/test_model_gateway.py::test_a_compaction_is_counted_in_the_session_spend",
             "tests/core/test_model_gateway.py::test_ollie_compact_at_a_reached_cap_is_refused_and_keeps_the_history",
@@ -316,8 +316,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "no-chat-span",
         "ollie_nb/core/_model_gateway.py",
-        "stream = tracing().chat(host, messages, backend.chat_stream(messages, tools, params))",
-        "stream = backend.chat_stream(messages, tools, params)",
+        "stream = tracing().chat(context, state.session_id, messages, sent)",
+        "stream = sent",
         (
             "tests/core/test_tracing.py::test_a_turn_holds_its_model_requests_and_tool_calls_and_the_plan_span_names_the_tasks",
         ),
@@ -490,9 +490,10 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "child-gate-without-approver",
-        "ollie_nb/core/_subagents.py",
-        "        return self._parent.gate\n",
-        '        return __import__("dataclasses").replace(self._parent.gate, approve=None)\n',
+        "ollie_nb/core/_context.py",
+        "            router=child_router(self.router),\n",
+        "            router=child_router(self.router),\n"
+        "            gate=replace(self.gate, approve=None),\n",
         (
             "tests/core/test_subagents.py::test_a_childs_tool_outside_trusted_tools_asks_the_parents_approver",
         ),
@@ -501,9 +502,10 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "child-gate-allows-everything",
-        "ollie_nb/core/_subagents.py",
-        "        return self._parent.gate\n",
-        '        return __import__("dataclasses").replace(self._parent.gate, trusted=("*",))\n',
+        "ollie_nb/core/_context.py",
+        "            router=child_router(self.router),\n",
+        "            router=child_router(self.router),\n"
+        '            gate=replace(self.gate, trusted=("*",)),\n',
         (
             "tests/core/test_subagents.py::test_a_childs_tool_outside_trusted_tools_asks_the_parents_approver",
         ),
@@ -673,8 +675,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "turn-ended-forgets-interrupted",
         "ollie_nb/core/_events.py",
-        "            interrupted=result.interrupted,\n",
-        "",
+        "    def interrupted(self) -> bool:\n        return self.result.interrupted\n",
+        "    def interrupted(self) -> bool:\n        return False\n",
         ("tests/core/test_core_events.py::test_turn_ended_tells_what_the_turn_result_says",),
         "a turn stopped with %ollie stop is reported as a turn that finished",
         quick=True,
@@ -1108,6 +1110,37 @@ MUTANTS: tuple[Mutant, ...] = (
         "        return full",
         ("tests/bench/test_bench_rows.py::test_a_smoke_run_takes_tiny_sizes_and_one_repeat",),
         "python -m bench --smoke runs the rows at full size: many minutes instead of a few",
+        quick=True,
+    ),
+    Mutant(
+        "subagent-usage-not-in-session",
+        "ollie_nb/core/_model_gateway.py",
+        "        state.parent.usage.add(usage, context=False)\n",
+        "        pass\n",
+        (
+            "tests/core/test_subagents.py::test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent",
+        ),
+        "the session's usage and %ollie usage leave out every token its sub-agents spent",
+        quick=True,
+    ),
+    Mutant(
+        "tool-phase-without-its-tool",
+        "ollie_nb/core/_context.py",
+        'return f"tool:{self.tool}" if self.phase is Phase.TOOL else self.phase.value',
+        "return self.phase.value",
+        (
+            "tests/core/test_core_events.py::test_the_phase_shows_as_the_status_words_with_the_running_tool",
+        ),
+        "the status says an agent runs a tool without saying which one",
+        quick=True,
+    ),
+    Mutant(
+        "turn-ended-without-its-result",
+        "ollie_nb/core/_turn.py",
+        "        self.context.emit(TurnEnded(result))\n",
+        "        self.context.emit(TurnEnded(TurnResult(reply=result.reply)))\n",
+        ("tests/core/test_agent_core.py::test_interrupt_while_waiting_for_the_model",),
+        "a stopped turn is shown as one that finished",
         quick=True,
     ),
 )

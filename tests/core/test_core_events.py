@@ -6,14 +6,18 @@ import asyncio
 
 from ollie_nb.core import (
     AgentCore,
+    Phase,
     PlanMade,
     ToolCalled,
     ToolFinished,
     TurnEnded,
     TurnResult,
     TurnStarted,
+    TurnState,
     WatchWhat,
 )
+from ollie_nb.core._budget import Ledger, Scope
+from ollie_nb.core._conversation import Conversation
 from ollie_nb.llm import OfflineBackend
 
 LIST_PROMPT = "Bake bread\n- Buy flour\n- Knead"
@@ -65,3 +69,12 @@ def test_a_settled_step_status_becomes_its_notice_kind():
         WatchWhat.FAILED,  # a word the run does not know counts as a failure, as the run counts it
         WatchWhat.FAILED,
     ]
+
+
+def test_the_phase_shows_as_the_status_words_with_the_running_tool():
+    state = TurnState(Conversation(), Ledger(Scope.SESSION))
+    assert state.label == "idle"
+    state.enter(Phase.TOOL, "execute_code")
+    assert (state.phase, state.label) == (Phase.TOOL, "tool:execute_code")
+    state.enter(Phase.STREAMING)
+    assert (state.label, state.tool) == ("streaming", "")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, UsageReported
 from ollie_nb.core._history import INTERRUPTED_NOTE
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 from tests.support.waits import until
@@ -56,9 +56,11 @@ def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(
     ]
     core = AgentCore(OfflineBackend(scripted(calls, 0.05)), workdir=tmp_path, autosave=False)
 
+    events = []
+
     async def scenario():
         async with core:
-            result = await core.submit("fan out")
+            result = await core.submit("fan out", events.append)
             return result, core.prompts.texts, dict(core.subagents.children)
 
     result, queued, children = asyncio.run(scenario())
@@ -75,6 +77,14 @@ def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(
     assert [m.role for m in children["a"].history] == ["user", "assistant"]
     assert children["a"].usage.requests == 1
     assert all(not d.name.startswith("subagent_") for d in children["a"].context().router.defs)
+    # the session counts every request its children made: the parent's 3 and one each
+    session = core.session.usage
+    assert session.requests == 3 + 2
+    reports = [e for e in events if isinstance(e, UsageReported)]
+    own = sum(e.input_tokens + e.output_tokens for e in reports)
+    spent = sum(c.usage.input_tokens + c.usage.output_tokens for c in children.values())
+    assert session.input_tokens + session.output_tokens == own + spent and spent > 0
+    assert session.last_input_tokens == reports[-1].input_tokens  # its own context's size
 
 
 def test_without_a_wait_the_completion_notes_are_worked_as_turns_after_the_parents(tmp_path):
