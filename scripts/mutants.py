@@ -636,6 +636,49 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "run-starts-after-a-skipped-blocker",
+        "ollie_nb/core/_fanout.py",
+        "and all(statuses.get(ids[j], unknown).unblocks for j in self.record.steps[i].after)",
+        "and all(statuses.get(ids[j], unknown).is_closed for j in self.record.steps[i].after)",
+        (
+            "tests/core/test_parallel_plans.py::test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped",
+        ),
+        "a parallel run starts a step whose blocker failed or was skipped",
+        quick=True,
+    ),
+    Mutant(
+        "skipped-blocker-unblocks",
+        "ollie_nb/planning/_state.py",
+        "        return self is StepState.DONE\n",
+        "        return self.is_finished\n",
+        (
+            "tests/core/test_parallel_plans.py::test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped",
+            "tests/core/test_task_events.py::test_the_watch_never_queues_a_step_whose_blocker_was_skipped",
+        ),
+        "a step whose blocker was cancelled (skipped) is started as if the blocker were done",
+    ),
+    Mutant(
+        "watch-queues-after-a-closed-blocker",
+        "ollie_nb/core/_react.py",
+        "statuses.get(record.ids[j], unknown).unblocks",
+        "statuses.get(record.ids[j], unknown).is_closed",
+        (
+            "tests/core/test_task_events.py::test_the_watch_never_queues_a_step_whose_blocker_was_skipped",
+        ),
+        "the watch queues a step whose blocker failed or was skipped",
+    ),
+    Mutant(
+        "state-words-case-sensitive",
+        "ollie_nb/planning/_state.py",
+        'return re.sub(r"[\\s-]+", "_", word.strip().lower())',
+        'return re.sub(r"[ -]+", "_", word.strip())',
+        (
+            "tests/core/test_step_words.py::test_a_state_word_reads_the_same_in_any_case_and_spacing",
+        ),
+        "a server saying 'Done' or 'in\tprogress' has its steps shown as unknown",
+        quick=True,
+    ),
+    Mutant(
         "queue-item-marks-the-newest-plan",
         "ollie_nb/planning/_book.py",
         "self.mark_queue_step(step.plan, step.step_id, state)",

@@ -365,7 +365,7 @@ class ParallelRun:
             for i, step_id in enumerate(ids)
             if step_id not in taken
             and statuses.get(step_id, unknown).is_open
-            and all(statuses.get(ids[j]) is StepState.DONE for j in self.record.steps[i].after)
+            and all(statuses.get(ids[j], unknown).unblocks for j in self.record.steps[i].after)
         ]
         if self._order is not None:
             self._order.shuffle(ready)

@@ -151,8 +151,9 @@ class Reactions:
             return False
         if step_id in self.hooks.worked():
             return False
-        if any(
-            statuses.get(record.ids[j]) is not StepState.DONE for j in record.steps[index].after
+        unknown = StepState.UNKNOWN
+        if not all(
+            statuses.get(record.ids[j], unknown).unblocks for j in record.steps[index].after
         ):
             return False
         queued = (item.step for item in self.hooks.queued())

@@ -14,11 +14,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.llm import OfflineBackend
 from ollie_nb.notebook.commands.plans import cmd_plans
 from ollie_nb.planning import Spend, StepState, plan_view, read_state, state_label
+from ollie_nb.planning._state import _WORDS
 
 FIXTURES = Path(__file__).parents[1] / "support" / "fixtures"
 PLAN = "Tidy the shed\n- Sort tools\n- Sweep (independent)\n- Shelve tools (after 1, 2)"
@@ -98,3 +101,25 @@ def test_a_word_no_mapping_knows_is_unknown_and_shown_as_itself():
     assert not StepState.UNKNOWN.is_open and not StepState.UNKNOWN.is_finished
     assert StepState.CANCELLED.is_finished and StepState.FAILED.is_closed
     assert not StepState.FAILED.is_finished and StepState.OPEN.is_open
+
+
+KNOWN_WORDS = sorted(w for words in _WORDS.values() for w in words)
+
+
+@st.composite
+def respelled(draw: st.DrawFn, word: str) -> str:
+    """`word` as a person or server might write it: any case, any run of spaces or dashes."""
+    mask = draw(st.integers(0, 2 ** len(word) - 1))  # one draw: which letters are capitals
+    cased = "".join(c.upper() if mask >> n & 1 else c for n, c in enumerate(word))
+    gap = st.one_of(st.just("_"), st.text(alphabet=" -\t", min_size=1, max_size=3))
+    parts = cased.split("_")
+    joined = parts[0] + "".join(draw(gap) + part for part in parts[1:])
+    pad = st.text(alphabet=" \t\n", max_size=2)
+    return draw(pad) + joined + draw(pad)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)  # a shared, busy CI
+@given(st.sampled_from(KNOWN_WORDS).flatmap(lambda w: st.tuples(st.just(w), respelled(w))))
+def test_a_state_word_reads_the_same_in_any_case_and_spacing(pair):
+    word, spelled = pair
+    assert read_state(spelled) is read_state(word) is not StepState.UNKNOWN
