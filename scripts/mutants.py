@@ -717,14 +717,25 @@ MUTANTS: tuple[Mutant, ...] = (
         "a sub-agent that fails leaves its step in progress (orphaned) instead of failed",
     ),
     Mutant(
-        "done-step-written-todo",
-        "ollie_nb/planning/graph.py",
-        'StepState.DONE: "done",',
-        'StepState.DONE: "todo",',
+        "server-words-kept-unread",
+        "ollie_nb/planning/_backends.py",
+        "return {step_id: read_state(word) for step_id, word in words.items()}",
+        "return dict(words)",
         (
             "tests/core/test_step_words.py::test_a_parallel_run_on_a_server_saying_pending_in_progress_closed",
         ),
-        "a parallel run writes a finished step back as todo and works it again",
+        "a server's own words (pending, closed) reach the parallel run and %ollie plans unread",
+    ),
+    Mutant(
+        "graph-unblocks-after-a-failed-step",
+        "ollie_nb/planning/graph.py",
+        "not all(given[a].unblocks for a in steps[i].after)",
+        "not all(given[a].is_closed for a in steps[i].after)",
+        (
+            "tests/planning/test_plan_graph.py::test_a_step_after_a_failed_or_skipped_one_is_blocked",
+        ),
+        "the graph draws a step waiting on a failed step as to do, ready to start",
+        quick=True,
     ),
     # one error root, the notebook package
     Mutant(

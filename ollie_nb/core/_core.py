@@ -593,10 +593,10 @@ class AgentCore:
         """The latest plan, or the one with this number, goal id, step id or goal text."""
         return self.plan_book.find(key)
 
-    async def plan_statuses(self, record: PlanRecord) -> dict[str, str]:
-        """Each step's live status: from the task server when one holds the plan, else the queue."""
+    async def plan_statuses(self, record: PlanRecord) -> dict[str, StepState]:
+        """Each step's live state: from the task server when one holds the plan, else the queue."""
         if record.kind == "queue":
-            return {k: v.value for k, v in self.plan_book.queue_states(record).items()}
+            return self.plan_book.queue_states(record)
         reader = self.env.status_reader if self.env else None
         if record.kind == "tasks" and reader is not None and record.goal_id:
             return await reader.read_statuses(record.goal_id, record.ids)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
-from ollie_nb.planning import PlanRecord, StepRef
+from ollie_nb.planning import PlanRecord, StepRef, StepState
 
 NoticeLevel = Literal["info", "warning", "error"]
 """How a notice is shown: a muted line, a warning or an error."""
@@ -159,7 +159,7 @@ class WatchNotice:
     record: PlanRecord | None = None
     step_id: str = ""
     child: str = ""  # the sub-agent working the step (parallel runs)
-    statuses: Mapping[str, str] = field(default_factory=dict)  # each step's status, when finished
+    statuses: Mapping[str, StepState] = field(default_factory=dict)  # each step's, when finished
 
 
 Event: TypeAlias = (

@@ -73,7 +73,7 @@ class TaskSteps:
         self,
         record: PlanRecord,
         client: TaskClient,
-        read: Callable[[], Awaitable[dict[str, str]]],
+        read: Callable[[], Awaitable[States]],
         atomic: bool,
         lease: LeasePolicy = NO_LEASE,
     ) -> None:
@@ -89,7 +89,7 @@ class TaskSteps:
         )
 
     async def statuses(self) -> States:
-        return {step_id: read_state(word) for step_id, word in (await self._read()).items()}
+        return await self._read()
 
     async def claim(self, step_id: str, assignee: str) -> str:
         lease = self.lease.seconds if self.lease.renew else None

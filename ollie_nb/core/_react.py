@@ -37,7 +37,7 @@ class WatchHooks:
     enqueue: Callable[[QueuedPrompt], Any]
     queued: Callable[[], Sequence[QueuedPrompt]]
     worked: Callable[[], Collection[str]]  # step ids this agent has taken (worked or working)
-    statuses: Callable[[PlanRecord], Awaitable[dict[str, str]]]
+    statuses: Callable[[PlanRecord], Awaitable[States]]
     note: Callable[[str], None]  # told to the agent at its next turn
     emit: Callable[[WatchNotice], None]  # shown by the frontend
 

@@ -72,6 +72,7 @@ from ollie_nb.planning.graph import (
     plan_graph,
     plan_svg,
     plan_view,
+    status_word,
 )
 
 __all__ = [
@@ -134,6 +135,7 @@ __all__ = [
     "state_label",
     "status_failed",
     "status_saved",
+    "status_word",
     "status_wrong_ids",
     "step_item",
     "step_prompt",

@@ -10,6 +10,7 @@ from typing import Any
 
 from ollie_nb.planning._adapter import PlanBackendError
 from ollie_nb.planning._client import TaskCallError, TaskClient
+from ollie_nb.planning._state import StepState, read_state
 from ollie_nb.planning._steps import Origin, QueuedPrompt, StepRef, step_prompt
 from ollie_nb.planning._types import PlanKind, PlanResult, PlanStep
 
@@ -93,9 +94,10 @@ class TaskServerPlanBackend:
             ),
         )
 
-    async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
-        """Each step task's current status as the server reports it (the StepStatusReader)."""
-        return await self.client.statuses(goal_id, ids)
+    async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, StepState]:
+        """Each step task's current state, read from the server's word (the StepStatusReader)."""
+        words = await self.client.statuses(goal_id, ids)
+        return {step_id: read_state(word) for step_id, word in words.items()}
 
     async def _create_step(self, step: PlanStep, goal_id: str, ids: list[str]) -> str:
         args: dict[str, Any] = {"title": step.title, "body": step.body, "parent": goal_id}

@@ -60,7 +60,7 @@ def test_a_parallel_run_on_a_server_saying_pending_in_progress_closed(tmp_path):
 
     record, before, run, after, table = asyncio.run(scenario())
     assert record.kind == "tasks" and len(record.ids) == 3
-    assert set(before.values()) == {"pending"}  # the server's own word for open
+    assert set(before.values()) == {StepState.OPEN}  # read from the server's own word, pending
     # every step was handed to a child, worked and reported done
     assert set(run.workers) == set(record.ids) and not run.failed
     assert run.outcome == dict.fromkeys(record.ids, StepState.DONE)
@@ -68,9 +68,9 @@ def test_a_parallel_run_on_a_server_saying_pending_in_progress_closed(tmp_path):
     # the server says closed; the graph draws done; %ollie plans says done
     stored = json.loads(store.read_text())["tasks"]
     assert [stored[i]["status"] for i in record.ids] == ["closed"] * 3
-    assert after == dict.fromkeys(record.ids, "closed")
+    assert after == dict.fromkeys(record.ids, StepState.DONE)
     view = plan_view(record.goal, record.steps, record.ids, after)
-    assert view.statuses == ("done", "done", "done")
+    assert view.statuses == (StepState.DONE,) * 3
     row = table.splitlines()[-1]
     assert row.split()[0] == str(record.number) and " done " in row
     assert row.endswith(f" {Spend.total(run.spend.values())}")  # what the plan's steps used
@@ -123,3 +123,15 @@ def respelled(draw: st.DrawFn, word: str) -> str:
 def test_a_state_word_reads_the_same_in_any_case_and_spacing(pair):
     word, spelled = pair
     assert read_state(spelled) is read_state(word) is not StepState.UNKNOWN
+
+
+def test_the_store_and_the_tasks_command_speak_words_the_agent_reads_as_themselves():
+    """ollie-tasks keeps its own list (it imports nothing of the agent): each word reads back."""
+    from ollie_nb.notebook.commands._args import TASK_STATUSES
+    from ollie_nb.tasks import STATUSES
+    from ollie_nb.tasks._store import LIST_FILTERS
+
+    assert [str(read_state(word)) for word in STATUSES] == list(STATUSES)
+    assert set(TASK_STATUSES) <= set(LIST_FILTERS)
+    states = [w for w in TASK_STATUSES if w not in ("ready", "all")]
+    assert [str(read_state(word)) for word in states] == states
