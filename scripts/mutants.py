@@ -625,6 +625,25 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "with the watch on, a step another client finishes does not wake the agent",
     ),
+    # a server's state
+    Mutant(
+        "built-in-servers-not-up",
+        "ollie_nb/core/_env.py",
+        "return self in (ServerState.CONNECTED, ServerState.BUILT_IN)",
+        "return self is ServerState.CONNECTED",
+        ("tests/core/test_server_states.py",),
+        "%ollie status leaves the built-in servers (reasoning, execute, ...) out of its servers line",
+        quick=True,
+    ),
+    Mutant(
+        "built-in-transport-blank",
+        "ollie_nb/core/_env.py",
+        'transport=status.transport or (str(built_in) if status.state is built_in else ""),',
+        "transport=status.transport,",
+        ("tests/core/test_server_states.py",),
+        "%ollie mcp shows '-' as a built-in server's transport",
+        quick=True,
+    ),
     # step states and queue items
     Mutant(
         "closed-is-not-done",

@@ -18,7 +18,14 @@ from ollie_nb.core._config import (
     load_agent_config,
 )
 from ollie_nb.core._core import AgentCore
-from ollie_nb.core._env import AgentEnv, ServerStatus, build_agent_env
+from ollie_nb.core._env import (
+    AgentEnv,
+    EnvDescription,
+    ServerDescription,
+    ServerState,
+    ServerStatus,
+    build_agent_env,
+)
 from ollie_nb.core._events import (
     Event,
     EventSink,
@@ -58,6 +65,7 @@ __all__ = [
     "Budgets",
     "Caps",
     "ConfigError",
+    "EnvDescription",
     "Event",
     "EventSink",
     "MaskedArgs",
@@ -67,6 +75,8 @@ __all__ = [
     "PlanMade",
     "ReasoningDelta",
     "Retrying",
+    "ServerDescription",
+    "ServerState",
     "ServerStatus",
     "SessionError",
     "SessionInfo",

@@ -27,7 +27,13 @@ from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook,
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._conversation import Conversation
-from ollie_nb.core._env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
+from ollie_nb.core._env import (
+    AgentEnv,
+    EnvDescription,
+    build_agent_env,
+    gate_for,
+    wire_plan_backend,
+)
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import UsageTotals
@@ -327,10 +333,10 @@ class AgentCore:
     async def list_models(self) -> list[str]:
         return await self.backend.models()
 
-    def list_servers(self) -> dict[str, Any]:
+    def list_servers(self) -> EnvDescription:
         """Servers with their tools (first sentence of each description) and the plan wiring."""
         if self.env is None:
-            return {"servers": [], "plan_backend": "", "plan_backend_reason": "not started"}
+            return EnvDescription(plan_backend_reason="not started")
         return self.env.describe(self.router.by_server(), self.redact)
 
     def subprocess_env(self) -> dict[str, str]:
