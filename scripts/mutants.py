@@ -625,6 +625,17 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "with the watch on, a step another client finishes does not wake the agent",
     ),
+    Mutant(
+        "core-delta-defined-again",
+        "ollie_nb/core/_events.py",
+        "from ollie_nb.llm import TextDelta as TextDelta\n",
+        "from ollie_nb.llm import TextDelta as _ModelText\n\n\n@dataclass(frozen=True)\nclass TextDelta:\n    text: str\n",
+        (
+            "tests/core/test_core_events.py::test_the_core_passes_on_the_models_deltas_as_one_class_each",
+        ),
+        "a script matching llm.TextDelta sees no reply text among the core's events",
+        quick=True,
+    ),
     # a server's state
     Mutant(
         "built-in-servers-not-up",

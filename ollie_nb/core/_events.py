@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
+# The model's stream pieces are passed on as they are: one class per concept, re-exported.
+from ollie_nb.llm import ReasoningDelta as ReasoningDelta
+from ollie_nb.llm import TextDelta as TextDelta
 from ollie_nb.planning import PlanRecord, StepRef, StepState
 
 NoticeLevel = Literal["info", "warning", "error"]
@@ -26,20 +29,6 @@ class TurnStarted:
     position: int = 0  # 1-based place of a queued prompt while the queue is drained; 0 if not
     total: int = 0  # prompts worked in this drain, this one and those still queued
     step: StepRef | None = None  # the plan step the turn works, known from its queue item
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    """The next piece of the reply text, as the model streams it."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class ReasoningDelta:
-    """The next piece of the model's reasoning text, for models that stream it apart."""
-
-    text: str
 
 
 @dataclass(frozen=True)
