@@ -52,8 +52,8 @@ from ollie_nb.core._tracing import (
     enable_tracing,
     tracing,
 )
-from ollie_nb.core._turn import CONTINUE_PROMPT
 from ollie_nb.errors import ConfigError, SessionError
+from ollie_nb.planning.prompts import CONTINUE_PROMPT
 
 __all__ = [
     "CONTINUE_PROMPT",

@@ -23,9 +23,8 @@ from ollie_nb.planning import (
     state_label,
     step_item,
 )
+from ollie_nb.planning.prompts import ASSIGNED_NOTE, READY_NOTE
 
-READY_NOTE = "(ready now: every step it waits for is done; plan: {goal})"
-ASSIGNED_NOTE = "(assigned to you, {name}; plan: {goal})"
 States = dict[str, StepState]
 
 

@@ -10,12 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ollie_nb.planning import PlanRecord, StepState, format_plan
-
-REMINDER_HEAD = "[plan reminder: your current plan]"
-REMINDER_TAIL = (
-    "Keep this plan current: mark steps done as you finish them, and revise it if your "
-    "approach has changed. Continue."
-)
+from ollie_nb.planning.prompts import REMINDER_HEAD, REMINDER_TAIL
 
 
 def plan_reminder_text(record: PlanRecord, statuses: Mapping[str, StepState]) -> str:

@@ -6,7 +6,6 @@ when a graph is drawn).
 
 from ollie_nb.planning._adapter import AdaptedPlanBackend, PlanBackendError
 from ollie_nb.planning._backends import (
-    QUEUED_MESSAGE,
     QueuePlanBackend,
     TaskServerPlanBackend,
     dependency_layers,
@@ -17,7 +16,6 @@ from ollie_nb.planning._book import PlanBook, find_plan
 from ollie_nb.planning._client import Dispatch, TaskCallError, TaskClient
 from ollie_nb.planning._draft import DraftStep, PlanDraft
 from ollie_nb.planning._review import (
-    HELD_MESSAGE,
     ReviewNote,
     approval_prompt,
     discard_note,
@@ -38,7 +36,6 @@ from ollie_nb.planning._steps import (
     step_prompt,
 )
 from ollie_nb.planning._text import (
-    NO_BACKEND,
     format_plan,
     status_failed,
     status_saved,
@@ -74,6 +71,7 @@ from ollie_nb.planning.graph import (
     plan_view,
     status_word,
 )
+from ollie_nb.planning.prompts import HELD_MESSAGE, NO_BACKEND, QUEUED_MESSAGE
 
 __all__ = [
     "DOT_TIMEOUT",

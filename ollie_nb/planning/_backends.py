@@ -13,6 +13,7 @@ from ollie_nb.planning._client import TaskCallError, TaskClient
 from ollie_nb.planning._state import StepState, read_state
 from ollie_nb.planning._steps import Origin, QueuedPrompt, StepRef, step_prompt
 from ollie_nb.planning._types import PlanKind, PlanResult, PlanStep
+from ollie_nb.planning.prompts import QUEUED_MESSAGE, TASKS_COMMITTED
 
 log = logging.getLogger("ollie_nb.planning")
 
@@ -134,24 +135,10 @@ class TaskServerPlanBackend:
         return f"; rolled back {len(created)} created tasks"
 
 
-TASKS_COMMITTED = (
-    "Plan saved on {label}: goal {goal_id} with {n} step tasks (parent = goal, blockers = "
-    "after). Tasks committed. Use task_list to see ready steps; when you finish a step, "
-    "mark it done with task_update (its id, status done) before you start the next."
-)
-
-
 def _goal_task_text(goal: str, count: int) -> tuple[str, str]:
     title = goal if len(goal) <= GOAL_TITLE_CHARS else goal[: GOAL_TITLE_CHARS - 1] + "…"
     body = f"Plan of {count} steps." + (f"\n\n{goal}" if title != goal else "")
     return title, body
-
-
-QUEUED_MESSAGE = (
-    "Plan queued ({n} steps). Stop here — do not execute the steps now. The queue will "
-    "re-enter you with each step in order, one prompt per step; work only the step each "
-    "prompt gives you."
-)
 
 
 class QueuePlanBackend:
