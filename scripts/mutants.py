@@ -709,6 +709,17 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "store-word-cancelled-unread",
+        "ollie_nb/planning/_state.py",
+        '    StepState.CANCELLED: (\n        "cancelled",\n',
+        "    StepState.CANCELLED: (\n",
+        (
+            "tests/core/test_step_words.py::test_the_store_and_the_tasks_command_speak_words_the_agent_reads_as_themselves",
+        ),
+        "a step ollie-tasks says is cancelled reads as unknown: a run waits on it for ever",
+        quick=True,
+    ),
+    Mutant(
         "queue-item-marks-the-newest-plan",
         "ollie_nb/planning/_book.py",
         "self.mark_queue_step(step.plan, step.step_id, state)",
