@@ -698,6 +698,36 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "with the watch on, a step another client finishes does not wake the agent",
     ),
+    Mutant(
+        "core-delta-defined-again",
+        "ollie_nb/core/_events.py",
+        "from ollie_nb.llm import TextDelta as TextDelta\n",
+        "from ollie_nb.llm import TextDelta as _ModelText\n\n\n@dataclass(frozen=True)\nclass TextDelta:\n    text: str\n",
+        (
+            "tests/core/test_core_events.py::test_the_core_passes_on_the_models_deltas_as_one_class_each",
+        ),
+        "a script matching llm.TextDelta sees no reply text among the core's events",
+        quick=True,
+    ),
+    # a server's state
+    Mutant(
+        "built-in-servers-not-up",
+        "ollie_nb/core/_env.py",
+        "return self in (ServerState.CONNECTED, ServerState.BUILT_IN)",
+        "return self is ServerState.CONNECTED",
+        ("tests/core/test_server_states.py",),
+        "%ollie status leaves the built-in servers (reasoning, execute, ...) out of its servers line",
+        quick=True,
+    ),
+    Mutant(
+        "built-in-transport-blank",
+        "ollie_nb/core/_env.py",
+        'transport=status.transport or (str(built_in) if status.state is built_in else ""),',
+        "transport=status.transport,",
+        ("tests/core/test_server_states.py",),
+        "%ollie mcp shows '-' as a built-in server's transport",
+        quick=True,
+    ),
     # step states and queue items
     Mutant(
         "closed-is-not-done",
@@ -706,6 +736,60 @@ MUTANTS: tuple[Mutant, ...] = (
         '"done", "completed"',
         ("tests/core/test_step_words.py::test_read_state_knows_the_words_task_servers_use",),
         "on a task server saying 'closed', a finished step is shown as unknown and never done",
+        quick=True,
+    ),
+    Mutant(
+        "run-starts-after-a-skipped-blocker",
+        "ollie_nb/core/_fanout.py",
+        "and all(statuses.get(ids[j], unknown).unblocks for j in self.record.steps[i].after)",
+        "and all(statuses.get(ids[j], unknown).is_closed for j in self.record.steps[i].after)",
+        (
+            "tests/core/test_parallel_plans.py::test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped",
+        ),
+        "a parallel run starts a step whose blocker failed or was skipped",
+        quick=True,
+    ),
+    Mutant(
+        "skipped-blocker-unblocks",
+        "ollie_nb/planning/_state.py",
+        "        return self is StepState.DONE\n",
+        "        return self.is_finished\n",
+        (
+            "tests/core/test_parallel_plans.py::test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped",
+            "tests/core/test_task_events.py::test_the_watch_never_queues_a_step_whose_blocker_was_skipped",
+        ),
+        "a step whose blocker was cancelled (skipped) is started as if the blocker were done",
+    ),
+    Mutant(
+        "watch-queues-after-a-closed-blocker",
+        "ollie_nb/core/_react.py",
+        "statuses.get(record.ids[j], unknown).unblocks",
+        "statuses.get(record.ids[j], unknown).is_closed",
+        (
+            "tests/core/test_task_events.py::test_the_watch_never_queues_a_step_whose_blocker_was_skipped",
+        ),
+        "the watch queues a step whose blocker failed or was skipped",
+    ),
+    Mutant(
+        "state-words-case-sensitive",
+        "ollie_nb/planning/_state.py",
+        'return re.sub(r"[\\s-]+", "_", word.strip().lower())',
+        'return re.sub(r"[ -]+", "_", word.strip())',
+        (
+            "tests/core/test_step_words.py::test_a_state_word_reads_the_same_in_any_case_and_spacing",
+        ),
+        "a server saying 'Done' or 'in\tprogress' has its steps shown as unknown",
+        quick=True,
+    ),
+    Mutant(
+        "store-word-cancelled-unread",
+        "ollie_nb/planning/_state.py",
+        '    StepState.CANCELLED: (\n        "cancelled",\n',
+        "    StepState.CANCELLED: (\n",
+        (
+            "tests/core/test_step_words.py::test_the_store_and_the_tasks_command_speak_words_the_agent_reads_as_themselves",
+        ),
+        "a step ollie-tasks says is cancelled reads as unknown: a run waits on it for ever",
         quick=True,
     ),
     Mutant(
@@ -747,14 +831,25 @@ MUTANTS: tuple[Mutant, ...] = (
         "a sub-agent that fails leaves its step in progress (orphaned) instead of failed",
     ),
     Mutant(
-        "done-step-written-todo",
-        "ollie_nb/planning/graph.py",
-        'StepState.DONE: "done",',
-        'StepState.DONE: "todo",',
+        "server-words-kept-unread",
+        "ollie_nb/planning/_backends.py",
+        "return {step_id: read_state(word) for step_id, word in words.items()}",
+        "return dict(words)",
         (
             "tests/core/test_step_words.py::test_a_parallel_run_on_a_server_saying_pending_in_progress_closed",
         ),
-        "a parallel run writes a finished step back as todo and works it again",
+        "a server's own words (pending, closed) reach the parallel run and %ollie plans unread",
+    ),
+    Mutant(
+        "graph-unblocks-after-a-failed-step",
+        "ollie_nb/planning/graph.py",
+        "not all(given[a].unblocks for a in steps[i].after)",
+        "not all(given[a].is_closed for a in steps[i].after)",
+        (
+            "tests/planning/test_plan_graph.py::test_a_step_after_a_failed_or_skipped_one_is_blocked",
+        ),
+        "the graph draws a step waiting on a failed step as to do, ready to start",
+        quick=True,
     ),
     # one error root, the notebook package
     Mutant(

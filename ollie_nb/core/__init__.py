@@ -18,7 +18,14 @@ from ollie_nb.core._config import (
     load_agent_config,
 )
 from ollie_nb.core._core import AgentCore
-from ollie_nb.core._env import AgentEnv, ServerStatus, build_agent_env
+from ollie_nb.core._env import (
+    AgentEnv,
+    EnvDescription,
+    ServerDescription,
+    ServerState,
+    ServerStatus,
+    build_agent_env,
+)
 from ollie_nb.core._events import (
     Event,
     EventSink,
@@ -46,8 +53,8 @@ from ollie_nb.core._tracing import (
     enable_tracing,
     tracing,
 )
-from ollie_nb.core._turn import CONTINUE_PROMPT
 from ollie_nb.errors import ConfigError, SessionError
+from ollie_nb.planning.prompts import CONTINUE_PROMPT
 
 __all__ = [
     "CONTINUE_PROMPT",
@@ -60,6 +67,7 @@ __all__ = [
     "CapKind",
     "Caps",
     "ConfigError",
+    "EnvDescription",
     "Event",
     "EventSink",
     "MaskedArgs",
@@ -69,6 +77,8 @@ __all__ = [
     "PlanMade",
     "ReasoningDelta",
     "Retrying",
+    "ServerDescription",
+    "ServerState",
     "ServerStatus",
     "SessionError",
     "SessionInfo",

@@ -26,7 +26,13 @@ from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook,
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._conversation import Conversation
-from ollie_nb.core._env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
+from ollie_nb.core._env import (
+    AgentEnv,
+    EnvDescription,
+    build_agent_env,
+    gate_for,
+    wire_plan_backend,
+)
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import UsageTotals
@@ -42,7 +48,7 @@ from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._sessions import SessionInfo, drafts_to_dict, list_sessions
 from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._tracing import tracing, tracing_from_env
-from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, params
+from ollie_nb.core._turn import TurnRunner, params
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
 from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError, SessionError
@@ -57,6 +63,7 @@ from ollie_nb.planning import (
     Review,
     StepState,
 )
+from ollie_nb.planning.prompts import CONTINUE_PROMPT
 from ollie_nb.tools import (
     Dispatcher,
     ExecuteServer,
@@ -325,10 +332,10 @@ class AgentCore:
     async def list_models(self) -> list[str]:
         return await self.backend.models()
 
-    def list_servers(self) -> dict[str, Any]:
+    def list_servers(self) -> EnvDescription:
         """Servers with their tools (first sentence of each description) and the plan wiring."""
         if self.env is None:
-            return {"servers": [], "plan_backend": "", "plan_backend_reason": "not started"}
+            return EnvDescription(plan_backend_reason="not started")
         return self.env.describe(self.router.by_server(), self.redact)
 
     def subprocess_env(self) -> dict[str, str]:
@@ -570,10 +577,10 @@ class AgentCore:
         """The latest plan, or the one with this number, goal id, step id or goal text."""
         return self.plan_book.find(key)
 
-    async def plan_statuses(self, record: PlanRecord) -> dict[str, str]:
-        """Each step's live status: from the task server when one holds the plan, else the queue."""
+    async def plan_statuses(self, record: PlanRecord) -> dict[str, StepState]:
+        """Each step's live state: from the task server when one holds the plan, else the queue."""
         if record.kind == "queue":
-            return {k: v.value for k, v in self.plan_book.queue_states(record).items()}
+            return self.plan_book.queue_states(record)
         reader = self.env.status_reader if self.env else None
         if record.kind == "tasks" and reader is not None and record.goal_id:
             return await reader.read_statuses(record.goal_id, record.ids)

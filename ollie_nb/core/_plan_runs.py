@@ -19,7 +19,7 @@ from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, T
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._subagents import SubAgents
 from ollie_nb.errors import AgentBusyError, NoTaskServerError
-from ollie_nb.planning import PlanBook, PlanRecord
+from ollie_nb.planning import PlanBook, PlanRecord, StepState
 
 
 class PlanRunsHost(Protocol):
@@ -31,7 +31,7 @@ class PlanRunsHost(Protocol):
     subagents: SubAgents
     spend: SpendBook
 
-    def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, str]]: ...
+    def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, StepState]]: ...
 
 
 class PlanRuns:

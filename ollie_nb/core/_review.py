@@ -34,7 +34,6 @@ from ollie_nb.planning import (
     discard_note,
     edited_note,
     format_plan,
-    read_state,
     rejection_prompt,
 )
 
@@ -55,7 +54,7 @@ class ReviewHost(Protocol):
     @property
     def is_running(self) -> bool: ...
     def note(self, text: str) -> None: ...
-    def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, str]]: ...
+    def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, StepState]]: ...
 
 
 class PlanReview:
@@ -239,7 +238,7 @@ class SavedPlanEdit:
     record: PlanRecord
     draft: PlanDraft
 
-    async def apply(self, statuses: dict[str, str]) -> tuple[list[str], tuple[str, ...]]:
+    async def apply(self, statuses: dict[str, StepState]) -> tuple[list[str], tuple[str, ...]]:
         """(the changes made, one line each; the plan's step ids in the draft's step order)."""
         record, rows = self.record, self.draft.ordered_rows()
         before = {task_id: step for task_id, step in zip(record.ids, record.steps)}
@@ -279,11 +278,11 @@ class SavedPlanEdit:
         self,
         rows: Sequence[DraftStep],
         gone: Sequence[str],
-        statuses: dict[str, str],
+        statuses: dict[str, StepState],
         index_of: dict[str, int],
     ) -> None:
         def locked(task_id: str) -> str:
-            state = read_state(statuses.get(task_id))
+            state = statuses.get(task_id, StepState.UNKNOWN)
             return "done" if state is StepState.DONE else "claimed" if state.is_active else ""
 
         for task_id in gone:

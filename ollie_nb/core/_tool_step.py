@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._events import ToolCalled, ToolFinished
 from ollie_nb.core._guardrails import call_key, duplicates
-from ollie_nb.core._history import CANCELLED_RESULT
 from ollie_nb.core._hooks import HookOutcome
 from ollie_nb.core._routing import parse_arguments
 from ollie_nb.core._secrets import redact_data
 from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import Message, ToolCall
+from ollie_nb.planning.prompts import CANCELLED_RESULT
 from ollie_nb.tools import ToolResult, hide_secrets
 
 if TYPE_CHECKING:

@@ -26,8 +26,15 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ollie_nb.core._secrets import redact_data
 from ollie_nb.errors import UnavailableError
-from ollie_nb.llm import Done, Message, StreamEvent, ToolCall, ToolCallsReady, UsageReport
-from ollie_nb.llm import TextDelta as TextChunk
+from ollie_nb.llm import (
+    Done,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallsReady,
+    UsageReport,
+)
 from ollie_nb.planning import StepState
 from ollie_nb.tools import ToolResult, hide_secrets
 
@@ -337,7 +344,7 @@ class OtelTracing(Tracing):
                     span.set_attributes(_usage_attributes(event.usage))
                 elif isinstance(event, Done):
                     span.set_attribute("gen_ai.response.finish_reasons", [event.stop_reason])
-                elif self.capture and isinstance(event, TextChunk):
+                elif self.capture and isinstance(event, TextDelta):
                     text.append(event.text)
                 elif self.capture and isinstance(event, ToolCallsReady):
                     calls = event.tool_calls

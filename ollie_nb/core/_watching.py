@@ -26,7 +26,14 @@ from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._wake import Waker
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.errors import NotStartedError
-from ollie_nb.planning import TASK_UPDATE, Origin, PlanRecord, QueuedPrompt, StepRef
+from ollie_nb.planning import (
+    TASK_UPDATE,
+    Origin,
+    PlanRecord,
+    QueuedPrompt,
+    StepRef,
+    StepState,
+)
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -44,7 +51,7 @@ class WatchHost(Protocol):
     def is_running(self) -> bool: ...
     @property
     def queue_items(self) -> list[QueuedPrompt]: ...
-    async def plan_statuses(self, record: PlanRecord) -> dict[str, str]: ...
+    async def plan_statuses(self, record: PlanRecord) -> dict[str, StepState]: ...
     def queue(self, prompt: str | QueuedPrompt) -> int: ...
     def pop_queue(self) -> QueuedPrompt | None: ...
     def clear_queue(self) -> int: ...

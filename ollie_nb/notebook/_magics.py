@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
     from ollie_nb.notebook._render import Settings
     from ollie_nb.notebook._runtime import NotebookRuntime
-    from ollie_nb.planning import QueuedPrompt
+    from ollie_nb.planning import QueuedPrompt, StepState
 
 T = TypeVar("T")
 BUDGET_TRAITS = (
@@ -302,8 +302,8 @@ class OllieMagics(Magics):
         view.finish()
         return None
 
-    def _statuses_on_main(self, runtime: NotebookRuntime) -> Callable[[Any], dict[str, str]]:
-        def statuses(record: Any) -> dict[str, str]:
+    def _statuses_on_main(self, runtime: NotebookRuntime) -> Callable[[Any], dict[str, StepState]]:
+        def statuses(record: Any) -> dict[str, StepState]:
             # Wait without pumping: this runs inside the pump, which must not re-enter the view.
             future = runtime.submit(lambda: runtime.core.plan_statuses(record))
             try:

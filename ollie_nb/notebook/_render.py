@@ -25,6 +25,7 @@ from ollie_nb.notebook._display import (
     ToolBlock,
 )
 from ollie_nb.notebook._plans import PlanGraphView
+from ollie_nb.planning import StepState
 
 
 class Settings:
@@ -56,7 +57,7 @@ class TurnView:
         settings: Settings,
         show: Callable[[Any], None],
         live: Callable[[Any], Callable[[Any], None]],
-        plan_statuses: Callable[[Any], dict[str, str]] | None = None,
+        plan_statuses: Callable[[Any], dict[str, StepState]] | None = None,
         review: Callable[[Any], Any] | None = None,
     ) -> None:
         self.settings = settings
@@ -211,7 +212,9 @@ class TurnView:
             return
         # A plan just filed has every step open. The graph is refreshed with live statuses
         # at the turn's end; its text keeps the first ones (`%ollie plan` shows them now).
-        fresh = {i: "todo" for i in record.ids} if record.kind in ("tasks", "queue") else {}
+        fresh = (
+            dict.fromkeys(record.ids, StepState.OPEN) if record.kind in ("tasks", "queue") else {}
+        )
         view = PlanGraphView(record, fresh, rankdir=self.settings.rankdir, background=True)
         self._pending_plans.append(view.keep_text())
 

@@ -7,6 +7,7 @@ real `execute_code`, a real stdio MCP server that fails, real session and archiv
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import subprocess
 import sys
@@ -142,7 +143,7 @@ async def test_a_failing_mcp_servers_stderr_and_a_spawn_hooks_warning_are_redact
             return list(core.env.messages), core.env.reasoning.unreachable_note, core.list_servers()
 
     messages, note, listing = await scenario()
-    shown = json.dumps([messages, note, listing])
+    shown = json.dumps([messages, note, dataclasses.asdict(listing)])
     assert "auth failed" in shown and "spawn failed with ***" in shown
     assert token not in shown and GHP not in shown
 

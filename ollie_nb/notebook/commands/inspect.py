@@ -24,8 +24,8 @@ def cmd_tools(ctx: CommandContext, rest: str) -> Displayable:
     def rows(core: AgentCore) -> list[tuple[str, str, str]]:
         listing = core.router.by_server()
         found = [(name, server, line) for server, tools in listing.items() for name, line in tools]
-        for server in core.list_servers()["servers"]:  # listed by a server, not offered: why
-            found += [(n, server["name"], f"not offered: {why}") for n, why in server["withheld"]]
+        for server in core.list_servers().servers:  # listed by a server, not offered: why
+            found += [(n, server.name, f"not offered: {why}") for n, why in server.withheld]
         return found
 
     return Table("tools", ["tool", "server", "what it does"], ctx.on_loop(rows), empty="(no tools)")
