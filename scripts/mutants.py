@@ -61,7 +61,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "secret-check-quadratic-on-key-runs",
-        "ollie_nb/tools/_detect.py",
+        "ollie_nb/redaction.py",
         '    runs_cut = _LONG_RUN.sub(" ", text)',
         "    runs_cut = text",
         (
@@ -71,7 +71,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "jwt-pattern-backtracks",
-        "ollie_nb/tools/_detect.py",
+        "ollie_nb/redaction.py",
         'r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\\.eyJ[A-Za-z0-9_-]{8,}+\\.[A-Za-z0-9_-]*+"',
         'r"eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]*"',
         (
@@ -535,7 +535,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "start-warnings-unredacted",
         "ollie_nb/core/_core.py",
-        "        self.env.messages[:] = [hide_secrets(self.redact(m)) for m in self.env.messages]\n",
+        "        self.env.messages[:] = [self.redact(m) for m in self.env.messages]\n",
         "",
         (
             "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",
@@ -721,6 +721,66 @@ MUTANTS: tuple[Mutant, ...] = (
         "if True:  # an async tool switching: it runs on the loop already",
         ("tests/notebook/test_core_on_its_loop.py::test_use_backend_switches_on_the_loop",),
         "use_backend() from a cell changes the core from the kernel thread, racing its loop",
+    ),
+    # one redaction call
+    Mutant(
+        "nested-secret-tail-leaks",
+        "ollie_nb/redaction.py",
+        "merged[-1][1] = max(merged[-1][1], stop)",
+        "merged[-1][1] = stop",
+        (
+            "tests/reliability/test_redaction.py::test_a_secret_inside_a_longer_one_leaves_no_tail",
+            "tests/reliability/test_redaction.py::test_no_character_of_any_secret_survives",
+        ),
+        "a key inside a longer token leaves the token's tail readable (***-EXTENDED-PART)",
+        quick=True,
+    ),
+    Mutant(
+        "overlapping-secrets-not-merged",
+        "ollie_nb/redaction.py",
+        "if merged and start <= merged[-1][1]:",
+        "if merged and start < merged[-1][0]:",
+        (
+            "tests/reliability/test_redaction.py::test_overlapping_secrets_become_one_mask",
+            "tests/reliability/test_redaction.py::test_no_character_of_any_secret_survives",
+        ),
+        "two secrets that overlap leave the second one's end readable",
+        quick=True,
+    ),
+    Mutant(
+        "short-assigned-password-shown",
+        "ollie_nb/redaction.py",
+        'if is_secret_name(match.group("name")) and is_secret_value(inner):',
+        'if is_secret_name(match.group("name")) and len(inner) >= 8:',
+        (
+            "tests/reliability/test_redaction.py::test_short_values_of_secret_names_are_hidden",
+            "tests/reliability/test_redaction.py::test_python_output_and_approvals_hide_short_passwords",
+        ),
+        "a 4-7 character password assigned in code or a dict shows in python_* output and approvals",
+        quick=True,
+    ),
+    Mutant(
+        "short-env-password-shown",
+        "ollie_nb/core/_secrets.py",
+        "if _secret_name(k) and is_secret_value(v))",
+        "if _secret_name(k) and len(v) >= 8)",
+        (
+            "tests/reliability/test_redaction.py::test_short_env_passwords_are_known_secrets",
+            "tests/reliability/test_redaction.py::test_python_output_and_approvals_hide_short_passwords",
+        ),
+        "a 4-7 character password of a secret-named environment variable shows in tool output",
+        quick=True,
+    ),
+    Mutant(
+        "approval-shows-unmasked-args",
+        "ollie_nb/core/_routing.py",
+        "shown = MaskedArgs(redacted, paths) if paths else redacted",
+        "shown = MaskedArgs(redacted, paths) if paths else args",
+        (
+            "tests/reliability/test_redaction.py::test_python_output_and_approvals_hide_short_passwords",
+        ),
+        "an approval shows a short password the model wrote into the code",
+        quick=True,
     ),
     # packaging and secrets
     Mutant(

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ollie_nb.core._secrets import redact_data
 from ollie_nb.llm import GenerationParams, Message, TextDelta
+from ollie_nb.redaction import redact_data
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend

@@ -63,7 +63,6 @@ from ollie_nb.tools import (
     ExecuteServer,
     Server,
     SubagentServer,
-    hide_secrets,
     subprocess_env,
 )
 
@@ -243,7 +242,7 @@ class AgentCore:
         )
         self._spawn_context = [self.redact(c) for c in context]
         self.env.messages.extend(warnings)  # with the servers' failures: shown as they are
-        self.env.messages[:] = [hide_secrets(self.redact(m)) for m in self.env.messages]
+        self.env.messages[:] = [self.redact(m) for m in self.env.messages]
 
     def _effective_fallback(self) -> Any:
         if self._fallback is not None:

@@ -24,12 +24,12 @@ from contextlib import contextmanager
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ollie_nb.core._secrets import redact_data
 from ollie_nb.errors import UnavailableError
 from ollie_nb.llm import Done, Message, StreamEvent, ToolCall, ToolCallsReady, UsageReport
 from ollie_nb.llm import TextDelta as TextChunk
 from ollie_nb.planning import StepState
-from ollie_nb.tools import ToolResult, hide_secrets
+from ollie_nb.redaction import redact_data
+from ollie_nb.tools import ToolResult
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
@@ -372,7 +372,7 @@ class OtelTracing(Tracing):
         }
         redact = host.redact
         if self.capture:
-            shown = redact_data(pending.args, lambda text: hide_secrets(redact(text)))
+            shown = redact_data(pending.args, redact)
             attributes["gen_ai.tool.call.arguments"] = json.dumps(shown, ensure_ascii=False)
         with self.tracer.start_as_current_span(
             f"execute_tool {call.name}", attributes=attributes, record_exception=False
@@ -597,7 +597,7 @@ def _message(message: Message, redact: Callable[[str], str]) -> dict[str, Any]:
     elif message.content:
         parts.append({"type": "text", "content": redact(message.content)})
     for call in message.tool_calls:
-        arguments = hide_secrets(redact(call.arguments))
+        arguments = redact(call.arguments)
         parts.append(
             {"type": "tool_call", "id": call.id, "name": call.name, "arguments": arguments}
         )

@@ -1,23 +1,11 @@
-"""The chat-backend error hierarchy, rooted in LLMError, and secret redaction for its messages."""
+"""The chat-backend error hierarchy, rooted in LLMError; its messages are redacted."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from ollie_nb.errors import OllieUsageError, UnavailableError
-
-REDACTED = "***"
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace each non-empty secret in `text`, so keys never reach a message.
-
-    Longest first: when one secret contains another (a key and its prefix), replacing
-    the shorter one first would leave the rest of the longer one readable.
-    """
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
+from ollie_nb.redaction import redact
 
 
 class LLMError(UnavailableError):

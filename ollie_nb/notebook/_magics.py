@@ -18,6 +18,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, observe, validate
 
+from ollie_nb import redaction
 from ollie_nb.notebook import _state
 from ollie_nb.notebook._display import Notice, TextBlock
 from ollie_nb.notebook._failures import failure_notice, one_line, usage_error
@@ -380,10 +381,8 @@ def unload(ip: Any) -> None:
 
 
 def _redact(text: str) -> str:
-    """A failure's text without secrets: the running core's known ones, then key formats."""
-    from ollie_nb.tools import hide_secrets  # loaded by now: the failure came from the agent
-
+    """A failure's text without secrets: the running core's known ones, and key formats."""
     runtime = _state.active()
     if runtime is not None and not runtime.closed:
-        text = runtime.core.redact(text)
-    return hide_secrets(text)
+        return runtime.core.redact(text)
+    return redaction.redact(text)

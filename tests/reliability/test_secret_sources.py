@@ -17,7 +17,7 @@ import pytest
 from ollie_nb.core import AgentConfig, AgentCore, ToolFinished
 from ollie_nb.core._routing import MaskedArgs
 from ollie_nb.llm import OfflineBackend, ToolCall
-from ollie_nb.tools._detect import hide_secrets
+from ollie_nb.redaction import redact
 
 GHP = "ghp_" + "Q7" * 18  # a GitHub token's format: 36 characters after ghp_
 
@@ -183,9 +183,9 @@ def test_a_trusted_call_without_secrets_does_not_ask(tmp_path):
 
 CHECK_LONG_RUN = """
 import sys
-from ollie_nb.tools._detect import hide_secrets, secret_paths
+from ollie_nb.redaction import redact, secret_paths
 text = eval(sys.argv[1])
-hide_secrets(text)
+redact(text)
 list(secret_paths({"code": text}))
 print("checked", len(text))
 """
@@ -209,4 +209,4 @@ def test_a_long_run_of_key_characters_is_read_once_not_from_every_start(text):
 
 def test_keys_beside_long_runs_are_still_found():
     glued = "see " + "a" * 500 + " sk-ant-" + "k" * 40 + " and " + "ghp_" + "b" * 36
-    assert hide_secrets(glued) == "see " + "a" * 500 + " *** and ***"
+    assert redact(glued) == "see " + "a" * 500 + " *** and ***"

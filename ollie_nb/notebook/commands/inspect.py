@@ -77,6 +77,4 @@ def cmd_debug(ctx: CommandContext, rest: str) -> Displayable:
 
 
 def _redacted(core: AgentCore, text: str) -> str:
-    from ollie_nb.tools import hide_secrets  # with the core, on the loop
-
-    return hide_secrets(core.redact(text)) if text else ""
+    return core.redact(text) if text else ""
