@@ -784,6 +784,15 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # packaging and secrets
     Mutant(
+        "core-star-import-broken",
+        "ollie_nb/core/__init__.py",
+        "from ollie_nb.core._history import UsageTotals\n",
+        "",
+        ("tests/meta/test_public_names.py::test_a_star_import_finds_every_public_name",),
+        "`from ollie_nb.core import *` raises AttributeError",
+        quick=True,
+    ),
+    Mutant(
         "missing-psycopg-is-a-traceback",
         "ollie_nb/tasks/_backends.py",
         "except ImportError as exc:",

@@ -37,6 +37,7 @@ from ollie_nb.core._events import (
     WatchNotice,
     WatchWhat,
 )
+from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._routing import Approver, MaskedArgs
 from ollie_nb.core._sessions import SessionInfo, list_sessions, sessions_dir
 from ollie_nb.core._tracing import (
