@@ -782,6 +782,29 @@ MUTANTS: tuple[Mutant, ...] = (
         "an approval shows a short password the model wrote into the code",
         quick=True,
     ),
+    Mutant(
+        "service-errors-shown-as-usage",
+        "ollie_nb/errors.py",
+        "class ServiceError(OllieError):",
+        "class ServiceError(OllieUsageError):",
+        (
+            "tests/notebook/test_failure_kinds.py",
+            "tests/notebook/test_errors.py::test_a_providers_failure_is_shown_as_the_providers_in_one_line",
+        ),
+        "a provider's HTTP 503 or a failed task call reads as the user's usage mistake",
+        quick=True,
+    ),
+    Mutant(
+        "service-errors-shown-as-bugs",
+        "ollie_nb/notebook/_failures.py",
+        "    if isinstance(exc, ServiceError):\n",
+        "    if False:\n",
+        (
+            "tests/notebook/test_failure_kinds.py",
+            "tests/notebook/test_errors.py::test_a_providers_failure_is_shown_as_the_providers_in_one_line",
+        ),
+        "a provider's failure shows as an internal error of ollie_nb (a bug banner)",
+    ),
     # packaging and secrets
     Mutant(
         "core-star-import-broken",

@@ -15,7 +15,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from ollie_nb.errors import UnavailableError
+from ollie_nb.errors import TaskServerError
 from ollie_nb.planning._status import listing_next, listing_statuses, task_status
 
 
@@ -42,7 +42,7 @@ def _json_object(text: str) -> Any:
         return None
 
 
-class TaskCallError(UnavailableError):
+class TaskCallError(TaskServerError):
     """A task tool answered with an error; the message is its first line."""
 
 
