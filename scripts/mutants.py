@@ -805,6 +805,38 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "a provider's failure shows as an internal error of ollie_nb (a bug banner)",
     ),
+    Mutant(
+        "tracing-reenabled-exporter-stopped",
+        "ollie_nb/core/_tracing.py",
+        "        exporter = _borrowed(exporter)\n",
+        "        pass\n",
+        (
+            "tests/core/test_tracing.py::test_tracing_turned_on_again_records_with_the_same_exporter_or_a_new_one",
+        ),
+        "tracing turned off and on again with the same exporter records nothing, silently",
+        quick=True,
+    ),
+    Mutant(
+        "audit-hook-at-import",
+        "ollie_nb/core/_secrets.py",
+        "_changes = _EnvironChanges()\n",
+        "_changes = _EnvironChanges()\n_changes.start()\n",
+        (
+            "tests/core/test_tracing.py::test_importing_the_core_switches_nothing_on_and_hooks_nothing",
+        ),
+        "importing the core installs a process-wide audit hook",
+        quick=True,
+    ),
+    Mutant(
+        "remote-images-setting-not-passed",
+        "ollie_nb/notebook/_magics.py",
+        "            remote_images=self.remote_images,\n",
+        "",
+        (
+            "tests/notebook/test_kernel_secrets.py::test_replies_load_no_remote_image_unless_the_user_opts_in",
+        ),
+        "%config OllieMagics.remote_images = True no longer loads a reply's images",
+    ),
     # packaging and secrets
     Mutant(
         "core-star-import-broken",

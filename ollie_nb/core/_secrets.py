@@ -41,6 +41,14 @@ class _EnvironChanges:
 
     def __init__(self) -> None:
         self.count = 0
+        self.started = False
+
+    def start(self) -> None:
+        """Install the audit hook, once: the first Redactor does (importing installs none;
+        an audit hook lasts as long as the process)."""
+        if not self.started:
+            sys.addaudithook(self)
+            self.started = True
 
     def __call__(self, event: str, args: tuple[object, ...]) -> None:
         if event in self.EVENTS:
@@ -48,7 +56,6 @@ class _EnvironChanges:
 
 
 _changes = _EnvironChanges()
-sys.addaudithook(_changes)
 
 
 class Redactor:
@@ -62,6 +69,7 @@ class Redactor:
     """
 
     def __init__(self, extra: Callable[[], Iterable[str | None]] = tuple) -> None:
+        _changes.start()
         self._extra = extra
         self._from_environ: set[str] = set()
         self._changes_seen = -1

@@ -128,12 +128,6 @@ class OllieMagics(Magics):
     )
     max_subagent_tokens = Int(0, help="Tokens one sub-agent may use; 0 = no cap.").tag(config=True)
 
-    @observe("remote_images")
-    def _remote_images_changed(self, change: Any) -> None:
-        from ollie_nb.notebook._display import Images
-
-        Images.remote = bool(change["new"])
-
     # -- checks: a bad value is one line (TraitError), the old value stays ----
 
     @validate("tracing")
@@ -324,6 +318,7 @@ class OllieMagics(Magics):
             stream_interval=self.stream_interval,
             rankdir=self.rankdir,
             usage_footer=self.usage_footer,
+            remote_images=self.remote_images,
         )
 
 
