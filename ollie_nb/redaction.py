@@ -177,10 +177,12 @@ def find_secrets(text: str) -> list[str]:
     return sorted((s for s in found if len(s) >= MIN_DETECTED_CHARS), key=len, reverse=True)
 
 
-def redact(text: str, known: Iterable[str | None] = ()) -> str:
-    """`text` with every `known` secret and every secret-looking value in it as MASK."""
+def redact(text: str, known: Iterable[str | None] = (), *, detect: bool = True) -> str:
+    """`text` with every `known` secret and (unless not `detect`) every secret-looking value
+    in it as MASK. Without `detect`: for text the model must read as written (a tool's
+    result, the history as saved), less the secrets the caller knows."""
     merged: list[list[int]] = []
-    for start, stop in sorted(_spans(text, known)):
+    for start, stop in sorted(_spans(text, known, detect)):
         if merged and start <= merged[-1][1]:  # overlapping or touching: one span
             merged[-1][1] = max(merged[-1][1], stop)
         else:
@@ -194,13 +196,15 @@ def redact(text: str, known: Iterable[str | None] = ()) -> str:
     return "".join(parts)
 
 
-def _spans(text: str, known: Iterable[str | None]) -> Iterator[tuple[int, int]]:
+def _spans(text: str, known: Iterable[str | None], detect: bool) -> Iterator[tuple[int, int]]:
     """Where the secrets are in `text`, as (start, end) pairs that may overlap."""
-    for secret in {*find_secrets(text), *(k for k in known if k)}:
+    for secret in {*(find_secrets(text) if detect else ()), *(k for k in known if k)}:
         start = text.find(secret)
         while start >= 0:
             yield start, start + len(secret)
             start = text.find(secret, start + 1)
+    if not detect:
+        return
     for match in _ASSIGNED.finditer(text):
         value = match.group("value")
         quoted = value[:1] in ("'", '"')

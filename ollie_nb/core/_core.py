@@ -226,7 +226,7 @@ class AgentCore:
         builtins.update((extra(self.config) if callable(extra) else extra) or {})
         self.env = await build_agent_env(
             self.config,
-            Dispatcher(redact=self.redact),
+            Dispatcher(redact=self.redact.known_only),
             self._workdir,
             self._effective_fallback(),
             builtin_servers=builtins,
@@ -767,7 +767,7 @@ class AgentCore:
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
         try:
-            return self.conversation.save(self.session_data(), self.redact)
+            return self.conversation.save(self.session_data(), self.redact.known_only)
         except OSError as exc:
             self.emit(Notice(f"could not save the session: {exc}", "error"))
             return None

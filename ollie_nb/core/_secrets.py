@@ -110,8 +110,14 @@ class Redactor:
         return sorted(found, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
-        """`text` with the known secrets and everything that looks like one as the mask."""
+        """`text` with the known secrets and everything that looks like one as the mask: for
+        what people see or files keep (events, traces, messages, approvals, hook output)."""
         return redact(text, self.values(text))
+
+    def known_only(self, text: str) -> str:
+        """`text` with the known secrets as the mask, the rest as written: for what the model
+        reads (a tool's result: source it may edit) and the session, saved every turn."""
+        return redact(text, self.values(text), detect=False)
 
 
 def _env_files() -> list[Path]:

@@ -110,8 +110,7 @@ class ToolStep:
             self._started(pending)
             host.state = f"tool:{pending.call.name}"
             started = time.perf_counter()
-            result = await host.router.dispatch(pending.call, pending.args)
-            result = replace(result, text=host.redact(result.text))
+            result = await host.router.dispatch(pending.call, pending.args)  # redacted there
             if host.config.hooks.get("postTool"):
                 result = await self._post_tool(pending, result)
             pending.answer = result

@@ -55,6 +55,16 @@ def test_short_env_passwords_are_known_secrets(monkeypatch: pytest.MonkeyPatch) 
     assert Redactor()("it is hunt3r, true") == "it is ***, true"
 
 
+def test_what_the_model_reads_keeps_code_as_written_less_known_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tool's result is source the model may edit: only known secrets are masked there."""
+    monkeypatch.setenv("SHORT_DB_PASSWORD", "hunt3r")
+    source = "password = 'changeme'  # db: hunt3r"
+    assert Redactor().known_only(source) == "password = 'changeme'  # db: ***"
+    assert Redactor()(source) == "password = '***'  # db: ***"
+
+
 class Bench:
     """A Workbench over a plain dict (the kernel's namespace without a kernel)."""
 
