@@ -181,8 +181,11 @@ def redact(text: str, known: Iterable[str | None] = (), *, detect: bool = True) 
     """`text` with every `known` secret and (unless not `detect`) every secret-looking value
     in it as MASK. Without `detect`: for text the model must read as written (a tool's
     result, the history as saved), less the secrets the caller knows."""
+    spans = sorted(_spans(text, known, detect))
+    if not spans:
+        return text
     merged: list[list[int]] = []
-    for start, stop in sorted(_spans(text, known, detect)):
+    for start, stop in spans:
         if merged and start <= merged[-1][1]:  # overlapping or touching: one span
             merged[-1][1] = max(merged[-1][1], stop)
         else:
@@ -198,7 +201,10 @@ def redact(text: str, known: Iterable[str | None] = (), *, detect: bool = True) 
 
 def _spans(text: str, known: Iterable[str | None], detect: bool) -> Iterator[tuple[int, int]]:
     """Where the secrets are in `text`, as (start, end) pairs that may overlap."""
-    for secret in {*(find_secrets(text) if detect else ()), *(k for k in known if k)}:
+    found = {k for k in known if k and k in text}
+    if detect:
+        found.update(find_secrets(text))
+    for secret in found:
         start = text.find(secret)
         while start >= 0:
             yield start, start + len(secret)
