@@ -837,6 +837,16 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "%config OllieMagics.remote_images = True no longer loads a reply's images",
     ),
+    Mutant(
+        "debug-calls-a-provider-failure-internal",
+        "ollie_nb/notebook/_failures.py",
+        'source = exc.source if isinstance(exc, ServiceError) else ""',
+        'source = ""',
+        (
+            "tests/notebook/test_errors.py::test_a_providers_failure_is_shown_as_the_providers_in_one_line",
+        ),
+        "%ollie debug titles a provider's failure 'the last internal error'",
+    ),
     # packaging and secrets
     Mutant(
         "core-star-import-broken",

@@ -34,6 +34,7 @@ class Failure:
 
     traceback: str
     users: bool  # raised by the user's own code, not by ollie_nb
+    source: str = ""  # the service whose failure it is (ServiceError.source), if one's
 
 
 def one_line(exc: BaseException) -> str:
@@ -58,7 +59,8 @@ def remember(exc: BaseException, redact: Callable[[str], str] = str) -> str | No
     carried the key."""
     text = redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     where = raised_in_users_code(exc.__traceback__)
-    _last[:] = [Failure(text, where is not None)]
+    source = exc.source if isinstance(exc, ServiceError) else ""
+    _last[:] = [Failure(text, where is not None, source)]
     return where
 
 

@@ -151,6 +151,7 @@ def test_a_providers_failure_is_shown_as_the_providers_in_one_line(kernel, provi
         "try again, or %ollie backend NAME to use another)"
     )
     debug = kernel.run("%ollie debug").text()
+    assert debug.startswith("the last error, from the chat provider:\nTraceback")
     assert "LLMHTTPError" in debug and FAKE_KEY not in debug
 
 
