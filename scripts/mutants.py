@@ -847,6 +847,15 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "%ollie debug titles a provider's failure 'the last internal error'",
     ),
+    Mutant(
+        "post-tool-hook-output-unredacted",
+        "ollie_nb/core/_tool_step.py",
+        "        redact = self.host.redact\n",
+        "        redact = str\n",
+        ("tests/core/test_tool_hooks.py::test_a_post_tool_hooks_output_holding_a_key_is_redacted",),
+        "a postTool hook's text holding an API key reaches the model's context and the cell",
+        quick=True,
+    ),
     # packaging and secrets
     Mutant(
         "core-star-import-broken",
