@@ -61,7 +61,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "secret-check-quadratic-on-key-runs",
-        "ollie_nb/tools/_detect.py",
+        "ollie_nb/redaction.py",
         '    runs_cut = _LONG_RUN.sub(" ", text)',
         "    runs_cut = text",
         (
@@ -71,7 +71,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "jwt-pattern-backtracks",
-        "ollie_nb/tools/_detect.py",
+        "ollie_nb/redaction.py",
         'r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\\.eyJ[A-Za-z0-9_-]{8,}+\\.[A-Za-z0-9_-]*+"',
         'r"eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]*"',
         (
@@ -608,7 +608,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "start-warnings-unredacted",
         "ollie_nb/core/_core.py",
-        "        self.env.messages[:] = [hide_secrets(self.redact(m)) for m in self.env.messages]\n",
+        "        self.env.messages[:] = [self.redact(m) for m in self.env.messages]\n",
         "",
         (
             "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",
@@ -890,7 +890,150 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/notebook/test_core_on_its_loop.py::test_use_backend_switches_on_the_loop",),
         "use_backend() from a cell changes the core from the kernel thread, racing its loop",
     ),
+    # one redaction call
+    Mutant(
+        "nested-secret-tail-leaks",
+        "ollie_nb/redaction.py",
+        "merged[-1][1] = max(merged[-1][1], stop)",
+        "merged[-1][1] = stop",
+        (
+            "tests/reliability/test_redaction.py::test_a_secret_inside_a_longer_one_leaves_no_tail",
+            "tests/reliability/test_redaction.py::test_no_character_of_any_secret_survives",
+        ),
+        "a key inside a longer token leaves the token's tail readable (***-EXTENDED-PART)",
+        quick=True,
+    ),
+    Mutant(
+        "overlapping-secrets-not-merged",
+        "ollie_nb/redaction.py",
+        "if merged and start <= merged[-1][1]:",
+        "if merged and start < merged[-1][0]:",
+        (
+            "tests/reliability/test_redaction.py::test_overlapping_secrets_become_one_mask",
+            "tests/reliability/test_redaction.py::test_no_character_of_any_secret_survives",
+        ),
+        "two secrets that overlap leave the second one's end readable",
+        quick=True,
+    ),
+    Mutant(
+        "short-assigned-password-shown",
+        "ollie_nb/redaction.py",
+        'if is_secret_name(match.group("name")) and is_secret_value(inner):',
+        'if is_secret_name(match.group("name")) and len(inner) >= 8:',
+        (
+            "tests/reliability/test_redaction.py::test_short_values_of_secret_names_are_hidden",
+            "tests/reliability/test_redaction.py::test_python_output_and_approvals_hide_short_passwords",
+        ),
+        "a 4-7 character password assigned in code or a dict shows in python_* output and approvals",
+        quick=True,
+    ),
+    Mutant(
+        "short-env-password-shown",
+        "ollie_nb/core/_secrets.py",
+        "if _secret_name(k) and is_secret_value(v))",
+        "if _secret_name(k) and len(v) >= 8)",
+        (
+            "tests/reliability/test_redaction.py::test_short_env_passwords_are_known_secrets",
+            "tests/reliability/test_redaction.py::test_python_output_and_approvals_hide_short_passwords",
+        ),
+        "a 4-7 character password of a secret-named environment variable shows in tool output",
+        quick=True,
+    ),
+    Mutant(
+        "approval-shows-unmasked-args",
+        "ollie_nb/core/_routing.py",
+        "shown = MaskedArgs(redacted, paths) if paths else redacted",
+        "shown = MaskedArgs(redacted, paths) if paths else args",
+        (
+            "tests/reliability/test_redaction.py::test_python_output_and_approvals_hide_short_passwords",
+        ),
+        "an approval shows a short password the model wrote into the code",
+        quick=True,
+    ),
+    Mutant(
+        "service-errors-shown-as-usage",
+        "ollie_nb/errors.py",
+        "class ServiceError(OllieError):",
+        "class ServiceError(OllieUsageError):",
+        (
+            "tests/notebook/test_failure_kinds.py",
+            "tests/notebook/test_errors.py::test_a_providers_failure_is_shown_as_the_providers_in_one_line",
+        ),
+        "a provider's HTTP 503 or a failed task call reads as the user's usage mistake",
+        quick=True,
+    ),
+    Mutant(
+        "service-errors-shown-as-bugs",
+        "ollie_nb/notebook/_failures.py",
+        "    if isinstance(exc, ServiceError):\n",
+        "    if False:\n",
+        (
+            "tests/notebook/test_failure_kinds.py",
+            "tests/notebook/test_errors.py::test_a_providers_failure_is_shown_as_the_providers_in_one_line",
+        ),
+        "a provider's failure shows as an internal error of ollie_nb (a bug banner)",
+    ),
+    Mutant(
+        "tracing-reenabled-exporter-stopped",
+        "ollie_nb/core/_tracing.py",
+        "        exporter = _borrowed(exporter)\n",
+        "        pass\n",
+        (
+            "tests/core/test_tracing.py::test_tracing_turned_on_again_records_with_the_same_exporter_or_a_new_one",
+        ),
+        "tracing turned off and on again with the same exporter records nothing, silently",
+        quick=True,
+    ),
+    Mutant(
+        "audit-hook-at-import",
+        "ollie_nb/core/_secrets.py",
+        "_changes = _EnvironChanges()\n",
+        "_changes = _EnvironChanges()\n_changes.start()\n",
+        (
+            "tests/core/test_tracing.py::test_importing_the_core_switches_nothing_on_and_hooks_nothing",
+        ),
+        "importing the core installs a process-wide audit hook",
+        quick=True,
+    ),
+    Mutant(
+        "remote-images-setting-not-passed",
+        "ollie_nb/notebook/_magics.py",
+        "            remote_images=self.remote_images,\n",
+        "",
+        (
+            "tests/notebook/test_kernel_secrets.py::test_replies_load_no_remote_image_unless_the_user_opts_in",
+        ),
+        "%config OllieMagics.remote_images = True no longer loads a reply's images",
+    ),
+    Mutant(
+        "debug-calls-a-provider-failure-internal",
+        "ollie_nb/notebook/_failures.py",
+        'source = exc.source if isinstance(exc, ServiceError) else ""',
+        'source = ""',
+        (
+            "tests/notebook/test_errors.py::test_a_providers_failure_is_shown_as_the_providers_in_one_line",
+        ),
+        "%ollie debug titles a provider's failure 'the last internal error'",
+    ),
+    Mutant(
+        "post-tool-hook-output-unredacted",
+        "ollie_nb/core/_tool_step.py",
+        "        redact = self.host.redact\n",
+        "        redact = str\n",
+        ("tests/core/test_tool_hooks.py::test_a_post_tool_hooks_output_holding_a_key_is_redacted",),
+        "a postTool hook's text holding an API key reaches the model's context and the cell",
+        quick=True,
+    ),
     # packaging and secrets
+    Mutant(
+        "core-star-import-broken",
+        "ollie_nb/core/__init__.py",
+        "from ollie_nb.core._history import UsageTotals\n",
+        "",
+        ("tests/meta/test_public_names.py::test_a_star_import_finds_every_public_name",),
+        "`from ollie_nb.core import *` raises AttributeError",
+        quick=True,
+    ),
     Mutant(
         "missing-psycopg-is-a-traceback",
         "ollie_nb/tasks/_backends.py",

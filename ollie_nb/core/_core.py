@@ -69,7 +69,6 @@ from ollie_nb.tools import (
     ExecuteServer,
     Server,
     SubagentServer,
-    hide_secrets,
     subprocess_env,
 )
 
@@ -232,7 +231,7 @@ class AgentCore:
         builtins.update((extra(self.config) if callable(extra) else extra) or {})
         self.env = await build_agent_env(
             self.config,
-            Dispatcher(redact=self.redact),
+            Dispatcher(redact=self.redact.known_only),
             self._workdir,
             self._effective_fallback(),
             builtin_servers=builtins,
@@ -248,7 +247,7 @@ class AgentCore:
         )
         self._spawn_context = [self.redact(c) for c in context]
         self.env.messages.extend(warnings)  # with the servers' failures: shown as they are
-        self.env.messages[:] = [hide_secrets(self.redact(m)) for m in self.env.messages]
+        self.env.messages[:] = [self.redact(m) for m in self.env.messages]
 
     def _effective_fallback(self) -> Any:
         if self._fallback is not None:
@@ -757,7 +756,7 @@ class AgentCore:
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
         try:
-            return self.conversation.save(self.session_data(), self.redact)
+            return self.conversation.save(self.session_data(), self.redact.known_only)
         except OSError as exc:
             self.emit(Notice(f"could not save the session: {exc}", "error"))
             return None

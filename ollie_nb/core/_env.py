@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from ollie_nb import redaction
 from ollie_nb.core._config import AgentConfig, McpServerConfig, expand_vars
 from ollie_nb.core._events import Event, Notice
 from ollie_nb.core._routing import Approver, TrustGate
@@ -37,7 +38,6 @@ from ollie_nb.tools import (
     ReasoningServer,
     Server,
     TrustAdvice,
-    hide_secrets,
 )
 
 log = logging.getLogger("ollie_nb.core")
@@ -157,13 +157,13 @@ async def build_agent_env(
     builtin_servers: Mapping[str, Server] | None = None,
     environ: Mapping[str, str] | None = None,
     plans: PlanBook | None = None,
-    redact: Callable[[str], str] = str,
+    redact: Callable[[str], str] = redaction.redact,
 ) -> AgentEnv:
     """Connect all enabled MCP servers concurrently and wire the reasoning server's PlanBackend.
 
     A server that fails to connect becomes a message in `AgentEnv.messages`,
     never an exception; the message and the server's status quote its stderr, so both
-    are redacted here (`redact`, then key formats), before the model's note is made of
+    are redacted here (`redact`: known secrets and key formats), before the model's note is made of
     them. `builtin_servers` (e.g. `execute`) are added as they are. The plans go into
     `plans` (the agent's PlanBook, which outlives the env), else a new book.
     """
@@ -196,9 +196,9 @@ async def build_agent_env(
             env.messages.append(f"MCP server {exc}")
 
     await _connect_all(env, enabled)
-    env.messages[:] = [hide_secrets(redact(m)) for m in env.messages]
+    env.messages[:] = [redact(m) for m in env.messages]
     for status in env.servers.values():
-        status.detail = hide_secrets(redact(status.detail))
+        status.detail = redact(status.detail)
     wire_plan_backend(env, fallback_plan_backend)
     return env
 

@@ -22,11 +22,11 @@ from ollie_nb.core._events import ToolCalled, ToolFinished
 from ollie_nb.core._guardrails import call_key, duplicates
 from ollie_nb.core._hooks import HookOutcome
 from ollie_nb.core._routing import parse_arguments
-from ollie_nb.core._secrets import redact_data
 from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import Message, ToolCall
 from ollie_nb.planning.prompts import CANCELLED_RESULT
-from ollie_nb.tools import ToolResult, hide_secrets
+from ollie_nb.redaction import redact_data
+from ollie_nb.tools import ToolResult
 
 if TYPE_CHECKING:
     from ollie_nb.core._turn import TurnHost
@@ -126,8 +126,7 @@ class ToolStep:
             self._started(pending)
             host.state = f"tool:{pending.call.name}"
             started = time.perf_counter()
-            result = await host.router.dispatch(pending.call, pending.args)
-            result = replace(result, text=host.redact(result.text))
+            result = await host.router.dispatch(pending.call, pending.args)  # redacted there
             if host.config.hooks.get("postTool"):
                 result = await self._post_tool(pending, result)
             pending.answer = result
@@ -166,7 +165,7 @@ class ToolStep:
 
     def _started(self, pending: PendingCall) -> None:
         call, host = pending.call, self.host
-        shown = redact_data(pending.args, lambda text: hide_secrets(host.redact(text)))
+        shown = redact_data(pending.args, host.redact)
         host.emit(ToolCalled(call.id, call.name, pending.server, shown))  # what cells show
 
     def _finished(self, pending: PendingCall, seconds: float) -> None:

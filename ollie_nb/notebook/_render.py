@@ -40,6 +40,7 @@ class Settings:
         rankdir: str = "LR",
         usage_footer: bool = True,
         show_plans: bool = True,
+        remote_images: bool = False,
     ) -> None:
         self.show_tools = show_tools
         self.result_chars = result_chars
@@ -47,6 +48,7 @@ class Settings:
         self.rankdir = rankdir
         self.usage_footer = usage_footer
         self.show_plans = show_plans
+        self.remote_images = remote_images  # replies load their images (else: links)
 
 
 class TurnView:
@@ -89,7 +91,7 @@ class TurnView:
     def _live(self, markdown: str) -> None:
         if self._update is None:
             self._update = self._make_live(Live(""))
-        self._update(Live(markdown))
+        self._update(Live(markdown, self.settings.remote_images))
 
     def _settle(self) -> None:
         """Return the live area to empty and show the finished text as its own output."""
@@ -101,7 +103,7 @@ class TurnView:
             self._update(Live(""))
             self._update = None
         if text.strip():
-            self._show(Reply(text.strip()))
+            self._show(Reply(text.strip(), self.settings.remote_images))
 
     def _settle_thinking(self) -> None:
         """The reasoning is complete: its live element empties, the whole of it is shown."""
