@@ -216,15 +216,6 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
-        "star-import-of-the-core-breaks",
-        "ollie_nb/core/__init__.py",
-        "from ollie_nb.core._history import UsageTotals\n",
-        "",
-        ("tests/core/test_public_names.py",),
-        "`from ollie_nb.core import *` raises AttributeError",
-        quick=True,
-    ),
-    Mutant(
         "run-stopped-by-requests-in-flight",
         "ollie_nb/core/_budget.py",
         "return self._first_reached(in_flight=False)",

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ollie_nb.core import AgentConfig, AgentCore, Notice, ToolFinished
 from ollie_nb.llm import LLMHTTPError, OfflineBackend, OpenAIBackend, RetryPolicy, ToolCall
 from ollie_nb.tools import NotebookToolServer
@@ -119,6 +121,7 @@ print("checked " + event["tool"])
 HOOK_KEY = "sk-ant-" + "h0ok" * 8  # a key format no environment variable holds
 
 
+@pytest.mark.slow
 def test_a_post_tool_hooks_output_holding_a_key_is_redacted(tmp_path):
     """Issue 37: a postTool hook's text (appended or replacing) reached the model and the
     cell with a key in it; hook output goes through the one redaction call."""

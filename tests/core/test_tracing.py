@@ -420,6 +420,7 @@ print(_secrets._changes.count)
 """
 
 
+@pytest.mark.slow
 def test_importing_the_core_switches_nothing_on_and_hooks_nothing():
     """No audit hook at import (the first Redactor starts the environment watch) and
     tracing stays off."""
