@@ -61,7 +61,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "secret-check-quadratic-on-key-runs",
-        "ollie_nb/tools/_detect.py",
+        "ollie_nb/redaction.py",
         '    runs_cut = _LONG_RUN.sub(" ", text)',
         "    runs_cut = text",
         (
@@ -71,7 +71,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "jwt-pattern-backtracks",
-        "ollie_nb/tools/_detect.py",
+        "ollie_nb/redaction.py",
         'r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\\.eyJ[A-Za-z0-9_-]{8,}+\\.[A-Za-z0-9_-]*+"',
         'r"eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]*"',
         (
@@ -213,15 +213,6 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/meta/test_model_gateway_only.py",
         ),
         "%ollie compact sends its request past the session's cap, and its tokens are never counted",
-        quick=True,
-    ),
-    Mutant(
-        "star-import-of-the-core-breaks",
-        "ollie_nb/core/__init__.py",
-        "from ollie_nb.core._history import UsageTotals\n",
-        "",
-        ("tests/core/test_public_names.py",),
-        "`from ollie_nb.core import *` raises AttributeError",
         quick=True,
     ),
     Mutant(
@@ -610,7 +601,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "start-warnings-unredacted",
         "ollie_nb/core/_core.py",
-        "        self.env.messages[:] = [hide_secrets(self.redact(m)) for m in self.env.messages]\n",
+        "        self.env.messages[:] = [self.redact(m) for m in self.env.messages]\n",
         "",
         (
             "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",
@@ -700,6 +691,36 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "with the watch on, a step another client finishes does not wake the agent",
     ),
+    Mutant(
+        "core-delta-defined-again",
+        "ollie_nb/core/_events.py",
+        "from ollie_nb.llm import TextDelta as TextDelta\n",
+        "from ollie_nb.llm import TextDelta as _ModelText\n\n\n@dataclass(frozen=True)\nclass TextDelta:\n    text: str\n",
+        (
+            "tests/core/test_core_events.py::test_the_core_passes_on_the_models_deltas_as_one_class_each",
+        ),
+        "a script matching llm.TextDelta sees no reply text among the core's events",
+        quick=True,
+    ),
+    # a server's state
+    Mutant(
+        "built-in-servers-not-up",
+        "ollie_nb/core/_agent_env.py",
+        "return self in (ServerState.CONNECTED, ServerState.BUILT_IN)",
+        "return self is ServerState.CONNECTED",
+        ("tests/core/test_server_states.py",),
+        "%ollie status leaves the built-in servers (reasoning, execute, ...) out of its servers line",
+        quick=True,
+    ),
+    Mutant(
+        "built-in-transport-blank",
+        "ollie_nb/core/_agent_env.py",
+        'transport=status.transport or (str(built_in) if status.state is built_in else ""),',
+        "transport=status.transport,",
+        ("tests/core/test_server_states.py",),
+        "%ollie mcp shows '-' as a built-in server's transport",
+        quick=True,
+    ),
     # step states and queue items
     Mutant(
         "closed-is-not-done",
@@ -708,6 +729,60 @@ MUTANTS: tuple[Mutant, ...] = (
         '"done", "completed"',
         ("tests/core/test_step_words.py::test_read_state_knows_the_words_task_servers_use",),
         "on a task server saying 'closed', a finished step is shown as unknown and never done",
+        quick=True,
+    ),
+    Mutant(
+        "run-starts-after-a-skipped-blocker",
+        "ollie_nb/core/_parallel_run.py",
+        "and all(statuses.get(ids[j], unknown).unblocks for j in self.record.steps[i].after)",
+        "and all(statuses.get(ids[j], unknown).is_closed for j in self.record.steps[i].after)",
+        (
+            "tests/core/test_parallel_plans.py::test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped",
+        ),
+        "a parallel run starts a step whose blocker failed or was skipped",
+        quick=True,
+    ),
+    Mutant(
+        "skipped-blocker-unblocks",
+        "ollie_nb/planning/_state.py",
+        "        return self is StepState.DONE\n",
+        "        return self.is_finished\n",
+        (
+            "tests/core/test_parallel_plans.py::test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped",
+            "tests/core/test_task_events.py::test_the_watch_never_queues_a_step_whose_blocker_was_skipped",
+        ),
+        "a step whose blocker was cancelled (skipped) is started as if the blocker were done",
+    ),
+    Mutant(
+        "watch-queues-after-a-closed-blocker",
+        "ollie_nb/core/_react.py",
+        "statuses.get(record.ids[j], unknown).unblocks",
+        "statuses.get(record.ids[j], unknown).is_closed",
+        (
+            "tests/core/test_task_events.py::test_the_watch_never_queues_a_step_whose_blocker_was_skipped",
+        ),
+        "the watch queues a step whose blocker failed or was skipped",
+    ),
+    Mutant(
+        "state-words-case-sensitive",
+        "ollie_nb/planning/_state.py",
+        'return re.sub(r"[\\s-]+", "_", word.strip().lower())',
+        'return re.sub(r"[ -]+", "_", word.strip())',
+        (
+            "tests/core/test_step_words.py::test_a_state_word_reads_the_same_in_any_case_and_spacing",
+        ),
+        "a server saying 'Done' or 'in\tprogress' has its steps shown as unknown",
+        quick=True,
+    ),
+    Mutant(
+        "store-word-cancelled-unread",
+        "ollie_nb/planning/_state.py",
+        '    StepState.CANCELLED: (\n        "cancelled",\n',
+        "    StepState.CANCELLED: (\n",
+        (
+            "tests/core/test_step_words.py::test_the_store_and_the_tasks_command_speak_words_the_agent_reads_as_themselves",
+        ),
+        "a step ollie-tasks says is cancelled reads as unknown: a run waits on it for ever",
         quick=True,
     ),
     Mutant(
@@ -749,14 +824,25 @@ MUTANTS: tuple[Mutant, ...] = (
         "a sub-agent that fails leaves its step in progress (orphaned) instead of failed",
     ),
     Mutant(
-        "done-step-written-todo",
-        "ollie_nb/planning/graph.py",
-        'StepState.DONE: "done",',
-        'StepState.DONE: "todo",',
+        "server-words-kept-unread",
+        "ollie_nb/planning/_backends.py",
+        "return {step_id: read_state(word) for step_id, word in words.items()}",
+        "return dict(words)",
         (
             "tests/core/test_step_words.py::test_a_parallel_run_on_a_server_saying_pending_in_progress_closed",
         ),
-        "a parallel run writes a finished step back as todo and works it again",
+        "a server's own words (pending, closed) reach the parallel run and %ollie plans unread",
+    ),
+    Mutant(
+        "graph-unblocks-after-a-failed-step",
+        "ollie_nb/planning/graph.py",
+        "not all(given[a].unblocks for a in steps[i].after)",
+        "not all(given[a].is_closed for a in steps[i].after)",
+        (
+            "tests/planning/test_plan_graph.py::test_a_step_after_a_failed_or_skipped_one_is_blocked",
+        ),
+        "the graph draws a step waiting on a failed step as to do, ready to start",
+        quick=True,
     ),
     # one error root, the notebook package
     Mutant(
@@ -797,7 +883,150 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/notebook/test_core_on_its_loop.py::test_use_backend_switches_on_the_loop",),
         "use_backend() from a cell changes the core from the kernel thread, racing its loop",
     ),
+    # one redaction call
+    Mutant(
+        "nested-secret-tail-leaks",
+        "ollie_nb/redaction.py",
+        "merged[-1][1] = max(merged[-1][1], stop)",
+        "merged[-1][1] = stop",
+        (
+            "tests/reliability/test_redaction.py::test_a_secret_inside_a_longer_one_leaves_no_tail",
+            "tests/reliability/test_redaction.py::test_no_character_of_any_secret_survives",
+        ),
+        "a key inside a longer token leaves the token's tail readable (***-EXTENDED-PART)",
+        quick=True,
+    ),
+    Mutant(
+        "overlapping-secrets-not-merged",
+        "ollie_nb/redaction.py",
+        "if merged and start <= merged[-1][1]:",
+        "if merged and start < merged[-1][0]:",
+        (
+            "tests/reliability/test_redaction.py::test_overlapping_secrets_become_one_mask",
+            "tests/reliability/test_redaction.py::test_no_character_of_any_secret_survives",
+        ),
+        "two secrets that overlap leave the second one's end readable",
+        quick=True,
+    ),
+    Mutant(
+        "short-assigned-password-shown",
+        "ollie_nb/redaction.py",
+        'if is_secret_name(match.group("name")) and is_secret_value(inner):',
+        'if is_secret_name(match.group("name")) and len(inner) >= 8:',
+        (
+            "tests/reliability/test_redaction.py::test_short_values_of_secret_names_are_hidden",
+            "tests/reliability/test_redaction.py::test_python_output_and_approvals_hide_short_passwords",
+        ),
+        "a 4-7 character password assigned in code or a dict shows in python_* output and approvals",
+        quick=True,
+    ),
+    Mutant(
+        "short-env-password-shown",
+        "ollie_nb/core/_secrets.py",
+        "if _secret_name(k) and is_secret_value(v))",
+        "if _secret_name(k) and len(v) >= 8)",
+        (
+            "tests/reliability/test_redaction.py::test_short_env_passwords_are_known_secrets",
+            "tests/reliability/test_redaction.py::test_python_output_and_approvals_hide_short_passwords",
+        ),
+        "a 4-7 character password of a secret-named environment variable shows in tool output",
+        quick=True,
+    ),
+    Mutant(
+        "approval-shows-unmasked-args",
+        "ollie_nb/core/_routing.py",
+        "shown = MaskedArgs(redacted, paths) if paths else redacted",
+        "shown = MaskedArgs(redacted, paths) if paths else args",
+        (
+            "tests/reliability/test_redaction.py::test_python_output_and_approvals_hide_short_passwords",
+        ),
+        "an approval shows a short password the model wrote into the code",
+        quick=True,
+    ),
+    Mutant(
+        "service-errors-shown-as-usage",
+        "ollie_nb/errors.py",
+        "class ServiceError(OllieError):",
+        "class ServiceError(OllieUsageError):",
+        (
+            "tests/notebook/test_failure_kinds.py",
+            "tests/notebook/test_errors.py::test_a_providers_failure_is_shown_as_the_providers_in_one_line",
+        ),
+        "a provider's HTTP 503 or a failed task call reads as the user's usage mistake",
+        quick=True,
+    ),
+    Mutant(
+        "service-errors-shown-as-bugs",
+        "ollie_nb/notebook/_failures.py",
+        "    if isinstance(exc, ServiceError):\n",
+        "    if False:\n",
+        (
+            "tests/notebook/test_failure_kinds.py",
+            "tests/notebook/test_errors.py::test_a_providers_failure_is_shown_as_the_providers_in_one_line",
+        ),
+        "a provider's failure shows as an internal error of ollie_nb (a bug banner)",
+    ),
+    Mutant(
+        "tracing-reenabled-exporter-stopped",
+        "ollie_nb/core/_tracing.py",
+        "        exporter = _borrowed(exporter)\n",
+        "        pass\n",
+        (
+            "tests/core/test_tracing.py::test_tracing_turned_on_again_records_with_the_same_exporter_or_a_new_one",
+        ),
+        "tracing turned off and on again with the same exporter records nothing, silently",
+        quick=True,
+    ),
+    Mutant(
+        "audit-hook-at-import",
+        "ollie_nb/core/_secrets.py",
+        "_changes = _EnvironChanges()\n",
+        "_changes = _EnvironChanges()\n_changes.start()\n",
+        (
+            "tests/core/test_tracing.py::test_importing_the_core_switches_nothing_on_and_hooks_nothing",
+        ),
+        "importing the core installs a process-wide audit hook",
+        quick=True,
+    ),
+    Mutant(
+        "remote-images-setting-not-passed",
+        "ollie_nb/notebook/_magics.py",
+        "            remote_images=self.remote_images,\n",
+        "",
+        (
+            "tests/notebook/test_kernel_secrets.py::test_replies_load_no_remote_image_unless_the_user_opts_in",
+        ),
+        "%config OllieMagics.remote_images = True no longer loads a reply's images",
+    ),
+    Mutant(
+        "debug-calls-a-provider-failure-internal",
+        "ollie_nb/notebook/_failures.py",
+        'source = exc.source if isinstance(exc, ServiceError) else ""',
+        'source = ""',
+        (
+            "tests/notebook/test_errors.py::test_a_providers_failure_is_shown_as_the_providers_in_one_line",
+        ),
+        "%ollie debug titles a provider's failure 'the last internal error'",
+    ),
+    Mutant(
+        "post-tool-hook-output-unredacted",
+        "ollie_nb/core/_tool_step.py",
+        "        redact = self.context.redact\n",
+        "        redact = str\n",
+        ("tests/core/test_tool_hooks.py::test_a_post_tool_hooks_output_holding_a_key_is_redacted",),
+        "a postTool hook's text holding an API key reaches the model's context and the cell",
+        quick=True,
+    ),
     # packaging and secrets
+    Mutant(
+        "core-star-import-broken",
+        "ollie_nb/core/__init__.py",
+        "from ollie_nb.core._history import UsageTotals\n",
+        "",
+        ("tests/meta/test_public_names.py::test_a_star_import_finds_every_public_name",),
+        "`from ollie_nb.core import *` raises AttributeError",
+        quick=True,
+    ),
     Mutant(
         "missing-psycopg-is-a-traceback",
         "ollie_nb/tasks/_backends.py",

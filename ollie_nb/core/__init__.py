@@ -3,7 +3,14 @@
 Frontend-agnostic: a script drives AgentCore with asyncio; the notebook is one frontend of it.
 """
 
-from ollie_nb.core._agent_env import AgentEnv, ServerStatus, build_agent_env
+from ollie_nb.core._agent_env import (
+    AgentEnv,
+    EnvDescription,
+    ServerDescription,
+    ServerState,
+    ServerStatus,
+    build_agent_env,
+)
 from ollie_nb.core._agents import (
     UntrustedAgentError,
     agent_dirs,
@@ -47,8 +54,8 @@ from ollie_nb.core._tracing import (
     enable_tracing,
     tracing,
 )
-from ollie_nb.core._turn import CONTINUE_PROMPT
 from ollie_nb.errors import ConfigError, SessionError
+from ollie_nb.planning.prompts import CONTINUE_PROMPT
 
 __all__ = [
     "CONTINUE_PROMPT",
@@ -62,6 +69,7 @@ __all__ = [
     "CapKind",
     "Caps",
     "ConfigError",
+    "EnvDescription",
     "Event",
     "EventSink",
     "MaskedArgs",
@@ -72,6 +80,8 @@ __all__ = [
     "PlanMade",
     "ReasoningDelta",
     "Retrying",
+    "ServerDescription",
+    "ServerState",
     "ServerStatus",
     "SessionError",
     "SessionInfo",

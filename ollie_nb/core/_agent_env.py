@@ -14,8 +14,10 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
+from ollie_nb import redaction
 from ollie_nb.core._config import AgentConfig, McpServerConfig, expand_vars
 from ollie_nb.core._events import Event, Notice
 from ollie_nb.core._routing import Approver, TrustGate
@@ -36,10 +38,54 @@ from ollie_nb.tools import (
     ReasoningServer,
     Server,
     TrustAdvice,
-    hide_secrets,
 )
 
 log = logging.getLogger("ollie_nb.core")
+
+
+class ServerState(str, Enum):
+    """Where a server stands after connecting; its value is the word `%ollie mcp` shows."""
+
+    CONNECTED = "connected"
+    FAILED = "failed"
+    DISABLED = "disabled"
+    BUILT_IN = "built-in"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def is_up(self) -> bool:
+        """Its tools can be called: connected, or built into the agent."""
+        return self in (ServerState.CONNECTED, ServerState.BUILT_IN)
+
+    @property
+    def is_failed(self) -> bool:
+        return self is ServerState.FAILED
+
+
+@dataclass(frozen=True)
+class ServerDescription:
+    """One server as `%ollie mcp` and `%ollie status` show it (its detail redacted)."""
+
+    name: str
+    state: ServerState
+    transport: str = ""
+    detail: str = ""
+    seconds: float = 0.0
+    tools: tuple[tuple[str, str], ...] = ()  # (name, first sentence of its description)
+    withheld: tuple[tuple[str, str], ...] = ()  # listed by the server, not offered: why
+
+
+@dataclass(frozen=True)
+class EnvDescription:
+    """An agent's servers and its plan wiring, as the notebook shows them."""
+
+    servers: tuple[ServerDescription, ...] = ()
+    plan_backend: str = ""
+    plan_backend_reason: str = ""
+    task_server: str | None = None
+    messages: tuple[str, ...] = ()
 
 
 @dataclass
@@ -47,7 +93,7 @@ class ServerStatus:
     """How one configured server fared at connect time."""
 
     name: str
-    state: str  # "connected", "failed", "disabled", "built-in"
+    state: ServerState
     transport: str = ""
     detail: str = ""
     tools: list[str] = field(default_factory=list)
@@ -78,27 +124,28 @@ class AgentEnv:
 
     def describe(
         self, tools: Mapping[str, list[tuple[str, str]]], redact: Callable[[str], str]
-    ) -> dict[str, Any]:
+    ) -> EnvDescription:
         """The servers (state, transport, tools) and the plan wiring, with secrets redacted."""
-        servers = [
-            {
-                "name": name,
-                "state": status.state,
-                "transport": status.transport or ("built-in" if status.state == "built-in" else ""),
-                "detail": redact(status.detail),
-                "seconds": round(status.seconds, 3),
-                "tools": tools.get(name, []),
-                "withheld": sorted(status.withheld.items()),
-            }
+        built_in = ServerState.BUILT_IN
+        servers = tuple(
+            ServerDescription(
+                name=name,
+                state=status.state,
+                transport=status.transport or (str(built_in) if status.state is built_in else ""),
+                detail=redact(status.detail),
+                seconds=round(status.seconds, 3),
+                tools=tuple(tools.get(name, [])),
+                withheld=tuple(sorted(status.withheld.items())),
+            )
             for name, status in self.servers.items()
-        ]
-        return {
-            "servers": servers,
-            "plan_backend": self.reasoning.plan_backend_label,
-            "plan_backend_reason": self.plan_backend_reason,
-            "task_server": self.task_server,
-            "messages": [redact(m) for m in self.messages],
-        }
+        )
+        return EnvDescription(
+            servers=servers,
+            plan_backend=self.reasoning.plan_backend_label,
+            plan_backend_reason=self.plan_backend_reason,
+            task_server=self.task_server,
+            messages=tuple(redact(m) for m in self.messages),
+        )
 
 
 async def build_agent_env(
@@ -110,13 +157,13 @@ async def build_agent_env(
     builtin_servers: Mapping[str, Server] | None = None,
     environ: Mapping[str, str] | None = None,
     plans: PlanBook | None = None,
-    redact: Callable[[str], str] = str,
+    redact: Callable[[str], str] = redaction.redact,
 ) -> AgentEnv:
     """Connect all enabled MCP servers concurrently and wire the reasoning server's PlanBackend.
 
     A server that fails to connect becomes a message in `AgentEnv.messages`,
     never an exception; the message and the server's status quote its stderr, so both
-    are redacted here (`redact`, then key formats), before the model's note is made of
+    are redacted here (`redact`: known secrets and key formats), before the model's note is made of
     them. `builtin_servers` (e.g. `execute`) are added as they are. The plans go into
     `plans` (the agent's PlanBook, which outlives the env), else a new book.
     """
@@ -127,7 +174,7 @@ async def build_agent_env(
         dispatcher.add_server(name, server)
     env = AgentEnv(config, dispatcher, reasoning, workdir, messages=list(config.warnings))
     for name in ["reasoning", *(builtin_servers or {})]:
-        env.servers[name] = ServerStatus(name, "built-in")
+        env.servers[name] = ServerStatus(name, ServerState.BUILT_IN)
 
     base_env = dict(os.environ if environ is None else environ)
     base_env["PWD"] = workdir  # the agent's working directory, as PLANNING.md's example expects
@@ -137,7 +184,7 @@ async def build_agent_env(
     enabled = []
     for name, server_config in config.mcp_servers.items():
         if server_config.disabled:
-            env.servers[name] = ServerStatus(name, "disabled")
+            env.servers[name] = ServerStatus(name, ServerState.DISABLED)
             continue
         if dispatcher.get_server(name) is not None:
             env.messages.append(f"MCP server {name!r} skipped: the name is taken by a built-in")
@@ -145,13 +192,13 @@ async def build_agent_env(
         try:
             enabled.append(_make_server(server_config, base_env, workdir, env.messages))
         except UnsetVariable as exc:
-            env.servers[name] = ServerStatus(name, "failed", detail=str(exc))
+            env.servers[name] = ServerStatus(name, ServerState.FAILED, detail=str(exc))
             env.messages.append(f"MCP server {exc}")
 
     await _connect_all(env, enabled)
-    env.messages[:] = [hide_secrets(redact(m)) for m in env.messages]
+    env.messages[:] = [redact(m) for m in env.messages]
     for status in env.servers.values():
-        status.detail = hide_secrets(redact(status.detail))
+        status.detail = redact(status.detail)
     wire_plan_backend(env, fallback_plan_backend)
     return env
 
@@ -179,9 +226,10 @@ async def _connect_all(env: AgentEnv, servers: list[McpServer]) -> None:
     config, dispatcher, enabled = env.config, env.dispatcher, servers
     results = await asyncio.gather(*(_connect(s) for s in enabled))
     for server, (error, seconds) in zip(enabled, results):
-        status = ServerStatus(server.name, "connected", server.transport, seconds=seconds)
+        status = ServerStatus(server.name, ServerState.CONNECTED, server.transport, seconds=seconds)
         if error:
-            status.state, status.detail = "failed", error + _env_hint(config, server.name, error)
+            status.detail = error + _env_hint(config, server.name, error)
+            status.state = ServerState.FAILED
             env.messages.append(f"MCP server {status.detail}")
         else:
             dispatcher.add_server(server.name, server)
@@ -195,7 +243,7 @@ async def _connect_all(env: AgentEnv, servers: list[McpServer]) -> None:
                     for tool, why in server.withheld.items()
                 )
             except Exception as exc:
-                status.state, status.detail = "failed", f"listing tools: {exc}"
+                status.state, status.detail = ServerState.FAILED, f"listing tools: {exc}"
                 env.messages.append(f"MCP server {server.name}: could not list tools: {exc}")
                 dispatcher.remove_server(server.name)
                 await server.aclose()
@@ -285,7 +333,7 @@ def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
     failed = [
         s
         for s in env.servers.values()
-        if s.state == "failed"
+        if s.state is ServerState.FAILED
         and s.name in env.config.mcp_servers
         and maybe_task_server(env.config.mcp_servers[s.name])
     ]
@@ -329,7 +377,7 @@ def gate_for(
 
     def builtin_of(server: str) -> str | None:
         status = env.servers.get(server) if env else None
-        return server if status is not None and status.state == "built-in" else None
+        return server if status is not None and status.state is ServerState.BUILT_IN else None
 
     def advice(server: str, tool: str) -> Any:
         found = env.dispatcher.get_server(server) if env else None

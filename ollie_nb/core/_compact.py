@@ -16,8 +16,8 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ollie_nb.core._secrets import redact_data
 from ollie_nb.llm import Message, StreamEvent, TextDelta
+from ollie_nb.redaction import redact_data
 
 Send = Callable[[Sequence[Message]], AsyncGenerator[StreamEvent, None]]
 """Sends one model request (no tools) through the model gateway, counted in the session."""

@@ -21,7 +21,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ollie_nb.core._agent_env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
+from ollie_nb.core._agent_env import (
+    AgentEnv,
+    EnvDescription,
+    build_agent_env,
+    gate_for,
+    wire_plan_backend,
+)
 from ollie_nb.core._agents import require_trusted, resolve_agent
 from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook, env_budgets
 from ollie_nb.core._compact import Compaction
@@ -41,7 +47,7 @@ from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._sessions import SessionInfo, drafts_to_dict, list_sessions
 from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._tracing import tracing, tracing_from_env
-from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner
+from ollie_nb.core._turn import TurnRunner
 from ollie_nb.core._watch import AgentWatch
 from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError, SessionError
 from ollie_nb.llm import ToolDef, backend_secrets
@@ -52,12 +58,12 @@ from ollie_nb.planning import (
     QueuePlanBackend,
     StepState,
 )
+from ollie_nb.planning.prompts import CONTINUE_PROMPT
 from ollie_nb.tools import (
     Dispatcher,
     ExecuteServer,
     Server,
     SubagentServer,
-    hide_secrets,
     subprocess_env,
 )
 
@@ -234,7 +240,7 @@ class AgentCore:
         builtins.update((extra(self.config) if callable(extra) else extra) or {})
         self.env = await build_agent_env(
             self.config,
-            Dispatcher(redact=self.redact),
+            Dispatcher(redact=self.redact.known_only),
             self._workdir,
             self._effective_fallback(),
             builtin_servers=builtins,
@@ -250,7 +256,7 @@ class AgentCore:
         )
         self._spawn_context = [self.redact(c) for c in context]
         self.env.messages.extend(warnings)  # with the servers' failures: shown as they are
-        self.env.messages[:] = [hide_secrets(self.redact(m)) for m in self.env.messages]
+        self.env.messages[:] = [self.redact(m) for m in self.env.messages]
         self._rebuild_context()
 
     def _effective_fallback(self) -> Any:
@@ -325,10 +331,10 @@ class AgentCore:
     async def list_models(self) -> list[str]:
         return await self.backend.models()
 
-    def list_servers(self) -> dict[str, Any]:
+    def list_servers(self) -> EnvDescription:
         """Servers with their tools (first sentence of each description) and the plan wiring."""
         if self.env is None:
-            return {"servers": [], "plan_backend": "", "plan_backend_reason": "not started"}
+            return EnvDescription(plan_backend_reason="not started")
         return self.env.describe(self.router.by_server(), self.redact)
 
     def subprocess_env(self) -> dict[str, str]:
@@ -596,7 +602,7 @@ class AgentCore:
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
         try:
-            return self.session.save(self.session_data(), self.redact)
+            return self.session.save(self.session_data(), self.redact.known_only)
         except OSError as exc:
             self.emit(Notice(f"could not save the session: {exc}", "error"))
             return None

@@ -13,7 +13,11 @@ from typing import Any, Literal, TypeAlias
 
 from ollie_nb.core._budget import BudgetExceededError
 from ollie_nb.errors import OllieError
-from ollie_nb.planning import PlanRecord, StepRef
+
+# The model's stream pieces are passed on as they are: one class per concept, re-exported.
+from ollie_nb.llm import ReasoningDelta as ReasoningDelta
+from ollie_nb.llm import TextDelta as TextDelta
+from ollie_nb.planning import PlanRecord, StepRef, StepState
 
 NoticeLevel = Literal["info", "warning", "error"]
 """How a notice is shown: a muted line, a warning or an error."""
@@ -28,20 +32,6 @@ class TurnStarted:
     position: int = 0  # 1-based place of a queued prompt while the queue is drained; 0 if not
     total: int = 0  # prompts worked in this drain, this one and those still queued
     step: StepRef | None = None  # the plan step the turn works, known from its queue item
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    """The next piece of the reply text, as the model streams it."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class ReasoningDelta:
-    """The next piece of the model's reasoning text, for models that stream it apart."""
-
-    text: str
 
 
 @dataclass(frozen=True)
@@ -169,7 +159,7 @@ class WatchNotice:
     record: PlanRecord | None = None
     step_id: str = ""
     child: str = ""  # the sub-agent working the step (parallel runs)
-    statuses: Mapping[str, str] = field(default_factory=dict)  # each step's status, when finished
+    statuses: Mapping[str, StepState] = field(default_factory=dict)  # each step's, when finished
 
 
 Event: TypeAlias = (

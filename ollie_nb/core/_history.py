@@ -8,9 +8,7 @@ from dataclasses import dataclass
 
 from ollie_nb.llm import Message, Usage
 from ollie_nb.planning import Spend
-
-INTERRUPTED_NOTE = "[interrupted by the user]"
-CANCELLED_RESULT = "error: cancelled: the user interrupted the turn before this call finished"
+from ollie_nb.planning.prompts import CANCELLED_RESULT, INTERRUPTED_NOTE
 
 
 def close_interrupted(history: Sequence[Message], partial: str) -> list[Message]:

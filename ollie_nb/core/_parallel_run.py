@@ -46,7 +46,6 @@ from ollie_nb.planning import (
     Spend,
     StepState,
     TaskClient,
-    read_state,
     state_label,
     step_item,
 )
@@ -78,7 +77,7 @@ class TaskSteps:
         self,
         record: PlanRecord,
         client: TaskClient,
-        read: Callable[[], Awaitable[dict[str, str]]],
+        read: Callable[[], Awaitable[States]],
         lease: LeasePolicy = NO_LEASE,
     ) -> None:
         self._client, self._read, self.atomic = client, read, client.caps.claims
@@ -93,7 +92,7 @@ class TaskSteps:
         )
 
     async def statuses(self) -> States:
-        return {step_id: read_state(word) for step_id, word in (await self._read()).items()}
+        return await self._read()
 
     async def claim(self, step_id: str, assignee: str) -> Claim:
         return await self._client.claim(step_id, assignee, self.lease)
@@ -366,7 +365,7 @@ class ParallelRun:
             for i, step_id in enumerate(ids)
             if step_id not in taken
             and statuses.get(step_id, unknown).is_open
-            and all(statuses.get(ids[j]) is StepState.DONE for j in self.record.steps[i].after)
+            and all(statuses.get(ids[j], unknown).unblocks for j in self.record.steps[i].after)
         ]
         if self._order is not None:
             self._order.shuffle(ready)

@@ -35,7 +35,6 @@ from ollie_nb.planning import (
     discard_note,
     edited_note,
     format_plan,
-    read_state,
     rejection_prompt,
 )
 
@@ -87,10 +86,10 @@ class Plans(Sequence[PlanRecord]):
         """The latest plan, or the one with this number, goal id, step id or goal text."""
         return self.book.find(key)
 
-    async def statuses(self, record: PlanRecord) -> dict[str, str]:
-        """Each step's live status: from the task server when one holds the plan, else the queue."""
+    async def statuses(self, record: PlanRecord) -> dict[str, StepState]:
+        """Each step's live state: from the task server when one holds the plan, else the queue."""
         if record.kind == "queue":
-            return {k: v.value for k, v in self.book.queue_states(record).items()}
+            return self.book.queue_states(record)
         env = self._env()
         reader = env.status_reader if env else None
         if record.kind == "tasks" and reader is not None and record.goal_id:
@@ -307,7 +306,7 @@ class SavedPlanEdit:
     record: PlanRecord
     draft: PlanDraft
 
-    async def apply(self, statuses: dict[str, str]) -> tuple[list[str], tuple[str, ...]]:
+    async def apply(self, statuses: dict[str, StepState]) -> tuple[list[str], tuple[str, ...]]:
         """(the changes made, one line each; the plan's step ids in the draft's step order)."""
         record, rows = self.record, self.draft.ordered_rows()
         before = {task_id: step for task_id, step in zip(record.ids, record.steps)}
@@ -347,11 +346,11 @@ class SavedPlanEdit:
         self,
         rows: Sequence[DraftStep],
         gone: Sequence[str],
-        statuses: dict[str, str],
+        statuses: dict[str, StepState],
         index_of: dict[str, int],
     ) -> None:
         def locked(task_id: str) -> str:
-            state = read_state(statuses.get(task_id))
+            state = statuses.get(task_id, StepState.UNKNOWN)
             return "done" if state is StepState.DONE else "claimed" if state.is_active else ""
 
         for task_id in gone:

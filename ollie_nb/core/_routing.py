@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import functools
 import inspect
 import json
 import re
@@ -19,7 +20,8 @@ from typing import Any
 
 from ollie_nb.llm import ToolCall, ToolDef
 from ollie_nb.planning import TASK_PREFIX
-from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary, masked, secret_paths
+from ollie_nb.redaction import redact, redact_data, secret_paths
+from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary
 
 Approver = Callable[[str, dict[str, Any]], "bool | Awaitable[bool]"]
 """Asked before a tool outside trustedTools runs: (model-visible name, arguments) -> allow?"""
@@ -104,7 +106,8 @@ class TrustGate:
             return True
         if self.approve is None:
             return False
-        shown = MaskedArgs(masked(args, known), paths) if paths else args
+        redacted = redact_data(args, functools.partial(redact, known=known))
+        shown = MaskedArgs(redacted, paths) if paths else redacted
         try:
             answer = self.approve(name, shown)
             if inspect.isawaitable(answer):

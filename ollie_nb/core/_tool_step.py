@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 from ollie_nb.core._context import Phase
 from ollie_nb.core._events import ToolCalled, ToolFinished
 from ollie_nb.core._guardrails import call_key, duplicates
-from ollie_nb.core._history import CANCELLED_RESULT
 from ollie_nb.core._hooks import HookOutcome
 from ollie_nb.core._routing import parse_arguments
-from ollie_nb.core._secrets import redact_data
 from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import Message, ToolCall
-from ollie_nb.tools import ToolResult, hide_secrets
+from ollie_nb.planning.prompts import CANCELLED_RESULT
+from ollie_nb.redaction import redact_data
+from ollie_nb.tools import ToolResult
 
 if TYPE_CHECKING:
     from ollie_nb.core._context import AgentContext, TurnState
@@ -129,8 +129,7 @@ class ToolStep:
             self._started(pending)
             self.state.enter(Phase.TOOL, pending.call.name)
             started = time.perf_counter()
-            result = await context.router.dispatch(pending.call, pending.args)
-            result = replace(result, text=context.redact(result.text))
+            result = await context.router.dispatch(pending.call, pending.args)  # redacted there
             if context.config.hooks.get("postTool"):
                 result = await self._post_tool(pending, result)
             pending.answer = result
@@ -169,7 +168,7 @@ class ToolStep:
 
     def _started(self, pending: PendingCall) -> None:
         call, redact = pending.call, self.context.redact
-        shown = redact_data(pending.args, lambda text: hide_secrets(redact(text)))
+        shown = redact_data(pending.args, redact)
         self.context.emit(ToolCalled(call.id, call.name, pending.server, shown))  # what cells show
 
     def _finished(self, pending: PendingCall, seconds: float) -> None:

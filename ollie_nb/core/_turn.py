@@ -64,9 +64,6 @@ MAX_STOP_CONTINUES = 5
 MAX_TOOL_USE_RETRIES = 2  # a provider refusing a malformed tool call: the model tries again
 MIN_COMPACT_TOKENS = 1000  # below this the context window is not even asked for
 log = logging.getLogger("ollie_nb.core")
-CONTINUE_PROMPT = (
-    "Continue the work you were doing when the turn stopped at the step limit (maxSteps)."
-)
 
 
 class _Ended(Exception):

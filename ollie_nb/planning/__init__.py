@@ -6,7 +6,6 @@ when a graph is drawn).
 
 from ollie_nb.planning._adapter import AdaptedPlanBackend, PlanBackendError
 from ollie_nb.planning._backends import (
-    QUEUED_MESSAGE,
     QueuePlanBackend,
     TaskServerPlanBackend,
     dependency_layers,
@@ -38,7 +37,6 @@ from ollie_nb.planning._convention import (
 )
 from ollie_nb.planning._draft import DraftStep, PlanDraft
 from ollie_nb.planning._review import (
-    HELD_MESSAGE,
     ReviewNote,
     approval_prompt,
     discard_note,
@@ -59,7 +57,6 @@ from ollie_nb.planning._steps import (
     step_prompt,
 )
 from ollie_nb.planning._text import (
-    NO_BACKEND,
     format_plan,
     status_failed,
     status_saved,
@@ -93,7 +90,9 @@ from ollie_nb.planning.graph import (
     plan_graph,
     plan_svg,
     plan_view,
+    status_word,
 )
+from ollie_nb.planning.prompts import HELD_MESSAGE, NO_BACKEND, QUEUED_MESSAGE
 
 __all__ = [
     "DOT_TIMEOUT",
@@ -170,6 +169,7 @@ __all__ = [
     "state_label",
     "status_failed",
     "status_saved",
+    "status_word",
     "status_wrong_ids",
     "step_item",
     "step_prompt",

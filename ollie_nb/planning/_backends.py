@@ -10,9 +10,11 @@ from typing import Any
 
 from ollie_nb.planning._adapter import PlanBackendError
 from ollie_nb.planning._client import Deleted, TaskCallError, TaskClient
-from ollie_nb.planning._convention import TASK_DELETE, TASK_LIST, TASK_UPDATE
+from ollie_nb.planning._convention import TASK_DELETE
+from ollie_nb.planning._state import StepState, read_state
 from ollie_nb.planning._steps import Origin, QueuedPrompt, StepRef, step_prompt
 from ollie_nb.planning._types import PlanKind, PlanResult, PlanStep
+from ollie_nb.planning.prompts import QUEUED_MESSAGE, TASKS_COMMITTED
 
 log = logging.getLogger("ollie_nb.planning")
 
@@ -94,9 +96,10 @@ class TaskServerPlanBackend:
             ),
         )
 
-    async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
-        """Each step task's current status as the server reports it (the StepStatusReader)."""
-        return await self.client.statuses(goal_id, ids)
+    async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, StepState]:
+        """Each step task's current state, read from the server's word (the StepStatusReader)."""
+        words = await self.client.statuses(goal_id, ids)
+        return {step_id: read_state(word) for step_id, word in words.items()}
 
     async def _create_step(self, step: PlanStep, goal_id: str, ids: list[str]) -> str:
         args: dict[str, Any] = {"title": step.title, "body": step.body, "parent": goal_id}
@@ -135,24 +138,10 @@ class TaskServerPlanBackend:
         return f"; rolled back {len(created)} created tasks"
 
 
-TASKS_COMMITTED = (
-    "Plan saved on {label}: goal {goal_id} with {n} step tasks (parent = goal, blockers = "
-    f"after). Tasks committed. Use {TASK_LIST} to see ready steps; when you finish a step, "
-    f"mark it done with {TASK_UPDATE} (its id, status done) before you start the next."
-)
-
-
 def _goal_task_text(goal: str, count: int) -> tuple[str, str]:
     title = goal if len(goal) <= GOAL_TITLE_CHARS else goal[: GOAL_TITLE_CHARS - 1] + "…"
     body = f"Plan of {count} steps." + (f"\n\n{goal}" if title != goal else "")
     return title, body
-
-
-QUEUED_MESSAGE = (
-    "Plan queued ({n} steps). Stop here — do not execute the steps now. The queue will "
-    "re-enter you with each step in order, one prompt per step; work only the step each "
-    "prompt gives you."
-)
 
 
 class QueuePlanBackend:

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ollie_nb.errors import UnavailableError
+from ollie_nb.errors import TaskServerError
 from ollie_nb.planning._convention import (
     TASK_CLAIM,
     TASK_CREATE,
@@ -63,7 +63,7 @@ def _json_object(text: str) -> Any:
         return None
 
 
-class TaskCallError(UnavailableError):
+class TaskCallError(TaskServerError):
     """A task tool answered with an error; the message is its first line."""
 
 

@@ -18,7 +18,7 @@ import time
 from ollie_nb.core import AgentCore, WatchWhat
 from ollie_nb.core._sessions import plan_to_dict
 from ollie_nb.llm import OfflineBackend
-from ollie_nb.planning import Origin, step_item
+from ollie_nb.planning import Origin, StepState, step_item
 from ollie_nb.tasks import open_store
 from tests.core.test_parallel_plans import (
     PARALLEL_AGENT,
@@ -96,7 +96,7 @@ def test_the_steps_of_a_sigkilled_claimer_reopen_by_lease_and_another_agent_fini
                 doomed.wait(10)
             killed = time.monotonic()
             read = core.plans.statuses
-            stale = [dict.fromkeys(record.ids, "open")]  # as read just before bob's claims
+            stale = [dict.fromkeys(record.ids, StepState.OPEN)]  # as read just before bob's claims
 
             async def first_read_stale(plan):
                 return stale.pop() if stale else await read(plan)

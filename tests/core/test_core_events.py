@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ollie_nb import core, llm
 from ollie_nb.core import (
     AgentCore,
     Phase,
@@ -78,3 +79,12 @@ def test_the_phase_shows_as_the_status_words_with_the_running_tool():
     assert (state.phase, state.label) == (Phase.TOOL, "tool:execute_code")
     state.enter(Phase.STREAMING)
     assert (state.label, state.tool) == ("streaming", "")
+
+
+def test_the_core_passes_on_the_models_deltas_as_one_class_each():
+    """A script matching the model's stream and the core's events matches one TextDelta."""
+    assert core.TextDelta is llm.TextDelta and core.ReasoningDelta is llm.ReasoningDelta
+    events: list = []
+    agent = AgentCore(OfflineBackend(turns=["hello there"]))
+    asyncio.run(agent.submit("hi", events.append))
+    assert "".join(e.text for e in events if isinstance(e, llm.TextDelta)) == "hello there"

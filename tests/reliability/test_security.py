@@ -150,7 +150,10 @@ def test_the_key_never_appears_in_a_real_kernel(tmp_path, key_provider):
     shown = [(r.outputs, r.error) for r in runs]
     assert_no_key(*shown)
     assert "HTTP 401: Incorrect API key provided: ***" in runs[4].text() + runs[4].stderr()
-    assert "HTTP 401" in runs[5].stderr()  # %ollie models: a one-line UsageError
+    # %ollie models: one line naming the provider, and what to check
+    assert "✖ the chat provider failed: openai: HTTP 401" in runs[5].text()
+    assert "check the backend's API key" in runs[5].text()
+    assert "UsageError" not in runs[5].stderr()
     assert "backend: openai, model gpt-4o-mini" in runs[3].text()
     assert "<ollie agent 'default': openai/gpt-4o-mini" in runs[8].text()
     assert "key=set" in runs[8].text()

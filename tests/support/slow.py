@@ -127,8 +127,8 @@ class SpawnWatch:
         original, programs = self._original, self.programs
 
         def recording(popen: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
+            original(popen, args, *rest, **kw)  # a program that could not start costs nothing
             programs.append(_program(args))
-            original(popen, args, *rest, **kw)
 
         subprocess.Popen.__init__ = recording  # type: ignore[method-assign]
 

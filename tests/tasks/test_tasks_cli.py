@@ -156,20 +156,23 @@ def test_console_script_is_installed() -> None:
 
 @pytest.mark.slow
 def test_the_package_imports_nothing_else_of_ollie_nb() -> None:
-    # A standalone program: the core talks to it only over MCP. The CLI's reading
-    # commands also stay free of the MCP SDK, which only `serve` needs.
+    # A standalone program: the core talks to it only over MCP; of the rest it takes only
+    # the mask (the redaction leaf), without loading detect-secrets at start. The CLI's
+    # reading commands also stay free of the MCP SDK, which only `serve` needs.
     code = (
         "import json, sys, ollie_nb.tasks.cli\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp')))\n"
         "import ollie_nb.tasks.server\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('ollie_nb'))))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('detect_secrets'))))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    mcp_modules, ours = (json.loads(line) for line in run.stdout.splitlines())
-    assert mcp_modules == []
+    mcp_modules, ours, detectors = (json.loads(line) for line in run.stdout.splitlines())
+    assert mcp_modules == [] and detectors == []
     assert "ollie_nb.tasks.server" in ours
-    assert [m for m in ours if m != "ollie_nb" and not m.startswith("ollie_nb.tasks")] == []
+    leaves = ("ollie_nb", "ollie_nb.redaction")
+    assert [m for m in ours if m not in leaves and not m.startswith("ollie_nb.tasks")] == []
 
 
 @pytest.mark.slow

@@ -168,11 +168,11 @@ async def test_a_task_only_tool_is_not_offered_and_says_why(provider, everything
     listing = await scenario()
     offered = wire.tools(provider.requests[0].body)
     assert "get-tiny-image" in offered and "simulate-research-query" not in offered
-    (server,) = [s for s in listing["servers"] if s["name"] == "everything"]
-    assert server["withheld"] == [("simulate-research-query", TASK_REQUIRED)]
+    (server,) = [s for s in listing.servers if s.name == "everything"]
+    assert server.withheld == (("simulate-research-query", TASK_REQUIRED),)
     assert (
         f"MCP server everything: tool 'simulate-research-query' is not offered: {TASK_REQUIRED}"
-        in listing["messages"]
+        in listing.messages
     )
 
 

@@ -173,7 +173,7 @@ async def test_a_script_core_takes_extra_servers_and_its_trusted_tools_decide():
             autosave=False,
         )
         async with core:
-            assert "notebook" in [s["name"] for s in core.list_servers()["servers"]]
+            assert "notebook" in [s.name for s in core.list_servers().servers]
             return (await core.submit("go")).reply
 
     assert (await turn(AgentConfig())) == "got 42"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ollie_nb.tools import ExecuteServer, is_secret_name, subprocess_env, url_credentials
+from ollie_nb.redaction import is_secret_name, url_credentials
+from ollie_nb.tools import ExecuteServer, subprocess_env
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from ollie_nb.planning import TaskCallError
 
 if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
+    from ollie_nb.planning import StepState
 
 command = COMMANDS.command
 
@@ -80,10 +81,10 @@ def cmd_plans(ctx: CommandContext, rest: str) -> Displayable:
     )
 
 
-def plan_state(record: Any, statuses: dict[str, str]) -> str:
+def plan_state(record: Any, statuses: dict[str, StepState]) -> str:
     """A plan's state, from its steps' states: done, failed, N of M done, or where it lives;
     a plan in review: held for review, sent back or discarded."""
-    from ollie_nb.planning import Review, read_state
+    from ollie_nb.planning import Review, StepState
 
     in_review = {
         Review.HELD: "held for review",
@@ -96,7 +97,7 @@ def plan_state(record: Any, statuses: dict[str, str]) -> str:
         return "warning"
     if record.kind == "context":
         return "in context"
-    known = [read_state(statuses.get(i)) for i in record.ids]
+    known = [statuses.get(i, StepState.UNKNOWN) for i in record.ids]
     done = sum(1 for s in known if s.is_finished)
     if any(s.is_failed for s in known):
         return f"failed ({done} of {len(known)} done)"
@@ -295,7 +296,7 @@ def _plan_show(ctx: CommandContext, words: list[str]) -> Any:
     _at_most(words, 1, "show", "plan show [N]")
     number = _latest_number(ctx, words, "show")
 
-    async def found(core: AgentCore) -> tuple[Any, Any, dict[str, str]]:
+    async def found(core: AgentCore) -> tuple[Any, Any, dict[str, StepState]]:
         record = core.plans.record(number)
         draft = core.plans.draft(number) if record.held else None
         return record, draft, await core.plans.statuses(record)
@@ -312,7 +313,7 @@ def plan_editor(ctx: CommandContext, words: list[str]) -> Any:
     _at_most(words, 1, "edit", "plan edit [N]")
     number = _latest_number(ctx, words, "edit")
 
-    async def found(core: AgentCore) -> tuple[Any, Any, dict[str, str]]:
+    async def found(core: AgentCore) -> tuple[Any, Any, dict[str, StepState]]:
         record = core.plans.record(number)
         return record, core.plans.draft(number), await core.plans.statuses(record)
 
