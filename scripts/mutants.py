@@ -1372,6 +1372,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "a stopped turn is shown as one that finished",
         quick=True,
     ),
+    Mutant(
+        "round-saves-unthrottled",
+        "ollie_nb/core/_conversation.py",
+        "        wait = self._saved_at + SAVE_SHARE * self._save_cost - time.monotonic()\n",
+        "        wait = 0.0\n",
+        ("tests/core/test_round_saves.py::test_rounds_after_a_slow_save_share_one_deferred_save",),
+        "a long session's turn spends most of its time writing the session file after each round",
+        quick=True,
+    ),
 )
 
 

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +32,7 @@ from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook,
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
-from ollie_nb.core._conversation import Conversation
+from ollie_nb.core._conversation import Conversation, RoundSaves
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._hooks import spawn_hooks
@@ -42,9 +41,9 @@ from ollie_nb.core._parallel_runs import ParallelRuns
 from ollie_nb.core._plans import Plans
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
-from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
+from ollie_nb.core._routing import Approver, ToolRouter
 from ollie_nb.core._secrets import Redactor, config_secrets
-from ollie_nb.core._sessions import SessionInfo, drafts_to_dict, list_sessions
+from ollie_nb.core._sessions import drafts_to_dict, list_sessions
 from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._tracing import tracing, tracing_from_env
 from ollie_nb.core._turn import TurnRunner
@@ -74,7 +73,6 @@ log = logging.getLogger("ollie_nb.core")
 
 __all__ = ["AgentCore", "Approver", "ExtraServers", "UsageTotals"]
 
-SAVE_SHARE = 10  # a save after a tool round waits 10x its last duration since the last one
 
 ExtraServers = Mapping[str, Server] | Callable[[AgentConfig], Mapping[str, Server]]
 """Built-in servers a frontend adds (the notebook's `notebook` and `python`): a mapping, or
@@ -121,9 +119,7 @@ class AgentCore:
         self.user_budgets: Budgets = NO_BUDGETS  # caps a frontend sets (the notebook's traits)
         self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
         self.step_limited = False  # the last turn stopped at maxSteps
-        self._saved_at = 0.0  # monotonic time of the last save after a tool round
-        self._save_cost = 0.0  # how long it took
-        self._save_due: asyncio.TimerHandle | None = None  # a deferred save after a round
+        self.round_saves = RoundSaves(self._autosave)  # saves within a turn, after tool rounds
         self._assemble()
 
     def _assemble(self) -> None:
@@ -185,7 +181,7 @@ class AgentCore:
             workdir=self._workdir,
             emit=self.emit,
             spend=self.spend,
-            save_round=self.round_ended,
+            save_round=self.round_saves.round_ended,
             save_session=self._autosave,
             spawn_context=tuple(self._spawn_context),
             injected=self.prompts.take_injected,
@@ -307,11 +303,6 @@ class AgentCore:
         return list(self.router.defs)
 
     @property
-    def gate(self) -> TrustGate:
-        """The trust gate for this agent's config, wired task server and approval callback."""
-        return self.context.gate
-
-    @property
     def fallback_plan_backend(self) -> Any:
         return self._fallback
 
@@ -324,9 +315,6 @@ class AgentCore:
     def context_size(self) -> int:
         """Tokens the next request will send: the last reported input size, else an estimate."""
         return self.session.context_size(self.system_prompt())
-
-    async def context_length(self) -> int | None:
-        return await self.backend.context_length()
 
     async def list_models(self) -> list[str]:
         return await self.backend.models()
@@ -558,10 +546,6 @@ class AgentCore:
         """Replace the history with the model's summary and the user's latest messages."""
         if self.is_running:
             raise AgentBusyError("a turn is running; compact after it ends")
-        return await self.compact_history()
-
-    async def compact_history(self) -> Compaction:
-        """Compact now (also from inside a turn): pre/postCompact hooks, archive, then save."""
         return await self._runner.compact(self.context)
 
     @property
@@ -577,27 +561,6 @@ class AgentCore:
         data["runs"] = [self.runs.plan] if self.runs.plan else []
         data["drafts"] = drafts_to_dict(self.plans.book.drafts())
         return data
-
-    def round_ended(self) -> None:
-        """A tool round (the parent's or a child's) joined a history: save, as after a turn.
-
-        At most a tenth of the time goes to these saves: a session whose save takes 300 ms
-        (10,000 messages) is saved at most every 3 s within a turn, a small one every round.
-        """
-        if not self.autosave or self._save_due is not None:
-            return  # a save is due already: it takes this round along
-        wait = self._saved_at + SAVE_SHARE * self._save_cost - time.monotonic()
-        if wait > 0:
-            self._save_due = asyncio.get_running_loop().call_later(wait, self._round_save)
-            return
-        self._round_save()
-
-    def _round_save(self) -> None:
-        self._save_due = None
-        start = time.monotonic()
-        self.save()
-        self._saved_at = time.monotonic()
-        self._save_cost = self._saved_at - start
 
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
@@ -655,10 +618,6 @@ class AgentCore:
             )
         self.session.session_name = name
         return self.save()
-
-    @staticmethod
-    def sessions() -> list[SessionInfo]:
-        return list_sessions()
 
     # -- agents ------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from ollie_nb.core import (
     TurnEnded,
     TurnResult,
     TurnStarted,
+    list_sessions,
 )
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 from tests.support.agents import assert_consistent
@@ -421,7 +422,7 @@ def test_session_save_restore_roundtrip(tmp_path):
     assert [p.ids for p in other.plans] == [p.ids for p in core.plans]
     assert other.plans[0].text == core.plans[0].text  # the plan text is rebuilt on restore
     assert other.session.usage.requests == core.session.usage.requests
-    listed = AgentCore.sessions()
+    listed = list_sessions()
     assert listed[0].name == "report run" and listed[0].first_prompt.startswith("Ship the report")
 
 
