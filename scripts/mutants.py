@@ -80,6 +80,26 @@ MUTANTS: tuple[Mutant, ...] = (
         "a long run of 'eyJ' in an argument hangs the kernel",
     ),
     Mutant(
+        "url-scheme-read-from-every-letter",
+        "ollie_nb/redaction.py",
+        '_SCHEME = r"(?<![A-Za-z0-9+.-])[0-9+.-]*+(?P<url>[A-Za-z][A-Za-z0-9+.-]*+://"',
+        '_SCHEME = r"(?P<url>[A-Za-z][A-Za-z0-9+.-]*://"',
+        (
+            "tests/reliability/test_secret_sources.py::test_a_hostile_text_of_100_000_characters_is_read_in_linear_time",
+        ),
+        "a step body of 'see x:// ' and 60,000 letters makes task_read take 26 s",
+    ),
+    Mutant(
+        "url-query-tried-after-every-scheme",
+        "ollie_nb/redaction.py",
+        """(?:\\?(?P<query>[^\\s'\\"<>]*+))?")""",
+        """\\?(?P<query>[^\\s'\\"<>]+)")""",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_hostile_text_of_100_000_characters_is_read_in_linear_time",
+        ),
+        "a 50,000-character MCP result of 'a://' over and over blocks the kernel's loop for seconds",
+    ),
+    Mutant(
         "graph-without-step-numbers",
         "ollie_nb/planning/graph.py",
         '        head = number if view.ids[i] == number else f"{number} · {view.ids[i]}"',

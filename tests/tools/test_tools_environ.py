@@ -48,6 +48,19 @@ def test_url_credentials_finds_passwords_and_token_users_only():
     assert url_credentials("no urls here: user@host, a:b@c") == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x" * 40 + "https://app:s3cretpw@db/x",  # a scheme at the end of a long run
+        "12+postgresql://app:s3cretpw@db/x",  # a run that starts with no letter
+        "see a://b/c then postgresql://app:s3cretpw@db/x",
+        "a://b?c=d and postgresql://app@db/x?password=s3cretpw",
+    ],
+)
+def test_url_credentials_after_long_runs_and_other_urls_are_found(text):
+    assert url_credentials(text) == ["s3cretpw"]
+
+
 def test_subprocess_env_drops_secret_names_values_and_url_passwords_keeps_passthrough():
     base = {
         "PATH": "/usr/bin",
