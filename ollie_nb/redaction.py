@@ -38,9 +38,14 @@ SECRET_WORDS: tuple[str, ...] = (
     "CREDENTIAL",
     "CREDENTIALS",
     "PAT",
+    "HEADERS",
+    "AUTHORIZATION",
+    "COOKIE",
+    "COOKIES",
 )
-"""Words that make a variable name secret, alone (`GH_PAT`, `OPENAI_API_KEY_2`) or as a
-word's ending (`APIKEY`, `DBPASSWORD`); `PAT` only alone, so `PATH` stays."""
+"""Words that make a variable name secret, alone (`GH_PAT`, `OPENAI_API_KEY_2`,
+`OTEL_EXPORTER_OTLP_HEADERS`: headers carry an `Authorization`) or as a word's ending
+(`APIKEY`, `DBPASSWORD`); `PAT` only alone, so `PATH` stays."""
 
 _WORD = re.compile(r"[A-Za-z]+")
 _SUFFIXES = tuple(w for w in SECRET_WORDS if w != "PAT")
@@ -82,14 +87,16 @@ _NEWER_FORMATS = (
     ),
 )
 
-# `'api_key': 'v'` (a dict's repr), `api_key='v'` (a dataclass's), `API_KEY = "v"` (source).
+# `'api_key': 'v'` (a dict's repr), `api_key='v'` (a dataclass's), `API_KEY = "v"` (source),
+# `Authorization: Bearer v` (a header: the scheme's word and the credential after it).
 # A name starts where a word does and is at most 128 characters, taken whole (possessive):
 # on a long run of letters a looser pattern backtracks from every position (40,000 x's
 # took 34 s); this one reads each run once.
 _ASSIGNED = re.compile(
     r"""(?P<head>(?P<q>['"]?)(?<![A-Za-z0-9_-])(?P<name>[A-Za-z_][A-Za-z0-9_-]{0,127}+)"""
     r"""(?P=q)\s*+(?::|=)\s*)"""
-    r"""(?P<value>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|[^\s,)}\]'"]+)"""
+    r"""(?P<value>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|"""
+    r"""(?:(?i:bearer|basic|token|digest)\s++)?[^\s,)}\]'"]+)"""
 )
 
 

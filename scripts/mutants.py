@@ -100,6 +100,29 @@ MUTANTS: tuple[Mutant, ...] = (
         "a 50,000-character MCP result of 'a://' over and over blocks the kernel's loop for seconds",
     ),
     Mutant(
+        "otlp-headers-not-secret",
+        "ollie_nb/redaction.py",
+        '    "HEADERS",\n',
+        "",
+        (
+            "tests/reliability/test_secret_sources.py::test_otlp_headers_are_a_secret_and_the_session_id_is_not",
+            "tests/tools/test_tools_environ.py::test_secret_names",
+        ),
+        "OTEL_EXPORTER_OTLP_HEADERS (an Authorization header) reaches executed code and shows whole",
+        quick=True,
+    ),
+    Mutant(
+        "authorization-credential-after-scheme-shown",
+        "ollie_nb/redaction.py",
+        """(?:(?i:bearer|basic|token|digest)\\s++)?[""",
+        """[""",
+        (
+            "tests/reliability/test_redaction.py::test_an_authorization_header_hides_its_scheme_and_credential",
+        ),
+        "`Authorization: Bearer <token>` shows as `Authorization: *** <token>`",
+        quick=True,
+    ),
+    Mutant(
         "graph-without-step-numbers",
         "ollie_nb/planning/graph.py",
         '        head = number if view.ids[i] == number else f"{number} · {view.ids[i]}"',

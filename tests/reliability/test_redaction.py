@@ -49,6 +49,13 @@ def test_short_values_of_secret_names_are_hidden(password: str) -> None:
     assert redact("key=None token=true") == "key=None token=true"  # settings, not secrets
 
 
+@pytest.mark.parametrize("scheme", ["Bearer", "Basic", "token"])
+def test_an_authorization_header_hides_its_scheme_and_credential(scheme: str) -> None:
+    """34: AUTHORIZATION is a secret name; the credential after its scheme's word is hidden."""
+    assert redact(f"-H 'Authorization: {scheme} ab12cd34ef'") == "-H 'Authorization: ***'"
+    assert redact(f"HTTP_AUTHORIZATION={scheme} ab12cd34ef") == "HTTP_AUTHORIZATION=***"
+
+
 def test_short_env_passwords_are_known_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHORT_DB_PASSWORD", "hunt3r")
     monkeypatch.setenv("SHORT_FLAG_TOKEN", "true")

@@ -24,6 +24,11 @@ from ollie_nb.tools import ExecuteServer, subprocess_env
         "AZURE_CREDENTIAL",
         "apikey",
         "Db_Password",
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        "HTTP_AUTHORIZATION",
+        "SESSION_COOKIE",
+        "browser_cookies",
     ],
 )
 def test_secret_names(name):
@@ -32,7 +37,18 @@ def test_secret_names(name):
 
 @pytest.mark.parametrize(
     "name",
-    ["PATH", "HOME", "PWD", "SSH_AUTH_SOCK", "TOKENIZERS_PARALLELISM", "KEYRING_BACKEND", "LANG"],
+    [
+        "PATH",
+        "HOME",
+        "PWD",
+        "SSH_AUTH_SOCK",
+        "TOKENIZERS_PARALLELISM",
+        "KEYRING_BACKEND",
+        "LANG",
+        "OLLIE_SESSION_ID",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "HEADER_ROWS",
+    ],
 )
 def test_ordinary_names(name):
     assert not is_secret_name(name)
