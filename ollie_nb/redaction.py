@@ -28,6 +28,9 @@ MIN_ASSIGNED_CHARS = 4  # a value assigned to a secret name: short passwords are
 # Values of secret names that are settings, not secrets: masking "true" wherever it is
 # written would garble every output (`HF_HUB_DISABLE_IMPLICIT_TOKEN=true`, `key=None`).
 SETTING_WORDS = frozenset({"true", "false", "none", "null", "auto"})
+_REFERENCE = re.compile(
+    r"(?:(?i:bearer|basic|token|digest)\s+)?\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)"
+)
 
 SECRET_WORDS: tuple[str, ...] = (
     "KEY",
@@ -175,11 +178,13 @@ def _userinfo_secret(url: str) -> list[str]:
 
 
 def is_secret_value(value: str | None) -> bool:
-    """Whether a secret name's value is worth hiding: 4 characters or more, not a setting word."""
+    """Whether a secret name's value is worth hiding: 4 characters or more, not a setting
+    word, not a reference to a variable holding it (`${TOKEN}`, `Bearer $TOKEN`)."""
     return (
         value is not None
         and len(value) >= MIN_ASSIGNED_CHARS
         and value.lower() not in SETTING_WORDS
+        and not _REFERENCE.fullmatch(value)
     )
 
 

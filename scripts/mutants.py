@@ -123,6 +123,39 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "python-exec-cut-before-redaction",
+        "ollie_nb/tools/_pyexec.py",
+        "REDACT_MARGIN = 256",
+        "REDACT_MARGIN = 0",
+        (
+            "tests/reliability/test_redaction.py::test_python_exec_output_and_value_are_checked_as_python_vars_is",
+        ),
+        "a key printed across python_exec's output cap, or in a long value, shows its head",
+        quick=True,
+    ),
+    Mutant(
+        "python-exec-secret-named-value-shown",
+        "ollie_nb/tools/_pyexec.py",
+        "run.hidden = names_secret(last.value)",
+        "run.hidden = False",
+        (
+            "tests/reliability/test_redaction.py::test_python_exec_output_and_value_are_checked_as_python_vars_is",
+        ),
+        "python_exec of `api_key` shows the value python_vars hides",
+        quick=True,
+    ),
+    Mutant(
+        "variable-reference-masked",
+        "ollie_nb/redaction.py",
+        "        and not _REFERENCE.fullmatch(value)\n",
+        "",
+        (
+            "tests/reliability/test_redaction.py::test_an_authorization_header_hides_its_scheme_and_credential",
+        ),
+        'the hint `{"Authorization": "Bearer ${TOKEN}"}` shows as `"***"`',
+        quick=True,
+    ),
+    Mutant(
         "graph-without-step-numbers",
         "ollie_nb/planning/graph.py",
         '        head = number if view.ids[i] == number else f"{number} · {view.ids[i]}"',
@@ -664,8 +697,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "output-cap-per-write",
         "ollie_nb/tools/_pyexec.py",
-        "room = self.cap - self.kept",
-        "room = self.cap",
+        "room = self.cap + REDACT_MARGIN - self.kept",
+        "room = self.cap + REDACT_MARGIN",
         (
             "tests/tools/test_notebook_tools.py::test_many_small_prints_stay_capped_for_the_whole_run",
         ),
