@@ -156,6 +156,83 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "arg-check-skips-keys",
+        "ollie_nb/redaction.py",
+        "                if secret:\n                    self.paths.append(here)\n",
+        "",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        'a trusted tool gets {"data": {KEY: 1}} without asking',
+        quick=True,
+    ),
+    Mutant(
+        "arg-check-keeps-invisible-characters",
+        "ollie_nb/redaction.py",
+        '    return _INVISIBLE.sub("", text)',
+        "    return text",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "a key with a zero-width space in it reaches a trusted tool",
+        quick=True,
+    ),
+    Mutant(
+        "arg-check-values-not-joined",
+        "ollie_nb/redaction.py",
+        "        for group in (True, False):  # the keys joined, the values joined",
+        "        for group in ():",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "a key split over two values reaches a trusted tool",
+        quick=True,
+    ),
+    Mutant(
+        "arg-check-no-decoding",
+        "ollie_nb/redaction.py",
+        "    return _found_spans(text, known) + _encoded_spans(text, known)",
+        "    return _found_spans(text, known)",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "a base64- or hex-encoded key reaches a trusted tool",
+        quick=True,
+    ),
+    Mutant(
+        "arg-check-no-hex",
+        "ollie_nb/redaction.py",
+        "    tokens = [m for pattern in (_BASE64, _HEX) for m in pattern.finditer(text)]",
+        "    tokens = [m for pattern in (_BASE64,) for m in pattern.finditer(text)]",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "a hex-encoded key reaches a trusted tool",
+        quick=True,
+    ),
+    Mutant(
+        "arg-check-base64-tail-dropped",
+        "ollie_nb/redaction.py",
+        "            part = token[k : len(token) - int((len(token) - k) % 4 == 1)]  # 1 left: no byte",
+        "            part = token[k : len(token) - (len(token) - k) % 4]",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "a base64 key shifted by a character loses its end and reaches a trusted tool",
+        quick=True,
+    ),
+    Mutant(
+        "approver-sees-split-secret-parts",
+        "ollie_nb/redaction.py",
+        "        return _masked(text, spans), bool(spans)",
+        "        return _masked(text, _spans(text, self.known, True)), bool(spans)",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "the approval shows both halves of a key split over two values",
+        quick=True,
+    ),
+    Mutant(
         "graph-without-step-numbers",
         "ollie_nb/planning/graph.py",
         '        head = number if view.ids[i] == number else f"{number} · {view.ids[i]}"',
