@@ -64,8 +64,8 @@ async def test_request_timeout_and_connection_closed_by_code():
         finally:
             await server.aclose()
 
-    assert slow == ToolResult("error: b.slow timed out after 0.5 s", is_error=True, timed_out=True)
-    assert slow == ToolResult("error: b.slow timed out after 0.5 s", is_error=True)
+    slow, usable, lost = await run()
+    assert slow == ToolResult.timeout("b.slow timed out after 0.5 s")
     assert usable == ToolResult("slept")
     assert lost == ToolResult(
         "error: MCP server b is gone (MCPError: Connection closed); "
