@@ -107,6 +107,12 @@ class McpServer:
     def transport(self) -> str:
         return "http" if self.url else "stdio"
 
+    @property
+    def program(self) -> str:
+        """The name the server gave itself at the handshake (`serverInfo.name`), or ""."""
+        info = getattr(self._client, "server_info", None) if self._client is not None else None
+        return str(getattr(info, "name", "") or "")
+
     # -- lifecycle ---------------------------------------------------------
 
     async def connect(self) -> None:
