@@ -247,6 +247,8 @@ async def _connect_all(env: AgentEnv, servers: list[McpServer]) -> None:
                     f"MCP server {server.name}: tool {tool!r} is not offered: {why}"
                     for tool, why in server.withheld.items()
                 )
+                if server.listing_notice:
+                    env.messages.append(server.listing_notice)
             except Exception as exc:
                 status.state, status.detail = ServerState.FAILED, f"listing tools: {exc}"
                 env.messages.append(f"MCP server {server.name}: could not list tools: {exc}")
