@@ -21,9 +21,9 @@ class ListingCaps:
     """Per-server caps: a description's characters, an input schema's JSON characters,
     the tools offered, and the characters of all its descriptions and schemas together.
 
-    Real servers fit with room to spare: GitHub's official server (about 100 tools, the
-    largest in common use) lists about 200,000 characters, its longest description some
-    2,000 and its largest schema some 6,000 (see docs/RELIABILITY.md).
+    Far above what real servers list (their descriptions run to a few thousand characters,
+    their schemas a few thousand, the largest servers about a hundred tools), so only a
+    listing bloated on purpose or by a bug is cut (docs/RELIABILITY.md).
     """
 
     description: int = 8_000
