@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ollie_nb.llm import ToolCall, ToolDef
-from ollie_nb.planning import TASK_PREFIX
+from ollie_nb.planning import TASK_TOOLS
 from ollie_nb.redaction import redact, redact_data, secret_paths
 from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary
 
@@ -71,7 +71,7 @@ class TrustGate:
 
     Planning built-ins always run. A built-in server may advise (`advice`): ASK tools
     always ask; without `trustedTools`, DEFAULT tools (notebook tools, read-only python
-    tools) and the wired task server's `task_*` tools (the agent's own plan store) run
+    tools) and the wired task server's convention tools (the agent's own plan store) run
     too. With `trustedTools` the list is the whole truth for everything else. What is
     not trusted asks, and with no one to ask (`approve` is None) it is denied. A call
     whose arguments hold a secret-looking value (a key format, or one of `known_secrets`)
@@ -95,7 +95,7 @@ class TrustGate:
         if advice is Trust.ASK:
             return False
         if self.trusted is None:
-            is_task = server == self.task_server and tool.startswith(TASK_PREFIX)
+            is_task = server == self.task_server and tool in TASK_TOOLS
             return is_task or advice is Trust.DEFAULT
         return any(pattern_trusts(p, tool, server, builtin) for p in self.trusted)
 

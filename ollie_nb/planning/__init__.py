@@ -33,6 +33,7 @@ from ollie_nb.planning._convention import (
     TASK_CREATE,
     TASK_LIST,
     TASK_PREFIX,
+    TASK_TOOLS,
     TASK_UPDATE,
 )
 from ollie_nb.planning._draft import DraftStep, PlanDraft
@@ -110,6 +111,7 @@ __all__ = [
     "TASK_CREATE",
     "TASK_LIST",
     "TASK_PREFIX",
+    "TASK_TOOLS",
     "TASK_UPDATE",
     "AdaptedPlanBackend",
     "Claim",
