@@ -471,8 +471,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "any-task-tool-trusted",
         "ollie_nb/core/_routing.py",
-        "is_task = server == self.task_server and tool.startswith(TASK_PREFIX)",
-        "is_task = tool.startswith(TASK_PREFIX)",
+        "            if server == self.task_server and tool in TASK_TOOLS:",
+        '            if tool.startswith("task_"):',
         (
             "tests/reliability/test_trust.py::test_a_task_tool_of_a_server_that_is_not_the_task_server_asks_first",
         ),
@@ -1410,6 +1410,133 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/core/test_step_scope_e2e.py::test_a_plan_the_agent_files_is_marked_approved_for_work",
         ),
         "workers never work the plans the agent files or the user approves",
+    ),
+    Mutant(
+        "task-trust-covers-any-task-name",
+        "ollie_nb/core/_routing.py",
+        "            if server == self.task_server and tool in TASK_TOOLS:",
+        '            if server == self.task_server and tool.startswith("task_"):',
+        (
+            "tests/reliability/test_task_server_choice.py::test_implicit_trust_covers_the_conventions_tools_on_the_task_server_only[task_upload-tasks-False]",
+            "tests/reliability/test_task_server_choice.py::test_the_server_the_agent_file_names_holds_the_plans",
+        ),
+        "a task server's task_upload (named like the convention, not of it) runs without asking",
+    ),
+    Mutant(
+        "task-server-first-listing-wins",
+        "ollie_nb/core/_env.py",
+        "    chosen = min(offering, key=rank)  # min keeps the first of equals: mcpServers order",
+        "    chosen = offering[0]",
+        (
+            "tests/reliability/test_task_server_choice.py::test_ollie_tasks_holds_plans_over_a_server_listed_before_it_and_the_user_is_told",
+            "tests/reliability/test_task_server_choice.py::test_a_search_server_listing_task_create_gets_no_plans_and_its_task_upload_asks",
+        ),
+        "a web-search server listed before ollie-tasks that lists task_create receives every plan",
+    ),
+    Mutant(
+        "task-server-key-ignored",
+        "ollie_nb/core/_env.py",
+        "    named = config.task_server",
+        '    named = ""',
+        (
+            "tests/reliability/test_task_server_choice.py::test_the_agent_files_task_server_key_names_the_one_that_holds_plans",
+        ),
+        "taskServer in the agent file has no effect: plans go to whichever server tools pick",
+        quick=True,
+    ),
+    Mutant(
+        "task-server-choice-untold",
+        "ollie_nb/core/_env.py",
+        "    if env.task_server_notice:\n        env.messages.append(env.task_server_notice)",
+        "    if False:\n        env.messages.append(env.task_server_notice)",
+        (
+            "tests/reliability/test_task_server_choice.py::test_a_search_server_listing_task_create_gets_no_plans_and_its_task_upload_asks",
+        ),
+        "the start line does not say which of two servers listing task_create holds plans",
+    ),
+    Mutant(
+        "listing-description-uncapped",
+        "ollie_nb/tools/_listing.py",
+        "        if len(tool.description) > caps.description:",
+        "        if False:",
+        ("tests/tools/test_listing_caps.py::test_a_long_description_is_cut_and_says_so",),
+        "a server's megabyte tool description goes out with every model request",
+        quick=True,
+    ),
+    Mutant(
+        "listing-schema-uncapped",
+        "ollie_nb/tools/_listing.py",
+        "        if size > caps.schema:",
+        "        if False:",
+        (
+            "tests/tools/test_listing_caps.py::test_a_tool_whose_schema_is_over_its_cap_is_not_offered",
+        ),
+        "a server's megabyte input schema goes out with every model request",
+        quick=True,
+    ),
+    Mutant(
+        "listing-count-uncapped",
+        "ollie_nb/tools/_listing.py",
+        "        if len(kept) >= caps.tools or total + size > caps.total:",
+        "        if False:",
+        (
+            "tests/tools/test_listing_caps.py::test_tools_past_the_count_or_the_total_are_not_offered_in_one_notice",
+        ),
+        "a server listing thousands of tools sends them all with every model request",
+        quick=True,
+    ),
+    Mutant(
+        "listing-notice-dropped",
+        "ollie_nb/core/_env.py",
+        "                if server.listing_notice:",
+        "                if False:",
+        (
+            "tests/tools/test_listing_caps.py::test_a_hostile_servers_listing_is_cut_at_connect_with_one_notice",
+        ),
+        "a server's listing is cut with no word to the user about what its tools lost",
+    ),
+    Mutant(
+        "history-images-all-sent",
+        "ollie_nb/core/_model_gateway.py",
+        "    messages = older_images_described(messages)  # each image is sent again every request",
+        "    messages = list(messages)",
+        (
+            "tests/core/test_history_images.py::test_ten_screenshot_calls_send_the_last_eight_images_only",
+        ),
+        "after ten screenshot calls every request carries 40 images (tens of megabytes)",
+    ),
+    Mutant(
+        "history-images-none-dropped",
+        "ollie_nb/core/_history.py",
+        "        if message.images and len(message.images) > room:",
+        "        if False:",
+        (
+            "tests/core/test_history_images.py::test_older_images_become_a_note_and_the_last_ones_are_kept",
+        ),
+        "every image of the conversation is sent again with every request",
+        quick=True,
+    ),
+    Mutant(
+        "worker-log-raw",
+        "ollie_nb/core/_worker.py",
+        "        self._write(terminal_safe(line))",
+        "        self._write(line)",
+        (
+            "tests/core/test_worker_log.py::test_a_step_title_with_an_escape_sequence_is_logged_escaped",
+        ),
+        "a step title's OSC 52 sequence in the worker's log writes the reader's clipboard",
+        quick=True,
+    ),
+    Mutant(
+        "terminal-safe-misses-c1",
+        "ollie_nb/core/_terminal.py",
+        '_CONTROL = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]")',
+        '_CONTROL = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f]")',
+        (
+            "tests/core/test_worker_log.py::test_a_step_title_with_an_escape_sequence_is_logged_escaped",
+        ),
+        "a C1 control (CSI as one byte) in a step title reaches the terminal reading the log",
+        quick=True,
     ),
 )
 

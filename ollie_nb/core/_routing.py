@@ -27,8 +27,8 @@ from ollie_nb.planning import (
     TASK_EVENTS,
     TASK_HEARTBEAT,
     TASK_LIST,
-    TASK_PREFIX,
     TASK_READ,
+    TASK_TOOLS,
     TASK_UPDATE,
     StepRef,
 )
@@ -123,7 +123,7 @@ class TrustGate:
 
     Planning built-ins always run. A built-in server may advise (`advice`): ASK tools
     always ask; without `trustedTools`, DEFAULT tools (notebook tools, read-only python
-    tools) and the wired task server's `task_*` tools (the agent's own plan store) run
+    tools) and the wired task server's convention tools (the agent's own plan store) run
     too, except a step turn's call outside its StepScope and, while plans are held for
     review (`reviewing`), a raw `task_create`. With `trustedTools` the list is the whole
     truth for everything else. What is
@@ -156,7 +156,7 @@ class TrustGate:
         if advice is Trust.ASK:
             return False
         if self.trusted is None:
-            if server == self.task_server and tool.startswith(TASK_PREFIX):
+            if server == self.task_server and tool in TASK_TOOLS:
                 return self._task_call_trusted(tool, args or {}, scope)
             return advice is Trust.DEFAULT
         return any(pattern_trusts(p, tool, server, builtin) for p in self.trusted)

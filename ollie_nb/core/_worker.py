@@ -32,6 +32,7 @@ from typing import Any
 
 from ollie_nb.core._core import AgentCore
 from ollie_nb.core._events import Event, ToolRefused, WatchNotice, WatchWhat
+from ollie_nb.core._terminal import terminal_safe
 from ollie_nb.core._watch import Updates
 from ollie_nb.errors import OllieError
 from ollie_nb.planning import (
@@ -160,13 +161,17 @@ class Worker:
     """One headless worker (see the module docstring)."""
 
     def __init__(self, core: AgentCore, options: WorkOptions, log: Callable[[str], None]) -> None:
-        self.core, self.options, self._log = core, options, log
+        self.core, self.options, self._write = core, options, log
         self.stopping = ""  # the signal that stops the worker
         self.waits = ""  # how it last waited for a change: "signal" or "poll"
         self.capped = ""  # the spend cap that stopped it (a new run would only meet it again)
         self.lease_ends: list[float] = []  # when the claims it saw last run out (epoch s)
         self._stop = asyncio.Event()
         core.subagents.listeners.append(self._child_event)  # its steps' refused calls
+
+    def _log(self, line: str) -> None:
+        """Write one log line; its titles and notes are the store's text: escaped for a terminal."""
+        self._write(terminal_safe(line))
 
     def stop(self, signame: str) -> None:
         """Stop working: the run's children are interrupted and their steps handed back."""
@@ -385,7 +390,7 @@ async def work(options: WorkOptions, log: Callable[[str], None]) -> int:
             loop.add_signal_handler(sig, worker.stop, sig.name)
     try:
         async with core:
-            log(f"{name}: working {options.what}")
+            log(terminal_safe(f"{name}: working {options.what}"))
             return await worker.run()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -414,5 +419,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(work(options, log))
     except OllieError as exc:
-        print(f"ollie-work: {exc}", file=sys.stderr)
+        print(f"ollie-work: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1

@@ -39,6 +39,7 @@ from ollie_nb.planning._convention import (
     TASK_LIST,
     TASK_PREFIX,
     TASK_READ,
+    TASK_TOOLS,
     TASK_UPDATE,
 )
 from ollie_nb.planning._draft import DraftStep, PlanDraft
@@ -122,6 +123,7 @@ __all__ = [
     "TASK_LIST",
     "TASK_PREFIX",
     "TASK_READ",
+    "TASK_TOOLS",
     "TASK_UPDATE",
     "AdaptedPlanBackend",
     "Claim",

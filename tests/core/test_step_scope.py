@@ -48,7 +48,6 @@ def test_a_step_turn_reads_and_changes_its_own_task_and_goal_unasked(tool, args)
         ("task_create", {"title": "a new goal"}),
         ("task_create", {"title": "in bob's plan", "parent": OTHER}),
         ("task_dep", {"id": OTHER, "blocker": OWN}),
-        ("task_upload", {"id": OWN}),
     ],
 )
 def test_a_step_turn_asks_for_any_other_change_and_every_delete(tool, args):
