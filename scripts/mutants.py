@@ -471,8 +471,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "any-task-tool-trusted",
         "ollie_nb/core/_routing.py",
-        "is_task = server == self.task_server and tool in TASK_TOOLS",
-        'is_task = tool.startswith("task_")',
+        "            if server == self.task_server and tool in TASK_TOOLS:",
+        '            if tool.startswith("task_"):',
         (
             "tests/reliability/test_trust.py::test_a_task_tool_of_a_server_that_is_not_the_task_server_asks_first",
         ),
@@ -1340,10 +1340,82 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "step-turn-trusts-every-task-call",
+        "ollie_nb/core/_routing.py",
+        "        return scope is None or scope.permits(tool, args)",
+        "        return True",
+        (
+            "tests/core/test_step_scope.py::test_a_step_turn_asks_for_any_other_change_and_every_delete",
+            "tests/core/test_step_scope_e2e.py::test_an_injected_step_cannot_make_a_worker_delete_another_users_plan",
+        ),
+        "text injected into a shared step makes a worker delete another user's whole plan",
+    ),
+    Mutant(
+        "step-scope-not-given-to-a-turn",
+        "ollie_nb/core/_turn.py",
+        "        self.scope = StepScope.of(start.step)",
+        "        self.scope = None",
+        (
+            "tests/core/test_step_scope_e2e.py::test_an_injected_step_cannot_make_a_worker_delete_another_users_plan",
+        ),
+        "a watch or worker turn's task calls reach any task of the store unasked",
+    ),
+    Mutant(
+        "run-child-works-without-its-step",
+        "ollie_nb/core/_subagents.py",
+        "            result = await self._runner.run(TurnStarted(prompt, step=self.work))",
+        "            result = await self._runner.run(TurnStarted(prompt))",
+        (
+            "tests/core/test_step_scope_e2e.py::test_an_injected_step_cannot_make_a_worker_delete_another_users_plan",
+        ),
+        "a parallel run's sub-agent (and a worker's) may delete or change any task unasked",
+    ),
+    Mutant(
+        "worker-logs-no-refusal",
+        "ollie_nb/core/_worker.py",
+        "        core.subagents.listeners.append(self._child_event)  # its steps' refused calls",
+        "",
+        (
+            "tests/core/test_step_scope_e2e.py::test_an_injected_step_cannot_make_a_worker_delete_another_users_plan",
+        ),
+        "a worker refuses an injected delete without a word in its log",
+    ),
+    Mutant(
+        "review-skipped-by-raw-task-create",
+        "ollie_nb/core/_routing.py",
+        "        if tool == TASK_CREATE and self.reviewing():",
+        "        if tool == TASK_CREATE and False:",
+        (
+            "tests/core/test_step_scope.py::test_with_review_on_a_raw_task_create_asks_and_other_task_calls_do_not",
+            "tests/core/test_step_scope_e2e.py::test_with_review_on_a_raw_task_create_is_refused_headless_and_asks_an_approver",
+        ),
+        "with reviewPlans on, the model files a plan with task_create and no one reviews it",
+    ),
+    Mutant(
+        "worker-works-unapproved-plans",
+        "ollie_nb/core/_worker.py",
+        "        return self.every or APPROVED_LABEL in goal.labels",
+        "        return True",
+        (
+            "tests/core/test_step_scope_e2e.py::test_a_worker_works_the_approved_plans_by_default_and_every_plan_with_all",
+        ),
+        "a worker works a plan nobody approved (filed past the review, or by anyone with the store)",
+    ),
+    Mutant(
+        "filed-plan-not-marked-approved",
+        "ollie_nb/planning/_backends.py",
+        '            mark = {"labels": [APPROVED_LABEL]} if self.client.caps.labels else {}',
+        "            mark = {}",
+        (
+            "tests/core/test_step_scope_e2e.py::test_a_plan_the_agent_files_is_marked_approved_for_work",
+        ),
+        "workers never work the plans the agent files or the user approves",
+    ),
+    Mutant(
         "task-trust-covers-any-task-name",
         "ollie_nb/core/_routing.py",
-        "is_task = server == self.task_server and tool in TASK_TOOLS",
-        'is_task = server == self.task_server and tool.startswith("task_")',
+        "            if server == self.task_server and tool in TASK_TOOLS:",
+        '            if server == self.task_server and tool.startswith("task_"):',
         (
             "tests/reliability/test_task_server_choice.py::test_implicit_trust_covers_the_conventions_tools_on_the_task_server_only[task_upload-tasks-False]",
             "tests/reliability/test_task_server_choice.py::test_the_server_the_agent_file_names_holds_the_plans",
