@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import functools
 import inspect
 import json
 import re
@@ -32,7 +31,7 @@ from ollie_nb.planning import (
     TASK_UPDATE,
     StepRef,
 )
-from ollie_nb.redaction import redact, redact_data, secret_paths
+from ollie_nb.redaction import mask_args, secret_paths
 from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary
 
 Approver = Callable[[str, dict[str, Any]], "bool | Awaitable[bool]"]
@@ -182,7 +181,7 @@ class TrustGate:
             return True
         if self.approve is None:
             return False
-        redacted = redact_data(args, functools.partial(redact, known=known))
+        redacted = mask_args(args, known)
         shown = MaskedArgs(redacted, paths) if paths else redacted
         try:
             answer = self.approve(name, shown)
