@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from ollie_nb.core import AgentCore
+from ollie_nb.core._terminal import terminal_safe
 from ollie_nb.core._worker import Worker, WorkOptions
 from ollie_nb.errors import OllieError
 
@@ -30,7 +31,18 @@ def parser() -> argparse.ArgumentParser:
         description="Work the ready steps of the plans in the agent's task store, headless.",
     )
     p.add_argument("--agent", required=True, help="the agent JSON file (or an agent's name)")
-    p.add_argument("--plan", default="", help="work only this goal's steps (a task id)")
+    p.add_argument(
+        "--plan",
+        action="append",
+        default=[],
+        help="work this goal's steps (a task id; repeatable); default: the approved plans",
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        dest="every",
+        help="work every plan in the store, approved for work or not",
+    )
     p.add_argument("--parallel", type=int, default=1, help="steps worked at once (default 1)")
     p.add_argument("--name", default="", help="the worker's name in claims (default host-pid)")
     p.add_argument(
@@ -56,7 +68,7 @@ async def work(options: WorkOptions, log: Callable[[str], None]) -> int:
             loop.add_signal_handler(sig, worker.stop, sig.name)
     try:
         async with core:
-            log(f"{name}: working {'plan ' + options.plan if options.plan else 'every plan'}")
+            log(terminal_safe(f"{name}: working {options.what}"))
             return await worker.run()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -68,12 +80,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     options_ns = parser().parse_args(argv)
     if options_ns.parallel < 1:
         parser().error("--parallel must be at least 1")
+    if options_ns.plan and options_ns.every:
+        parser().error("--plan and --all: name plans, or work them all")
     options = WorkOptions(
         options_ns.agent,
-        options_ns.plan,
+        tuple(options_ns.plan),
         options_ns.parallel,
         options_ns.name,
         options_ns.until_idle,
+        options_ns.every,
     )
 
     def log(line: str) -> None:
@@ -82,5 +97,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(work(options, log))
     except OllieError as exc:
-        print(f"ollie-work: {exc}", file=sys.stderr)
+        print(f"ollie-work: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1

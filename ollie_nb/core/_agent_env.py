@@ -1,7 +1,7 @@
 """build_agent_env: connect the config's MCP servers and wire the plan backend.
 
-Priority for plans: an MCP server exposing `task_create` > the caller's
-fallback > none (in-context plans). It runs from scratch on every agent start
+Priority for plans: the task server (the one `taskServer` names, else an MCP server
+exposing `task_create`, ollie-tasks first) > the caller's fallback > none (in-context plans). It runs from scratch on every agent start
 and switch, so the wiring always matches the servers that are really there.
 """
 
@@ -100,6 +100,7 @@ class ServerStatus:
     seconds: float = 0.0
     withheld: dict[str, str] = field(default_factory=dict)  # tools not offered, and why
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # tool inputs
+    program: str = ""  # the name the server gave itself at the handshake (serverInfo)
 
 
 @dataclass
@@ -115,6 +116,7 @@ class AgentEnv:
     plan_backend: AdaptedPlanBackend | None = None  # as the reasoning server holds it
     plan_backend_reason: str = ""
     task_server: str | None = None
+    task_server_notice: str = ""  # why plans go where they go, when the user should know
     task_client: TaskClient | None = None  # the one way to call the wired task server
     status_reader: StepStatusReader | None = None  # reads step statuses of task-server plans
 
@@ -200,6 +202,8 @@ async def build_agent_env(
     for status in env.servers.values():
         status.detail = redact(status.detail)
     wire_plan_backend(env, fallback_plan_backend)
+    if env.task_server_notice:
+        env.messages.append(env.task_server_notice)
     return env
 
 
@@ -237,11 +241,14 @@ async def _connect_all(env: AgentEnv, servers: list[McpServer]) -> None:
                 infos = await server.list_tools()
                 status.tools = [t.name for t in infos]
                 status.schemas = {t.name: t.input_schema for t in infos}
+                status.program = server.program
                 status.withheld = dict(server.withheld)
                 env.messages.extend(
                     f"MCP server {server.name}: tool {tool!r} is not offered: {why}"
                     for tool, why in server.withheld.items()
                 )
+                if server.listing_notice:
+                    env.messages.append(server.listing_notice)
             except Exception as exc:
                 status.state, status.detail = ServerState.FAILED, f"listing tools: {exc}"
                 env.messages.append(f"MCP server {server.name}: could not list tools: {exc}")
@@ -326,10 +333,69 @@ async def _connect(server: McpServer) -> tuple[str, float]:
     return "", time.perf_counter() - start
 
 
+OLLIE_TASKS = "ollie-tasks"  # the task server of this package: its program and serverInfo name
+
+
+@dataclass(frozen=True)
+class TaskServerChoice:
+    """Which server holds plans (None: none), why, and what the user is told ("": nothing)."""
+
+    name: str | None
+    reason: str
+    notice: str = ""
+
+
+def is_ollie_tasks(sc: McpServerConfig | None) -> bool:
+    """Whether a configured server runs this package's task server (`ollie-tasks` or
+    `python -m ollie_nb.tasks`): known from the agent file, not from what the server says."""
+    if sc is None or not sc.command:
+        return False
+    return os.path.basename(sc.command) == OLLIE_TASKS or "ollie_nb.tasks" in sc.args
+
+
+def choose_task_server(
+    servers: Mapping[str, ServerStatus], config: AgentConfig
+) -> TaskServerChoice:
+    """The task server: the one `taskServer` names, else ollie-tasks (the agent file's, then
+    one that calls itself so), else the first listing task_create; a notice when the choice
+    rests on the tools alone or others offer task_create too."""
+    offering = [s.name for s in servers.values() if s.state.is_up and TASK_CREATE in s.tools]
+    named = config.task_server
+    if named:
+        if named in offering:
+            return TaskServerChoice(named, f"the agent file's taskServer names '{named}'")
+        why = f"taskServer '{named}' is not connected or lists no {TASK_CREATE}"
+        return TaskServerChoice(None, why, f"no plans go to a task server: {why}")
+    if not offering:
+        return TaskServerChoice(None, f"no MCP server exposes {TASK_CREATE}")
+
+    def rank(name: str) -> int:
+        if is_ollie_tasks(config.mcp_servers.get(name)):
+            return 0
+        return 1 if servers[name].program == OLLIE_TASKS else 2
+
+    chosen = min(offering, key=rank)  # min keeps the first of equals: mcpServers order
+    reason = f"MCP server '{chosen}' exposes {TASK_CREATE}"
+    others = ", ".join(f"'{n}'" for n in offering if n != chosen)
+    if others:
+        why = "it is ollie-tasks" if rank(chosen) < 2 else "it comes first in mcpServers"
+        why = f"chosen over {others}: {why}"
+    elif rank(chosen) == 2:
+        why = "it is not ollie-tasks: chosen by its tools alone"
+    else:
+        return TaskServerChoice(chosen, reason)
+    notice = f"plans go to MCP server '{chosen}' ({why}); {TASK_SERVER_KEY_HINT}"
+    return TaskServerChoice(chosen, f"{reason}; {why}", notice)
+
+
+TASK_SERVER_KEY_HINT = "the agent file's taskServer names the server that holds plans"
+
+
 def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
     """Wire the env's reasoning server: task server > fallback > none, noting why."""
     env.task_server = env.task_client = env.status_reader = None
-    task_server = next((s.name for s in env.servers.values() if TASK_CREATE in s.tools), None)
+    choice = choose_task_server(env.servers, env.config)
+    task_server, env.task_server_notice = choice.name, choice.notice
     failed = [
         s
         for s in env.servers.values()
@@ -342,13 +408,13 @@ def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
         backend: Any = TaskServerPlanBackend(client, can_delete=client.caps.delete)
         env.task_server, env.task_client = task_server, client
         env.status_reader = backend
-        env.plan_backend_reason = f"MCP server '{task_server}' exposes {TASK_CREATE}"
+        env.plan_backend_reason = choice.reason
     elif fallback is not None:
         backend = fallback
-        env.plan_backend_reason = f"no MCP server exposes {TASK_CREATE}; the fallback is used"
+        env.plan_backend_reason = f"{choice.reason}; the fallback is used"
     else:
         backend = None
-        env.plan_backend_reason = f"no MCP server exposes {TASK_CREATE} and no fallback is set"
+        env.plan_backend_reason = f"{choice.reason} and no fallback is set"
     if task_server is None and failed:
         names = ", ".join(f"'{s.name}'" for s in failed)
         env.plan_backend_reason += f" (failed to connect: {names})"
@@ -372,6 +438,7 @@ def gate_for(
     approve: Approver | None,
     emit: Callable[[Event], None],
     known_secrets: Callable[[], Sequence[str]] = tuple,
+    reviewing: Callable[[], bool] = lambda: False,
 ) -> TrustGate:
     """The trust gate of an env: its built-ins, its task server, the servers' own advice."""
 
@@ -391,4 +458,5 @@ def gate_for(
         lambda message: emit(Notice(message, "error")),
         advice,
         known_secrets,
+        reviewing,
     )

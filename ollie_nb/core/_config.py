@@ -73,6 +73,7 @@ KNOWN_KEYS = {
     "passEnv",
     "maxParallel",
     "claimLease",
+    "taskServer",
     "python",
     "maxSessionCost",
     "maxSessionTokens",
@@ -153,6 +154,7 @@ class AgentConfig:
     review_plans: bool = False  # `reviewPlans`: hold each plan for the user's review
     max_parallel: int = 4  # sub-agents running at once
     claim_lease: float = DEFAULT_CLAIM_LEASE  # s a step claim holds unrenewed; 0 = none
+    task_server: str = ""  # `taskServer`: the mcpServers entry that holds plans ("": by tools)
     pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
     python_exec: bool = False  # `"python": {"exec": true}`: offer python_exec in the notebook
     budgets: Budgets = NO_BUDGETS  # maxSessionCost, maxPlanTokens, ...: spend caps (BUDGETS.md)
@@ -207,6 +209,7 @@ class AgentConfig:
             pass_env=_names(where, "passEnv", data.get("passEnv")),
             max_parallel=_opt(data, "maxParallel", int, where, minimum=1) or 4,
             claim_lease=_lease(data, where),
+            task_server=_task_server(data, where, servers),
             python_exec=_python_exec(where, data.get("python"), warnings),
             budgets=_budgets(data, where),
             warnings=tuple(warnings),
@@ -460,6 +463,15 @@ def _budgets(data: Mapping[str, Any], where: str) -> Budgets:
 
     found = Budgets(caps("Session"), caps("Plan"), caps("Subagent"))
     return NO_BUDGETS if found == NO_BUDGETS else found
+
+
+def _task_server(data: Mapping[str, Any], where: str, servers: Mapping[str, Any]) -> str:
+    """`taskServer`: the name of one of the file's mcpServers (the one that holds plans)."""
+    name = _opt(data, "taskServer", str, where) or ""
+    if name and name not in servers:
+        known = ", ".join(sorted(servers)) or "none"
+        raise ConfigError(f"{where}: 'taskServer' is {name!r}, not one of mcpServers ({known})")
+    return name
 
 
 def _lease(data: Mapping[str, Any], where: str) -> float:

@@ -175,7 +175,12 @@ class AgentCore:
             env=self.env,
             router=self.router,
             gate=gate_for(
-                self.env, self.config.trusted_tools, self.approve, self.emit, self.redact.values
+                self.env,
+                self.config.trusted_tools,
+                self.approve,
+                self.emit,
+                self.redact.values,
+                lambda: self.reviewing,
             ),
             redact=self.redact,
             workdir=self._workdir,

@@ -4,7 +4,7 @@ leaves its input alone), its token estimate and its usage totals."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ollie_nb.llm import Message, Usage
 from ollie_nb.planning import Spend
@@ -33,6 +33,37 @@ def close_interrupted(history: Sequence[Message], partial: str) -> list[Message]
         Message.assistant(f"{partial} {INTERRUPTED_NOTE}" if partial else INTERRUPTED_NOTE)
     )
     return repaired
+
+
+KEPT_IMAGES = 8
+"""Images of the latest tool results sent with each request (two results' worth at four each).
+
+Every request carries each image again: ten screenshot calls made every later request carry
+40 images, 48 MB. Older images stay in the history (and the session); the request gets a note.
+"""
+
+
+def older_images_described(history: Sequence[Message], keep: int = KEPT_IMAGES) -> list[Message]:
+    """The history as a request sends it: tool messages older than the last `keep` images
+    lose their images for a one-line note (their text already describes each image)."""
+    if sum(len(m.images) for m in history) <= keep:
+        return list(history)
+    sent: list[Message] = []
+    room = keep
+    for message in reversed(history):
+        if message.images and len(message.images) > room:
+            message = replace(message, content=message.content + _unsent(message, keep), images=())
+            room = 0
+        elif message.images:
+            room -= len(message.images)
+        sent.append(message)
+    return sent[::-1]
+
+
+def _unsent(message: Message, keep: int) -> str:
+    count = len(message.images)
+    images = "image" if count == 1 else "images"
+    return f"\n[{count} {images} of this result not sent again: requests carry the last {keep}]"
 
 
 def _has_calls(message: Message) -> bool:

@@ -1,10 +1,11 @@
 """The model gateway: every model request of an agent goes through `send_request`.
 
 Turns, sub-agents, workers, review turns and compaction of either kind all ask here, so
-the rules of a request live in one place: the spend caps of its ledger chain are checked
-and its known input is reserved on the chain (a request sent meanwhile sees it), the
-request's span is opened, and its usage is priced, settled on the chain and on the
-conversation's totals, and told as an event. No other module calls `chat_stream`.
+the rules of a request live in one place: images older than the last few are left out
+(core/_history.py), the spend caps of its ledger chain are checked and its known input is
+reserved on the chain (a request sent meanwhile sees it), the request's span is opened, and
+its usage is priced, settled on the chain and on the conversation's totals, and told as an
+event. No other module calls `chat_stream`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._events import UsageReported
-from ollie_nb.core._history import UsageTotals, estimate_tokens
+from ollie_nb.core._history import UsageTotals, estimate_tokens, older_images_described
 from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import GenerationParams, Message, StreamEvent, Usage, UsageReport, priced
 from ollie_nb.planning import Spend
@@ -37,6 +38,7 @@ async def send_request(
     spend plus the requests in flight; usage reports come out priced.
     """
     backend = context.backend
+    messages = older_images_described(messages)  # each image is sent again every request
     size = estimate_tokens("", messages)
     estimate = Spend(size, _input_cost(size, backend.name, backend.model))
     held = state.ledger.reserve(estimate)  # refused here: nothing is sent or counted

@@ -26,6 +26,7 @@ from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._turn import TurnRunner
 from ollie_nb.errors import OllieUsageError
 from ollie_nb.llm import Message
+from ollie_nb.planning import StepRef
 
 NOTE_LINES = 3  # the reply lines a completion note carries
 MAX_NAME = 40
@@ -56,6 +57,7 @@ class ChildSession:
         self.conversation = Conversation(self.session_id)
         ledger = parent().spend.subagent(name)  # its spend, under the session's cap
         self.state = TurnState(self.conversation, ledger, parent=usage)
+        self.work: StepRef | None = None  # the plan step it was assigned: its turns' scope
         self.error = ""
         self.capped = False  # its last turn ended at a spend cap (before a model request)
         self.interrupted = False
@@ -75,9 +77,10 @@ class ChildSession:
         """The ledger its turns count in (its spend, under its plan's or the session's cap)."""
         return self.state.ledger
 
-    def assign(self, step: str, within: Ledger) -> None:
-        """A new piece of work (a plan step): its spend counts afresh, under `within`."""
-        self.step = step
+    def assign(self, step: str, within: Ledger, work: StepRef | None = None) -> None:
+        """A new piece of work (a plan step): its spend counts afresh, under `within`; its
+        turns work `work` (what their task calls may change unasked)."""
+        self.step, self.work = step, work
         self.state.ledger = self._parent().spend.subagent(self.name, within)
 
     @property
@@ -129,7 +132,7 @@ class ChildSession:
         self.turns += 1
         self.error = ""
         try:  # the parent's session counts every request (the gateway adds it there too)
-            result = await self._runner.run(self.context(), TurnStarted(prompt))
+            result = await self._runner.run(self.context(), TurnStarted(prompt, step=self.work))
         except Exception as exc:  # an internal error: the runner kept it; the parent is told
             result = TurnResult(error=f"internal error: {type(exc).__name__}")
         self.error = result.error

@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._context import Phase
-from ollie_nb.core._events import ToolCalled, ToolFinished
+from ollie_nb.core._events import ToolCalled, ToolFinished, ToolRefused
 from ollie_nb.core._guardrails import call_key, duplicates
 from ollie_nb.core._hooks import HookOutcome
-from ollie_nb.core._routing import parse_arguments
+from ollie_nb.core._routing import StepScope, parse_arguments
 from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import Message, ToolCall
 from ollie_nb.planning.prompts import CANCELLED_RESULT
@@ -57,9 +57,15 @@ class ToolStep:
     """The calls of one response: approve them, run them, join their results to the history."""
 
     def __init__(
-        self, context: AgentContext, state: TurnState, calls: Sequence[ToolCall], hooks: Hooks
+        self,
+        context: AgentContext,
+        state: TurnState,
+        calls: Sequence[ToolCall],
+        hooks: Hooks,
+        scope: StepScope | None = None,
     ) -> None:
         self.context, self.state = context, state
+        self.scope = scope  # the step the turn works: what its task calls may change unasked
         self._hooks = hooks
         router = context.router
         patterns = context.config.sequential_tools
@@ -92,7 +98,12 @@ class ToolStep:
             if outcome.block:
                 reason = self.context.redact(outcome.block)
                 return ToolResult.error(f"a preTool hook denied {pending.call.name}: {reason}")
-        return await router.approval(pending.call, pending.args, self.context.gate)
+        denied = await router.approval(pending.call, pending.args, self.context.gate, self.scope)
+        if denied is not None:
+            shown = redact_data(pending.args, self.context.redact)
+            call = pending.call
+            self.context.emit(ToolRefused(call.id, call.name, pending.server, shown))
+        return denied
 
     # -- run -----------------------------------------------------------------------
 

@@ -19,4 +19,21 @@ TASK_EVENTS: Final = "task_events"
 TASK_DELETE: Final = "task_delete"
 TASK_EDIT: Final = "task_edit"
 TASK_DEP: Final = "task_dep"
+APPROVED_LABEL: Final = "approved"  # the goal's label: a plan approved for workers to work
 EVENTS_URI: Final = "tasks://events"  # the resource ollie-tasks signals on every change
+TASK_TOOLS: Final = frozenset(
+    {
+        TASK_CREATE,
+        TASK_UPDATE,
+        TASK_CLAIM,
+        TASK_HEARTBEAT,
+        TASK_READ,
+        TASK_LIST,
+        TASK_EVENTS,
+        TASK_DELETE,
+        TASK_EDIT,
+        TASK_DEP,
+    }
+)
+"""The convention's own tools: the only ones trusted implicitly, and only on the wired task
+server (a `task_upload` of any server, or any server's tools but the task server's, ask)."""

@@ -4,6 +4,7 @@ from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP, cap_text, clean_arguments
 from ollie_nb.tools._dispatcher import Dispatcher, exc_summary
 from ollie_nb.tools._environ import subprocess_env
 from ollie_nb.tools._execute import ExecuteServer
+from ollie_nb.tools._listing import ListingCaps
 from ollie_nb.tools._mcp import McpConnectError, McpServer
 from ollie_nb.tools._notebook import NotebookToolServer, SyncRunner
 from ollie_nb.tools._python import PythonServer, Workbench
@@ -16,6 +17,7 @@ __all__ = [
     "PLAN_SCHEMA",
     "Dispatcher",
     "ExecuteServer",
+    "ListingCaps",
     "McpConnectError",
     "McpServer",
     "NotebookToolServer",

@@ -23,6 +23,7 @@ from ollie_nb.errors import UnavailableError
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP
 from ollie_nb.tools._content import tool_result
 from ollie_nb.tools._dispatcher import exc_summary
+from ollie_nb.tools._listing import DEFAULT_LISTING_CAPS, ListingCaps, fit_listing
 from ollie_nb.tools._mcp_signals import ResourceSignals, subscribed
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
@@ -65,6 +66,7 @@ class McpServer:
         mode: str = "auto",
         credentials_hint: str = "",
         result_cap: int = DEFAULT_RESULT_CAP,
+        listing_caps: ListingCaps = DEFAULT_LISTING_CAPS,
     ) -> None:
         if bool(command) == bool(url):
             raise ValueError(f"MCP server {name!r} needs exactly one of 'command' or 'url'")
@@ -80,6 +82,8 @@ class McpServer:
         self.mode = mode
         self.credentials_hint = credentials_hint  # where the headers come from, for a refusal
         self.withheld: dict[str, str] = {}  # tools listed but not offered, with the reason
+        self.listing_caps = listing_caps  # what its tool listing may put into each request
+        self.listing_notice = ""  # what of the listing was cut to those caps ("": nothing)
         self.result_cap = (
             result_cap  # characters of a result's text joined, as the dispatcher's cap
         )
@@ -106,6 +110,12 @@ class McpServer:
     @property
     def transport(self) -> str:
         return "http" if self.url else "stdio"
+
+    @property
+    def program(self) -> str:
+        """The name the server gave itself at the handshake (`serverInfo.name`), or ""."""
+        info = getattr(self._client, "server_info", None) if self._client is not None else None
+        return str(getattr(info, "name", "") or "")
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -268,7 +278,9 @@ class McpServer:
                 cursor = result.next_cursor
                 if not cursor:
                     break
-            self._tools, self.withheld = tools, withheld
+            fitted = fit_listing(self.name, tools, self.listing_caps)
+            self._tools, self.withheld = list(fitted.tools), withheld
+            self.listing_notice = fitted.notice
         return list(self._tools)
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:

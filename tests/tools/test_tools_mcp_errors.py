@@ -65,7 +65,7 @@ async def test_request_timeout_and_connection_closed_by_code():
             await server.aclose()
 
     slow, usable, lost = await run()
-    assert slow == ToolResult("error: b.slow timed out after 0.5 s", is_error=True)
+    assert slow == ToolResult.timeout("b.slow timed out after 0.5 s")
     assert usable == ToolResult("slept")
     assert lost == ToolResult(
         "error: MCP server b is gone (MCPError: Connection closed); "

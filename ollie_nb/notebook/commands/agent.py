@@ -59,6 +59,7 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
             ("work dir", core.workdir),
             ("servers", _servers_line(info.servers)),
             ("plan backend", info.plan_backend or "none (in-context plans)"),
+            *([("task server", info.plan_backend_reason)] if info.task_server else []),
             ("state", state),
             ("queue", str(len(core.prompts.texts))),
             ("usage", str(core.session.usage)),
