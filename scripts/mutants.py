@@ -1733,6 +1733,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "a C1 control (CSI as one byte) in a step title reaches the terminal reading the log",
         quick=True,
     ),
+    Mutant(
+        "approver-set-late-unheard",
+        "ollie_nb/core/_core.py",
+        "        self._rebuild_context()  # the gate asks the new approver from the next call on\n",
+        "",
+        (
+            "tests/core/test_step_scope_e2e.py::test_with_review_on_a_raw_task_create_is_refused_headless_and_asks_an_approver",
+        ),
+        "an approver set on a started agent is never asked: its calls stay denied",
+    ),
 )
 
 

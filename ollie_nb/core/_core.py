@@ -102,7 +102,7 @@ class AgentCore:
         self._workdir = str(Path(workdir or os.getcwd()).resolve())
         self._fallback = fallback_plan_backend
         self.queue_fallback = queue_fallback
-        self.approve = approve
+        self._approve = approve
         self.autosave = autosave
         self._execute = execute
         self._extra_servers = extra_servers
@@ -177,7 +177,7 @@ class AgentCore:
             gate=gate_for(
                 self.env,
                 self.config.trusted_tools,
-                self.approve,
+                self._approve,
                 self.emit,
                 self.redact.values,
                 lambda: self.reviewing,
@@ -192,6 +192,16 @@ class AgentCore:
             injected=self.prompts.take_injected,
             reminder=self.plans.reminder,
         )
+
+    @property
+    def approve(self) -> Approver | None:
+        """Who is asked about a tool call the trust gate does not allow (None: denied)."""
+        return self._approve
+
+    @approve.setter
+    def approve(self, approver: Approver | None) -> None:
+        self._approve = approver
+        self._rebuild_context()  # the gate asks the new approver from the next call on
 
     def _autosave(self) -> None:
         if self.autosave:
