@@ -1466,6 +1466,47 @@ MUTANTS: tuple[Mutant, ...] = (
         "a C1 control (CSI as one byte) in a step title reaches the terminal reading the log",
         quick=True,
     ),
+    Mutant(
+        "footer-numbers-unseparated",
+        "ollie_nb/notebook/_render.py",
+        'f"this turn: {tokens_in:,} tokens in',
+        'f"this turn: {tokens_in} tokens in',
+        (
+            "tests/notebook/test_render.py::test_the_footer_and_the_usage_row_write_numbers_with_thousands_separators",
+        ),
+        "the footer says 1592 tokens where the run summary says 1,592",
+        quick=True,
+    ),
+    Mutant(
+        "usage-numbers-unseparated",
+        "ollie_nb/core/_history.py",
+        '{self.input_tokens:,} tokens in, "',
+        '{self.input_tokens} tokens in, "',
+        (
+            "tests/notebook/test_render.py::test_the_footer_and_the_usage_row_write_numbers_with_thousands_separators",
+        ),
+        "%ollie usage prints 2195 tokens in while run summaries print 1,592",
+        quick=True,
+    ),
+    Mutant(
+        "one-plan-as-a-range",
+        "ollie_nb/core/_review.py",
+        'f"plans 1 to {count}" if count > 1 else "only plan 1" if count else "no plans yet"',
+        'f"plans 1 to {count}" if count else "no plans yet"',
+        (
+            "tests/core/test_plan_review.py::test_a_missing_plan_with_one_plan_in_the_session_says_only_plan_1",
+        ),
+        "there is no plan 2 (this session has plans 1 to 1)",
+        quick=True,
+    ),
+    Mutant(
+        "backend-takes-a-url-as-model",
+        "ollie_nb/notebook/commands/agent.py",
+        'if len(words) > 1 and "://" in words[1]:',
+        "if False:",
+        ("tests/notebook/test_settings.py::test_a_bad_option_is_one_usage_line",),
+        "%ollie backend openai http://127.0.0.1:9 answers: backend openai, model http://127.0.0.1:9",
+    ),
 )
 
 

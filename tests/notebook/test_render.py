@@ -13,6 +13,7 @@ from ollie_nb.core import (
     ToolFinished,
     TurnEnded,
     UsageReported,
+    UsageTotals,
 )
 from ollie_nb.notebook._render import Settings, TurnView
 from ollie_nb.planning import PlanRecord, PlanStep
@@ -139,6 +140,22 @@ def test_the_footer_tells_the_turns_figures_from_the_sessions():
     footer = cell.texts()[-1]
     assert footer.startswith("this turn: 30 tokens in · 10 out · 2 requests · ")
     assert footer.endswith(" — session: 530 in · 100 out · 12 requests")
+
+
+def test_the_footer_and_the_usage_row_write_numbers_with_thousands_separators():
+    """One number format: the footer, `%ollie usage` and the run summaries all say 1,592."""
+    cell = Cell()
+    view = TurnView(Settings(), cell.show, cell.live)
+    view(UsageReported(1592, 2195, total_input=12345, total_output=6789, requests=1001))
+    view.finish()
+    footer = cell.texts()[-1]
+    assert footer.startswith("this turn: 1,592 tokens in · 2,195 out · 1 request · "), footer
+    assert footer.endswith(" — session: 12,345 in · 6,789 out · 1,001 requests"), footer
+    totals = UsageTotals(2195, 1592, 3, cache_read_tokens=1024, cache_write_tokens=0)
+    assert (
+        str(totals)
+        == "3 requests, 2,195 tokens in, 1,592 tokens out (1,024 cached, 0 cache writes)"
+    )
 
 
 def test_plan_text_plain_shows_each_step_status_and_the_progress():

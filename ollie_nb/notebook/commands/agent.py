@@ -98,6 +98,12 @@ def cmd_backend(ctx: CommandContext, rest: str) -> Displayable:
     else:
         from ollie_nb.llm import LLMError, make_backend  # the llm layer: on first use
 
+        if len(words) > 1 and "://" in words[1]:
+            raise UsageError(
+                f"%ollie backend: {words[1]} is a URL, not a model: the syntax is "
+                f"%ollie backend NAME [MODEL]; a server's URL comes from OLLIE_OPENAI_URL "
+                f"(openai, openrouter) or OLLIE_OLLAMA_URL (ollama)"
+            )
         try:
             backend = make_backend(words[0], model=words[1] if len(words) > 1 else None)
         except LLMError as exc:
