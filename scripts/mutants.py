@@ -1507,6 +1507,28 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/notebook/test_settings.py::test_a_bad_option_is_one_usage_line",),
         "%ollie backend openai http://127.0.0.1:9 answers: backend openai, model http://127.0.0.1:9",
     ),
+    Mutant(
+        "magics-doc-lacks-trust",
+        "docs/MAGICS.md",
+        "| `agent [NAME \\| PATH] [--trust]` |",
+        "| `agent [NAME \\| PATH]` |",
+        (
+            "tests/meta/test_magics_doc.py::test_every_command_of_the_help_is_in_the_table_with_its_options",
+        ),
+        "docs/MAGICS.md does not say how to trust a project agent",
+        quick=True,
+    ),
+    Mutant(
+        "magics-doc-lacks-python",
+        "docs/MAGICS.md",
+        "| `python [on \\| off]` |",
+        "| `pyth [on \\| off]` |",
+        (
+            "tests/meta/test_magics_doc.py::test_every_command_of_the_help_is_in_the_table_with_its_options",
+        ),
+        "docs/MAGICS.md has no row for %ollie python, which tutorial 07 uses",
+        quick=True,
+    ),
 )
 
 
