@@ -1529,6 +1529,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "docs/MAGICS.md has no row for %ollie python, which tutorial 07 uses",
         quick=True,
     ),
+    Mutant(
+        "tutorials-extra-without-otel",
+        "pyproject.toml",
+        'tutorials = ["pandas>=2.0", "ollie-nb[otel]"]',
+        'tutorials = ["pandas>=2.0"]',
+        ("tests/meta/test_tutorial_install.py",),
+        "after the README's tutorial install, Run All stops at tutorial 06 (no opentelemetry.sdk)",
+        quick=True,
+    ),
 )
 
 
