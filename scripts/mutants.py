@@ -1538,6 +1538,43 @@ MUTANTS: tuple[Mutant, ...] = (
         "after the README's tutorial install, Run All stops at tutorial 06 (no opentelemetry.sdk)",
         quick=True,
     ),
+    Mutant(
+        "demo-planner-drops-silently",
+        "ollie_nb/llm/_offline.py",
+        """        if dropped:
+            head += """,
+        """        if False:
+            head += """,
+        (
+            "tests/llm/test_offline.py::test_the_demo_planner_says_which_dependencies_it_left_out_and_why",
+        ),
+        "(after 7) in a 3-step list vanishes from the plan and the reply says nothing of it",
+        quick=True,
+    ),
+    Mutant(
+        "demo-planner-cycle-kept-quiet",
+        "ollie_nb/llm/_offline.py",
+        """        elif int(word) - 1 >= i:
+            notes.append(""",
+        """        elif int(word) - 1 >= i:
+            pass
+        if False:
+            notes.append(""",
+        (
+            "tests/llm/test_offline.py::test_the_demo_planner_says_which_dependencies_it_left_out_and_why",
+        ),
+        "a forward reference that could make a cycle is dropped without a word",
+        quick=True,
+    ),
+    Mutant(
+        "demo-planner-plans-a-refused-plan",
+        "ollie_nb/llm/_offline.py",
+        'if first is not None and first.content.startswith("error:"):',
+        "if False:",
+        ("tests/llm/test_offline.py::test_a_refused_plan_is_reported_as_refused_not_as_planned",),
+        "a 5,000-step plan is refused, yet the reply says Planned 5000 steps",
+        quick=True,
+    ),
 )
 
 

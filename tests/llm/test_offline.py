@@ -283,3 +283,48 @@ def test_a_scripted_thinking_reply_streams_its_reasoning_first_and_its_blocks_wh
     assert events[0] == ReasoningDelta("Plan the answer.")
     assert text_of(events) == "Done."
     assert ThinkingReady((block,)) in events
+
+
+def reply_to(prompt: str) -> str:
+    """The offline model's reply to a plan prompt, after a real core's reasoning_plan answered."""
+    from ollie_nb.core import AgentConfig, AgentCore
+
+    async def scenario() -> str:
+        core = AgentCore(OfflineBackend(), agent=AgentConfig.from_dict({}), autosave=False)
+        async with core:
+            return (await core.submit(prompt)).reply
+
+    return asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("items", "note", "steps"),
+    [
+        ("- a\n- b\n- c (after 7)", "item 3's (after 7): there is no step 7 (the list has 3)", 3),
+        ("- a\n- b (after two)\n- c", "item 2's (after two): 'two' is not a step number", 3),
+        (
+            "- a\n- b (after 3)\n- c (after 2)",
+            "item 2's (after 3): step 3 is not before it (waiting for it could make a cycle)",
+            3,
+        ),
+        ("- a\n- b\n- (after 1)", "item 3 has no title: it is called 'Step 3'", 3),
+    ],
+)
+def test_the_demo_planner_says_which_dependencies_it_left_out_and_why(items, note, steps):
+    reply = reply_to(f"Cook dinner\n{items}")
+    assert reply.startswith(f"Planned {steps} steps for: Cook dinner.\n\nFrom your list:\n- "), (
+        reply
+    )
+    assert note in reply
+
+
+def test_a_good_list_gets_no_notes():
+    assert "From your list" not in reply_to(
+        "Cook dinner\n- a\n- b (after 1)\n- c (after step 1, 2)"
+    )
+
+
+def test_a_refused_plan_is_reported_as_refused_not_as_planned():
+    reply = reply_to("Big job\n" + "".join(f"- step {i}\n" for i in range(5000)))
+    assert reply.startswith("The plan for Big job was refused: the plan has 5000 steps; "), reply
+    assert "Planned" not in reply
