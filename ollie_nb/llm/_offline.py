@@ -376,7 +376,10 @@ def _after_tool(messages: list[Message]) -> str:
         dropped = "".join(f"\n- {note}" for note in plan_prompt_notes(prompt))
         if dropped:
             head += f"\n\nFrom your list:{dropped}"
-        # the result's last line says where the plan went (saved, queued, in context only)
+        # the result's last line says where the plan went (saved, queued, in context only);
+        # a warning is shown to the user as its own line already: not said twice
+        if result_lines and result_lines[-1].startswith("warning:"):
+            return f"{head}\n\nIt was not saved: it lives in context only (the warning says why)."
         return f"{head}\n\n{result_lines[-1]}" if result_lines else head
     if call is not None and call.name == TASK_UPDATE_TOOL:
         prompt = next((m.content for m in reversed(messages) if m.role == "user"), "")

@@ -328,3 +328,17 @@ def test_a_refused_plan_is_reported_as_refused_not_as_planned():
     reply = reply_to("Big job\n" + "".join(f"- step {i}\n" for i in range(5000)))
     assert reply.startswith("The plan for Big job was refused: the plan has 5000 steps; "), reply
     assert "Planned" not in reply
+
+
+def test_a_plan_in_context_only_is_said_once_the_warning_line_not_repeated():
+    """The user sees the ⚠ line of the plan's warning; the reply does not say it again."""
+    b = OfflineBackend()
+    prompt = Message.user("Clean the house\n- kitchen\n- bathroom")
+    (call,) = calls_of(run(b, [prompt], [PLAN]))
+    warning = "warning: no plan backend: MCP server 'tasks' failed to connect (refused)"
+    result = f"Plan: Clean the house\n1. kitchen\n2. bathroom\n\n{warning}; in context only."
+    history = [prompt, Message.assistant("", [call]), Message.tool(call.id, result, call.name)]
+    assert text_of(run(b, history, [PLAN])) == (
+        "Planned 2 steps for: Clean the house.\n\n"
+        "It was not saved: it lives in context only (the warning says why)."
+    )
