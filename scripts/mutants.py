@@ -1575,6 +1575,57 @@ MUTANTS: tuple[Mutant, ...] = (
         "a 5,000-step plan is refused, yet the reply says Planned 5000 steps",
         quick=True,
     ),
+    Mutant(
+        "mcp-refused-as-raw-connecterror",
+        "ollie_nb/tools/_mcp.py",
+        '        unreachable = _unreachable(exc) if self.url else ""',
+        '        unreachable = ""',
+        ("tests/tools/test_mcp_unreachable.py::test_a_closed_port_says_refused_and_what_to_check",),
+        "an MCP URL where nothing listens reads ConnectError: All connection attempts failed",
+        quick=True,
+    ),
+    Mutant(
+        "mcp-failure-shows-the-token-in-the-url",
+        "ollie_nb/tools/_mcp.py",
+        "            return _bare_url(self.url)",
+        "            return self.url",
+        ("tests/tools/test_mcp_unreachable.py::test_a_closed_port_says_refused_and_what_to_check",),
+        "a token in the server URL's query is shown in the connect failure",
+        quick=True,
+    ),
+    Mutant(
+        "mcp-handshake-timeout-without-where",
+        "ollie_nb/tools/_mcp.py",
+        """                f"{self.name} ({self.target}): no answer to the MCP handshake within \"""",
+        """                f"{self.name}: no answer to the MCP handshake within \"""",
+        (
+            "tests/tools/test_mcp_unreachable.py::test_a_silent_server_says_no_handshake_and_names_the_timeout_key",
+        ),
+        "a silent MCP server's timeout does not say which URL was tried",
+        quick=True,
+    ),
+    Mutant(
+        "worker-hides-why-it-has-no-task-server",
+        "ollie_nb/core/_worker.py",
+        '            failures = "; ".join(env.failures) if env is not None else ""',
+        '            failures = ""',
+        (
+            "tests/core/test_worker_errors.py::test_a_refused_url_names_the_server_and_says_it_was_refused",
+            "tests/core/test_worker_errors.py::test_a_wrong_token_names_the_server_and_the_401",
+        ),
+        "ollie-work with a refused task server URL says only that the agent has no task server",
+    ),
+    Mutant(
+        "demo-planner-repeats-the-warning",
+        "ollie_nb/llm/_offline.py",
+        """        if result_lines and result_lines[-1].startswith("warning:"):""",
+        """        if False:""",
+        (
+            "tests/llm/test_offline.py::test_a_plan_in_context_only_is_said_once_the_warning_line_not_repeated",
+        ),
+        "a plan that lives in context only has its warning shown twice in the cell",
+        quick=True,
+    ),
 )
 
 
