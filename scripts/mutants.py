@@ -1626,6 +1626,17 @@ MUTANTS: tuple[Mutant, ...] = (
         "a plan that lives in context only has its warning shown twice in the cell",
         quick=True,
     ),
+    Mutant(
+        "run-empty-queue-hides-the-saved-plan",
+        "ollie_nb/notebook/commands/plans.py",
+        """    saved = [r for r in plans if r.kind == "tasks" and r.persisted]""",
+        """    saved = []""",
+        (
+            "tests/notebook/test_render.py::test_an_empty_queue_with_a_plan_on_a_task_server_says_how_to_work_it",
+            "tests/notebook/test_parallel.py::test_parallel_run_shows_a_tab_per_child_and_a_deterministic_summary",
+        ),
+        "%ollie run after a plan was saved on a task server only says the queue is empty",
+    ),
 )
 
 

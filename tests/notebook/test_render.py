@@ -201,3 +201,16 @@ def test_a_remote_image_in_a_reply_or_a_tool_result_is_a_link_naming_its_host():
     assert '<img src="https://' not in shown and "<img src='https://" not in shown
     assert "[image: ok (from attacker.example, not loaded)]" in shown
     assert '<img src="data:image/png;base64,iVBORw0KGgo=" alt="inline" />' in streaming
+
+
+def test_an_empty_queue_with_a_plan_on_a_task_server_says_how_to_work_it():
+    from ollie_nb.notebook.commands.plans import empty_queue_text
+
+    in_context = PlanRecord(1, "Goal", (PlanStep("a"),), text="Plan: Goal")
+    saved = PlanRecord(2, "Goal", (PlanStep("a"),), ("t-1",), "t-g", backend="tasks", kind="tasks")
+    assert empty_queue_text([in_context]) == "the queue is empty"
+    assert empty_queue_text([saved, in_context]) == (
+        "the queue is empty; plan 2 is saved on the task server: work it with "
+        "%ollie run --parallel, or %ollie watch on (the agent works each step as it becomes "
+        "ready), or a worker (ollie-work --agent FILE)"
+    )
