@@ -1637,6 +1637,36 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "%ollie run after a plan was saved on a task server only says the queue is empty",
     ),
+    Mutant(
+        "otlp-retries-spill-into-cells",
+        "ollie_nb/core/_tracing.py",
+        "        logging.getLogger(OTLP_LOGGER).setLevel(logging.CRITICAL)",
+        "        pass",
+        (
+            "tests/notebook/test_tracing_trait.py::test_an_endpoint_where_nothing_listens_is_said_once_and_status_shows_tracing",
+        ),
+        "a wrong OTEL_EXPORTER_OTLP_ENDPOINT spills the SDK's retry lines into later cells",
+    ),
+    Mutant(
+        "otlp-failure-said-every-time",
+        "ollie_nb/core/_tracing.py",
+        "        if not ok and not self._said:",
+        "        if not ok:",
+        (
+            "tests/notebook/test_tracing_trait.py::test_an_endpoint_where_nothing_listens_is_said_once_and_status_shows_tracing",
+        ),
+        "every failed span export prints the tracing line again",
+    ),
+    Mutant(
+        "status-without-tracing",
+        "ollie_nb/notebook/commands/agent.py",
+        """            ("tracing", core.redact(tracing().state)),\n""",
+        "",
+        (
+            "tests/notebook/test_tracing_trait.py::test_an_endpoint_where_nothing_listens_is_said_once_and_status_shows_tracing",
+        ),
+        "%ollie status does not say whether tracing is on or where spans go",
+    ),
 )
 
 

@@ -47,6 +47,8 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
     state = "running" if runtime.busy else "idle"
     problem = [("agent problem", runtime.agent_problem)] if runtime.agent_problem else []
 
+    from ollie_nb.core import tracing  # the core: loaded with the runtime
+
     def rows(core: AgentCore) -> list[tuple[str, str]]:
         info = core.list_servers()
         # The server requests go to: what the troubleshooting table says to check.
@@ -63,6 +65,7 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
             ("state", state),
             ("queue", str(len(core.queued))),
             ("usage", str(core.usage)),
+            ("tracing", core.redact(tracing().state)),
             ("session", core.session_id + (f" ({core.session_name})" if core.session_name else "")),
         ]
 
