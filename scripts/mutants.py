@@ -1667,6 +1667,18 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "%ollie status does not say whether tracing is on or where spans go",
     ),
+    Mutant(
+        "setup-does-not-wait-for-the-apt-lock",
+        "scripts/setup.sh",
+        """  [ -e "$file" ] || return 0\n""",
+        """  return 0\n""",
+        (
+            "tests/meta/test_setup_script.py::test_a_held_lock_is_waited_for_and_the_wait_says_so",
+            "tests/meta/test_setup_script.py::test_a_lock_held_past_the_limit_says_what_to_do_and_fails",
+        ),
+        "scripts/setup.sh fails at once (apt-get rc 100) when another apt-get holds the lock",
+        quick=True,
+    ),
 )
 
 
