@@ -12,6 +12,7 @@ from bench import (
     fanout_large,
     first_prompt,
     first_tool_call,
+    hostile_text,
     lease_reclaim,
     notebook_tool,
     parallel_tools,
@@ -49,6 +50,7 @@ ROWS: tuple[Row, ...] = (
     first_tool_call.ROW,
     fanout_large.ROW,
     tracing.ROW,
+    hostile_text.ROW,
 )
 
 

@@ -80,6 +80,159 @@ MUTANTS: tuple[Mutant, ...] = (
         "a long run of 'eyJ' in an argument hangs the kernel",
     ),
     Mutant(
+        "url-scheme-read-from-every-letter",
+        "ollie_nb/redaction.py",
+        '_SCHEME = r"(?<![A-Za-z0-9+.-])[0-9+.-]*+(?P<url>[A-Za-z][A-Za-z0-9+.-]*+://"',
+        '_SCHEME = r"(?P<url>[A-Za-z][A-Za-z0-9+.-]*://"',
+        (
+            "tests/reliability/test_secret_sources.py::test_a_hostile_text_of_100_000_characters_is_read_in_linear_time",
+        ),
+        "a step body of 'see x:// ' and 60,000 letters makes task_read take 26 s",
+    ),
+    Mutant(
+        "url-query-tried-after-every-scheme",
+        "ollie_nb/redaction.py",
+        """(?:\\?(?P<query>[^\\s'\\"<>]*+))?")""",
+        """\\?(?P<query>[^\\s'\\"<>]+)")""",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_hostile_text_of_100_000_characters_is_read_in_linear_time",
+        ),
+        "a 50,000-character MCP result of 'a://' over and over blocks the kernel's loop for seconds",
+    ),
+    Mutant(
+        "otlp-headers-not-secret",
+        "ollie_nb/redaction.py",
+        '    "HEADERS",\n',
+        "",
+        (
+            "tests/reliability/test_secret_sources.py::test_otlp_headers_are_a_secret_and_the_session_id_is_not",
+            "tests/tools/test_tools_environ.py::test_secret_names",
+        ),
+        "OTEL_EXPORTER_OTLP_HEADERS (an Authorization header) reaches executed code and shows whole",
+        quick=True,
+    ),
+    Mutant(
+        "authorization-credential-after-scheme-shown",
+        "ollie_nb/redaction.py",
+        """(?:(?i:bearer|basic|token|digest)\\s++)?[""",
+        """[""",
+        (
+            "tests/reliability/test_redaction.py::test_an_authorization_header_hides_its_scheme_and_credential",
+        ),
+        "`Authorization: Bearer <token>` shows as `Authorization: *** <token>`",
+        quick=True,
+    ),
+    Mutant(
+        "python-exec-cut-before-redaction",
+        "ollie_nb/tools/_pyexec.py",
+        "REDACT_MARGIN = 256",
+        "REDACT_MARGIN = 0",
+        (
+            "tests/reliability/test_redaction.py::test_python_exec_output_and_value_are_checked_as_python_vars_is",
+        ),
+        "a key printed across python_exec's output cap, or in a long value, shows its head",
+        quick=True,
+    ),
+    Mutant(
+        "python-exec-secret-named-value-shown",
+        "ollie_nb/tools/_pyexec.py",
+        "run.hidden = names_secret(last.value)",
+        "run.hidden = False",
+        (
+            "tests/reliability/test_redaction.py::test_python_exec_output_and_value_are_checked_as_python_vars_is",
+        ),
+        "python_exec of `api_key` shows the value python_vars hides",
+        quick=True,
+    ),
+    Mutant(
+        "variable-reference-masked",
+        "ollie_nb/redaction.py",
+        "        and not _REFERENCE.fullmatch(value)\n",
+        "",
+        (
+            "tests/reliability/test_redaction.py::test_an_authorization_header_hides_its_scheme_and_credential",
+        ),
+        'the hint `{"Authorization": "Bearer ${TOKEN}"}` shows as `"***"`',
+        quick=True,
+    ),
+    Mutant(
+        "arg-check-skips-keys",
+        "ollie_nb/redaction.py",
+        "                if secret:\n                    self.paths.append(here)\n",
+        "",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        'a trusted tool gets {"data": {KEY: 1}} without asking',
+        quick=True,
+    ),
+    Mutant(
+        "arg-check-keeps-invisible-characters",
+        "ollie_nb/redaction.py",
+        '    return _INVISIBLE.sub("", text)',
+        "    return text",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "a key with a zero-width space in it reaches a trusted tool",
+        quick=True,
+    ),
+    Mutant(
+        "arg-check-values-not-joined",
+        "ollie_nb/redaction.py",
+        "        for group in (True, False):  # the keys joined, the values joined",
+        "        for group in ():",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "a key split over two values reaches a trusted tool",
+        quick=True,
+    ),
+    Mutant(
+        "arg-check-no-decoding",
+        "ollie_nb/redaction.py",
+        "    return _found_spans(text, known) + _encoded_spans(text, known)",
+        "    return _found_spans(text, known)",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "a base64- or hex-encoded key reaches a trusted tool",
+        quick=True,
+    ),
+    Mutant(
+        "arg-check-no-hex",
+        "ollie_nb/redaction.py",
+        "    tokens = [m for pattern in (_BASE64, _HEX) for m in pattern.finditer(text)]",
+        "    tokens = [m for pattern in (_BASE64,) for m in pattern.finditer(text)]",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "a hex-encoded key reaches a trusted tool",
+        quick=True,
+    ),
+    Mutant(
+        "arg-check-base64-tail-dropped",
+        "ollie_nb/redaction.py",
+        "            part = token[k : len(token) - int((len(token) - k) % 4 == 1)]  # 1 left: no byte",
+        "            part = token[k : len(token) - (len(token) - k) % 4]",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "a base64 key shifted by a character loses its end and reaches a trusted tool",
+        quick=True,
+    ),
+    Mutant(
+        "approver-sees-split-secret-parts",
+        "ollie_nb/redaction.py",
+        "        return _masked(text, spans), bool(spans)",
+        "        return _masked(text, _spans(text, self.known, True)), bool(spans)",
+        (
+            "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
+        ),
+        "the approval shows both halves of a key split over two values",
+        quick=True,
+    ),
+    Mutant(
         "graph-without-step-numbers",
         "ollie_nb/planning/graph.py",
         '        head = number if view.ids[i] == number else f"{number} · {view.ids[i]}"',
@@ -471,8 +624,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "any-task-tool-trusted",
         "ollie_nb/core/_routing.py",
-        "is_task = server == self.task_server and tool in TASK_TOOLS",
-        'is_task = tool.startswith("task_")',
+        "            if server == self.task_server and tool in TASK_TOOLS:",
+        '            if tool.startswith("task_"):',
         (
             "tests/reliability/test_trust.py::test_a_task_tool_of_a_server_that_is_not_the_task_server_asks_first",
         ),
@@ -621,8 +774,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "output-cap-per-write",
         "ollie_nb/tools/_pyexec.py",
-        "room = self.cap - self.kept",
-        "room = self.cap",
+        "room = self.cap + REDACT_MARGIN - self.kept",
+        "room = self.cap + REDACT_MARGIN",
         (
             "tests/tools/test_notebook_tools.py::test_many_small_prints_stay_capped_for_the_whole_run",
         ),
@@ -1340,10 +1493,82 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "step-turn-trusts-every-task-call",
+        "ollie_nb/core/_routing.py",
+        "        return scope is None or scope.permits(tool, args)",
+        "        return True",
+        (
+            "tests/core/test_step_scope.py::test_a_step_turn_asks_for_any_other_change_and_every_delete",
+            "tests/core/test_step_scope_e2e.py::test_an_injected_step_cannot_make_a_worker_delete_another_users_plan",
+        ),
+        "text injected into a shared step makes a worker delete another user's whole plan",
+    ),
+    Mutant(
+        "step-scope-not-given-to-a-turn",
+        "ollie_nb/core/_turn.py",
+        "        self.scope = StepScope.of(start.step)",
+        "        self.scope = None",
+        (
+            "tests/core/test_step_scope_e2e.py::test_an_injected_step_cannot_make_a_worker_delete_another_users_plan",
+        ),
+        "a watch or worker turn's task calls reach any task of the store unasked",
+    ),
+    Mutant(
+        "run-child-works-without-its-step",
+        "ollie_nb/core/_subagents.py",
+        "            result = await self._runner.run(TurnStarted(prompt, step=self.work))",
+        "            result = await self._runner.run(TurnStarted(prompt))",
+        (
+            "tests/core/test_step_scope_e2e.py::test_an_injected_step_cannot_make_a_worker_delete_another_users_plan",
+        ),
+        "a parallel run's sub-agent (and a worker's) may delete or change any task unasked",
+    ),
+    Mutant(
+        "worker-logs-no-refusal",
+        "ollie_nb/core/_worker.py",
+        "        core.subagents.listeners.append(self._child_event)  # its steps' refused calls",
+        "",
+        (
+            "tests/core/test_step_scope_e2e.py::test_an_injected_step_cannot_make_a_worker_delete_another_users_plan",
+        ),
+        "a worker refuses an injected delete without a word in its log",
+    ),
+    Mutant(
+        "review-skipped-by-raw-task-create",
+        "ollie_nb/core/_routing.py",
+        "        if tool == TASK_CREATE and self.reviewing():",
+        "        if tool == TASK_CREATE and False:",
+        (
+            "tests/core/test_step_scope.py::test_with_review_on_a_raw_task_create_asks_and_other_task_calls_do_not",
+            "tests/core/test_step_scope_e2e.py::test_with_review_on_a_raw_task_create_is_refused_headless_and_asks_an_approver",
+        ),
+        "with reviewPlans on, the model files a plan with task_create and no one reviews it",
+    ),
+    Mutant(
+        "worker-works-unapproved-plans",
+        "ollie_nb/core/_worker.py",
+        "        return self.every or APPROVED_LABEL in goal.labels",
+        "        return True",
+        (
+            "tests/core/test_step_scope_e2e.py::test_a_worker_works_the_approved_plans_by_default_and_every_plan_with_all",
+        ),
+        "a worker works a plan nobody approved (filed past the review, or by anyone with the store)",
+    ),
+    Mutant(
+        "filed-plan-not-marked-approved",
+        "ollie_nb/planning/_backends.py",
+        '            mark = {"labels": [APPROVED_LABEL]} if self.client.caps.labels else {}',
+        "            mark = {}",
+        (
+            "tests/core/test_step_scope_e2e.py::test_a_plan_the_agent_files_is_marked_approved_for_work",
+        ),
+        "workers never work the plans the agent files or the user approves",
+    ),
+    Mutant(
         "task-trust-covers-any-task-name",
         "ollie_nb/core/_routing.py",
-        "is_task = server == self.task_server and tool in TASK_TOOLS",
-        'is_task = server == self.task_server and tool.startswith("task_")',
+        "            if server == self.task_server and tool in TASK_TOOLS:",
+        '            if server == self.task_server and tool.startswith("task_"):',
         (
             "tests/reliability/test_task_server_choice.py::test_implicit_trust_covers_the_conventions_tools_on_the_task_server_only[task_upload-tasks-False]",
             "tests/reliability/test_task_server_choice.py::test_the_server_the_agent_file_names_holds_the_plans",

@@ -443,6 +443,7 @@ def gate_for(
     approve: Approver | None,
     emit: Callable[[Event], None],
     known_secrets: Callable[[], Sequence[str]] = tuple,
+    reviewing: Callable[[], bool] = lambda: False,
 ) -> TrustGate:
     """The trust gate of an env: its built-ins, its task server, the servers' own advice."""
 
@@ -462,4 +463,5 @@ def gate_for(
         lambda message: emit(Notice(message, "error")),
         advice,
         known_secrets,
+        reviewing,
     )

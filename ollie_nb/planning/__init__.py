@@ -28,11 +28,17 @@ from ollie_nb.planning._client import (
     TaskClient,
 )
 from ollie_nb.planning._convention import (
+    APPROVED_LABEL,
     EVENTS_URI,
     TASK_CLAIM,
     TASK_CREATE,
+    TASK_DEP,
+    TASK_EDIT,
+    TASK_EVENTS,
+    TASK_HEARTBEAT,
     TASK_LIST,
     TASK_PREFIX,
+    TASK_READ,
     TASK_TOOLS,
     TASK_UPDATE,
 )
@@ -96,6 +102,7 @@ from ollie_nb.planning.graph import (
 from ollie_nb.planning.prompts import HELD_MESSAGE, NO_BACKEND, QUEUED_MESSAGE
 
 __all__ = [
+    "APPROVED_LABEL",
     "DOT_TIMEOUT",
     "EVENTS_URI",
     "HELD_MESSAGE",
@@ -109,8 +116,13 @@ __all__ = [
     "STATUSES",
     "TASK_CLAIM",
     "TASK_CREATE",
+    "TASK_DEP",
+    "TASK_EDIT",
+    "TASK_EVENTS",
+    "TASK_HEARTBEAT",
     "TASK_LIST",
     "TASK_PREFIX",
+    "TASK_READ",
     "TASK_TOOLS",
     "TASK_UPDATE",
     "AdaptedPlanBackend",

@@ -53,7 +53,7 @@ Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
 
 MAX_LIST_PAGES = 1000  # pages of one listing, against a server whose cursor loops
 HEARTBEATS_PER_LEASE = 3
-LIST_FIELDS = ("id", "title", "status", "parent", "blockers", "body", "lease_until")
+LIST_FIELDS = ("id", "title", "status", "parent", "blockers", "body", "lease_until", "labels")
 
 
 def _json_object(text: str) -> Any:
@@ -92,6 +92,7 @@ class TaskCaps:
     edit: bool = True
     dep: bool = True
     subscriptions: bool = False  # the server signals its changes (MCP resource updates)
+    labels: bool = False  # task_create takes labels (a goal's approval mark): only when seen
 
     @classmethod
     def of(cls, schemas: Mapping[str, Mapping[str, Any]], subscriptions: bool) -> TaskCaps:
@@ -108,6 +109,7 @@ class TaskCaps:
             edit=TASK_EDIT in schemas,
             dep=TASK_DEP in schemas,
             subscriptions=subscriptions,
+            labels=_takes(schemas, TASK_CREATE, "labels"),
         )
 
     @property
@@ -188,6 +190,7 @@ class Task:
     blockers: tuple[str, ...] = ()
     body: str | None = None
     lease_until: str = ""
+    labels: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Task:
@@ -201,6 +204,7 @@ class Task:
             tuple(str(b) for b in data.get("blockers") or ()),
             None if body is None else str(body),
             str(data.get("lease_until") or ""),
+            tuple(str(label) for label in data.get("labels") or ()),
         )
 
     @property
