@@ -14,6 +14,7 @@ from bench import (
     first_tool_call,
     hostile_text,
     lease_reclaim,
+    notebook_call,
     notebook_tool,
     parallel_tools,
     plan_graph,
@@ -51,6 +52,7 @@ ROWS: tuple[Row, ...] = (
     fanout_large.ROW,
     tracing.ROW,
     hostile_text.ROW,
+    notebook_call.ROW,
 )
 
 

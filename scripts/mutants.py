@@ -1691,6 +1691,18 @@ MUTANTS: tuple[Mutant, ...] = (
         "a C1 control (CSI as one byte) in a step title reaches the terminal reading the log",
         quick=True,
     ),
+    Mutant(
+        "pump-not-woken-by-a-finished-call",
+        "ollie_nb/notebook/_runtime.py",
+        "        future.add_done_callback(self._wake)\n",
+        "",
+        (
+            "tests/notebook/test_runtime_wake.py::test_a_no_op_call_returns_well_within_one_tick",
+            "tests/notebook/test_runtime_wake.py::test_a_call_that_runs_code_on_the_kernel_thread_returns_within_one_tick",
+        ),
+        "every %ollie command that reads waits at least 50 ms, whatever its own work",
+        quick=True,
+    ),
 )
 
 
