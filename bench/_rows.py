@@ -18,6 +18,7 @@ from bench import (
     notebook_tool,
     parallel_tools,
     plan_graph,
+    plan_graph_large,
     plan_persistence,
     prompt_cache,
     status_read,
@@ -53,6 +54,7 @@ ROWS: tuple[Row, ...] = (
     tracing.ROW,
     hostile_text.ROW,
     notebook_call.ROW,
+    plan_graph_large.ROW,
 )
 
 
