@@ -235,8 +235,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "graph-without-step-numbers",
         "ollie_nb/planning/graph.py",
-        '        head = number if view.ids[i] == number else f"{number} · {view.ids[i]}"',
-        "        head = view.ids[i]",
+        '    return number if view.ids[i] == number else f"{number} · {view.ids[i]}"',
+        "    return view.ids[i]",
         ("tests/planning/test_plan_graph.py::test_ids_and_goal_id_are_shown",),
         "a task-server plan's graph names its steps by task id only, not the numbers the commands use",
     ),
