@@ -224,8 +224,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "approver-sees-split-secret-parts",
         "ollie_nb/redaction.py",
-        "        return _masked(text, spans), bool(spans)",
-        "        return _masked(text, _spans(text, self.known, True)), bool(spans)",
+        "        return _masked(text, spans), True",
+        "        return _masked(text, _spans(text, self.known, True)), True",
         (
             "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
         ),
@@ -1746,6 +1746,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "hovering a collapsed box of a large plan shows step numbers without their titles",
         quick=True,
+    ),
+    Mutant(
+        "approval-hides-invisible-characters",
+        "ollie_nb/redaction.py",
+        "        if not spans:  # shown as written: an approver sees invisible characters, escaped\n",
+        "        if not spans and False:\n",
+        ("tests/notebook/test_approval.py::test_long_arguments_are_shown_in_full_with_code_first",),
+        "an approval shows a call's text with its direction marks removed: the user cannot see the trick",
     ),
 )
 
