@@ -1691,6 +1691,40 @@ MUTANTS: tuple[Mutant, ...] = (
         "a C1 control (CSI as one byte) in a step title reaches the terminal reading the log",
         quick=True,
     ),
+    # Edges no one had listed (issue 37)
+    Mutant(
+        "unindexed-tool-calls-merged",
+        "ollie_nb/llm/_openai.py",
+        "        if not call_id:\n            return max(self._slots, default=0)",
+        "        if True:\n            return max(self._slots, default=0)",
+        (
+            "tests/llm/test_openai.py::test_parallel_calls_without_index_are_told_apart_by_their_ids",
+        ),
+        'two parallel calls from a server without `index` become one with `{"p": 1}{"f": 2}`',
+        quick=True,
+    ),
+    Mutant(
+        "unindexed-argument-piece-a-new-call",
+        "ollie_nb/llm/_openai.py",
+        "            return max(self._slots, default=0)",
+        "            return len(self._slots)",
+        (
+            "tests/llm/test_openai.py::test_parallel_calls_without_index_are_told_apart_by_their_ids",
+        ),
+        "a call's arguments streamed in pieces without `index` become nameless calls of their own",
+        quick=True,
+    ),
+    Mutant(
+        "thinking-budget-equal-to-max-tokens",
+        "ollie_nb/llm/_anthropic.py",
+        'if body["max_tokens"] <= budget:',
+        'if body["max_tokens"] < budget:',
+        (
+            "tests/llm/test_anthropic.py::test_max_tokens_equal_to_the_thinking_budget_is_raised_above_it",
+        ),
+        "maxTokens equal to the thinking budget: Claude's request goes out 4000/4000, refused",
+        quick=True,
+    ),
 )
 
 
