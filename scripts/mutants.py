@@ -1725,6 +1725,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "maxTokens equal to the thinking budget: Claude's request goes out 4000/4000, refused",
         quick=True,
     ),
+    Mutant(
+        "billed-cost-replaced-by-table",
+        "ollie_nb/llm/_prices.py",
+        "    if usage.cost is not None:\n        return usage\n",
+        "",
+        ("tests/llm/test_turns.py::test_the_cost_openrouter_bills_wins_over_the_price_table",),
+        "OpenRouter billed $0.50 and %ollie cost shows the table's $0.00021",
+        quick=True,
+    ),
 )
 
 
