@@ -1734,6 +1734,41 @@ MUTANTS: tuple[Mutant, ...] = (
         "OpenRouter billed $0.50 and %ollie cost shows the table's $0.00021",
         quick=True,
     ),
+    Mutant(
+        "draft-key-reused-after-delete",
+        "ollie_nb/planning/_draft.py",
+        "key = 1 + max((r.key for r in (*self.rows, *self.original)), default=-1)",
+        "key = 1 + max((r.key for r in self.rows), default=-1)",
+        (
+            "tests/planning/test_plan_draft.py::test_the_last_step_deleted_then_a_step_added_is_a_deletion_and_an_addition",
+            "tests/planning/test_plan_draft_properties.py::test_edits_in_any_order_keep_every_row_once_and_the_summary_true",
+            "tests/planning/test_plan_draft_properties.py::test_deleted_rows_are_never_reported_as_renamed_added_ones",
+        ),
+        "delete the last step, add one: the model is told \"step 3: title changed to 'new'\"",
+        quick=True,
+    ),
+    Mutant(
+        "draft-order-releases-a-step-early",
+        "ollie_nb/planning/_draft.py",
+        "                if not waiting[dependent]:",
+        "                if len(waiting[dependent]) <= 1:",
+        (
+            "tests/planning/test_plan_draft_properties.py::test_edits_in_any_order_keep_every_row_once_and_the_summary_true",
+        ),
+        "an edited plan saves a step before one of the two steps it waits for",
+        quick=True,
+    ),
+    Mutant(
+        "draft-edits-miss-a-deletion",
+        "ollie_nb/planning/_draft.py",
+        "        for key, gone in before.items():\n            if key not in now:",
+        "        for key, gone in list(before.items())[:-1]:\n            if key not in now:",
+        (
+            "tests/planning/test_plan_draft_properties.py::test_edits_in_any_order_keep_every_row_once_and_the_summary_true",
+        ),
+        "the model is not told that the user deleted the plan's last step",
+        quick=True,
+    ),
 )
 
 
