@@ -1769,6 +1769,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "the model is not told that the user deleted the plan's last step",
         quick=True,
     ),
+    Mutant(
+        "saved-plan-dependency-kept-on-server",
+        "ollie_nb/core/_review.py",
+        "            await self.client.depend(row.task_id, blocker, remove=True)\n",
+        "",
+        (
+            "tests/core/test_plan_review.py::test_a_dependency_removed_from_a_saved_plan_is_removed_on_the_task_server",
+        ),
+        "a dependency removed from a saved plan keeps the step blocked; the model is told it is not",
+    ),
 )
 
 
