@@ -1779,6 +1779,34 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "a dependency removed from a saved plan keeps the step blocked; the model is told it is not",
     ),
+    Mutant(
+        "unmarked-step-span-without-error",
+        "ollie_nb/core/_tracing.py",
+        '                error = error or "the step failed"',
+        "                error = error",
+        ("tests/core/test_tracing.py::test_a_step_the_sub_agent_left_unmarked_is_an_error_span",),
+        "a step the sub-agent ended without marking done is a failed step span with no error status",
+    ),
+    Mutant(
+        "traced-tool-arguments-known-secrets-only",
+        "ollie_nb/core/_tracing.py",
+        "shown = redact_data(pending.args, redact)",
+        "shown = redact_data(pending.args, host.redact.known_only)",
+        (
+            "tests/core/test_tracing.py::test_a_key_the_model_wrote_into_tool_arguments_is_redacted_in_the_trace",
+        ),
+        "with content capture on, a key the model wrote into a tool call reaches the trace store",
+    ),
+    Mutant(
+        "traced-reply-known-secrets-only",
+        "ollie_nb/core/_tracing.py",
+        'span.set_attribute("gen_ai.output.messages", _messages_json(reply, host.redact))',
+        'span.set_attribute("gen_ai.output.messages", _messages_json(reply, host.redact.known_only))',
+        (
+            "tests/core/test_tracing.py::test_a_key_the_model_wrote_into_tool_arguments_is_redacted_in_the_trace",
+        ),
+        "with content capture on, a key in the model's reply or its call's arguments is traced whole",
+    ),
 )
 
 
