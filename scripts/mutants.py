@@ -1807,6 +1807,16 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "with content capture on, a key in the model's reply or its call's arguments is traced whole",
     ),
+    Mutant(
+        "post-turn-output-carried-forever",
+        "ollie_nb/core/_turn.py",
+        "        self.carried = []\n",
+        "",
+        (
+            "tests/core/test_tool_hooks.py::test_a_post_turn_hooks_output_reaches_the_next_prompt_only",
+        ),
+        "a postTurn hook's output is appended to every later prompt and keeps growing",
+    ),
 )
 
 
