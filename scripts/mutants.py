@@ -1699,6 +1699,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if True:\n            return max(self._slots, default=0)",
         (
             "tests/llm/test_openai.py::test_parallel_calls_without_index_are_told_apart_by_their_ids",
+            "tests/llm/test_stream_properties.py::test_openai_tool_calls_come_out_whole_however_the_stream_is_cut",
         ),
         'two parallel calls from a server without `index` become one with `{"p": 1}{"f": 2}`',
         quick=True,
@@ -1710,6 +1711,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "            return len(self._slots)",
         (
             "tests/llm/test_openai.py::test_parallel_calls_without_index_are_told_apart_by_their_ids",
+            "tests/llm/test_stream_properties.py::test_openai_tool_calls_come_out_whole_however_the_stream_is_cut",
         ),
         "a call's arguments streamed in pieces without `index` become nameless calls of their own",
         quick=True,
@@ -1723,6 +1725,17 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/llm/test_anthropic.py::test_max_tokens_equal_to_the_thinking_budget_is_raised_above_it",
         ),
         "maxTokens equal to the thinking budget: Claude's request goes out 4000/4000, refused",
+        quick=True,
+    ),
+    Mutant(
+        "anthropic-tool-input-last-piece-only",
+        "ollie_nb/llm/_anthropic.py",
+        'self.calls[index]["json"].append(delta.partial_json)',
+        'self.calls[index]["json"] = [delta.partial_json]',
+        (
+            "tests/llm/test_stream_properties.py::test_anthropic_text_and_tool_calls_come_out_whole_however_cut",
+        ),
+        "a tool call's arguments streamed in pieces arrive as their last piece: the call fails",
         quick=True,
     ),
     Mutant(
