@@ -1830,6 +1830,51 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "a postTurn hook's output is appended to every later prompt and keeps growing",
     ),
+    Mutant(
+        "cost-cap-reached-only-past-it",
+        "ollie_nb/core/_budget.py",
+        "if self.cost is not None and spend.cost >= self.cost:",
+        "if self.cost is not None and spend.cost > self.cost:",
+        (
+            "tests/core/test_budget_properties.py::test_a_cap_is_reached_exactly_at_its_figure_the_dollars_first",
+        ),
+        "a session spent exactly its $1.00 cap and the next request is still sent",
+        quick=True,
+    ),
+    Mutant(
+        "tighter-caps-keep-the-first",
+        "ollie_nb/core/_budget.py",
+        "    return a if b is None else min(a, b)",
+        "    return a",
+        (
+            "tests/core/test_budget_properties.py::test_the_tighter_of_two_caps_is_the_lower_of_each",
+        ),
+        "an agent's $5 cap under the environment's $1 cap lets $5 be spent",
+        quick=True,
+    ),
+    Mutant(
+        "outer-cap-named-before-the-innermost",
+        "ollie_nb/core/_budget.py",
+        "        for ledger in self.chain():\n            caps, held",
+        "        for ledger in reversed(list(self.chain())):\n            caps, held",
+        (
+            "tests/core/test_budget_properties.py::test_the_innermost_ledger_whose_cap_is_reached_is_named",
+        ),
+        "a sub-agent at its own cap is told the session's cap is reached (and the run stops)",
+        quick=True,
+    ),
+    Mutant(
+        "environment-cap-of-zero-refuses-all",
+        "ollie_nb/core/_budget.py",
+        "    return value if value > 0 else None",
+        "    return value if value >= 0 else None",
+        (
+            "tests/core/test_budget_properties.py::test_an_environment_cost_cap_is_a_number_above_zero",
+            "tests/core/test_budget_properties.py::test_an_environment_token_cap_is_a_whole_number_above_zero",
+        ),
+        "OLLIE_MAX_SESSION_COST=0 (ollie's 'no cap') refuses every request",
+        quick=True,
+    ),
 )
 
 
