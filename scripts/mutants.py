@@ -224,8 +224,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "approver-sees-split-secret-parts",
         "ollie_nb/redaction.py",
-        "        return _masked(text, spans), bool(spans)",
-        "        return _masked(text, _spans(text, self.known, True)), bool(spans)",
+        "        return _masked(text, spans), True",
+        "        return _masked(text, _spans(text, self.known, True)), True",
         (
             "tests/reliability/test_secret_sources.py::test_a_secret_hidden_in_keys_invisible_characters_splits_or_encodings_asks",
         ),
@@ -235,8 +235,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "graph-without-step-numbers",
         "ollie_nb/planning/graph.py",
-        '        head = number if view.ids[i] == number else f"{number} · {view.ids[i]}"',
-        "        head = view.ids[i]",
+        '    return number if view.ids[i] == number else f"{number} · {view.ids[i]}"',
+        "    return view.ids[i]",
         ("tests/planning/test_plan_graph.py::test_ids_and_goal_id_are_shown",),
         "a task-server plan's graph names its steps by task id only, not the numbers the commands use",
     ),
@@ -1874,6 +1874,70 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "OLLIE_MAX_SESSION_COST=0 (ollie's 'no cap') refuses every request",
         quick=True,
+    ),
+    Mutant(
+        "pump-not-woken-by-a-finished-call",
+        "ollie_nb/notebook/_runtime.py",
+        "        future.add_done_callback(self._wake)\n",
+        "",
+        (
+            "tests/notebook/test_runtime_wake.py::test_a_no_op_call_returns_well_within_one_tick",
+            "tests/notebook/test_runtime_wake.py::test_a_call_that_runs_code_on_the_kernel_thread_returns_within_one_tick",
+        ),
+        "every %ollie command that reads waits at least 50 ms, whatever its own work",
+        quick=True,
+    ),
+    Mutant(
+        "graph-collapses-open-chains",
+        "ollie_nb/planning/_collapse.py",
+        "if len(blockers) != 1 or statuses[i] is not StepState.DONE:",
+        "if len(blockers) != 1:",
+        (
+            "tests/planning/test_plan_graph_large.py::test_an_open_step_at_the_end_of_a_finished_chain_stays_apart",
+        ),
+        "a large plan's graph hides open steps of a chain in one box, as if they were finished",
+        quick=True,
+    ),
+    Mutant(
+        "graph-box-counts-wrong",
+        "ollie_nb/planning/graph.py",
+        "        counts[view.statuses[i]] += 1\n",
+        "        counts[view.statuses[i]] = 1\n",
+        (
+            "tests/planning/test_plan_graph_large.py::test_a_finished_chain_and_a_fan_out_become_one_box_each_with_their_counts",
+        ),
+        "a collapsed box of a large plan shows '1 done' for a chain of 5 finished steps",
+        quick=True,
+    ),
+    Mutant(
+        "graph-expand-ignored",
+        "ollie_nb/planning/graph.py",
+        "    if not expand and len(view.steps) > COLLAPSE_FROM:",
+        "    if len(view.steps) > COLLAPSE_FROM:",
+        (
+            "tests/planning/test_plan_graph_large.py::test_past_the_threshold_the_graph_collapses_unless_expanded",
+        ),
+        "a large plan cannot be drawn in full: expand=True still gives the collapsed boxes",
+        quick=True,
+    ),
+    Mutant(
+        "graph-box-tooltip-without-titles",
+        "ollie_nb/planning/graph.py",
+        'shown = [f"{i + 1}. {view.steps[i].title}" for i in box.members[:_BOX_TOOLTIP_STEPS]]',
+        'shown = [f"{i + 1}." for i in box.members[:_BOX_TOOLTIP_STEPS]]',
+        (
+            "tests/planning/test_plan_graph_large.py::test_a_hostile_title_stays_literal_in_a_box_and_in_its_tooltip",
+        ),
+        "hovering a collapsed box of a large plan shows step numbers without their titles",
+        quick=True,
+    ),
+    Mutant(
+        "approval-hides-invisible-characters",
+        "ollie_nb/redaction.py",
+        "        if not spans:  # shown as written: an approver sees invisible characters, escaped\n",
+        "        if not spans and False:\n",
+        ("tests/notebook/test_approval.py::test_long_arguments_are_shown_in_full_with_code_first",),
+        "an approval shows a call's text with its direction marks removed: the user cannot see the trick",
     ),
 )
 
