@@ -29,16 +29,18 @@ def chain(n: int) -> PlanDraft:
     return PlanDraft.from_plan("ship", parsed, [f"t{i}" for i in range(n)])
 
 
-def apply(draft: PlanDraft, edit: tuple, added: set[int], deleted: set[int]) -> None:
-    """One edit; a refused one (a step that is not there, itself as blocker) changes nothing."""
+def apply(draft: PlanDraft, edit: tuple, alive: set[int]) -> None:
+    """One edit, kept in `alive` (the keys that should be rows); a refused one (a step that
+    is not there, itself as blocker) changes nothing."""
     kind, *args = edit
     before = draft.to_dict()
     try:
         if kind == "add":
-            number = draft.add(args[0], after=args[1], at=args[2])
-            added.add(draft.rows[number - 1].key)
+            key = draft.rows[draft.add(args[0], after=args[1], at=args[2]) - 1].key
+            assert key not in alive and key not in {r.key for r in draft.original}
+            alive.add(key)
         elif kind == "delete":
-            deleted.add(draft.delete(args[0]).key)
+            alive.remove(draft.delete(args[0]).key)
         else:
             op = {
                 "title": draft.set_title,
@@ -57,14 +59,12 @@ def apply(draft: PlanDraft, edit: tuple, added: set[int], deleted: set[int]) -> 
 @given(st.integers(min_value=1, max_value=5), st.lists(EDIT, max_size=12))
 def test_edits_in_any_order_keep_every_row_once_and_the_summary_true(n, edits) -> None:
     draft = chain(n)
-    added: set[int] = set()
-    deleted: set[int] = set()
+    alive = {r.key for r in draft.rows}
     for edit in edits:
-        apply(draft, edit, added, deleted)
+        apply(draft, edit, alive)
     keys = [r.key for r in draft.rows]
     original = {r.key for r in draft.original}
-    assert len(keys) == len(set(keys))  # no row doubled
-    assert set(keys) == (original | added) - deleted  # no row lost
+    assert len(keys) == len(set(keys)) and set(keys) == alive  # no row doubled or lost
     assert PlanDraft.from_dict(draft.to_dict()) == draft
     lines = draft.edits()
     assert draft.changed == bool(lines)
