@@ -18,6 +18,7 @@ TOKENS = st.integers(0, 2_000)
 CAPS = st.builds(Caps, st.none() | DOLLARS.filter(bool), st.none() | TOKENS.filter(bool))
 
 
+@settings(deadline=None)
 @given(CAPS, TOKENS, DOLLARS)
 def test_a_cap_is_reached_exactly_at_its_figure_the_dollars_first(caps, tokens, cost) -> None:
     spend = Spend(tokens, cost)
@@ -33,6 +34,7 @@ def test_a_cap_is_reached_exactly_at_its_figure_the_dollars_first(caps, tokens, 
         assert caps.reached(Spend(caps.tokens - 1, 0.0)) is not CapKind.TOKENS
 
 
+@settings(deadline=None)
 @given(CAPS, CAPS)
 def test_the_tighter_of_two_caps_is_the_lower_of_each(a, b) -> None:
     both = a.tighter(b)
@@ -44,7 +46,7 @@ def test_the_tighter_of_two_caps_is_the_lower_of_each(a, b) -> None:
     assert budgets == Budgets(both, both, a)
 
 
-@settings(max_examples=150)
+@settings(max_examples=150, deadline=None)
 @given(
     session=CAPS,
     child=CAPS,
@@ -73,6 +75,7 @@ def test_the_innermost_ledger_whose_cap_is_reached_is_named(session, child, spen
     assert (error.scope, error.kind) == expected
 
 
+@settings(deadline=None)
 @given(st.sampled_from(["", " ", "0", "-1", "-0.5", "abc", "0.0001", "0.25", " 3 "]))
 def test_an_environment_cost_cap_is_a_number_above_zero(raw) -> None:
     try:
@@ -83,6 +86,7 @@ def test_an_environment_cost_cap_is_a_number_above_zero(raw) -> None:
     assert env_budgets({COST_ENV: raw}) == expected
 
 
+@settings(deadline=None)
 @given(st.integers(-3, 3) | st.integers(1, 10**9))
 def test_an_environment_token_cap_is_a_whole_number_above_zero(tokens) -> None:
     expected = Budgets(session=Caps(tokens=tokens)) if tokens > 0 else Budgets()
