@@ -289,6 +289,25 @@ def test_a_saved_plan_is_edited_on_the_task_server(tmp_path) -> None:
     assert statuses(db)[prepare] == "done" and len(tasks(db)) == 6  # the refusals changed nothing
 
 
+def test_a_dependency_removed_from_a_saved_plan_is_removed_on_the_task_server(tmp_path) -> None:
+    db = tmp_path / "tasks.db"
+    core = AgentCore(agent=tasks_agent(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            draft = core.plan_draft(1)
+            draft.remove_dependency(4, 2)  # Join no longer waits for Left
+            changes = await core.edit_saved_plan(1, draft)
+            return core.plans[0], changes, core.prompts.with_notes("next")
+
+    record, changes, told = asyncio.run(scenario())
+    _, left, right, join = record.ids
+    assert blockers(db, join) == {right}  # the edge is gone from the store, not only the text
+    assert changes == [f"step [{join}] no longer waits for [{left}]"]
+    assert f"no longer waits for [{left}]" in told
+
+
 def test_an_approved_plan_is_worked_by_the_watch_and_by_a_parallel_run(tmp_path) -> None:
     db = tmp_path / "tasks.db"
     core = AgentCore(agent=reviewing(db), workdir=tmp_path, autosave=False)
