@@ -374,3 +374,12 @@ def test_approving_through_a_failing_fallback_degrades_as_an_unreviewed_plan_doe
     assert failed.warning in queued[0]  # the model is told, as for a plan saved when made
     assert saved.kind == "custom" and saved.ids == ("row-0", "row-1", "row-2", "row-3")
     assert "[row-3] Join" in queued[1]
+
+
+def test_a_missing_plan_with_one_plan_in_the_session_says_only_plan_1(tmp_path) -> None:
+    from ollie_nb.planning import PlanRecord, PlanStep
+
+    core = AgentCore(agent=AgentConfig.from_dict({}), workdir=tmp_path, autosave=False)
+    core.plan_book.reset([PlanRecord(1, "Goal", (PlanStep("a"),), text="Plan: Goal")])
+    with pytest.raises(NoPlanError, match=r"^there is no plan 2 \(this session has only plan 1\)$"):
+        core.plan_draft(2)

@@ -261,7 +261,7 @@ async def test_openrouter_cost_and_cached_tokens_add_up_over_a_session(make_core
     await submit(core, "two")
     assert (core.usage.input_tokens, core.usage.cache_read_tokens) == (2000, 1800)
     assert core.usage.cost == 0.5
-    assert str(core.usage).endswith("(1800 cached, 0 cache writes)")
+    assert str(core.usage).endswith("(1,800 cached, 0 cache writes)")
 
 
 @pytest.mark.anyio
