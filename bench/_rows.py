@@ -14,9 +14,11 @@ from bench import (
     first_tool_call,
     hostile_text,
     lease_reclaim,
+    notebook_call,
     notebook_tool,
     parallel_tools,
     plan_graph,
+    plan_graph_large,
     plan_persistence,
     prompt_cache,
     status_read,
@@ -51,6 +53,8 @@ ROWS: tuple[Row, ...] = (
     fanout_large.ROW,
     tracing.ROW,
     hostile_text.ROW,
+    notebook_call.ROW,
+    plan_graph_large.ROW,
 )
 
 

@@ -292,9 +292,9 @@ def secret_paths(value: Any, known: Sequence[str] = ()) -> list[str]:
 
 
 def mask_args(value: Any, known: Sequence[str] = ()) -> Any:
-    """`value` (a tool call's arguments) as an approver may see it: every string, keys too,
-    without invisible characters, redacted, and every part of a secret found by
-    `secret_paths` as MASK."""
+    """`value` (a tool call's arguments) as an approver may see it: every part of a secret
+    found by `secret_paths` as MASK (a string holding one loses its invisible characters);
+    other strings as written, so the approval shows their invisible characters escaped."""
     return _ArgCheck(value, known, show=True).shown
 
 
@@ -317,7 +317,8 @@ class _ArgCheck:
 
     def __init__(self, value: Any, known: Sequence[str], *, show: bool) -> None:
         self.known, self.show = tuple(known), show
-        strings = [(visible(text), is_key) for text, is_key in _strings(value)]
+        originals = list(_strings(value))
+        strings = [(visible(text), is_key) for text, is_key in originals]
         texts = [text for text, _ in strings]
         spans = [_secret_spans(text, self.known) for text in texts]
         for group in (True, False):  # the keys joined, the values joined
@@ -325,16 +326,18 @@ class _ArgCheck:
             joined = _joined_spans([texts[i] for i in index], self.known)
             for i, found in zip(index, joined):
                 spans[i] += found
-        self.leaves = iter(zip(texts, spans))
+        self.leaves = iter(zip([text for text, _ in originals], texts, spans))
         self.paths: list[str] = []
         self.shown = self._walk(value, "")
 
     def _next(self) -> tuple[str, bool]:
         """The next string as shown, and whether it holds (part of) a secret."""
-        text, spans = next(self.leaves)
+        original, text, spans = next(self.leaves)
         if self.show:
             spans = [*spans, *_spans(text, self.known, True)]
-        return _masked(text, spans), bool(spans)
+        if not spans:  # shown as written: an approver sees invisible characters, escaped
+            return original, False
+        return _masked(text, spans), True
 
     def _walk(self, value: Any, path: str) -> Any:
         if isinstance(value, str):

@@ -88,6 +88,7 @@ from ollie_nb.planning._validate import (
     parse_plan,
 )
 from ollie_nb.planning.graph import (
+    COLLAPSE_FROM,
     DOT_TIMEOUT,
     STATUSES,
     GraphTimeout,
@@ -103,6 +104,7 @@ from ollie_nb.planning.prompts import HELD_MESSAGE, NO_BACKEND, QUEUED_MESSAGE
 
 __all__ = [
     "APPROVED_LABEL",
+    "COLLAPSE_FROM",
     "DOT_TIMEOUT",
     "EVENTS_URI",
     "HELD_MESSAGE",
