@@ -11,6 +11,7 @@ the list must follow the code.
     python scripts/mutants.py            # the whole list (before a release)
     python scripts/mutants.py --quick    # the CI subset
     python scripts/mutants.py --list     # ids, files and covering tests
+    python scripts/mutants.py --jobs 2   # two mutants at once, each in a copy of its own
     python scripts/mutants.py ID ...     # only these mutants
 
 Exit status 0 when every mutant run was killed, 1 when one survived or is stale.
@@ -21,12 +22,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -2270,6 +2273,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-baseline", action="store_true", help="skip running the tests unmutated first"
     )
+    parser.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="mutants run at once (default 1)"
+    )
     args = parser.parse_args(argv)
     unknown = set(args.ids) - {m.id for m in MUTANTS}
     if unknown:
@@ -2286,19 +2292,32 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, str] = {}
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ollie-mutants-") as tmp:
-        tree = Path(tmp)
-        copy_tree(tree)
+        trees = [Path(tmp) / f"tree{n}" for n in range(max(1, args.jobs))]
+        for tree in trees:
+            tree.mkdir()
+            copy_tree(tree)
         if not args.no_baseline:  # a test that fails unmutated would "kill" every mutant
             tests = list(dict.fromkeys(t for m in chosen for t in m.tests))
-            passed, output = run_tests(tree, tests, TIMEOUT * 2)
+            passed, output = run_tests(trees[0], tests, TIMEOUT * 2)
             print(f"baseline: the {len(tests)} covering tests {'pass' if passed else 'FAIL'}")
             if not passed:
                 print(output)
                 return 1
-        for m in chosen:
-            begun = time.monotonic()
-            results[m.id] = run_mutant(m, tree, args.verbose)
-            print(f"{results[m.id]:>8}  {m.id}  ({time.monotonic() - begun:.0f} s)", flush=True)
+        free: queue.Queue[Path] = queue.Queue()
+        for tree in trees:
+            free.put(tree)
+
+        def one(m: Mutant) -> None:
+            tree = free.get()  # each copy holds one mutant at a time
+            try:
+                begun = time.monotonic()
+                results[m.id] = run_mutant(m, tree, args.verbose)
+                print(f"{results[m.id]:>8}  {m.id}  ({time.monotonic() - begun:.0f} s)", flush=True)
+            finally:
+                free.put(tree)
+
+        with ThreadPoolExecutor(len(trees)) as pool:  # the work is in the tests' processes
+            list(pool.map(one, chosen))
     bad = [i for i, r in results.items() if r != "killed"]
     print(
         f"{len(results) - len(bad)} of {len(results)} mutants killed "
