@@ -52,7 +52,7 @@ async def run(settings: Settings) -> list[Figure]:
                 began = time.perf_counter()
                 result = await core.submit("sleep four times")
                 times.append(time.perf_counter() - began)
-                results = [m.content for m in core.history if m.role == "tool"]
+                results = [m.content for m in core.session.history if m.role == "tool"]
                 if result.reply != "all four slept" or results != ["slept"] * CALLS:
                     raise RuntimeError(f"the turn went wrong: {result.reply!r}, {results}")
     ours = median(times[1:])

@@ -117,7 +117,7 @@ async def run(settings: Settings) -> list[Figure]:
         samples = settings.repeats(5, 2)
 
         async def long_turn() -> None:
-            core.history = list(long_history)
+            core.session.history = list(long_history)
             await core.submit("One more prompt")
 
         async def short_turn() -> None:
@@ -126,14 +126,14 @@ async def run(settings: Settings) -> list[Figure]:
 
         turn_times = await alternate({"long": long_turn, "short": short_turn}, samples)
 
-        core.history = list(long_history)
+        core.session.history = list(long_history)
         path = Path(settings.scratch) / "plain-session.json"
 
         async def save() -> None:
             core.save()
 
         async def plain_save() -> None:
-            data = {"history": [m.to_dict() for m in core.history]}
+            data = {"history": [m.to_dict() for m in core.session.history]}
             path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
 
         save_times = await alternate({"ours": save, "plain": plain_save}, samples)

@@ -65,7 +65,7 @@ async def _wake(core: AgentCore, starts: _Starts, update: Any, tag: str) -> tupl
         if time.perf_counter() > deadline:
             raise RuntimeError("the agent did not wake within 10 s")
         await asyncio.sleep(0.001)
-    await core.run_until_idle(timeout=30)
+    await core.watch.until_idle(timeout=30)
     return starts.at[second] - began, sent - began
 
 
@@ -78,7 +78,7 @@ async def _wake_rows(settings: Settings, db: str) -> dict[str, list[float]]:
     async with core:
         await other.connect()
         try:
-            await core.start_watching(on_event=starts)
+            await core.watch.start(on_event=starts)
             own = core.env.dispatcher.get_server("tasks")
             for i in range(repeats):
                 for name, server in (("same", own), ("other", other)):
@@ -92,7 +92,7 @@ async def _wake_rows(settings: Settings, db: str) -> dict[str, list[float]]:
                     times[f"{name}_rt"].append(trip)
             times["cpu"] = await _idle_cpu(settings.size(IDLE_SECONDS, SMOKE_IDLE_SECONDS))
         finally:
-            await core.stop_watching()
+            await core.watch.stop()
             await other.aclose()
     return times
 
@@ -118,10 +118,10 @@ async def _chain_pair(settings: Settings, db: str, tag: str) -> tuple[float, flo
     async with core:
         await core.submit(_plan_prompt(chain, f"w{tag}"))
         began = time.perf_counter()
-        await core.start_watching()
-        await core.run_until_idle(timeout=120)
+        await core.watch.start()
+        await core.watch.until_idle(timeout=120)
         watched = time.perf_counter() - began
-        await core.stop_watching()
+        await core.watch.stop()
         await core.submit(_plan_prompt(chain, f"d{tag}"))
         record = core.plans[-1]
         began = time.perf_counter()

@@ -1,6 +1,6 @@
 """A worker for the workers row: `python bench/worker_proc.py AGENT_JSON NAME SECONDS`.
 
-The headless worker of `python -m ollie_nb work` (ollie_nb/core/_worker.py), its model the
+The headless worker of `python -m ollie_nb work` (ollie_nb/work.py, ollie_nb/core/_worker.py), its model the
 offline one with each step turn taking SECONDS first (the step's own work). It works
 every plan of the agent's task store until SIGTERM, one step at a time.
 """

@@ -1,4 +1,4 @@
-"""`python -m ollie_nb work --agent FILE ...`: a headless worker (see ollie_nb/core/_worker.py)."""
+"""`python -m ollie_nb work --agent FILE ...`: a headless worker (see ollie_nb/work.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] != "work":
         print(USAGE, file=sys.stderr)
         return 2
-    from ollie_nb.core._worker import main as work
+    from ollie_nb.work import main as work
 
     return work(args[1:])
 

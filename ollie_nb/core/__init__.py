@@ -3,6 +3,14 @@
 Frontend-agnostic: a script drives AgentCore with asyncio; the notebook is one frontend of it.
 """
 
+from ollie_nb.core._agent_env import (
+    AgentEnv,
+    EnvDescription,
+    ServerDescription,
+    ServerState,
+    ServerStatus,
+    build_agent_env,
+)
 from ollie_nb.core._agents import (
     UntrustedAgentError,
     agent_dirs,
@@ -17,15 +25,8 @@ from ollie_nb.core._config import (
     expand_vars,
     load_agent_config,
 )
+from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._core import AgentCore
-from ollie_nb.core._env import (
-    AgentEnv,
-    EnvDescription,
-    ServerDescription,
-    ServerState,
-    ServerStatus,
-    build_agent_env,
-)
 from ollie_nb.core._events import (
     Event,
     EventSink,
@@ -60,6 +61,7 @@ from ollie_nb.planning.prompts import CONTINUE_PROMPT
 __all__ = [
     "CONTINUE_PROMPT",
     "AgentConfig",
+    "AgentContext",
     "AgentCore",
     "AgentEnv",
     "Approver",
@@ -75,6 +77,7 @@ __all__ = [
     "McpServerConfig",
     "Notice",
     "NoticeLevel",
+    "Phase",
     "PlanMade",
     "ReasoningDelta",
     "Retrying",
@@ -91,6 +94,7 @@ __all__ = [
     "TurnEnded",
     "TurnResult",
     "TurnStarted",
+    "TurnState",
     "UntrustedAgentError",
     "UsageReported",
     "UsageTotals",

@@ -7,6 +7,7 @@ the system prompt, the hooks), so it holds no reference back to the agent.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -139,3 +140,37 @@ class Conversation:
             self.history.append(Message.user("\n".join(redact(c) for c in after.context)))
             self.history.append(Message.assistant("Noted."))
         return done
+
+
+SAVE_SHARE = 10  # a save after a tool round waits 10x its last duration since the last one
+
+
+class RoundSaves:
+    """Saves after tool rounds (the agent's or a child's) within a turn, as after a turn.
+
+    At most a tenth of the time goes to these saves: a session whose save takes 300 ms
+    (10,000 messages) is saved at most every 3 s within a turn, a small one every round.
+    """
+
+    def __init__(self, save: Callable[[], object]) -> None:
+        self._save = save
+        self._saved_at = 0.0  # monotonic time of the last save after a tool round
+        self._save_cost = 0.0  # how long it took
+        self._due: asyncio.TimerHandle | None = None  # a deferred save after a round
+
+    def round_ended(self) -> None:
+        """A tool round joined a history: save now, or once the share of time allows."""
+        if self._due is not None:
+            return  # a save is due already: it takes this round along
+        wait = self._saved_at + SAVE_SHARE * self._save_cost - time.monotonic()
+        if wait > 0:
+            self._due = asyncio.get_running_loop().call_later(wait, self._round_save)
+            return
+        self._round_save()
+
+    def _round_save(self) -> None:
+        self._due = None
+        start = time.monotonic()
+        self._save()
+        self._saved_at = time.monotonic()
+        self._save_cost = self._saved_at - start

@@ -5,7 +5,7 @@ notebook runtime drives it from its own loop thread. Every tool call goes
 through the env's Dispatcher; every event goes to the `on_event` sink. Each part
 owns its state: `Conversation` (history, usage, ids, the session file, compaction),
 `PromptQueue` (queued items, injected texts, notes), `PlanBook` (the plans, from
-planning), `PlanRuns` (parallel runs), `AgentWatch` (the task-event watch),
+planning), `ParallelRuns` (parallel runs), `AgentWatch` (the task-event watch),
 `SubAgents`, `PlanReview` (plans held for the user's review) and the `TurnRunner` (the
 loop); this class wires them and delegates.
 """
@@ -16,51 +16,45 @@ import asyncio
 import contextlib
 import logging
 import os
-import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ollie_nb.core._agents import require_trusted, resolve_agent
-from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook, env_budgets
-from ollie_nb.core._compact import Compaction
-from ollie_nb.core._config import AgentConfig
-from ollie_nb.core._conversation import Conversation
-from ollie_nb.core._env import (
+from ollie_nb.core._agent_env import (
     AgentEnv,
     EnvDescription,
     build_agent_env,
     gate_for,
     wire_plan_backend,
 )
+from ollie_nb.core._agents import require_trusted, resolve_agent
+from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook, env_budgets
+from ollie_nb.core._compact import Compaction
+from ollie_nb.core._config import AgentConfig
+from ollie_nb.core._context import AgentContext, Phase, TurnState
+from ollie_nb.core._conversation import Conversation, RoundSaves
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
-from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._hooks import spawn_hooks
-from ollie_nb.core._model_gateway import Meter, send_request
-from ollie_nb.core._plan_runs import PlanRuns
+from ollie_nb.core._parallel_run import ParallelRunResult
+from ollie_nb.core._parallel_runs import ParallelRuns
+from ollie_nb.core._plans import Plans
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
-from ollie_nb.core._reminder import plan_reminder_text
-from ollie_nb.core._review import PlanReview
-from ollie_nb.core._routing import Approver, ToolRouter, TrustGate
+from ollie_nb.core._routing import Approver, ToolRouter
 from ollie_nb.core._secrets import Redactor, config_secrets
-from ollie_nb.core._sessions import SessionInfo, drafts_to_dict, list_sessions
+from ollie_nb.core._sessions import drafts_to_dict, list_sessions
 from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._tracing import tracing, tracing_from_env
-from ollie_nb.core._turn import TurnRunner, params
-from ollie_nb.core._watch import TaskEventWatcher
-from ollie_nb.core._watching import AgentWatch
+from ollie_nb.core._turn import TurnRunner
+from ollie_nb.core._watch import AgentWatch
 from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError, SessionError
-from ollie_nb.llm import Message, StreamEvent, ToolDef, backend_secrets
+from ollie_nb.llm import ToolDef, backend_secrets
 from ollie_nb.planning import (
     Origin,
-    PlanBook,
-    PlanDraft,
     PlanRecord,
     QueuedPrompt,
     QueuePlanBackend,
-    Review,
     StepState,
 )
 from ollie_nb.planning.prompts import CONTINUE_PROMPT
@@ -79,7 +73,6 @@ log = logging.getLogger("ollie_nb.core")
 
 __all__ = ["AgentCore", "Approver", "ExtraServers", "UsageTotals"]
 
-SAVE_SHARE = 10  # a save after a tool round waits 10x its last duration since the last one
 
 ExtraServers = Mapping[str, Server] | Callable[[AgentConfig], Mapping[str, Server]]
 """Built-in servers a frontend adds (the notebook's `notebook` and `python`): a mapping, or
@@ -109,57 +102,55 @@ class AgentCore:
         self._workdir = str(Path(workdir or os.getcwd()).resolve())
         self._fallback = fallback_plan_backend
         self.queue_fallback = queue_fallback
-        self.approve = approve
+        self._approve = approve
         self.autosave = autosave
         self._execute = execute
         self._extra_servers = extra_servers
         self.config = AgentConfig()
         self.env: AgentEnv | None = None
-        self.conversation = Conversation()
-        self.prompts = PromptQueue()
-        self.plan_book = PlanBook()  # the one owner of this session's plans
         self.review_plans: bool | None = None  # hold plans for review; None: `reviewPlans`
-        self.review = PlanReview(self)
-        self.state = "idle"
         self.router = ToolRouter(Dispatcher())
         self.redact = Redactor(
             lambda: (*backend_secrets(self._backend), *config_secrets(self.config))
         )
-        self.watch = AgentWatch(self)
         self._task: asyncio.Task[TurnResult] | None = None
         self._sink: EventSink = _ignore
         self._spawn_context: list[str] = []
-        self._runner = TurnRunner(self)
         self.user_budgets: Budgets = NO_BUDGETS  # caps a frontend sets (the notebook's traits)
-        self.spend = SpendBook(self.budgets)
-        self._turn_ledger: Ledger | None = None  # a step turn's own ledger, under its plan's
         self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
-        self.subagents = SubAgents(
-            self, self.config.max_parallel, self._child_note, self._withdraw_note
-        )
-        self.plan_runs = PlanRuns(self, self.watch.claim)
         self.step_limited = False  # the last turn stopped at maxSteps
-        self._saved_at = 0.0  # monotonic time of the last save after a tool round
-        self._save_cost = 0.0  # how long it took
-        self._save_due: asyncio.TimerHandle | None = None  # a deferred save after a round
+        self.round_saves = RoundSaves(self._autosave)  # saves within a turn, after tool rounds
+        self._assemble()
 
-    # -- the conversation's state, as attributes ---------------------------------
-
-    @property
-    def history(self) -> list[Message]:
-        return self.conversation.history
-
-    @history.setter
-    def history(self, messages: list[Message]) -> None:
-        self.conversation.history = messages
-
-    @property
-    def usage(self) -> UsageTotals:
-        return self.conversation.usage
-
-    @usage.setter
-    def usage(self, totals: UsageTotals) -> None:
-        self.conversation.usage = totals
+    def _assemble(self) -> None:
+        """The parts, each handed what it needs: the handles `session`, `prompts`, `plans`,
+        `watch`, `subagents`, `runs`, and the turn's state."""
+        self.session = Conversation()
+        self.prompts = PromptQueue()
+        self.plans = Plans(self.prompts, lambda: self.env, lambda: self.is_running, self._autosave)
+        self.watch = AgentWatch(
+            self.prompts,
+            self.plans,
+            lambda: self.env,
+            lambda: self.agent_name,
+            running=lambda: self.is_running,
+            interrupt=self.interrupt,
+            submit=self.submit,
+        )
+        self.spend = SpendBook(self.budgets)
+        self.turn = TurnState(self.session, self.spend.session)  # what turns change
+        self._context: AgentContext | None = None  # what the parts share; built at start
+        self._runner = TurnRunner(self.turn)
+        self.subagents = SubAgents(
+            lambda: self.context,
+            self.session,
+            self.config.max_parallel,
+            self._child_note,
+            self._withdraw_note,
+        )
+        self.runs = ParallelRuns(
+            self.plans, self.prompts, self.subagents, self.spend, lambda: self.env, self.watch.claim
+        )
 
     def budgets(self) -> Budgets:
         """The caps in force: the agent file's, the environment's and the frontend's (the
@@ -167,25 +158,54 @@ class AgentCore:
         return self.config.budgets.tighter(env_budgets()).tighter(self.user_budgets)
 
     @property
-    def ledger(self) -> Ledger:
-        """The ledger the running turn counts in: its step's, or the session's."""
-        return self._turn_ledger or self.spend.session
+    def context(self) -> AgentContext:
+        """What this agent's parts share now (rebuilt at start, agent switch, new backend or
+        workdir)."""
+        if self._context is None:
+            raise NotStartedError("the agent has not started: await core.start() first")
+        return self._context
+
+    def _rebuild_context(self) -> None:
+        """A new context from the config, backend, env, workdir and gate as they are now."""
+        if self.env is None or self._backend is None:
+            return
+        self._context = AgentContext(
+            config=self.config,
+            backend=self._backend,
+            env=self.env,
+            router=self.router,
+            gate=gate_for(
+                self.env,
+                self.config.trusted_tools,
+                self._approve,
+                self.emit,
+                self.redact.values,
+                lambda: self.reviewing,
+            ),
+            redact=self.redact,
+            workdir=self._workdir,
+            emit=self.emit,
+            spend=self.spend,
+            save_round=self.round_saves.round_ended,
+            save_session=self._autosave,
+            spawn_context=tuple(self._spawn_context),
+            injected=self.prompts.take_injected,
+            reminder=self.plans.reminder,
+        )
 
     @property
-    def session_id(self) -> str:
-        return self.conversation.session_id
+    def approve(self) -> Approver | None:
+        """Who is asked about a tool call the trust gate does not allow (None: denied)."""
+        return self._approve
 
-    @property
-    def session_name(self) -> str:
-        return self.conversation.session_name
+    @approve.setter
+    def approve(self, approver: Approver | None) -> None:
+        self._approve = approver
+        self._rebuild_context()  # the gate asks the new approver from the next call on
 
-    @property
-    def created(self) -> float:
-        return self.conversation.created
-
-    @property
-    def reply(self) -> str:
-        return self.conversation.reply
+    def _autosave(self) -> None:
+        if self.autosave:
+            self.save()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -206,7 +226,7 @@ class AgentCore:
 
     async def aclose(self) -> None:
         """Stop any turn and close every server."""
-        await self.stop_watching()
+        await self.watch.stop()
         self.interrupt()
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
@@ -235,7 +255,7 @@ class AgentCore:
             self._workdir,
             self._effective_fallback(),
             builtin_servers=builtins,
-            plans=self.plan_book,
+            plans=self.plans.book,
             redact=self.redact,
         )
         self.env.reasoning.add_plan_listener(self._on_plan)
@@ -243,17 +263,18 @@ class AgentCore:
         self.router = ToolRouter(self.env.dispatcher)
         await self.router.refresh()
         context, warnings = await spawn_hooks(
-            self.config, self._workdir, self.session_id, self.subprocess_env()
+            self.config, self._workdir, self.session.session_id, self.subprocess_env()
         )
         self._spawn_context = [self.redact(c) for c in context]
         self.env.messages.extend(warnings)  # with the servers' failures: shown as they are
         self.env.messages[:] = [self.redact(m) for m in self.env.messages]
+        self._rebuild_context()
 
     def _effective_fallback(self) -> Any:
         if self._fallback is not None:
             return self._fallback
         if self.queue_fallback:
-            return QueuePlanBackend(self.queue, lambda: self.plan_book.making_number)
+            return QueuePlanBackend(self.prompts.put, lambda: self.plans.book.making_number)
         return None
 
     async def refresh_tools(self) -> None:
@@ -271,15 +292,11 @@ class AgentCore:
     def set_backend(self, backend: Backend) -> None:
         """Use another chat backend from the next request on (history is kept)."""
         self._backend = backend
+        self._rebuild_context()
 
     @property
     def is_running(self) -> bool:
         return self._task is not None and not self._task.done()
-
-    @property
-    def parallel_running(self) -> bool:
-        """A parallel plan run is under way (`run_plan`)."""
-        return self.plan_runs.running
 
     @property
     def workdir(self) -> str:
@@ -293,28 +310,12 @@ class AgentCore:
         if not target.is_dir():
             raise NotADirectoryError(f"{target} is not a directory")
         self._workdir = str(target.resolve())
+        self._rebuild_context()
         return self._workdir
 
     @property
     def tools(self) -> list[ToolDef]:
         return list(self.router.defs)
-
-    @property
-    def gate(self) -> TrustGate:
-        """The trust gate for this agent's config, wired task server and approval callback."""
-        return gate_for(
-            self.env,
-            self.config.trusted_tools,
-            self.approve,
-            self.emit,
-            self.redact.values,
-            lambda: self.reviewing,
-        )
-
-    @property
-    def plans(self) -> list[PlanRecord]:
-        """Every plan of this session (restored ones first)."""
-        return list(self.plan_book.records)
 
     @property
     def fallback_plan_backend(self) -> Any:
@@ -328,10 +329,7 @@ class AgentCore:
 
     def context_size(self) -> int:
         """Tokens the next request will send: the last reported input size, else an estimate."""
-        return self.conversation.context_size(self.system_prompt())
-
-    async def context_length(self) -> int | None:
-        return await self.backend.context_length()
+        return self.session.context_size(self.system_prompt())
 
     async def list_models(self) -> list[str]:
         return await self.backend.models()
@@ -348,7 +346,7 @@ class AgentCore:
 
     def interrupt(self) -> bool:
         """Cancel the running turn and every sub-agent's (on the agent's loop); True if any ran."""
-        children = self.subagents.interrupt_all() + self.plan_runs.interrupt()
+        children = self.subagents.interrupt_all() + self.runs.interrupt()
         if self._task is None or self._task.done():
             return children > 0
         self._runner.interrupting = True
@@ -357,7 +355,7 @@ class AgentCore:
 
     def _child_note(self, text: str) -> None:
         """A sub-agent finished: the note is queued to this agent (worked now with a watch)."""
-        self.queue(QueuedPrompt(text, Origin.SUBAGENT))
+        self.prompts.put(QueuedPrompt(text, Origin.SUBAGENT))
         self.emit(Notice(text))
         self.watch.kick()
 
@@ -366,45 +364,12 @@ class AgentCore:
 
     # -- the prompt queue ----------------------------------------------------------
 
-    def queue(self, prompt: str | QueuedPrompt) -> int:
-        """Append a prompt (text, or an item) to the FIFO; it runs as its own turn later."""
-        return self.prompts.put(_item(prompt))
-
-    def pop_queue(self) -> QueuedPrompt | None:
-        """Take the next queued item (None when empty)."""
-        return self.prompts.pop()
-
-    @property
-    def queued(self) -> list[str]:
-        """The queued prompts' texts, in order."""
-        return [item.text for item in self.prompts.items]
-
-    @property
-    def queue_items(self) -> list[QueuedPrompt]:
-        """The queued items, in order: each knows where it came from and the step it works."""
-        return self.prompts.items
-
-    def clear_queue(self) -> int:
-        return self.prompts.clear()
-
-    def drop_queued(self, origin: Origin) -> int:
-        """Drop the queued items of one origin (the watch's steps when it is turned off)."""
-        return self.prompts.drop(lambda item: item.origin is not origin)
-
-    def note(self, text: str) -> None:
-        """A short note the agent reads at the start of its next turn."""
-        self.prompts.note(text)
-
     def inject(self, prompt: str) -> None:
         """Tell the running turn something: appended to the next tool result, else the next prompt."""
         if self.is_running:
             self.prompts.inject(prompt)
         else:
             self.prompts.put_first(QueuedPrompt(prompt, Origin.INJECTED))
-
-    def take_injected(self) -> list[str]:
-        """The injected texts waiting for the running turn (and forget them)."""
-        return self.prompts.take_injected()
 
     # -- turns -------------------------------------------------------------
 
@@ -418,7 +383,7 @@ class AgentCore:
         if self.env is None:
             await self.start()
         if self.is_running:
-            self.queue(prompt)
+            self.prompts.put(prompt)
             return TurnResult(queued=True)
         self._sink = on_event or _ignore
         self.redact.refresh()
@@ -430,7 +395,7 @@ class AgentCore:
         finally:
             self._task = None
             self._sink = _ignore
-            self.state = "idle"
+            self.turn.enter(Phase.IDLE)
             self.watch.kick()  # work queued while this turn ran
 
     async def _run_prompts(self, item: QueuedPrompt) -> TurnResult:
@@ -457,17 +422,17 @@ class AgentCore:
             return TurnResult(blocked=held.refused)  # another worker holds it: not worked here
         marked = step if step is not None and step.kind == "queue" else None
         if marked is not None:
-            self.plan_book.mark(marked, StepState.IN_PROGRESS)
+            self.plans.book.mark(marked, StepState.IN_PROGRESS)
         prompt = self.prompts.with_notes(item.text)
         start = TurnStarted(prompt, position > 0, position, total, step)
         if step is not None:  # its spend is the step's, within its plan's cap
-            self._turn_ledger = Ledger(Scope.STEP, parent=self.spend.plan(step.plan))
+            self.turn.ledger = Ledger(Scope.STEP, parent=self.spend.plan(step.plan))
         try:
-            result = await self._traced(item, self._runner.run(start))
+            result = await self._traced(item, self._runner.run(self.context, start))
         finally:
-            if step is not None and self._turn_ledger is not None:
-                self.spend.record(step.plan, step.step_id, self._turn_ledger.spend)
-            self._turn_ledger = None
+            if step is not None:
+                self.spend.record(step.plan, step.step_id, self.turn.ledger.spend)
+            self.turn.ledger = self.spend.session
             if held.beat is not None:
                 held.beat.cancel()
             with contextlib.suppress(Exception):  # the lease ends a claim left behind anyway
@@ -480,7 +445,7 @@ class AgentCore:
                 if result.error
                 else StepState.DONE
             )
-            self.plan_book.mark(marked, state)
+            self.plans.book.mark(marked, state)
         return result
 
     def _traced(self, item: QueuedPrompt, work: Awaitable[TurnResult]) -> Awaitable[TurnResult]:
@@ -488,7 +453,7 @@ class AgentCore:
         step, traced = item.step, tracing()
         if step is None or not traced.enabled:
             return work
-        record = next((r for r in self.plan_book.records if r.number == step.plan), None)
+        record = next((r for r in self.plans if r.number == step.plan), None)
         goal_id = record.goal_id if record is not None else ""
         watch = item.origin is Origin.WATCH
         return traced.step(step, goal_id, self.agent_name, watch, work)
@@ -500,7 +465,7 @@ class AgentCore:
 
     async def _steps_became_ready(self) -> bool:
         """With a watcher on, read task events before the queue is called empty."""
-        await self.catch_up()
+        await self.watch.catch_up()
         return bool(self.prompts)
 
     def emit(self, event: Event) -> None:
@@ -516,91 +481,15 @@ class AgentCore:
     def _on_plan(self, record: PlanRecord) -> None:
         # the record's warning is the model's status line; the user's notice drops its label
         self.emit(PlanMade(record, record.warning.removeprefix("warning: ")))
-        tracing().plan_made(self, record)  # the goal id and steps join the call's span
+        tracing().plan_made(self.redact, record)  # the goal id and steps join the call's span
 
-    # -- plan review (the logic lives in PlanReview) ---------------------------------------
+    # -- plans ----------------------------------------------------------------------------
 
     @property
     def reviewing(self) -> bool:
         """Whether plans are held for the user's review: `review_plans` when set, else the
         agent's `reviewPlans`."""
         return self.config.review_plans if self.review_plans is None else self.review_plans
-
-    def held_plans(self) -> list[PlanRecord]:
-        """The plans waiting for the user's review, oldest first."""
-        return self.review.held()
-
-    def plan_draft(self, number: int) -> PlanDraft:
-        """A draft of plan `number` to edit: a held plan's as the user left it, else its steps
-        (with their task ids)."""
-        return self.review.draft(number)
-
-    def keep_draft(self, number: int, draft: PlanDraft) -> None:
-        """Keep `draft` as held plan `number`'s (an editor's work survives the session)."""
-        self.plan_book.set_draft(number, draft)
-        self._review_saved()
-
-    async def approve_plan(self, number: int, draft: PlanDraft | None = None) -> PlanRecord:
-        """Save held plan `number` (as `draft` edits it) through the plan backend and queue one
-        prompt telling the model, with the user's edits and the new step ids."""
-        record = await self.review.approve(number, draft)
-        self._review_saved()
-        return record
-
-    def reject_plan(self, number: int, reason: str, draft: PlanDraft | None = None) -> PlanRecord:
-        """Send held plan `number` back: the user's reason is queued; the revision is held."""
-        record = self.review.reject(number, reason, draft)
-        self._review_saved()
-        return record
-
-    def discard_plan(self, number: int) -> PlanRecord:
-        """Drop held plan `number`: nothing is saved; the model reads so at its next turn."""
-        record = self.review.discard(number)
-        self._review_saved()
-        return record
-
-    async def edit_saved_plan(self, number: int, draft: PlanDraft) -> list[str]:
-        """Apply `draft` to saved plan `number` (on its task server: task_edit, task_dep,
-        task_create, task_delete); the changes, one line each, also told to the agent."""
-        changes = await self.review.edit_saved(number, draft)
-        self._review_saved()
-        return changes
-
-    def _held_note(self) -> str:
-        return _held_note_text([r.number for r in self.plan_book.held()])
-
-    def _review_saved(self) -> None:
-        if self.autosave:  # a resumed session finds the plan as the user left it
-            self.save()
-
-    def take_review_prompt(self, number: int) -> QueuedPrompt | None:
-        """The prompt the review of plan `number` queued, off the queue, to run it now."""
-        return self.review.take_prompt(number)
-
-    def find_plan(self, key: str | int | None = None) -> PlanRecord | None:
-        """The latest plan, or the one with this number, goal id, step id or goal text."""
-        return self.plan_book.find(key)
-
-    async def plan_statuses(self, record: PlanRecord) -> dict[str, StepState]:
-        """Each step's live state: from the task server when one holds the plan, else the queue."""
-        if record.kind == "queue":
-            return self.plan_book.queue_states(record)
-        reader = self.env.status_reader if self.env else None
-        if record.kind == "tasks" and reader is not None and record.goal_id:
-            return await reader.read_statuses(record.goal_id, record.ids)
-        return {}
-
-    async def plan_reminder(self) -> str:
-        """The latest plan as a reminder for the model while some step of it is open."""
-        record = self.plan_book.find()
-        if record is None or record.review not in (None, Review.APPROVED):
-            return ""
-        try:
-            statuses = await self.plan_statuses(record)
-        except Exception as exc:  # the task server is down: remind of the plan as it was made
-            log.info("plan statuses unknown for the reminder: %s", exc)
-            statuses = {}
-        return plan_reminder_text(record, statuses)
 
     def system_prompt(self) -> str:
         """Who the agent is, where it works (dir, platform, date), its agent prompt and context."""
@@ -615,7 +504,7 @@ class AgentCore:
         on_event: EventSink | None = None,
         *,
         spread: bool = False,
-    ) -> PlanRun:
+    ) -> ParallelRunResult:
         """Work a plan's steps in sub-agents, `parallel` at once (default maxParallel).
 
         Every ready step is claimed and handed to a child; newly ready steps follow
@@ -625,7 +514,7 @@ class AgentCore:
         """
         if self.env is None:
             await self.start()
-        record = self.find_plan(key)
+        record = self.plans.find(key)
         if record is None:
             raise NoPlanError("there is no plan yet: ask for one first")
         if record.held:
@@ -633,10 +522,10 @@ class AgentCore:
                 f"plan {record.number} awaits your review: %ollie plan approve {record.number}"
             )
         width = parallel or self.max_parallel or self.subagents.limit
-        owner = f"{self.agent_name}@{self.session_id[-4:]}"
-        result = await self.plan_runs.run(record, width, owner, on_event or _ignore, spread)
+        owner = f"{self.agent_name}@{self.session.session_id[-4:]}"
+        result = await self.runs.run(record, width, owner, on_event or _ignore, spread)
         if result.failed or result.interrupted:
-            self.note(result.summary)  # the agent reads it at its next turn
+            self.prompts.note(result.summary)  # the agent reads it at its next turn
         return result
 
     @property
@@ -644,41 +533,11 @@ class AgentCore:
         """The name task assignments address this agent by."""
         return self.name or self.config.name
 
-    @property
-    def watcher(self) -> TaskEventWatcher | None:
-        return self.watch.watcher
-
-    async def start_watching(
-        self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True
-    ) -> TaskEventWatcher:
-        """Watch the task server: ready and assigned steps are queued (and worked, with `wake`).
-
-        The ready steps of our plans are queued at once (a restart finds them again);
-        then each change signal (or poll, every `interval` s, without one) is read.
-        `on_event` gets the watch's events and the turns the agent starts itself.
-        """
-        return await self.watch.start(interval, on_event, wake)
-
-    async def stop_watching(self) -> int:
-        """Stop the watch; a turn the agent started itself is interrupted and the steps the
-        watch queued leave the queue; how many left."""
-        return await self.watch.stop()
-
-    async def run_until_idle(self, timeout: float | None = None) -> None:
-        """Wait until nothing is queued or running and the watch has read every event."""
-        await self.watch.until_idle(timeout)
-
-    async def catch_up(self) -> None:
-        """With a watcher on, be current: read the events (or let a read under way finish)."""
-        if self.watcher is None or not self.watcher.running:
-            return
-        await self.watcher.catch_up()
-
     async def next_prompt(self) -> QueuedPrompt | None:
         """What `%ollie run` works next: the queue's first item (after the watcher's news),
         else the continuation of a turn stopped at maxSteps; None when there is nothing."""
-        await self.catch_up()
-        item = self.pop_queue()
+        await self.watch.catch_up()
+        item = self.prompts.pop()
         if item is None and self.step_limited:
             item = QueuedPrompt(CONTINUE_PROMPT, Origin.CONTINUE)
         return item
@@ -695,73 +554,33 @@ class AgentCore:
 
     def clear(self) -> None:
         """Forget the conversation (servers, queue and usage stay); a new session id starts."""
-        self.conversation.clear()
-        self.plan_book.reset()
+        self.session.clear()
+        self.plans.book.reset()
 
     async def compact(self) -> Compaction:
         """Replace the history with the model's summary and the user's latest messages."""
         if self.is_running:
             raise AgentBusyError("a turn is running; compact after it ends")
-        return await self.compact_history()
-
-    async def compact_history(self) -> Compaction:
-        """Compact now (also from inside a turn): pre/postCompact hooks, archive, then save."""
-        meter = Meter(self.ledger, self.usage, self.emit)  # counted as the turn's requests are
-
-        def send(messages: Sequence[Message]) -> AsyncGenerator[StreamEvent, None]:
-            return send_request(self, meter, messages, params(self.config))
-
-        done = await self.conversation.compact(
-            self.backend, self.system_prompt(), send, self._runner.hooks, self.redact
-        )
-        if done.history is not None and self.autosave:
-            self.save()
-        return done
+        return await self._runner.compact(self.context)
 
     @property
     def last_error(self) -> str:
         """The traceback of the last internal error in a turn ('' when none)."""
         return self._runner.last_error
 
-    @property
-    def archive_path(self) -> Path:
-        """Where compacted-away messages go: `<session id>.archive.jsonl` beside the session."""
-        return self.conversation.archive_path
-
     def session_data(self) -> dict[str, Any]:
         """The session as JSON data: history, usage, plans, sub-agents, the parallel run
         under way (secrets are redacted on save)."""
-        data = self.conversation.payload(self.config, self._workdir, self.plans, self._backend)
+        data = self.session.payload(self.config, self._workdir, list(self.plans), self._backend)
         data["subagents"] = self.subagents.saved()
-        data["runs"] = [self.plan_runs.plan] if self.plan_runs.plan else []
-        data["drafts"] = drafts_to_dict(self.plan_book.drafts())
+        data["runs"] = [self.runs.plan] if self.runs.plan else []
+        data["drafts"] = drafts_to_dict(self.plans.book.drafts())
         return data
-
-    def round_ended(self) -> None:
-        """A tool round (the parent's or a child's) joined a history: save, as after a turn.
-
-        At most a tenth of the time goes to these saves: a session whose save takes 300 ms
-        (10,000 messages) is saved at most every 3 s within a turn, a small one every round.
-        """
-        if not self.autosave or self._save_due is not None:
-            return  # a save is due already: it takes this round along
-        wait = self._saved_at + SAVE_SHARE * self._save_cost - time.monotonic()
-        if wait > 0:
-            self._save_due = asyncio.get_running_loop().call_later(wait, self._round_save)
-            return
-        self._round_save()
-
-    def _round_save(self) -> None:
-        self._save_due = None
-        start = time.monotonic()
-        self.save()
-        self._saved_at = time.monotonic()
-        self._save_cost = self._saved_at - start
 
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
         try:
-            return self.conversation.save(self.session_data(), self.redact.known_only)
+            return self.session.save(self.session_data(), self.redact.known_only)
         except OSError as exc:
             self.emit(Notice(f"could not save the session: {exc}", "error"))
             return None
@@ -770,8 +589,8 @@ class AgentCore:
         """Load a saved session's history, usage and plans into this agent."""
         if self.is_running:
             raise AgentBusyError("a turn is running; restore after it ends")
-        data, saved = self.conversation.restore(session_id)
-        self.plan_book.reset(saved.plans, saved.drafts)
+        data, saved = self.session.restore(session_id)
+        self.plans.book.reset(saved.plans, saved.drafts)
         self.subagents.restore(data.get("subagents") or [])
         return data
 
@@ -783,7 +602,9 @@ class AgentCore:
         default agent, or of the current one, switches nothing.
         """
         data = self.restore(session_id)
-        runs = "\n".join(n for n in (_runs_note(data.get("runs") or []), self._held_note()) if n)
+        runs = "\n".join(
+            n for n in (_runs_note(data.get("runs") or []), self.plans.held_note()) if n
+        )
         name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
         if name == self.config.name and path == self.config.path:
             return runs
@@ -803,17 +624,15 @@ class AgentCore:
         """Name the session and save it; None when there is nothing to save yet (the name
         is saved with the first prompt). A name another saved session has is refused."""
         name = name.strip()
-        taken = [s.id for s in list_sessions() if s.name == name and s.id != self.session_id]
+        taken = [
+            s.id for s in list_sessions() if s.name == name and s.id != self.session.session_id
+        ]
         if taken:
             raise SessionError(
                 f"a saved session is named {name!r} already ({taken[0]}); choose another name"
             )
-        self.conversation.session_name = name
+        self.session.session_name = name
         return self.save()
-
-    @staticmethod
-    def sessions() -> list[SessionInfo]:
-        return list_sessions()
 
     # -- agents ------------------------------------------------------------
 
@@ -827,7 +646,7 @@ class AgentCore:
         if self.is_running:
             raise AgentBusyError("a turn is running; stop it before switching agents")
         config = resolve_agent(spec, self._workdir, trust=trust)
-        await self.stop_watching()  # its task server is about to go
+        await self.watch.stop()  # its task server is about to go
         if config.backend and config.backend != getattr(self._backend, "name", ""):
             self._backend = _default_backend(config)
         elif config.model and self._backend is not None:
@@ -848,15 +667,6 @@ def _default_backend(config: AgentConfig) -> Backend:
     if config.model:
         backend.set_model(config.model)
     return backend
-
-
-def _held_note_text(numbers: list[int]) -> str:
-    """What resuming says of the plans still held for the user's review."""
-    if not numbers:
-        return ""
-    which = ", ".join(str(n) for n in numbers)
-    plans = "plan {} awaits" if len(numbers) == 1 else "plans {} await"
-    return plans.format(which) + " your review: %ollie plan show N, %ollie plan approve N"
 
 
 def _runs_note(runs: list[Any]) -> str:

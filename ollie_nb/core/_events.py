@@ -110,26 +110,34 @@ class Notice:
 
 @dataclass(frozen=True)
 class TurnEnded:
-    """A turn is over: its reply, and whether it was interrupted, failed, blocked or cut short."""
+    """A turn is over: its result (the reply, and whether it was interrupted, failed, blocked
+    or cut short)."""
 
-    reply: str = ""
-    interrupted: bool = False
-    error: str = ""
-    blocked: str = ""  # why a userPromptSubmit hook refused the prompt
-    steps: int = 0
-    step_limit: bool = False
+    result: TurnResult
 
-    @classmethod
-    def of(cls, result: TurnResult) -> TurnEnded:
-        """The event that announces `result`."""
-        return cls(
-            reply=result.reply,
-            interrupted=result.interrupted,
-            error=result.error,
-            blocked=result.blocked,
-            steps=result.steps,
-            step_limit=result.step_limit,
-        )
+    @property
+    def reply(self) -> str:
+        return self.result.reply
+
+    @property
+    def interrupted(self) -> bool:
+        return self.result.interrupted
+
+    @property
+    def error(self) -> str:
+        return self.result.error
+
+    @property
+    def blocked(self) -> str:
+        return self.result.blocked
+
+    @property
+    def steps(self) -> int:
+        return self.result.steps
+
+    @property
+    def step_limit(self) -> bool:
+        return self.result.step_limit
 
 
 class WatchWhat(str, Enum):

@@ -113,13 +113,15 @@ class UsageTotals:
     cache_write_tokens: int = 0  # of input_tokens: written to it
     unpriced: int = 0  # requests whose cost is not known (no price for the model)
 
-    def add(self, usage: Usage) -> None:
-        """Count one response's (priced) usage; its input is the context's size now."""
+    def add(self, usage: Usage, *, context: bool = True) -> None:
+        """Count one response's (priced) usage; its input is the context's size now, unless
+        `context` is False (a sub-agent's response counted in its parent's session)."""
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
         self.cache_read_tokens += usage.cache_read_tokens
         self.cache_write_tokens += usage.cache_write_tokens
-        self.last_input_tokens = usage.input_tokens
+        if context:
+            self.last_input_tokens = usage.input_tokens
         if usage.cost is None:
             self.unpriced += 1
         else:
@@ -129,20 +131,6 @@ class UsageTotals:
     def spend(self) -> Spend:
         """The tokens (input plus output) and the dollars, as caps count them."""
         return Spend(self.input_tokens + self.output_tokens, self.cost or 0.0, self.unpriced)
-
-    def add_since(self, now: UsageTotals, before: UsageTotals) -> None:
-        """Add what another session used between two readings (a sub-agent's turn).
-
-        The context size (`last_input_tokens`) stays this session's own.
-        """
-        self.input_tokens += now.input_tokens - before.input_tokens
-        self.output_tokens += now.output_tokens - before.output_tokens
-        self.requests += now.requests - before.requests
-        self.cache_read_tokens += now.cache_read_tokens - before.cache_read_tokens
-        self.cache_write_tokens += now.cache_write_tokens - before.cache_write_tokens
-        self.unpriced += now.unpriced - before.unpriced
-        if now.cost is not None:
-            self.cost = (self.cost or 0.0) + now.cost - (before.cost or 0.0)
 
     @property
     def cost_text(self) -> str:

@@ -11,55 +11,46 @@ event. No other module calls `chat_stream`.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ollie_nb.core._budget import Ledger
-from ollie_nb.core._events import Event, UsageReported
+from ollie_nb.core._events import UsageReported
 from ollie_nb.core._history import UsageTotals, estimate_tokens, older_images_described
-from ollie_nb.core._tracing import TracedHost, tracing
+from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import GenerationParams, Message, StreamEvent, Usage, UsageReport, priced
 from ollie_nb.planning import Spend
 
 if TYPE_CHECKING:
+    from ollie_nb.core._context import AgentContext, TurnState
     from ollie_nb.llm import ToolDef
 
 
-@dataclass(frozen=True)
-class Meter:
-    """Where a request is counted: its ledger chain (the caps), the conversation's usage
-    totals, and the sink told of each response's usage."""
-
-    ledger: Ledger
-    totals: UsageTotals
-    emit: Callable[[Event], None]
-
-
 async def send_request(
-    host: TracedHost,
-    meter: Meter,
+    context: AgentContext,
+    state: TurnState,
     messages: Sequence[Message],
     params: GenerationParams,
     tools: Sequence[ToolDef] = (),
 ) -> AsyncGenerator[StreamEvent, None]:
-    """Stream one model request of `host`'s backend, counted in `meter`.
+    """Stream one model request of the context's backend, counted in the state's ledger chain
+    and conversation (and a sub-agent's in its parent's conversation too).
 
     Raises BudgetExceededError before sending when a cap of the chain is reached by the
     spend plus the requests in flight; usage reports come out priced.
     """
-    backend = host.backend
+    backend = context.backend
     messages = older_images_described(messages)  # each image is sent again every request
     size = estimate_tokens("", messages)
     estimate = Spend(size, _input_cost(size, backend.name, backend.model))
-    held = meter.ledger.reserve(estimate)  # refused here: nothing is sent or counted
-    meter.totals.requests += 1
-    stream = tracing().chat(host, messages, backend.chat_stream(messages, tools, params))
+    held = state.ledger.reserve(estimate)  # refused here: nothing is sent or counted
+    for totals in _totals(state):
+        totals.requests += 1
+    sent = backend.chat_stream(messages, tools, params)
+    stream = tracing().chat(context, state.session_id, messages, sent)
     try:
         async for event in stream:
             if isinstance(event, UsageReport):
-                event = UsageReport(
-                    _settle(meter, priced(event.usage, backend.name, backend.model))
-                )
+                usage = priced(event.usage, backend.name, backend.model)
+                event = UsageReport(_settle(context, state, usage))
             yield event
     finally:
         held.release()
@@ -68,12 +59,20 @@ async def send_request(
             await closer()
 
 
-def _settle(meter: Meter, usage: Usage) -> Usage:
+def _totals(state: TurnState) -> list[UsageTotals]:
+    """The usage totals a request of `state` counts in: its own, and its parent's."""
+    own = state.conversation.usage
+    return [own] if state.parent is None else [own, state.parent.usage]
+
+
+def _settle(context: AgentContext, state: TurnState, usage: Usage) -> Usage:
     """Count a priced response in the chain and the totals, and tell it."""
-    meter.ledger.add(usage)
-    totals = meter.totals
+    state.ledger.add(usage)
+    totals = state.conversation.usage
     totals.add(usage)
-    meter.emit(
+    if state.parent is not None:  # the parent's context size stays its own
+        state.parent.usage.add(usage, context=False)
+    context.emit(
         UsageReported(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,

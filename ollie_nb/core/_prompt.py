@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from ollie_nb.core._env import AgentEnv
+from ollie_nb.core._agent_env import AgentEnv
 from ollie_nb.planning import TASK_LIST, TASK_UPDATE
 
 

@@ -32,11 +32,17 @@ class PromptQueue:
 
     @property
     def items(self) -> list[QueuedPrompt]:
+        """The queued items, in order: each knows where it came from and the step it works."""
         return list(self._items)
 
-    def put(self, item: QueuedPrompt) -> int:
-        """Append an item; its position (1-based) in the queue."""
-        self._items.append(item)
+    @property
+    def texts(self) -> list[str]:
+        """The queued prompts' texts, in order."""
+        return [item.text for item in self._items]
+
+    def put(self, item: str | QueuedPrompt) -> int:
+        """Append an item (or a prompt's text, typed by the user); its position (1-based)."""
+        self._items.append(item if isinstance(item, QueuedPrompt) else QueuedPrompt(item))
         return len(self._items)
 
     def put_first(self, item: QueuedPrompt) -> None:

@@ -305,3 +305,10 @@ def first_sentence(text: str) -> str:
 
 def tool_names(defs: Sequence[ToolDef]) -> list[str]:
     return [d.name for d in defs]
+
+
+def child_router(parent: ToolRouter) -> ToolRouter:
+    """The parent's tools without the `subagent` server's: children spawn no children."""
+    routes = {k: v for k, v in parent.routes.items() if v[0] != "subagent"}
+    defs = [d for d in parent.defs if d.name in routes]
+    return ToolRouter(parent.dispatcher, routes, defs)

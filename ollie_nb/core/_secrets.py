@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ollie_nb.core._config import AgentConfig, expand_vars
 from ollie_nb.llm import LLMConfigError, env_file_path, ollie_env_file_path
-from ollie_nb.llm._env import read_env_file
+from ollie_nb.llm._settings import read_env_file
 from ollie_nb.redaction import (
     MIN_DETECTED_CHARS,
     is_secret_name,

@@ -1,8 +1,9 @@
 """Sub-agents: child sessions of one agent that work prompts side by side on its loop.
 
-A child has its own history, usage, prompt queue and TurnRunner; it shares the
-parent's chat backend, config, live MCP sessions (the env's one Dispatcher: no new
-processes) and trust gate with its approval callback. Children get no `subagent`
+A child has its own turn state (history, usage, ledger), prompt queue and TurnRunner;
+its context is derived from the parent's: the same chat backend, config, live MCP
+sessions (the env's one Dispatcher: no new processes) and trust gate with its
+approval callback. Children get no `subagent`
 tools (depth 1). `SubAgents` owns a parent's children: unique names, a limit on
 how many run at once, waiting, interrupting and the completion notes.
 """
@@ -11,26 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
-from ollie_nb.core._budget import Ledger, SpendBook
-from ollie_nb.core._compact import Compaction
+from ollie_nb.core._budget import Ledger
+from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import Conversation
 from ollie_nb.core._events import Event, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
-from ollie_nb.core._routing import ToolRouter, TrustGate
-from ollie_nb.core._turn import AgentSettings, TurnRunner
+from ollie_nb.core._turn import TurnRunner
 from ollie_nb.errors import OllieUsageError
 from ollie_nb.llm import Message
-
-if TYPE_CHECKING:
-    from ollie_nb.llm import Backend
-    from ollie_nb.planning import StepRef
+from ollie_nb.planning import StepRef
 
 NOTE_LINES = 3  # the reply lines a completion note carries
 MAX_NAME = 40
@@ -38,44 +34,30 @@ MAX_QUEUED = 16  # prompts waiting for one child; more is a flood, not a plan
 MAX_TURN_STARTS = 64  # prompts (spawns and sends) one turn of the parent may hand out
 ChildSink = Callable[[str, Event], None]
 """Gets every event of every child: (child name, event)."""
+ParentContext = Callable[[], AgentContext]
+"""The parent agent's context as it is now (its backend and tools may change between turns)."""
 
 
 class SubagentError(OllieUsageError):
     """A bad sub-agent request (unknown or duplicate name, over the limit, empty prompt)."""
 
 
-class ChildParent(AgentSettings, Protocol):
-    """What a child takes from its parent (AgentCore provides it): its settings, and the
-    session usage every request of the child is counted in, and its ledgers (spend caps)."""
-
-    spend: SpendBook
-
-    @property
-    def usage(self) -> UsageTotals: ...
-
-
-def child_router(parent: ToolRouter) -> ToolRouter:
-    """The parent's tools without the `subagent` server's: children spawn no children."""
-    routes = {k: v for k, v in parent.routes.items() if v[0] != "subagent"}
-    defs = [d for d in parent.defs if d.name in routes]
-    return ToolRouter(parent.dispatcher, routes, defs)
-
-
 class ChildSession:
-    """One sub-agent: a history and a queue of prompts worked one turn each (a TurnHost)."""
+    """One sub-agent: its own turn state (history, usage, ledger) and a queue of prompts worked
+    one turn each, with a context derived from its parent's at each turn."""
 
-    def __init__(self, name: str, parent: ChildParent, sink: ChildSink, step: str = "") -> None:
+    def __init__(
+        self, name: str, parent: ParentContext, usage: Conversation, sink: ChildSink, step: str = ""
+    ) -> None:
         self.name = name
         self.step = step  # what it works, for displays (a plan step's title)
-        self.work: StepRef | None = None  # the plan step it was assigned: its turns' scope
         self._parent = parent
         self._sink = sink
-        self.config = parent.config
-        self.session_id = f"{parent.session_id}/{name}"
-        self.router = child_router(parent.router)
+        self.session_id = f"{usage.session_id}/{name}"
         self.conversation = Conversation(self.session_id)
-        self.ledger: Ledger = parent.spend.subagent(name)  # its spend, under the session's cap
-        self.state = "idle"
+        ledger = parent().spend.subagent(name)  # its spend, under the session's cap
+        self.state = TurnState(self.conversation, ledger, parent=usage)
+        self.work: StepRef | None = None  # the plan step it was assigned: its turns' scope
         self.error = ""
         self.capped = False  # its last turn ended at a spend cap (before a model request)
         self.interrupted = False
@@ -83,18 +65,23 @@ class ChildSession:
         self.started = time.monotonic()
         self._queue: deque[str] = deque()
         self._task: asyncio.Task[None] | None = None
-        self._runner = TurnRunner(self)
+        self._runner = TurnRunner(self.state)
         self.on_idle: Callable[[ChildSession], None] = lambda child: None
 
     @property
     def history(self) -> list[Message]:
         return self.conversation.history
 
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger its turns count in (its spend, under its plan's or the session's cap)."""
+        return self.state.ledger
+
     def assign(self, step: str, within: Ledger, work: StepRef | None = None) -> None:
         """A new piece of work (a plan step): its spend counts afresh, under `within`; its
         turns work `work` (what their task calls may change unasked)."""
         self.step, self.work = step, work
-        self.ledger = self._parent.spend.subagent(self.name, within)
+        self.state.ledger = self._parent().spend.subagent(self.name, within)
 
     @property
     def usage(self) -> UsageTotals:
@@ -104,46 +91,9 @@ class ChildSession:
     def reply(self) -> str:
         return self.conversation.reply
 
-    # -- TurnHost --------------------------------------------------------------
-
-    @property
-    def backend(self) -> Backend:
-        return self._parent.backend
-
-    @property
-    def workdir(self) -> str:
-        return self._parent.workdir
-
-    @property
-    def gate(self) -> TrustGate:
-        return self._parent.gate
-
-    def redact(self, text: str) -> str:
-        return self._parent.redact(text)
-
-    def system_prompt(self) -> str:
-        return self._parent.system_prompt() + f"\n\nYou are sub-agent {self.name!r} of this agent."
-
-    def subprocess_env(self) -> dict[str, str]:
-        return self._parent.subprocess_env()
-
-    def round_ended(self) -> None:
-        self._parent.round_ended()  # a child's history is saved with its parent's session
-
-    def take_injected(self) -> list[str]:
-        return []
-
-    def context_size(self) -> int:
-        return self.conversation.usage.last_input_tokens
-
-    async def compact_history(self) -> Compaction:
-        return Compaction(None, "a sub-agent's history is not compacted")
-
-    async def plan_reminder(self) -> str:
-        return ""  # a child works one step of its parent's plan: no plan of its own
-
-    def emit(self, event: Event) -> None:
-        self._sink(self.name, event)
+    def context(self) -> AgentContext:
+        """Its context now: the parent's, without sub-agent tools, with its own sink."""
+        return self._parent().child(self.name, lambda event: self._sink(self.name, event))
 
     # -- work ------------------------------------------------------------------
 
@@ -175,19 +125,16 @@ class ChildSession:
                     self._queue.clear()
                     break
         finally:
-            self.state = "idle"
+            self.state.enter(Phase.IDLE)
             self.on_idle(self)
 
     async def _turn(self, prompt: str) -> TurnResult:
         self.turns += 1
         self.error = ""
-        before = copy.copy(self.usage)
-        try:
-            result = await self._runner.run(TurnStarted(prompt, step=self.work))
+        try:  # the parent's session counts every request (the gateway adds it there too)
+            result = await self._runner.run(self.context(), TurnStarted(prompt, step=self.work))
         except Exception as exc:  # an internal error: the runner kept it; the parent is told
             result = TurnResult(error=f"internal error: {type(exc).__name__}")
-        finally:  # the parent's session counts every request its children made
-            self._parent.usage.add_since(self.usage, before)
         self.error = result.error
         self.capped = result.capped
         self.interrupted = self.interrupted or result.interrupted
@@ -243,12 +190,14 @@ class SubAgents:
 
     def __init__(
         self,
-        parent: ChildParent,
+        parent: ParentContext,
+        usage: Conversation,
         limit: int,
         notify: Callable[[str], None],
         withdraw: Callable[[str], None] = lambda text: None,
     ) -> None:
-        self._parent = parent
+        self._parent = parent  # the parent's context now
+        self._usage = usage  # the parent's conversation: its usage counts the children's
         self.limit = limit
         self._notify = notify  # queues a note to the parent
         self._withdraw = withdraw  # takes a queued note back
@@ -301,7 +250,7 @@ class SubAgents:
             raise SubagentError(f"a sub-agent named {name!r} exists already; use subagent_send")
         if not bypass_limit:
             self._check_room()
-        child = ChildSession(name, self._parent, self._sink, step)
+        child = ChildSession(name, self._parent, self._usage, self._sink, step)
         child.on_idle = self._finished
         if not notify:
             self._quiet.add(name)
@@ -325,7 +274,8 @@ class SubAgents:
             name = str(data.get("name", "")).strip()
             if not name or name in self.children:
                 continue
-            child = ChildSession(name, self._parent, self._sink, str(data.get("step", "")))
+            step = str(data.get("step", ""))
+            child = ChildSession(name, self._parent, self._usage, self._sink, step)
             child.on_idle = self._finished
             child.conversation.history = [Message.from_dict(m) for m in data.get("history", [])]
             child.conversation.reply = str(data.get("reply", ""))

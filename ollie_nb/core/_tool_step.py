@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ollie_nb.core._context import Phase
 from ollie_nb.core._events import ToolCalled, ToolFinished, ToolRefused
 from ollie_nb.core._guardrails import call_key, duplicates
 from ollie_nb.core._hooks import HookOutcome
@@ -29,7 +30,7 @@ from ollie_nb.redaction import redact_data
 from ollie_nb.tools import ToolResult
 
 if TYPE_CHECKING:
-    from ollie_nb.core._turn import TurnHost
+    from ollie_nb.core._context import AgentContext, TurnState
 
 MAX_PARALLEL = 8  # calls of one response running at once
 Hooks = Callable[[str, dict[str, Any]], Awaitable[HookOutcome]]
@@ -57,17 +58,18 @@ class ToolStep:
 
     def __init__(
         self,
-        host: TurnHost,
+        context: AgentContext,
+        state: TurnState,
         calls: Sequence[ToolCall],
         hooks: Hooks,
         scope: StepScope | None = None,
     ) -> None:
-        self.host = host
-        self._hooks = hooks
+        self.context, self.state = context, state
         self.scope = scope  # the step the turn works: what its task calls may change unasked
-        router = host.router
-        patterns = host.config.sequential_tools
-        builtin_of = host.gate.builtin_of
+        self._hooks = hooks
+        router = context.router
+        patterns = context.config.sequential_tools
+        builtin_of = context.gate.builtin_of
         self.calls = []
         for call in calls:
             args, bad_json = parse_arguments(call.arguments)
@@ -87,20 +89,20 @@ class ToolStep:
                 self._finished(pending, 0.0)
 
     async def _admit(self, pending: PendingCall) -> ToolResult | None:
-        router = self.host.router
+        router = self.context.router
         refused = router.refusal(pending.call, pending.args, pending.bad_json)
         if refused is not None:
             return refused
-        if self.host.config.hooks.get("preTool"):
+        if self.context.config.hooks.get("preTool"):
             outcome = await self._hooks("preTool", pending.payload())
             if outcome.block:
-                reason = self.host.redact(outcome.block)
+                reason = self.context.redact(outcome.block)
                 return ToolResult.error(f"a preTool hook denied {pending.call.name}: {reason}")
-        denied = await router.approval(pending.call, pending.args, self.host.gate, self.scope)
+        denied = await router.approval(pending.call, pending.args, self.context.gate, self.scope)
         if denied is not None:
-            shown = redact_data(pending.args, self.host.redact)
+            shown = redact_data(pending.args, self.context.redact)
             call = pending.call
-            self.host.emit(ToolRefused(call.id, call.name, pending.server, shown))
+            self.context.emit(ToolRefused(call.id, call.name, pending.server, shown))
         return denied
 
     # -- run -----------------------------------------------------------------------
@@ -130,16 +132,16 @@ class ToolStep:
 
     def _traced(self, pending: PendingCall, limit: asyncio.Semaphore) -> Awaitable[None]:
         """The call, in its execute_tool span when tracing."""
-        return tracing().tool(self.host, pending, self._run_one(pending, limit))
+        return tracing().tool(self.context.redact, pending, self._run_one(pending, limit))
 
     async def _run_one(self, pending: PendingCall, limit: asyncio.Semaphore) -> None:
         async with limit:
-            host = self.host
+            context = self.context
             self._started(pending)
-            host.state = f"tool:{pending.call.name}"
+            self.state.enter(Phase.TOOL, pending.call.name)
             started = time.perf_counter()
-            result = await host.router.dispatch(pending.call, pending.args)  # redacted there
-            if host.config.hooks.get("postTool"):
+            result = await context.router.dispatch(pending.call, pending.args)  # redacted there
+            if context.config.hooks.get("postTool"):
                 result = await self._post_tool(pending, result)
             pending.answer = result
             self._finished(pending, time.perf_counter() - started)
@@ -147,7 +149,7 @@ class ToolStep:
     async def _post_tool(self, pending: PendingCall, result: ToolResult) -> ToolResult:
         """postTool hooks: exit 0 appends their output to the result, exit 2 replaces it."""
         outcome = await self._hooks("postTool", {**pending.payload(), "result": result.text})
-        redact = self.host.redact
+        redact = self.context.redact
         if outcome.block:
             return replace(result, text=redact(outcome.block))
         if outcome.context:
@@ -164,7 +166,7 @@ class ToolStep:
     def join(self, tail: str = "") -> None:
         """Every result into the history in call order; `tail` (injected text, a plan reminder)
         rides on the last one, so no earlier message changes."""
-        history = self.host.conversation.history
+        history = self.state.conversation.history
         for n, pending in enumerate(self.calls):
             answer = pending.answer
             text = answer.text if answer is not None else CANCELLED_RESULT
@@ -176,14 +178,14 @@ class ToolStep:
     # -- events --------------------------------------------------------------------
 
     def _started(self, pending: PendingCall) -> None:
-        call, host = pending.call, self.host
-        shown = redact_data(pending.args, host.redact)
-        host.emit(ToolCalled(call.id, call.name, pending.server, shown))  # what cells show
+        call, redact = pending.call, self.context.redact
+        shown = redact_data(pending.args, redact)
+        self.context.emit(ToolCalled(call.id, call.name, pending.server, shown))  # what cells show
 
     def _finished(self, pending: PendingCall, seconds: float) -> None:
         call, answer = pending.call, pending.answer
         assert answer is not None
-        self.host.emit(
+        self.context.emit(
             ToolFinished(
                 call.id,
                 call.name,

@@ -44,12 +44,13 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
     from opentelemetry.trace import Span, SpanContext, Tracer
 
-    from ollie_nb.core._config import AgentConfig
+    from ollie_nb.core._context import AgentContext
     from ollie_nb.core._events import TurnResult, TurnStarted
     from ollie_nb.llm import Backend
     from ollie_nb.planning import PlanRecord, StepRef
 
 R = TypeVar("R")
+Redact = Callable[[str], str]
 
 CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -69,18 +70,6 @@ WORKER = "ollie.worker"  # who worked the step: the agent's name or a sub-agent'
 
 class TracingUnavailableError(UnavailableError):
     """Tracing was asked for and the OpenTelemetry SDK (the `otel` extra) is not installed."""
-
-
-class TracedHost(Protocol):
-    """What a span reads of the agent or sub-agent it traces."""
-
-    config: AgentConfig
-
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def backend(self) -> Backend: ...
-    def redact(self, text: str) -> str: ...
 
 
 class TracedCall(Protocol):
@@ -128,23 +117,31 @@ class Tracing:
         return "off"
 
     def turn(
-        self, host: TracedHost, start: TurnStarted, work: Awaitable[TurnResult]
+        self,
+        context: AgentContext,
+        session_id: str,
+        start: TurnStarted,
+        work: Awaitable[TurnResult],
     ) -> Awaitable[TurnResult]:
         """One turn: `invoke_agent`, the parent of its model requests and tool calls."""
         return work
 
     def chat(
-        self, host: TracedHost, messages: Sequence[Message], stream: AsyncIterator[StreamEvent]
+        self,
+        context: AgentContext,
+        session_id: str,
+        messages: Sequence[Message],
+        stream: AsyncIterator[StreamEvent],
     ) -> AsyncIterator[StreamEvent]:
         """One model request: `chat`, from its first event to the stream's end."""
         return stream
 
-    def tool(self, host: TracedHost, pending: TracedCall, work: Awaitable[R]) -> Awaitable[R]:
+    def tool(self, redact: Redact, pending: TracedCall, work: Awaitable[R]) -> Awaitable[R]:
         """One tool call that runs: `execute_tool`, until `pending` has its answer; an error
         result sets the span's error status."""
         return work
 
-    def plan_made(self, host: TracedHost, record: PlanRecord) -> None:
+    def plan_made(self, redact: Redact, record: PlanRecord) -> None:
         """`reasoning_plan` made a plan: its goal id and steps join the call's span."""
 
     def plan_run(
@@ -402,25 +399,33 @@ class OtelTracing(Tracing):
     # -- turns and model requests --------------------------------------------------------
 
     def turn(
-        self, host: TracedHost, start: TurnStarted, work: Awaitable[TurnResult]
+        self,
+        context: AgentContext,
+        session_id: str,
+        start: TurnStarted,
+        work: Awaitable[TurnResult],
     ) -> Awaitable[TurnResult]:
-        return self._turn(host, start, work)
+        return self._turn(context, session_id, start, work)
 
     async def _turn(
-        self, host: TracedHost, start: TurnStarted, work: Awaitable[TurnResult]
+        self,
+        context: AgentContext,
+        session_id: str,
+        start: TurnStarted,
+        work: Awaitable[TurnResult],
     ) -> TurnResult:
-        name = host.config.name or "agent"
+        name = context.config.name or "agent"
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": name,
-            "gen_ai.conversation.id": host.session_id,
-            **_model_attributes(host.backend),
+            "gen_ai.conversation.id": session_id,
+            **_model_attributes(context.backend),
         }
         if start.step is not None:
             attributes.update(_step_attributes(start.step))
         if self.capture:
             attributes["gen_ai.input.messages"] = _messages_json(
-                [Message.user(start.prompt)], host.redact
+                [Message.user(start.prompt)], context.redact
             )
         with self.tracer.start_as_current_span(
             f"invoke_agent {name}", attributes=attributes, record_exception=False
@@ -435,25 +440,29 @@ class OtelTracing(Tracing):
                 self._error(span, result.error or result.blocked, "turn_error")
             if self.capture and result.reply:
                 output = [Message.assistant(result.reply)]
-                span.set_attribute("gen_ai.output.messages", _messages_json(output, host.redact))
+                span.set_attribute("gen_ai.output.messages", _messages_json(output, context.redact))
             return result
 
     def chat(
-        self, host: TracedHost, messages: Sequence[Message], stream: AsyncIterator[StreamEvent]
+        self,
+        context: AgentContext,
+        session_id: str,
+        messages: Sequence[Message],
+        stream: AsyncIterator[StreamEvent],
     ) -> AsyncIterator[StreamEvent]:
-        return self._chat(host, messages, stream)
+        return self._chat(context, messages, stream)
 
     async def _chat(
-        self, host: TracedHost, messages: Sequence[Message], stream: AsyncIterator[StreamEvent]
+        self, context: AgentContext, messages: Sequence[Message], stream: AsyncIterator[StreamEvent]
     ) -> AsyncIterator[StreamEvent]:
-        backend, config = host.backend, host.config
+        backend, config, redact = context.backend, context.config, context.redact
         attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", **_model_attributes(backend)}
         if config.max_tokens:
             attributes["gen_ai.request.max_tokens"] = config.max_tokens
         if config.temperature is not None:
             attributes["gen_ai.request.temperature"] = config.temperature
         if self.capture:
-            attributes.update(_chat_input(messages, host.redact))
+            attributes.update(_chat_input(messages, redact))
         span = self.tracer.start_span(f"chat {backend.model}", attributes=attributes)
         text: list[str] = []
         calls: tuple[Any, ...] = ()
@@ -469,7 +478,7 @@ class OtelTracing(Tracing):
                     calls = event.tool_calls
                 yield event
         except BaseException as exc:
-            self._error(span, host.redact(str(exc)) or type(exc).__name__, type(exc).__name__)
+            self._error(span, redact(str(exc)) or type(exc).__name__, type(exc).__name__)
             raise
         finally:
             closer: Callable[[], Awaitable[Any]] | None = getattr(stream, "aclose", None)
@@ -479,15 +488,15 @@ class OtelTracing(Tracing):
             finally:
                 if self.capture:
                     reply = [Message.assistant("".join(text), calls)]
-                    span.set_attribute("gen_ai.output.messages", _messages_json(reply, host.redact))
+                    span.set_attribute("gen_ai.output.messages", _messages_json(reply, redact))
                 span.end()
 
     # -- tools and plans -----------------------------------------------------------------
 
-    def tool(self, host: TracedHost, pending: TracedCall, work: Awaitable[R]) -> Awaitable[R]:
-        return self._tool(host, pending, work)
+    def tool(self, redact: Redact, pending: TracedCall, work: Awaitable[R]) -> Awaitable[R]:
+        return self._tool(redact, pending, work)
 
-    async def _tool(self, host: TracedHost, pending: TracedCall, work: Awaitable[R]) -> R:
+    async def _tool(self, redact: Redact, pending: TracedCall, work: Awaitable[R]) -> R:
         call = pending.call
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
@@ -496,7 +505,6 @@ class OtelTracing(Tracing):
             "gen_ai.tool.type": "function",
             "ollie.tool.server": pending.server,
         }
-        redact = host.redact
         if self.capture:
             shown = redact_data(pending.args, redact)
             attributes["gen_ai.tool.call.arguments"] = json.dumps(shown, ensure_ascii=False)
@@ -515,7 +523,7 @@ class OtelTracing(Tracing):
                 span.set_attribute("gen_ai.tool.call.result", redact(result.text))
             return done
 
-    def plan_made(self, host: TracedHost, record: PlanRecord) -> None:
+    def plan_made(self, redact: Redact, record: PlanRecord) -> None:
         span = self._trace.get_current_span()
         if not span.is_recording():
             return
@@ -535,9 +543,9 @@ class OtelTracing(Tracing):
         if record.ids:
             span.set_attribute("ollie.task.ids", list(record.ids))
         if record.warning:
-            span.set_attribute("ollie.plan.warning", host.redact(record.warning))
+            span.set_attribute("ollie.plan.warning", redact(record.warning))
         if self.capture:
-            span.set_attribute("ollie.plan.goal", host.redact(record.goal))
+            span.set_attribute("ollie.plan.goal", redact(record.goal))
 
     def plan_run(
         self, record: PlanRecord, width: int, work: Coroutine[Any, Any, R]

@@ -3,7 +3,7 @@
 A turn takes one prompt to a final reply: the model is called, the tool calls it
 makes are run and answered, and the model is called again, until it answers
 without tool calls (or the step limit, a model error or an interruption ends it).
-The runner works on a `TurnHost` (the AgentCore) through the narrow protocol below.
+The runner is handed the agent's context (what its parts share) and its turn state.
 """
 
 # long module: one concept, the turn loop: its phases and the pieces they share.
@@ -13,15 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any
 
-from ollie_nb.core._budget import BudgetExceededError, Ledger
+from ollie_nb.core._budget import BudgetExceededError
 from ollie_nb.core._compact import COMPACT_AT, Compaction, needs_compaction
 from ollie_nb.core._config import AgentConfig
-from ollie_nb.core._conversation import Conversation
+from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._events import (
-    Event,
     Notice,
     ReasoningDelta,
     Retrying,
@@ -39,8 +38,8 @@ from ollie_nb.core._guardrails import (
 )
 from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
-from ollie_nb.core._model_gateway import Meter, send_request
-from ollie_nb.core._routing import StepScope, ToolRouter, TrustGate
+from ollie_nb.core._model_gateway import send_request
+from ollie_nb.core._routing import StepScope
 from ollie_nb.core._tool_step import ToolStep
 from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import (
@@ -51,6 +50,7 @@ from ollie_nb.llm import (
     LLMHTTPError,
     Message,
     RetryNotice,
+    StreamEvent,
     ThinkingBlock,
     ThinkingReady,
     ToolCall,
@@ -61,49 +61,10 @@ from ollie_nb.llm import (
 from ollie_nb.llm import ReasoningDelta as ReasoningChunk
 from ollie_nb.llm import TextDelta as TextChunk
 
-if TYPE_CHECKING:
-    from ollie_nb.llm import Backend
-
 MAX_STOP_CONTINUES = 5
 MAX_TOOL_USE_RETRIES = 2  # a provider refusing a malformed tool call: the model tries again
 MIN_COMPACT_TOKENS = 1000  # below this the context window is not even asked for
 log = logging.getLogger("ollie_nb.core")
-
-
-class AgentSettings(Protocol):
-    """An agent's settings a turn runs with; a sub-agent takes them from its parent."""
-
-    config: AgentConfig
-    router: ToolRouter
-
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def backend(self) -> Backend: ...
-    @property
-    def workdir(self) -> str: ...
-    @property
-    def gate(self) -> TrustGate: ...
-    def redact(self, text: str) -> str: ...
-    def system_prompt(self) -> str: ...
-    def subprocess_env(self) -> dict[str, str]: ...
-    def round_ended(self) -> None: ...  # a tool round joined the history: the session is saved
-
-
-class TurnHost(AgentSettings, Protocol):
-    """What the turn loop needs of an agent: its settings plus its conversation."""
-
-    conversation: Conversation
-    state: str
-
-    @property
-    def ledger(self) -> Ledger: ...  # the spend this turn is counted in, and its caps
-
-    def emit(self, event: Event) -> None: ...
-    def take_injected(self) -> list[str]: ...
-    def context_size(self) -> int: ...
-    async def compact_history(self) -> Compaction: ...
-    async def plan_reminder(self) -> str: ...
 
 
 class _Ended(Exception):
@@ -114,10 +75,12 @@ class _Ended(Exception):
 
 
 class TurnRunner:
-    """Runs turns for one host; `partial` holds the reply text streamed so far."""
+    """Runs the turns of one agent (or sub-agent) on its state, each with the context it is
+    handed; `partial` holds the reply text streamed so far."""
 
-    def __init__(self, host: TurnHost) -> None:
-        self.host = host
+    def __init__(self, state: TurnState, context: AgentContext | None = None) -> None:
+        self.state = state
+        self._context = context  # the context of the turn running (or the last one)
         self.partial: list[str] = []
         self.last_text = ""  # the latest model response's text
         self.interrupting = False  # set by AgentCore.interrupt: a user's stop, not a shutdown
@@ -129,31 +92,37 @@ class TurnRunner:
         self.context_warning = ContextWarning()  # said once, again after a compaction
         self.scope: StepScope | None = None  # the stored step this turn works, if any
 
-    async def run(self, start: TurnStarted) -> TurnResult:
+    @property
+    def context(self) -> AgentContext:
+        assert self._context is not None, "a turn runs with a context"
+        return self._context
+
+    async def run(self, context: AgentContext, start: TurnStarted) -> TurnResult:
         """One turn; an internal error runs the turnError hooks and is kept for `%ollie debug`."""
+        self._context = context
         try:
-            return await tracing().turn(self.host, start, self._run(start))
+            return await tracing().turn(context, self.state.session_id, start, self._run(start))
         except Exception as exc:
             self.last_error = traceback.format_exc()
-            message = f"internal error: {type(exc).__name__}: {self.host.redact(str(exc))}"
+            message = f"internal error: {type(exc).__name__}: {context.redact(str(exc))}"
             await self._turn_error(message, "internal")
-            self.host.state = "idle"
+            self.state.enter(Phase.IDLE)
             raise
 
     async def _run(self, start: TurnStarted) -> TurnResult:
         """Prompt hooks, compaction if due, then model and tool steps until a final reply."""
-        host = self.host
+        context, conversation = self.context, self.state.conversation
         self.scope = StepScope.of(start.step)
-        host.emit(start)
+        context.emit(start)
         try:
             prompt = await self._prompt_hooks(start.prompt)
         except _Ended as ended:
             return ended.result
         await self._compact_if_due()
-        host.conversation.history.append(Message.user(prompt))
+        conversation.history.append(Message.user(prompt))
         self.partial = []
         self.failed_rounds = FailedRounds(
-            host.config.failed_rounds_nudge, host.config.failed_rounds_limit
+            context.config.failed_rounds_nudge, context.config.failed_rounds_limit
         )
         steps = 0
         stop_continues = [0]
@@ -164,7 +133,7 @@ class TurnRunner:
                 calls = await self._model_step(steps)
                 if calls:
                     verdict = await self._tool_step(calls)
-                    host.round_ended()
+                    self.context.save_round()
                     if verdict is RoundVerdict.STOP:
                         self._stop_failing(steps)
                 elif not await self._continue_after_reply(stop_continues):
@@ -179,9 +148,7 @@ class TurnRunner:
                 result.error_handled = said
             return result
         except asyncio.CancelledError:
-            host.conversation.history[:] = close_interrupted(
-                host.conversation.history, "".join(self.partial)
-            )
+            conversation.history[:] = close_interrupted(conversation.history, "".join(self.partial))
             self.partial = []
             result = self.end(TurnResult(reply="", interrupted=True, steps=steps))
             if not self.interrupting:
@@ -195,51 +162,54 @@ class TurnRunner:
 
     async def _prompt_hooks(self, prompt: str) -> str:
         """userPromptSubmit hooks (may block or add context), then preTurn hooks' context."""
-        host = self.host
+        context = self.context
         outcome = await self.hooks("userPromptSubmit", {"prompt": prompt})
         if outcome.block:
-            reason = host.redact(outcome.block)
-            host.emit(Notice(f"prompt blocked by a userPromptSubmit hook: {reason}", "error"))
-            host.emit(TurnEnded(blocked=reason))
-            raise _Ended(TurnResult(blocked=reason))
+            reason = context.redact(outcome.block)
+            context.emit(Notice(f"prompt blocked by a userPromptSubmit hook: {reason}", "error"))
+            result = TurnResult(blocked=reason)
+            context.emit(TurnEnded(result))
+            raise _Ended(result)
         before = await self.hooks("preTurn", {"prompt": prompt})
-        context = [*self.carried, *outcome.context, *before.context]
+        added = [*self.carried, *outcome.context, *before.context]
         self.carried = []
-        if context:
-            prompt += "\n\n" + "\n".join(host.redact(c) for c in context)
+        if added:
+            prompt += "\n\n" + "\n".join(context.redact(c) for c in added)
         return prompt
 
     async def _compact_if_due(self) -> None:
         """Compact first when the context reaches 75% of the model's window (ollie's rule)."""
-        host = self.host
-        size = host.context_size() if host.conversation.history else 0
+        context, conversation = self.context, self.state.conversation
+        size = self.context_size() if conversation.history else 0
         if size < MIN_COMPACT_TOKENS:  # no model's window is that small: skip the probe
             self.context_warning.rearm()  # far below any window's warning mark
             return
         try:
-            window = await host.backend.context_length()
+            window = await context.backend.context_length()
         except Exception as exc:  # an unknown window: no automatic compaction this turn
             log.info("context length unknown: %s", exc)
             return
         if not needs_compaction(size, window):
             warning = self.context_warning.check(size, window) if window else ""
             if warning:
-                host.emit(Notice(warning, "warning"))
+                context.emit(Notice(warning, "warning"))
             return
-        host.emit(
+        context.emit(
             Notice(
                 f"context at {size} of {window} tokens (over {COMPACT_AT:.0%}): compacting first"
             )
         )
         try:
-            done = await host.compact_history()
+            done = await self.compact(context)
         except LLMError as exc:
-            host.emit(Notice(f"compaction failed: {host.redact(str(exc))}; the history is kept"))
+            context.emit(
+                Notice(f"compaction failed: {context.redact(str(exc))}; the history is kept")
+            )
             return
         except BudgetExceededError:  # not sent: the history is kept, and the turn's own
             return  # request meets the same cap and ends the turn with its line
         self.context_warning.rearm()  # ollie's reset: a compacted context is warned about again
-        host.emit(Notice(done.note))
+        context.emit(Notice(done.note))
 
     async def _post_turn(self) -> None:
         """postTurn hooks: their output joins the context of the next turn."""
@@ -249,55 +219,59 @@ class TurnRunner:
     async def _turn_error(self, message: str, kind: str) -> bool:
         """turnError hooks, told what went wrong; True when they handled it (all exited 0),
         which is said in one line with their output."""
-        host = self.host
+        context = self.context
         try:
             outcome = await self.hooks("turnError", {"error": message, "error_type": kind})
         except Exception as exc:  # a failing hook must not hide the turn's own error
-            host.emit(Notice(f"turnError hook failed: {type(exc).__name__}"))
+            context.emit(Notice(f"turnError hook failed: {type(exc).__name__}"))
             return False
         if outcome.handled:
-            said = host.redact("\n".join(outcome.context))
-            host.emit(Notice("a turnError hook handled the error" + (f": {said}" if said else "")))
+            said = context.redact("\n".join(outcome.context))
+            context.emit(
+                Notice("a turnError hook handled the error" + (f": {said}" if said else ""))
+            )
         return outcome.handled
 
     async def _first_error(self, error: LLMHTTPError) -> bool:
         """Before a request is retried: the turnError hooks; True (handled) skips the retries."""
-        self.error_hooked = await self._turn_error(self.host.redact(str(error)), error_kind(error))
+        self.error_hooked = await self._turn_error(
+            self.context.redact(str(error)), error_kind(error)
+        )
         return self.error_hooked
 
     async def _model_step(self, steps: int) -> tuple[ToolCall, ...]:
         """One model call (within maxSteps); the reply joins the history."""
-        host = self.host
-        limit = host.config.max_steps
+        context, conversation = self.context, self.state.conversation
+        limit = context.config.max_steps
         if steps > limit:
             note = (
                 f"stopped: this turn reached maxSteps ({limit} model calls); "
                 "send a prompt or `%ollie run` to continue"
             )
-            host.emit(Notice(note))
-            host.conversation.history.append(Message.assistant(f"[{note}]"))
-            result = TurnResult(reply=host.conversation.reply, steps=steps - 1, step_limit=True)
+            context.emit(Notice(note))
+            conversation.history.append(Message.assistant(f"[{note}]"))
+            result = TurnResult(reply=conversation.reply, steps=steps - 1, step_limit=True)
             raise _Ended(self.end(result))
         self.error_hooked = None
         try:
             reply = await self._respond_recovering()
         except (LLMError, BudgetExceededError) as exc:  # shown and kept; never sent to the model
-            message = host.redact(str(exc))
-            host.emit(Notice(message, "error"))
-            host.conversation.record_error(message)
+            message = context.redact(str(exc))
+            context.emit(Notice(message, "error"))
+            conversation.record_error(message)
             result = TurnResult(error=message, steps=steps, failure=exc)
             raise _Ended(self.end(result)) from exc
-        host.conversation.history.append(reply)
+        conversation.history.append(reply)
         self.partial = []
         self.last_text = reply.content
         if reply.content:
-            host.conversation.reply = reply.content
+            conversation.reply = reply.content
         return reply.tool_calls
 
     async def _respond_recovering(self) -> Message:
         """One model response; a refused tool call is told to the model and tried again
         (bounded), and a context overflow compacts the history and retries once."""
-        host = self.host
+        context, conversation = self.context, self.state.conversation
         refused = 0
         compacted = False
         while True:
@@ -308,26 +282,28 @@ class TurnRunner:
                     raise
                 refused += 1
                 self.partial = []
-                reason = host.redact(str(exc))
-                host.emit(Notice(f"the provider refused a tool call; the model retries: {reason}"))
-                note = Message.user(host.redact(tool_use_failed_note(exc)))
-                host.conversation.history.append(note)
+                reason = context.redact(str(exc))
+                context.emit(
+                    Notice(f"the provider refused a tool call; the model retries: {reason}")
+                )
+                note = Message.user(context.redact(tool_use_failed_note(exc)))
+                conversation.history.append(note)
             except ContextOverflowError:
                 if compacted:
                     raise
                 compacted = True
                 self.partial = []
-                host.emit(
+                context.emit(
                     Notice("the context is too long for the model: compacting, then retrying")
                 )
-                done = await host.compact_history()
-                host.emit(Notice(done.note))
+                done = await self.compact(context)
+                context.emit(Notice(done.note))
 
     async def _tool_step(self, calls: Sequence[ToolCall]) -> RoundVerdict:
         """Approve the calls in call order, run the approved ones together, join the results in
         call order (ToolStep); an interruption still answers every call. Says whether the
         failing-rounds guard nudges the model or stops the turn."""
-        step = ToolStep(self.host, calls, self.hooks, self.scope)
+        step = ToolStep(self.context, self.state, calls, self.hooks, self.scope)
         try:
             await step.approve()
             await step.run()
@@ -340,46 +316,46 @@ class TurnRunner:
 
     def _stop_failing(self, steps: int) -> None:
         """End the turn: every call failed in failedRoundsLimit rounds in a row."""
-        host = self.host
+        context, conversation = self.context, self.state.conversation
         note = self.failed_rounds.stop_note()
-        host.emit(Notice(note, "error"))
-        host.conversation.history.append(Message.assistant(f"[{note}]"))
-        result = TurnResult(reply=host.conversation.reply, error=note, steps=steps)
+        context.emit(Notice(note, "error"))
+        conversation.history.append(Message.assistant(f"[{note}]"))
+        result = TurnResult(reply=conversation.reply, error=note, steps=steps)
         raise _Ended(self.end(result)) from FailingToolsError(note)
 
     async def _round_notes(self, nudge: bool = False) -> str:
         """What rides on a round's last result: text the user injected meanwhile, the nudge of
         a run of failing rounds, and every planReminder rounds (or with the nudge) the open
         plan (a note at the tail: no earlier message changes)."""
-        host = self.host
+        context = self.context
         notes = []
-        injected = host.take_injected()
+        injected = context.injected()
         if injected:
             notes.append("[user interruption] " + "\n".join(injected))
         if nudge:
             notes.append(NUDGE)
         self.tool_rounds += 1
-        every = host.config.plan_reminder
+        every = context.config.plan_reminder
         if nudge or (every and self.tool_rounds % every == 0):
-            reminder = await host.plan_reminder()
+            reminder = await context.reminder()
             if reminder:
                 notes.append(reminder)
         return "\n\n".join(notes)
 
     async def _continue_after_reply(self, stop_continues: list[int]) -> bool:
         """After a reply without calls: a stop hook or injected text may keep the turn going."""
-        host = self.host
-        if host.config.hooks.get("stop") and stop_continues[0] < MAX_STOP_CONTINUES:
+        context, conversation = self.context, self.state.conversation
+        if context.config.hooks.get("stop") and stop_continues[0] < MAX_STOP_CONTINUES:
             outcome = await self.hooks("stop", {"reply": self.last_text})
             if outcome.block:
                 stop_continues[0] += 1
-                reason = host.redact(outcome.block)
-                host.emit(Notice(f"a stop hook asked to continue: {reason}"))
-                host.conversation.history.append(Message.user(reason))
+                reason = context.redact(outcome.block)
+                context.emit(Notice(f"a stop hook asked to continue: {reason}"))
+                conversation.history.append(Message.user(reason))
                 return True
-        injected = host.take_injected()
+        injected = context.injected()
         if injected:
-            host.conversation.history.append(Message.user("\n".join(injected)))
+            conversation.history.append(Message.user("\n".join(injected)))
             return True
         return False
 
@@ -387,50 +363,74 @@ class TurnRunner:
 
     async def hooks(self, event: str, payload: dict[str, Any]) -> HookOutcome:
         """Run the config's hooks for `event`; warnings become info notices."""
-        host = self.host
-        commands = host.config.hooks.get(event)
+        context = self.context
+        commands = context.config.hooks.get(event)
         if not commands:
             return HookOutcome()
-        body = {**payload, "cwd": host.workdir, "session_id": host.session_id}
-        outcome = await run_hooks(event, commands, body, host.workdir, env=host.subprocess_env())
+        body = {**payload, "cwd": context.workdir, "session_id": self.state.session_id}
+        env = context.subprocess_env()
+        outcome = await run_hooks(event, commands, body, context.workdir, env=env)
         for warning in outcome.warnings:
-            host.emit(Notice(host.redact(warning)))
+            context.emit(Notice(context.redact(warning)))
         return outcome
 
     async def respond(self) -> Message:
         """Stream one model response (through the model gateway) as the assistant Message;
         emit text and retries as they come (reasoning only sets the state: it never joins
         the reply)."""
-        host = self.host
-        messages = [Message.system(host.system_prompt()), *host.conversation.history]
+        context, conversation = self.context, self.state.conversation
+        messages = [Message.system(context.system_prompt()), *conversation.history]
         calls: tuple[ToolCall, ...] = ()
         thinking: tuple[ThinkingBlock, ...] = ()
-        tools = host.router.defs if host.config.tools else ()
-        meter = Meter(host.ledger, host.conversation.usage, host.emit)
-        stream = send_request(host, meter, messages, params(host.config), tools)
-        host.state = "waiting"
+        tools = context.router.defs if context.config.tools else ()
+        stream = send_request(context, self.state, messages, params(context.config), tools)
+        self.state.enter(Phase.WAITING)
         try:
             async for event in stream:
                 if isinstance(event, TextChunk):
-                    host.state = "streaming"
+                    self.state.enter(Phase.STREAMING)
                     self.partial.append(event.text)
-                    host.emit(TextDelta(event.text))
+                    context.emit(TextDelta(event.text))
                 elif isinstance(event, ReasoningChunk):
-                    host.state = "thinking"
-                    host.emit(ReasoningDelta(event.text))
+                    self.state.enter(Phase.THINKING)
+                    context.emit(ReasoningDelta(event.text))
                 elif isinstance(event, ToolCallsReady):
                     calls = event.tool_calls
                 elif isinstance(event, ThinkingReady):
                     thinking = event.blocks
                 elif isinstance(event, RetryNotice):
-                    host.emit(Retrying(event.reason, event.attempt, event.delay))
+                    context.emit(Retrying(event.reason, event.attempt, event.delay))
         finally:
             await stream.aclose()
         return Message.assistant("".join(self.partial), calls, thinking)
 
+    def context_size(self) -> int:
+        """Tokens the next request will send: the last reported input size, else an estimate
+        (a sub-agent's: the last reported size)."""
+        conversation = self.state.conversation
+        if not self.context.compacts:
+            return conversation.usage.last_input_tokens
+        return conversation.context_size(self.context.system_prompt())
+
+    async def compact(self, context: AgentContext) -> Compaction:
+        """Compact now (also from inside a turn): pre/postCompact hooks, archive, then save;
+        counted as the turn's requests are. A sub-agent's history is not compacted."""
+        if not context.compacts:
+            return Compaction(None, "a sub-agent's history is not compacted")
+        self._context = context
+
+        def send(messages: Sequence[Message]) -> AsyncGenerator[StreamEvent, None]:
+            return send_request(context, self.state, messages, params(context.config))
+
+        conversation, prompt = self.state.conversation, context.system_prompt()
+        done = await conversation.compact(context.backend, prompt, send, self.hooks, context.redact)
+        if done.history is not None:
+            context.save_session()
+        return done
+
     def end(self, result: TurnResult) -> TurnResult:
-        self.host.state = "idle"
-        self.host.emit(TurnEnded.of(result))
+        self.state.enter(Phase.IDLE)
+        self.context.emit(TurnEnded(result))
         return result
 
 

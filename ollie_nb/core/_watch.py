@@ -1,192 +1,265 @@
-"""Event-driven planning: read the task server's events as soon as it signals a change.
+"""AgentWatch: the agent's side of the watch: its watcher, its waker, the sink, the steps it took.
 
-PLANNING.md's next step: instead of polling its plan, the agent is told when a
-blocked step becomes ready, when a step is assigned to it, and when someone else
-finishes one of its steps. This watcher subscribes to the server's `tasks://events`
-resource (MCP subscriptions/listen) and reads `task_events(since=...)` on each
-signal; a server that offers no subscription is polled every `interval` seconds.
-What the events lead to is decided by `_react.Reactions`.
+`core.watch` is this class: start, stop, until_idle, catch_up. It is handed the agent's
+prompt queue and plans, and its turn controls (running, interrupt, submit) as functions.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
-from ollie_nb.core._env import AgentEnv
-from ollie_nb.core._react import Reactions
-from ollie_nb.errors import NoTaskServerError
-from ollie_nb.planning import EVENTS_URI, TaskClient
+from ollie_nb.core._agent_env import AgentEnv
+from ollie_nb.core._event_reader import TaskEventWatcher
+from ollie_nb.core._events import (
+    Event,
+    EventSink,
+    ToolCalled,
+    ToolFinished,
+    TurnResult,
+    WatchNotice,
+    WatchWhat,
+)
+from ollie_nb.core._plans import Plans
+from ollie_nb.core._queue import PromptQueue
+from ollie_nb.core._react import Reactions, WatchHooks
+from ollie_nb.core._wake import Waker
+from ollie_nb.errors import NotStartedError
+from ollie_nb.planning import TASK_UPDATE, Origin, QueuedPrompt, StepRef
 
 log = logging.getLogger("ollie_nb.core")
 
-PAGE = 200  # events per read at most; ollie-tasks also bounds a page by size
-START_TIMEOUT = 10.0
-LOG_SIZE = 50
 
-Updates = Callable[[str], AbstractAsyncContextManager["AsyncIterator[Any] | None"]]
+Submit = Callable[[QueuedPrompt, EventSink], Awaitable[TurnResult]]
+"""Run a queued item as the agent's turn, its events to the sink."""
 
 
-class TaskEventWatcher:
-    """Reads `task_events` on each change signal (or every `interval` s without one)."""
+@dataclass(frozen=True)
+class Hold:
+    """A watch turn's claim of its step: the heartbeat renewing it, or why it was refused."""
+
+    beat: asyncio.Future[None] | None = None
+    refused: str = ""
+
+
+class AgentWatch:
+    """Watches the task server for one agent and, with `wake`, has it work what gets queued."""
 
     def __init__(
         self,
-        client: TaskClient,
-        reactions: Reactions,
-        interval: float = 2.0,
-        updates: Updates | None = None,
+        prompts: PromptQueue,
+        plans: Plans,
+        env: Callable[[], AgentEnv | None],
+        name: Callable[[], str],
+        *,
+        running: Callable[[], bool],
+        interrupt: Callable[[], bool],
+        submit: Submit,
     ) -> None:
-        self.client = client
-        self.server = client.server
-        self.reactions = reactions
-        self.interval = max(0.1, interval)
-        self._updates = updates
-        self.mode = "starting"  # then "subscribed" or "polling"
-        self.seq = 0
-        self.log: deque[str] = deque(maxlen=LOG_SIZE)
-        self._lock = asyncio.Lock()
-        self._listening = asyncio.Event()  # set once the mode is known
-        self._task: asyncio.Task[None] | None = None
+        self._prompts, self._plans, self._env, self._name = prompts, plans, env, name
+        self._running, self._interrupt, self._submit = running, interrupt, submit
+        self.watcher: TaskEventWatcher | None = None
+        self.waker: Waker | None = None
+        self.sink: EventSink = _ignore
+        self.worked: set[str] = set()  # task ids of the steps the agent (or its children) took
+        self.run_steps: set[str] = set()  # task ids parallel runs have claimed (or are claiming)
+        self.current = ""  # the task id of the step the agent took last
+        self._updates: dict[str, Any] = {}  # call id -> args of the agent's task_update calls
+        self._ending: asyncio.Future[None] | None = None
 
-    @classmethod
-    def for_env(
-        cls, env: AgentEnv, reactions: Reactions, interval: float = 2.0
-    ) -> TaskEventWatcher:
-        """A watcher of the env's task server; a NoTaskServerError says why there can be none."""
-        client = env.task_client
-        if not env.task_server or client is None:
-            raise NoTaskServerError("no task server is wired (see the agent's mcpServers)")
-        if not client.caps.events:
-            raise NoTaskServerError(f"the task server '{env.task_server}' has no event log")
-        server = env.dispatcher.get_server(env.task_server)
-        updates = getattr(server, "resource_updates", None)
-        return cls(client, reactions, interval, updates)
+    def took(self, step: StepRef | None) -> None:
+        """Remember a task step as taken by the agent, so the watch never queues it again."""
+        self.current = step.task_id if step is not None and step.task_id is not None else ""
+        if self.current:
+            self.worked.add(self.current)
 
-    @property
-    def running(self) -> bool:
-        return self._task is not None and not self._task.done()
-
-    async def start(self) -> None:
-        """Begin at the server's newest event, queue the steps ready now, then watch."""
-        more = True
-        while more:
-            _, more = await self._fetch()
-        await self.stop()
-        self._listening.clear()
-        self._task = asyncio.create_task(self._run(), name="ollie-task-events")
-        try:  # subscribed before the ready steps are queued: no change falls in between
-            await asyncio.wait_for(self._listening.wait(), START_TIMEOUT)
-        except asyncio.TimeoutError:
-            log.warning("task events: no subscription within %g s; going on", START_TIMEOUT)
-        self.log.extend(await self.reactions.catch_up())
-
-    async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                if self._updates is not None and await self._listen(self._updates):
-                    continue  # the stream ended: listen again (and read what was missed)
-                await self._poll_forever()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a lost stream or a bad answer must not end the watch
-                self.log.append(f"task events: {exc}")
-                log.warning("task events: %s", exc)
-                self._listening.set()
-                await asyncio.sleep(self.interval)
-                await self.safe_poll()  # until the stream is back, poll
-
-    async def _listen(self, updates: Updates) -> bool:
-        """Read events on each signal; False when the server offers no subscription."""
-        async with updates(EVENTS_URI) as signals:
-            if signals is None:
-                return False
-            self.mode = "subscribed"
-            self._listening.set()
-            await self.poll()  # whatever happened before the subscription was acknowledged
-            async for _ in signals:
-                await self.poll()
+    def claim(self, step_id: str) -> bool:
+        """A parallel run would claim this step: False while the agent works it itself; else
+        the step is the run's: the watch no longer queues it, and a queued copy goes."""
+        if self._running() and step_id == self.current:
+            return False
+        self.run_steps.add(step_id)
+        queued = self._prompts.items
+        kept = [item for item in queued if item.step is None or item.step.task_id != step_id]
+        if len(kept) < len(queued):
+            self._prompts.clear()
+            for item in kept:
+                self._prompts.put(item)
         return True
 
-    async def _poll_forever(self) -> None:
-        self.mode = "polling"
-        self._listening.set()
-        while True:
-            await self.safe_poll()
-            await asyncio.sleep(self.interval)
+    async def admit(self, item: QueuedPrompt, lost: Callable[[str], None]) -> Hold:
+        """Claim a step the watch queued before the agent works it, with a lease renewed
+        while its turn runs where the server has leases (`lost(why)` if it is lost). The
+        hold says why not when another agent, kernel or a parallel run took it first (the
+        agent does not work it); any other item holds nothing."""
+        step, env = item.step, self._env()
+        if item.origin is not Origin.WATCH or step is None or step.task_id is None:
+            return Hold()
+        if env is None or env.task_client is None:
+            return Hold()
+        client, assignee = env.task_client, self._name()
+        lease = client.lease(env.config.claim_lease)
+        claim = await client.claim(step.task_id, assignee, lease if lease.active else None)
+        if not claim.taken:
+            why = claim.reason or claim.outcome.value
+            self.refused(step, why)
+            return Hold(refused=why)
+        if not lease.active:
+            return Hold()
+        beat = asyncio.ensure_future(client.keep(step.task_id, assignee, lease, lost))
+        return Hold(beat=beat)
 
-    def own_update(self, task_id: str, status: str) -> None:
-        """The agent itself updated a task (and the server said ok)."""
-        self.log.extend(self.reactions.own_update(task_id, status))
+    def refused(self, step: StepRef, why: str) -> None:
+        """Another worker holds a step the watch queued: never queued again, and not the
+        agent's current step."""
+        self.current = ""
+        text = f"{step.label}: not worked here, another worker holds it ({why})"
+        self.emit(WatchNotice(text, WatchWhat.SKIPPED, step_id=step.task_id or ""))
 
-    @property
-    def reading(self) -> bool:
-        """A read of the events is under way."""
-        return self._lock.locked()
+    async def release(self, item: QueuedPrompt) -> None:
+        """A claimed watch step after its turn: open again when the turn left it in progress
+        (stopped, failed, or ended without marking it done); done or failed, it stays."""
+        step, env = item.step, self._env()
+        if item.origin is not Origin.WATCH or step is None or step.task_id is None:
+            return
+        if env is None or env.task_client is None:
+            return
+        note = f"{self._name()}'s turn on it did not finish"
+        await env.task_client.release(step.task_id, note)
+
+    async def start(
+        self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True
+    ) -> TaskEventWatcher:
+        """Watch the task server: ready and assigned steps are queued (and worked, with `wake`).
+
+        The ready steps of our plans are queued at once (a restart finds them again);
+        then each change signal (or poll, every `interval` s, without one) is read.
+        `on_event` gets the watch's events and the turns the agent starts itself.
+        """
+        await self.stop()
+        env = self._env()
+        if env is None:
+            raise NotStartedError("the agent has not started: await core.start() first")
+        self.sink = on_event or _ignore
+        hooks = WatchHooks(
+            plans=lambda: list(self._plans),
+            enqueue=self._enqueue,
+            queued=lambda: self._prompts.items,
+            worked=lambda: self.worked | self.run_steps,
+            statuses=self._plans.statuses,
+            note=self._prompts.note,
+            emit=self.emit,
+        )
+        watcher = TaskEventWatcher.for_env(env, Reactions(hooks, self._name()), interval)
+        if wake:
+            self.waker = Waker(self._wake_turn, self._ended)
+        self.watcher = watcher
+        await watcher.start()
+        return watcher
+
+    async def stop(self) -> int:
+        """Stop the watch; a turn the agent started itself is interrupted, and the steps the
+        watch queued leave the queue (a new watch queues what is still ready). How many left."""
+        waker, self.waker = self.waker, None
+        watcher = self.watcher
+        if watcher is not None:
+            await watcher.stop()
+        if waker is not None:
+            if waker.working:
+                self._interrupt()
+            await waker.stop()
+        dropped = self._prompts.drop(_not_watched) if watcher is not None else 0
+        if dropped:
+            steps = "step" if dropped == 1 else "steps"
+            text = f"the watch is off: {dropped} {steps} it had queued left the queue"
+            self.emit(WatchNotice(text, WatchWhat.NOTE))
+        if self.watcher is watcher:  # not a watch started again meanwhile
+            self.watcher = None
+        return dropped
+
+    def kick(self) -> None:
+        """A turn ended or a prompt was queued: let the waker look."""
+        if self.waker is not None:
+            self.waker.kick()
+
+    def _enqueue(self, item: QueuedPrompt) -> None:
+        self._prompts.put(item)
+        self.kick()
+
+    def emit(self, notice: WatchNotice) -> None:
+        """A watch notice to the sink; a failing sink is logged, never raised."""
+        try:
+            self.sink(notice)
+        except Exception:
+            log.exception("watch sink failed on %s", notice.what.value)
+
+    async def _wake_turn(self) -> TurnResult | None:
+        """The waker's turn: the queue, worked when the agent is idle."""
+        if self._running() or not self._prompts.items:
+            return None
+        prompt = self._prompts.pop()
+        return None if prompt is None else await self._submit(prompt, self.sink)
+
+    def _ended(self, reason: str) -> None:
+        text = f"{reason}; the watch is off (turn it on again to go on)"
+        self.emit(WatchNotice(text, WatchWhat.STOPPED))
+        waker = self.waker
+
+        async def end() -> None:
+            if self.waker is waker:  # not a watch started again since
+                await self.stop()
+
+        self._ending = asyncio.ensure_future(end())
+
+    def idle(self) -> bool:
+        """Nothing queued, running, about to run, or being read."""
+        waker, watcher = self.waker, self.watcher
+        return (
+            not self._running()
+            and not self._prompts.items
+            and (waker is None or waker.idle)
+            and (watcher is None or not watcher.reading)
+        )
+
+    async def until_idle(self, timeout: float | None = None) -> None:
+        """Wait until nothing is queued or running and the watch has read every event."""
+
+        async def settled() -> None:
+            while True:
+                if self.idle() and self.watcher is not None:
+                    await self.watcher.safe_poll()  # what was signalled but not read yet
+                if self.idle():
+                    return
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(settled(), timeout)
 
     async def catch_up(self) -> None:
-        """Be current now: polling, read the events; subscribed, let a read under way finish."""
-        if self.mode != "subscribed":
-            await self.safe_poll()
+        """With a watcher on, be current: read the events (or let a read under way finish)."""
+        if self.watcher is None or not self.watcher.running:
             return
-        async with self._lock:
-            pass  # a signal not read yet is read by the watch loop itself
+        await self.watcher.catch_up()
 
-    async def safe_poll(self) -> list[str]:
-        """`poll`, with a failure logged rather than raised."""
-        try:
-            return await self.poll()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            self.log.append(f"could not read task events: {exc}")
-            log.warning("task events: %s", exc)
-            return []
+    def observe(self, event: Event) -> None:
+        """Tell the watcher of the agent's own successful task_update on its task server."""
+        watcher = self.watcher
+        if watcher is None:
+            return
+        if isinstance(event, ToolCalled) and event.tool == TASK_UPDATE:
+            self._updates[event.id] = event.args
+        elif isinstance(event, ToolFinished) and event.tool == TASK_UPDATE:
+            args = self._updates.pop(event.id, None)
+            if not event.is_error and isinstance(args, dict) and event.server == watcher.server:
+                task_id = str(args.get("id", "")).strip().lower()
+                watcher.own_update(task_id, str(args.get("status", "")).strip().lower())
 
-    async def _fetch(self) -> tuple[list[dict[str, Any]], bool]:
-        """The next page of events, and whether more follow; `seq` moves past the page.
 
-        A page that does not parse (a server whose pages outgrow the result cap) is asked
-        for again with half the limit; a single event that still does not parse is skipped,
-        with a log line, so the watch never stalls on it.
-        """
-        limit = PAGE
-        while True:
-            try:
-                page = await self.client.events(self.seq, limit)
-            except ValueError as exc:
-                if limit > 1:
-                    limit //= 2
-                    continue
-                self.log.append(f"task events: skipped the event after seq {self.seq}: {exc}")
-                log.warning("task events: skipped the event after seq %d: %s", self.seq, exc)
-                self.seq += 1
-                return [], False  # the rest at the next signal: a broken server cannot loop us
-            before = self.seq
-            if page.events:
-                self.seq = max(self.seq, page.events[-1]["seq"])
-            if page.next is not None:
-                self.seq = max(self.seq, page.next)
-            return page.events, page.more and self.seq > before  # on only while it moves
+def _ignore(event: Event) -> None:
+    return None
 
-    async def poll(self) -> list[str]:
-        """Read the new events once; return what they led to (also kept in `log`)."""
-        async with self._lock:  # the loop and a catch-up must not read the same events twice
-            events: list[dict[str, Any]] = []
-            more = True
-            while more:
-                page, more = await self._fetch()
-                events.extend(page)
-            lines = await self.reactions.react(events) if events else []
-        self.log.extend(lines)
-        return lines
+
+def _not_watched(item: QueuedPrompt) -> bool:
+    return item.origin is not Origin.WATCH

@@ -1,5 +1,7 @@
 """Headless workers: `python -m ollie_nb work --agent FILE` works the plans of a task store.
 
+The command line is ollie_nb/work.py (above the core); the worker's logic is here.
+
 A worker is an AgentCore without a notebook: it reads the goals of its agent's task
 server (those marked approved for work, the ones `--plan` names, or with `--all` every
 one), and works each plan with ready steps
@@ -16,24 +18,19 @@ may share one store (PostgreSQL): the store's atomic claims decide who works a s
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
-import os
-import signal
-import socket
-import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from ollie_nb.core._core import AgentCore
+from ollie_nb.core._event_reader import Updates
 from ollie_nb.core._events import Event, ToolRefused, WatchNotice, WatchWhat
 from ollie_nb.core._terminal import terminal_safe
-from ollie_nb.core._watch import Updates
 from ollie_nb.errors import OllieError
 from ollie_nb.planning import (
     APPROVED_LABEL,
@@ -70,7 +67,7 @@ class WorkerError(OllieError):
 
 @dataclass(frozen=True)
 class WorkOptions:
-    """What `work` was asked for (see `parser`)."""
+    """What `work` was asked for (see ollie_nb.work.parser)."""
 
     agent: str
     plans: tuple[str, ...] = ()  # goal ids; none: the approved plans (or all, `every`)
@@ -91,34 +88,6 @@ class WorkOptions:
         if self.plans:
             return "plan " + ", ".join(self.plans)
         return "every plan" if self.every else f"the plans labelled {APPROVED_LABEL!r}"
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="ollie-work",
-        description="Work the ready steps of the plans in the agent's task store, headless.",
-    )
-    p.add_argument("--agent", required=True, help="the agent JSON file (or an agent's name)")
-    p.add_argument(
-        "--plan",
-        action="append",
-        default=[],
-        help="work this goal's steps (a task id; repeatable); default: the approved plans",
-    )
-    p.add_argument(
-        "--all",
-        action="store_true",
-        dest="every",
-        help="work every plan in the store, approved for work or not",
-    )
-    p.add_argument("--parallel", type=int, default=1, help="steps worked at once (default 1)")
-    p.add_argument("--name", default="", help="the worker's name in claims (default host-pid)")
-    p.add_argument(
-        "--until-idle",
-        action="store_true",
-        help="exit 0 when no step is ready or claimed (default: keep watching the store)",
-    )
-    return p
 
 
 def plans_of(
@@ -258,7 +227,7 @@ class Worker:
 
     async def _work(self, record: PlanRecord) -> tuple[int, bool]:
         """One parallel run of `record`: how many steps it worked, and whether one failed."""
-        self.core.plan_book.reset([record])
+        self.core.plans.book.reset([record])
         run = self.core.run_plan(self.options.parallel, record.number, self._notice, spread=True)
         try:
             result = await run
@@ -378,51 +347,3 @@ def lease_ends(tasks: list[Task]) -> list[float]:
 
 def _has_claims(record: PlanRecord, states: dict[str, StepState]) -> bool:
     return any(states.get(step_id, StepState.UNKNOWN).is_active for step_id in record.ids)
-
-
-def default_name() -> str:
-    return f"worker-{socket.gethostname()}-{os.getpid()}"
-
-
-async def work(options: WorkOptions, log: Callable[[str], None]) -> int:
-    """Run one worker until idle or stopped (SIGINT / SIGTERM hand its steps back)."""
-    name = options.name or default_name()
-    core = AgentCore(agent=options.agent, name=name, autosave=False, execute=False)
-    worker = Worker(core, options, log)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, worker.stop, sig.name)
-    try:
-        async with core:
-            log(terminal_safe(f"{name}: working {options.what}"))
-            return await worker.run()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    options_ns = parser().parse_args(argv)
-    if options_ns.parallel < 1:
-        parser().error("--parallel must be at least 1")
-    if options_ns.plan and options_ns.every:
-        parser().error("--plan and --all: name plans, or work them all")
-    options = WorkOptions(
-        options_ns.agent,
-        tuple(options_ns.plan),
-        options_ns.parallel,
-        options_ns.name,
-        options_ns.until_idle,
-        options_ns.every,
-    )
-
-    def log(line: str) -> None:
-        print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
-
-    try:
-        return asyncio.run(work(options, log))
-    except OllieError as exc:
-        print(f"ollie-work: {terminal_safe(str(exc))}", file=sys.stderr)
-        return 1

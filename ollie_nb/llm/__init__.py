@@ -4,14 +4,6 @@ from __future__ import annotations
 
 from ollie_nb.llm._anthropic import AnthropicBackend
 from ollie_nb.llm._backend import Backend, HoldsSecrets, backend_secrets
-from ollie_nb.llm._env import (
-    DEFAULT_MODELS,
-    backend_from_env,
-    env_file_path,
-    make_backend,
-    ollie_env_file_path,
-    openai_base_url,
-)
 from ollie_nb.llm._errors import (
     ContextOverflowError,
     LLMConfigError,
@@ -33,6 +25,14 @@ from ollie_nb.llm._ollama import OllamaBackend
 from ollie_nb.llm._openai import OpenAIBackend
 from ollie_nb.llm._prices import PriceSource, price_source, priced
 from ollie_nb.llm._retry import RetryPolicy, first_error_hook
+from ollie_nb.llm._settings import (
+    DEFAULT_MODELS,
+    backend_from_env,
+    env_file_path,
+    make_backend,
+    ollie_env_file_path,
+    openai_base_url,
+)
 from ollie_nb.llm._types import (
     Done,
     GenerationParams,

@@ -34,7 +34,7 @@ class AgentHandle:
 
     def __repr__(self) -> str:
         core = self._runtime.core  # plain reads, safe from any thread (also the loop's own)
-        return f"<ollie agent {core.config.name!r}: {core.backend.name}/{core.backend.model}, {len(core.history)} messages>"
+        return f"<ollie agent {core.config.name!r}: {core.backend.name}/{core.backend.model}, {len(core.session.history)} messages>"
 
     @property
     def core(self) -> Any:
@@ -74,33 +74,33 @@ class AgentHandle:
 
     @property
     def history(self) -> list[Any]:
-        return list(self._runtime.core.history)
+        return list(self._runtime.core.session.history)
 
     @property
     def plans(self) -> PlanList:
         """Every plan of the session; `.held()` those waiting for your review."""
-        return PlanList(self._runtime.core.plans)
+        return PlanList(list(self._runtime.core.plans))
 
     # -- plan review (see docs/PLANS.md, "Reviewing a plan") -------------------------------
 
     def held_plans(self) -> list[Any]:
         """The plans waiting for your review, oldest first."""
-        return self._on_loop(lambda core: core.held_plans())
+        return self._on_loop(lambda core: core.plans.held())
 
     def plan_draft(self, number: int) -> PlanDraft:
         """A draft of plan `number` to edit (held: as you left it; saved: its steps and ids)."""
-        return self._on_loop(lambda core: core.plan_draft(number))
+        return self._on_loop(lambda core: core.plans.draft(number))
 
     def keep_draft(self, number: int, draft: PlanDraft) -> None:
         """Keep `draft` as held plan `number`'s: `%ollie plan approve N` and the session use it."""
-        self._on_loop(lambda core: core.keep_draft(number, draft))
+        self._on_loop(lambda core: core.plans.keep_draft(number, draft))
 
     def approve_plan(
         self, number: int, draft: PlanDraft | None = None, *, run: bool = False
     ) -> PlanRecord:
         """Save held plan `number` (as `draft` edits it) and queue the model's approval; with
         `run`, work it now as a turn streamed into the cell."""
-        record = self.call(lambda core: core.approve_plan(number, draft))
+        record = self.call(lambda core: core.plans.approve(number, draft))
         if run:
             self._run_review(number)
         return record
@@ -110,23 +110,23 @@ class AgentHandle:
     ) -> PlanRecord:
         """Send held plan `number` back with `reason` (queued); with `run`, let the model revise
         it now (the revision is held again)."""
-        record = self._on_loop(lambda core: core.reject_plan(number, reason, draft))
+        record = self._on_loop(lambda core: core.plans.reject(number, reason, draft))
         if run:
             self._run_review(number)
         return record
 
     def discard_plan(self, number: int) -> PlanRecord:
         """Drop held plan `number`: nothing is saved; the agent is told at its next turn."""
-        return self._on_loop(lambda core: core.discard_plan(number))
+        return self._on_loop(lambda core: core.plans.discard(number))
 
     def edit_saved_plan(self, number: int, draft: PlanDraft) -> list[str]:
         """Apply `draft` to saved plan `number` on its task server; the changes made."""
-        return self.call(lambda core: core.edit_saved_plan(number, draft))
+        return self.call(lambda core: core.plans.edit_saved(number, draft))
 
     def _run_review(self, number: int) -> None:
         if self._runtime.busy:  # it stays queued: worked after the running turn
             return
-        item = self._on_loop(lambda core: core.take_review_prompt(number))
+        item = self._on_loop(lambda core: core.plans.take_prompt(number))
         if item is not None:
             view = self._turn_view()
             self._runtime.run_turn(item, view)

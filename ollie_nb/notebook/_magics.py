@@ -269,7 +269,7 @@ class OllieMagics(Magics):
             if options.inject:
                 runtime.call_soon(lambda: runtime.core.inject(text))
                 return Notice("injected into the running turn")
-            position = self.on_loop(lambda core: core.queue(text))
+            position = self.on_loop(lambda core: core.prompts.put(text))
             return Notice(f"a turn is running; queued as #{position}")
         if options.bg:
             from ollie_nb.notebook._widgets import BackgroundTurn  # ipywidgets: on first use
@@ -300,7 +300,7 @@ class OllieMagics(Magics):
     def _statuses_on_main(self, runtime: NotebookRuntime) -> Callable[[Any], dict[str, StepState]]:
         def statuses(record: Any) -> dict[str, StepState]:
             # Wait without pumping: this runs inside the pump, which must not re-enter the view.
-            future = runtime.submit(lambda: runtime.core.plan_statuses(record))
+            future = runtime.submit(lambda: runtime.core.plans.statuses(record))
             try:
                 return future.result(timeout=10)
             except Exception:

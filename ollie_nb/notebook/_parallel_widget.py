@@ -202,7 +202,7 @@ class ParallelRunView:
 
 def run_parallel(settings: Settings, runtime: NotebookRuntime, width: int, background: bool) -> Any:
     """Start the run with the widget as its sinks; wait for it unless `background`."""
-    record = runtime.call(_on_loop(lambda: runtime.core.find_plan(None)))
+    record = runtime.call(_on_loop(lambda: runtime.core.plans.find(None)))
     if record is None:
         return Notice("there is no plan yet: ask for one first", "error")
     view = ParallelRunView(settings, runtime, record)

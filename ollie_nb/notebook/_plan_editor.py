@@ -92,10 +92,10 @@ def held_plan_actions(
     return EditorActions(
         drain=runtime.drain,
         follow=follow,
-        keep=lambda d: _on_loop(runtime, lambda: core().keep_draft(number, d)),
-        approve=lambda d: _on_loop(runtime, lambda: core().approve_plan(number, d)),
-        reject=lambda why, d: _on_loop(runtime, lambda: core().reject_plan(number, why, d)),
-        discard=lambda: _on_loop(runtime, lambda: core().discard_plan(number)),
+        keep=lambda d: _on_loop(runtime, lambda: core().plans.keep_draft(number, d)),
+        approve=lambda d: _on_loop(runtime, lambda: core().plans.approve(number, d)),
+        reject=lambda why, d: _on_loop(runtime, lambda: core().plans.reject(number, why, d)),
+        discard=lambda: _on_loop(runtime, lambda: core().plans.discard(number)),
     )
 
 
@@ -103,7 +103,7 @@ def saved_plan_actions(runtime: NotebookRuntime, number: int) -> EditorActions:
     """Changes to saved plan `number`, sent to its task server by the runtime's core."""
     return EditorActions(
         drain=runtime.drain,
-        save=lambda d: _on_loop(runtime, lambda: runtime.core.edit_saved_plan(number, d)),
+        save=lambda d: _on_loop(runtime, lambda: runtime.core.plans.edit_saved(number, d)),
     )
 
 

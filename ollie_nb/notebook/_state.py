@@ -191,7 +191,7 @@ def _approvals(traits: StartTraits | None, holder: dict[str, NotebookRuntime]) -
         schema = next((d.input_schema for d in core.tools if d.name == name), None)
         props = schema.get("properties") if isinstance(schema, dict) else None
         known = frozenset(props) if isinstance(props, dict) else None
-        scope = (core.session_id, core.config.name, core.config.path)
+        scope = (core.session.session_id, core.config.name, core.config.path)
         paths = args.secret_paths if isinstance(args, MaskedArgs) else ()
         return ApprovalRequest(name, core.router.server_of(name), dict(args), known, scope, paths)
 

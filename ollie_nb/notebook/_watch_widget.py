@@ -78,7 +78,7 @@ class WatchView:
                     self._view = None
         except Exception as exc:  # a rendering bug must not stop the watch's display
             self.sink.show(Notice(f"rendering failed: {exc}", "error"))
-        if self.watching and self.runtime.core.watcher is None and self.events.empty():
+        if self.watching and self.runtime.core.watch.watcher is None and self.events.empty():
             self._finish("the watch is off")
         if self.watching:
             self._loop.call_later(TICK, self._tick)
@@ -122,7 +122,7 @@ class WatchView:
 
     def stop(self) -> None:
         """The Stop button: end the watch (a turn the agent started itself is interrupted)."""
-        self.runtime.submit(lambda: self.runtime.core.stop_watching())
+        self.runtime.submit(lambda: self.runtime.core.watch.stop())
         self.status.value = "<b>ollie</b> stopping …"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:

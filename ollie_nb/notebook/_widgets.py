@@ -151,7 +151,7 @@ def review_turn(runtime: NotebookRuntime, settings: Settings, number: int) -> An
     kernel thread after a click); None while another turn runs (it is worked after it)."""
     if runtime.busy:
         return None
-    item = runtime.submit(_on_loop(lambda: runtime.core.take_review_prompt(number))).result(10)
+    item = runtime.submit(_on_loop(lambda: runtime.core.plans.take_prompt(number))).result(10)
     return None if item is None else BackgroundTurn(settings, runtime, item)
 
 
@@ -167,7 +167,7 @@ def _plan_statuses_off_thread(runtime: NotebookRuntime) -> Any:
     cache: dict[int, dict[str, StepState]] = {}
 
     def statuses(record: Any) -> dict[str, StepState]:
-        future = runtime.submit(lambda: runtime.core.plan_statuses(record))
+        future = runtime.submit(lambda: runtime.core.plans.statuses(record))
         future.add_done_callback(
             lambda f: cache.__setitem__(record.number, f.result()) if not f.exception() else None
         )
@@ -222,7 +222,7 @@ class PlanWatch:
                 return
         if self._pending is None:
             record = self.view.record
-            self._pending = self.runtime.submit(lambda: self.runtime.core.plan_statuses(record))
+            self._pending = self.runtime.submit(lambda: self.runtime.core.plans.statuses(record))
         self._loop.call_later(self.interval, self._tick)
 
     def stop(self) -> None:

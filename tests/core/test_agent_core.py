@@ -21,7 +21,9 @@ from ollie_nb.core import (
     ToolCalled,
     ToolFinished,
     TurnEnded,
+    TurnResult,
     TurnStarted,
+    list_sessions,
 )
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 from tests.support.agents import assert_consistent
@@ -72,9 +74,9 @@ def test_offline_plan_persisted_on_task_server(ollie_tasks, db_tasks, tmp_path):
     assert all(tasks[i]["parent"] == record.goal_id for i in record.ids)
     assert tasks[record.ids[2]]["blockers"] == [record.ids[1]]
     assert result.reply and not result.interrupted
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
     assert kinds(events)[0] is TurnStarted and kinds(events)[-1] is TurnEnded
-    assert core.usage.requests == 2 and core.usage.input_tokens > 0
+    assert core.session.usage.requests == 2 and core.session.usage.input_tokens > 0
 
 
 def test_queue_fallback_drains_one_turn_per_step(tmp_path):
@@ -93,10 +95,10 @@ def test_queue_fallback_drains_one_turn_per_step(tmp_path):
     assert [(e.queued, e.step.step_id if e.step else "") for e in starts] == [(False, "")] + [
         (True, f"q{n}") for n in range(1, 5)
     ]
-    assert core.queued == []
+    assert core.prompts.texts == []
     tool_text = next(e.result for e in events if isinstance(e, ToolFinished))
     assert "Plan queued (4 steps). Stop here" in tool_text
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
     assert not result.interrupted
 
 
@@ -120,7 +122,7 @@ def test_bad_tool_calls_become_error_results(tmp_path):
     assert "must be a JSON object, got list" in results["d"]
     assert "'steps' must be a list" in results["e"]
     assert result.reply == "done"
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 def test_max_steps_stops_a_looping_model_and_run_continues(tmp_path):
@@ -147,8 +149,8 @@ def test_max_steps_stops_a_looping_model_and_run_continues(tmp_path):
     ) in notes
     assert first.step_limit and limited and first.steps == 3
     assert second.reply == "continued and done" and not core.step_limited
-    assert core.usage.requests == 4
-    assert_consistent(core.history)
+    assert core.session.usage.requests == 4
+    assert_consistent(core.session.history)
 
 
 def test_max_steps_default_is_high_not_fifty():
@@ -178,7 +180,7 @@ def test_inject_reaches_the_model_in_the_next_tool_result(fake_task_server, tmp_
             return events
 
     asyncio.run(scenario())
-    tool_message = next(m for m in core.history if m.role == "tool")
+    tool_message = next(m for m in core.session.history if m.role == "tool")
     assert tool_message.content.startswith("slept 0.5")
     assert tool_message.content.endswith("[user interruption] also check the totals")
 
@@ -195,9 +197,9 @@ def test_inject_when_idle_becomes_the_next_prompt(tmp_path):
     async def scenario():
         async with core:
             core.inject("first")
-            queued = core.queued
+            queued = core.prompts.texts
             result = await core.run_queue()
-            return queued, result, core.queued
+            return queued, result, core.prompts.texts
 
     queued, result, left = asyncio.run(scenario())
     assert queued == ["first"] and left == []
@@ -236,14 +238,14 @@ def test_interrupt_mid_tool_cancels_and_session_stays_usable(fake_task_server, t
     first, elapsed, second, events = asyncio.run(scenario())
     assert first.interrupted
     assert elapsed < 5
-    tool_results = [m.content for m in core.history if m.role == "tool"]
+    tool_results = [m.content for m in core.session.history if m.role == "tool"]
     # noop ran beside slow and finished; slow, interrupted, is answered as cancelled
     cancelled = "error: cancelled: the user interrupted the turn before this call finished"
     assert tool_results[:2] == [cancelled, "ok"]
-    assert any(m.content == "[interrupted by the user]" for m in core.history)
+    assert any(m.content == "[interrupted by the user]" for m in core.session.history)
     assert [e.result for e in events if isinstance(e, ToolFinished)] == ["ok"]  # same session
     assert second.reply == "fine"
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 def test_interrupt_while_waiting_for_the_model(tmp_path):
@@ -264,9 +266,11 @@ def test_interrupt_while_waiting_for_the_model(tmp_path):
     events = []
     result = asyncio.run(scenario())
     assert result.interrupted
-    assert events[-1] == TurnEnded(interrupted=True, steps=1)  # the renderer's one sign of it
-    assert [m.role for m in core.history] == ["user", "assistant"]
-    assert core.history[-1].content == "[interrupted by the user]"
+    assert events[-1] == TurnEnded(
+        TurnResult(interrupted=True, steps=1)
+    )  # the renderer's one sign of it
+    assert [m.role for m in core.session.history] == ["user", "assistant"]
+    assert core.session.history[-1].content == "[interrupted by the user]"
 
 
 def test_interrupt_mid_stream_keeps_partial_text(tmp_path):
@@ -290,10 +294,10 @@ def test_interrupt_mid_stream_keeps_partial_text(tmp_path):
 
     first, second = asyncio.run(scenario())
     assert first.interrupted and second.reply == "next"
-    partial = core.history[1].content
+    partial = core.session.history[1].content
     assert partial.startswith("word0 word1") and partial.endswith("[interrupted by the user]")
     assert len(partial) < len(text)
-    assert [m.role for m in core.history] == ["user", "assistant", "user", "assistant"]
+    assert [m.role for m in core.session.history] == ["user", "assistant", "user", "assistant"]
 
 
 def write_hook(tmp_path, name, body):
@@ -333,7 +337,7 @@ def test_hooks_add_context_block_and_continue(tmp_path):
     assert allowed.reply == "reply 2"
     assert blocked.blocked == "no secrets here"
     assert Notice("prompt blocked by a userPromptSubmit hook: no secrets here", "error") in events
-    assert TurnEnded(blocked="no secrets here") in events
+    assert TurnEnded(TurnResult(blocked="no secrets here")) in events
     assert len(seen_prompts) == 2  # the blocked prompt never reached the model
 
 
@@ -413,12 +417,12 @@ def test_session_save_restore_roundtrip(tmp_path):
             other.restore("report run")
 
     asyncio.run(restore())
-    assert other.history == core.history
-    assert other.session_id == core.session_id
+    assert other.session.history == core.session.history
+    assert other.session.session_id == core.session.session_id
     assert [p.ids for p in other.plans] == [p.ids for p in core.plans]
     assert other.plans[0].text == core.plans[0].text  # the plan text is rebuilt on restore
-    assert other.usage.requests == core.usage.requests
-    listed = AgentCore.sessions()
+    assert other.session.usage.requests == core.session.usage.requests
+    listed = list_sessions()
     assert listed[0].name == "report run" and listed[0].first_prompt.startswith("Ship the report")
 
 
@@ -428,10 +432,10 @@ def test_corrupt_session_file_gives_clear_error(tmp_path):
     path = core.save()
     path.write_text('{"id": "broken", "history": [')
     with pytest.raises(SessionError, match=r"corrupt session file"):
-        core.restore(core.session_id)
+        core.restore(core.session.session_id)
     path.write_text('{"id": "x", "history": [{"role": "wizard"}]}')
     with pytest.raises(SessionError, match="malformed content"):
-        core.restore(core.session_id)
+        core.restore(core.session.session_id)
     with pytest.raises(SessionError, match="no saved session 'nope'"):
         core.restore("nope")
 
@@ -487,11 +491,11 @@ def test_compact_replaces_history_with_summary(tmp_path):
 
     done = asyncio.run(scenario())
     assert done.summary == "SUMMARY: we said one, two"
-    assert [m.role for m in core.history] == ["user", "assistant"]
-    first = core.history[0].content
+    assert [m.role for m in core.session.history] == ["user", "assistant"]
+    first = core.session.history[0].content
     assert first.startswith("Summary of the conversation so far:\nSUMMARY: we said one, two")
     assert first.endswith("verbatim:\n\na\n\n---\n\nb")  # the user's words are kept
-    archived = [json.loads(line) for line in core.archive_path.read_text().splitlines()]
+    archived = [json.loads(line) for line in core.session.archive_path.read_text().splitlines()]
     assert [(m["role"], m["content"]) for m in archived] == [
         ("user", "a"),
         ("assistant", "one"),
@@ -511,8 +515,8 @@ def test_compact_without_a_summary_keeps_the_history(tmp_path):
     done = asyncio.run(scenario())
     assert done.history is None
     assert done.note == "the model gave no summary; the history is unchanged"
-    assert [m.content for m in core.history] == ["a", "one"]
-    assert not core.archive_path.exists()
+    assert [m.content for m in core.session.history] == ["a", "one"]
+    assert not core.session.archive_path.exists()
 
 
 def test_submit_while_running_queues(tmp_path):
@@ -537,7 +541,7 @@ def test_submit_while_running_queues(tmp_path):
     first, second = asyncio.run(scenario())
     assert second.queued
     assert first.reply == "answer to two"  # the queued prompt ran right after
-    assert [m.content for m in core.history if m.role == "user"] == ["one", "two"]
+    assert [m.content for m in core.session.history if m.role == "user"] == ["one", "two"]
 
 
 def test_api_key_never_saved_or_emitted(tmp_path, monkeypatch):
@@ -551,7 +555,7 @@ def test_api_key_never_saved_or_emitted(tmp_path, monkeypatch):
     path = core.save()
     assert secret not in path.read_text()
     assert all(secret not in e.result for e in events if isinstance(e, ToolFinished))
-    tool_message = next(m for m in core.history if m.role == "tool")
+    tool_message = next(m for m in core.session.history if m.role == "tool")
     assert tool_message.content == "exit code 0\n***"  # redacted before the model saw it
 
 

@@ -35,7 +35,7 @@ def wordy_step(title: str, seconds: float = 0.2):
 
 
 async def store_states(core: AgentCore, record) -> dict[str, StepState]:
-    return {k: read_state(v) for k, v in (await core.plan_statuses(record)).items()}
+    return {k: read_state(v) for k, v in (await core.plans.statuses(record)).items()}
 
 
 def test_a_sub_agent_cap_stops_one_worker_while_the_others_finish(tmp_path):
@@ -127,13 +127,13 @@ def test_a_session_cap_ends_the_queue_drain_with_the_queue_kept(tmp_path):
 
     async def scenario():
         async with core:
-            core.queue("second")
-            core.queue("third")
+            core.prompts.put("second")
+            core.prompts.put("third")
             return await core.submit("first")
 
     result = asyncio.run(scenario())
-    assert result.capped and core.usage.requests == 1  # "first" was answered, no more
-    assert core.queued == ["third"]  # "second" ended at the cap; the drain stopped there
+    assert result.capped and core.session.usage.requests == 1  # "first" was answered, no more
+    assert core.prompts.texts == ["third"]  # "second" ended at the cap; the drain stopped there
 
 
 def test_the_watch_stops_at_a_plan_cap_and_hands_its_step_back(tmp_path):
@@ -147,10 +147,10 @@ def test_the_watch_stops_at_a_plan_cap_and_hands_its_step_back(tmp_path):
         async with core:
             await core.submit("Ship the report\n- Collect data\n- Clean data\n- Publish")
             record = core.plans[-1]
-            before = core.usage.requests
-            await core.start_watching(on_event=events.append)
+            before = core.session.usage.requests
+            await core.watch.start(on_event=events.append)
             await until(lambda: core.watch.waker is None and not core.is_running)
-            return record, core.usage.requests - before, await store_states(core, record)
+            return record, core.session.usage.requests - before, await store_states(core, record)
 
     record, requests, states = asyncio.run(scenario())
     assert requests == 1  # the step's first request; its second was refused
@@ -184,6 +184,8 @@ def test_a_spawned_sub_agent_stops_at_its_cap_and_the_parent_reads_why(tmp_path)
     result = asyncio.run(scenario())
     child = core.subagents.children["c1"]
     assert child.usage.requests == 1 and child.capped
-    waited = next(m.content for m in core.history if m.role == "tool" and "c1: failed" in m.content)
+    waited = next(
+        m.content for m in core.session.history if m.role == "tool" and "c1: failed" in m.content
+    )
     assert "c1: failed: sub-agent c1's token cap 1,000 is reached: " in waited
     assert result.reply == "done waiting" and not result.capped  # the parent has no cap

@@ -79,8 +79,10 @@ def test_a_request_past_the_session_cost_cap_is_not_sent(provider, tmp_path, mak
     assert lines[0].startswith("the session's cost cap $0.0001 is reached: $0.0")
     assert "the model request was not sent" in lines[0]
     assert result.error == lines[0]
-    assert core.usage.cost is not None and core.usage.cost > CAP  # priced by the table
-    assert core.spend.session.spend.cost == pytest.approx(core.usage.cost)
+    assert (
+        core.session.usage.cost is not None and core.session.usage.cost > CAP
+    )  # priced by the table
+    assert core.spend.session.spend.cost == pytest.approx(core.session.usage.cost)
 
 
 def test_the_environment_cap_is_read_as_ollie_reads_it(provider, tmp_path, monkeypatch):
@@ -103,7 +105,7 @@ def test_session_token_cap_stops_the_offline_model(tmp_path):
     core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path, autosave=False)
     core.user_budgets = Budgets(session=Caps(tokens=1))
     result, events = run(core, "go")
-    assert core.usage.requests == 1
+    assert core.session.usage.requests == 1
     assert result.capped
     assert result.error.startswith("the session's token cap 1 is reached: ")
     assert "tokens used so far ($0.0000)" in result.error  # the local model costs $0

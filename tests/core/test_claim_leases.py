@@ -95,13 +95,13 @@ def test_the_steps_of_a_sigkilled_claimer_reopen_by_lease_and_another_agent_fini
                 doomed.kill()
                 doomed.wait(10)
             killed = time.monotonic()
-            read = core.plan_statuses
+            read = core.plans.statuses
             stale = [dict.fromkeys(record.ids, StepState.OPEN)]  # as read just before bob's claims
 
             async def first_read_stale(plan):
                 return stale.pop() if stale else await read(plan)
 
-            core.plan_statuses = first_read_stale  # alice tries all four; bob holds two
+            core.plans.statuses = first_read_stale  # alice tries all four; bob holds two
             run = await asyncio.wait_for(core.run_plan(parallel=2, on_event=run_notices.append), 60)
             return record, held, run, time.monotonic() - killed
 
@@ -130,9 +130,9 @@ def test_a_step_the_watch_has_the_agent_work_is_claimed_and_renewed_through_its_
     async def scenario():
         async with core:
             await core.submit("One chore\n- Sweep")
-            await core.start_watching()
-            await core.run_until_idle(60)
-            await core.stop_watching()
+            await core.watch.start()
+            await core.watch.until_idle(60)
+            await core.watch.stop()
             return core.plans[-1]
 
     record = asyncio.run(scenario())

@@ -53,10 +53,10 @@ def test_watch_on_then_parallel_3_on_a_diamond_each_step_is_worked_once(tmp_path
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            await core.start_watching(on_event=watched.append)
+            await core.watch.start(on_event=watched.append)
             run = await core.run_plan(parallel=3)
-            await core.run_until_idle(60)
-            await core.stop_watching()
+            await core.watch.until_idle(60)
+            await core.watch.stop()
             return core.plans[-1], run
 
     record, run = asyncio.run(scenario())
@@ -69,7 +69,7 @@ def test_watch_on_then_parallel_3_on_a_diamond_each_step_is_worked_once(tmp_path
     for step_id in by_agent:
         assert held[step_id] == [core.agent_name]
     assert all(StepState(s) is StepState.DONE for s in run.states.values()), (run, watched)
-    assert core.queued == []
+    assert core.prompts.texts == []
 
 
 def test_a_watching_kernel_and_a_parallel_run_in_another_process_work_each_step_once(tmp_path):
@@ -101,11 +101,11 @@ def test_a_watching_kernel_and_a_parallel_run_in_another_process_work_each_step_
             )
             assert proc.stdout is not None
             assert await asyncio.wait_for(proc.stdout.readline(), 60) == b"ready\n"
-            await core.start_watching(interval=0.2, on_event=watched.append)
+            await core.watch.start(interval=0.2, on_event=watched.append)
             out, err = await asyncio.wait_for(proc.communicate(), 90)
-            await until(lambda: not core.is_running and not core.queued, 60, "alice idle")
-            await core.run_until_idle(60)
-            await core.stop_watching()
+            await until(lambda: not core.is_running and not core.prompts.texts, 60, "alice idle")
+            await core.watch.until_idle(60)
+            await core.watch.stop()
             return record, out.decode().split(), err.decode()
 
     record, theirs, err = asyncio.run(scenario())
@@ -143,7 +143,7 @@ def test_stop_during_a_parallel_run_never_reopens_a_step_its_worker_had_done(tmp
             run = asyncio.ensure_future(core.run_plan(parallel=3))
 
             async def first_done() -> bool:
-                return (await core.plan_statuses(record)).get(first) == "done"
+                return (await core.plans.statuses(record)).get(first) == "done"
 
             for _ in range(1000):
                 if await first_done():
@@ -151,7 +151,7 @@ def test_stop_during_a_parallel_run_never_reopens_a_step_its_worker_had_done(tmp
                 await asyncio.sleep(0.02)
             assert core.interrupt()  # %ollie stop / the Stop button
             result = await asyncio.wait_for(run, 10)
-            return record, result, await core.plan_statuses(record)
+            return record, result, await core.plans.statuses(record)
 
     record, result, statuses = asyncio.run(scenario())
     first, others = record.ids[0], record.ids[1:3]
@@ -172,12 +172,12 @@ def test_turning_the_watch_off_removes_the_steps_it_queued_and_says_how_many(tmp
     async def scenario():
         async with core:
             await core.submit(WIDE)
-            await core.start_watching(on_event=watched.append)  # 8 ready steps queued
+            await core.watch.start(on_event=watched.append)  # 8 ready steps queued
             await until(lambda: steps_turned(watched), 20, "the watch's first step turn")
-            core.queue("the user's own prompt")
-            queued_steps = sum(i.origin is Origin.WATCH for i in core.queue_items)
-            dropped = await core.stop_watching()
-            return queued_steps, dropped, core.queue_items
+            core.prompts.put("the user's own prompt")
+            queued_steps = sum(i.origin is Origin.WATCH for i in core.prompts.items)
+            dropped = await core.watch.stop()
+            return queued_steps, dropped, core.prompts.items
 
     queued_steps, dropped, left = asyncio.run(scenario())
     assert queued_steps == 7 and dropped == 7
@@ -239,16 +239,16 @@ def test_the_sessions_usage_counts_every_request_of_its_sub_agents(tmp_path):
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            parent = core.usage.requests
+            parent = core.session.usage.requests
             await core.run_plan(parallel=3)
             return parent
 
     parent = asyncio.run(scenario())
     assert parent == 2 and len(sent) == 2 + 5 * 2  # each step: task_update, then the reply
-    assert core.usage.requests == len(sent)
-    assert str(core.usage).startswith(f"{len(sent)} requests, ")
+    assert core.session.usage.requests == len(sent)
+    assert str(core.session.usage).startswith(f"{len(sent)} requests, ")
     children = sum(c.usage.output_tokens for c in core.subagents.children.values())
-    assert children > 0 and core.usage.output_tokens > children
+    assert children > 0 and core.session.usage.output_tokens > children
 
 
 def test_plans_are_found_by_their_goal_text(tmp_path):
@@ -263,13 +263,13 @@ def test_plans_are_found_by_their_goal_text(tmp_path):
             await core.submit("Clean the garage\n- Sort\n- Sweep (after 1)")
 
     asyncio.run(scenario())
-    assert core.find_plan("Ship it").number == 1  # the exact goal (also a prefix of none)
-    assert core.find_plan("ship the DOCS").number == 2
-    assert core.find_plan("clean").number == 3  # a prefix
-    assert core.find_plan("garage").number == 3  # a substring
-    assert core.find_plan("no such goal") is None
+    assert core.plans.find("Ship it").number == 1  # the exact goal (also a prefix of none)
+    assert core.plans.find("ship the DOCS").number == 2
+    assert core.plans.find("clean").number == 3  # a prefix
+    assert core.plans.find("garage").number == 3  # a substring
+    assert core.plans.find("no such goal") is None
     try:
-        core.find_plan("ship")
+        core.plans.find("ship")
     except NoPlanError as exc:
         assert str(exc) == (
             "2 plans match 'ship' (1: Ship it; 2: Ship the docs); give the plan's number"
@@ -303,8 +303,8 @@ def test_session_names_are_unique_and_a_name_given_early_is_saved_with_the_first
 
     refused = asyncio.run(scenario())
     assert refused == (
-        f"a saved session is named 'alpha' already ({first.session_id}); choose another name"
+        f"a saved session is named 'alpha' already ({first.session.session_id}); choose another name"
     )
     names = {s.id: s.name for s in list_sessions()}
-    assert names == {first.session_id: "alpha", second.session_id: ""}
-    assert second.session_name == ""
+    assert names == {first.session.session_id: "alpha", second.session.session_id: ""}
+    assert second.session.session_name == ""

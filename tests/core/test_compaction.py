@@ -46,17 +46,17 @@ def test_a_session_past_75_percent_compacts_itself_and_goes_on(tmp_path):
     )
     assert infos[starts[0] + 1].startswith("compacted ")
     # the history now begins with the summary and the user's latest messages, verbatim
-    first = core.history[0].content
+    first = core.session.history[0].content
     assert first.startswith(f"{SUMMARY_HEAD}\nSUMMARY: the user asked for five long answers")
     kept = first.split(f"{KEPT_HEAD}\n\n", 1)[1].split("\n\n---\n\n")
     start = prompts.index(kept[0])  # the latest user messages, in order, verbatim
     assert kept == prompts[start : start + len(kept)] and start > 0
     assert sum(len(t) // 4 + 1 for t in kept) <= 600  # a quarter of the 2400-token window
     # the last turn worked after the compaction: its prompt and reply are in the history
-    assert core.history[-2].content == prompts[-1]
-    assert core.history[-1].content.startswith("answer ")
+    assert core.session.history[-2].content == prompts[-1]
+    assert core.session.history[-1].content.startswith("answer ")
     # the archive holds what was compacted away, one JSON line per message, private
-    archive = core.archive_path
+    archive = core.session.archive_path
     lines = [json.loads(line) for line in archive.read_text().splitlines()]
     assert [m["content"] for m in lines if m["role"] == "user"][:2] == prompts[:2]
     assert stat.S_IMODE(archive.stat().st_mode) == 0o600
@@ -77,7 +77,7 @@ def test_no_compaction_while_the_context_is_small(tmp_path):
 
     notices = [e for e in asyncio.run(scenario()) if isinstance(e, Notice)]
     assert not [e for e in notices if "compact" in e.text]
-    assert not core.archive_path.exists()
+    assert not core.session.archive_path.exists()
 
 
 def _hook_script(tmp_path):
@@ -123,7 +123,7 @@ def test_compact_and_turn_error_hooks_run_with_their_payloads(tmp_path):
     assert (
         seen[1] == f"{COMPACT_PROMPT}\n\nkeep the numbers"
     )  # preCompact output reaches the summary request
-    assert [m.content for m in core.history[2:4]] == ["compaction note", "Noted."]
+    assert [m.content for m in core.session.history[2:4]] == ["compaction note", "Noted."]
     assert done.summary == "SUMMARY" and failed.error
 
 
@@ -145,7 +145,7 @@ def test_a_second_compaction_keeps_one_summary_and_never_quotes_the_first_as_the
             await core.compact()
 
     asyncio.run(scenario())
-    first = core.history[0].content
+    first = core.session.history[0].content
     assert first.startswith(f"{SUMMARY_HEAD}\nSECOND SUMMARY of all work")
     assert first.count(SUMMARY_HEAD) == 1 and "FIRST SUMMARY" not in first
     kept = first.split(f"{KEPT_HEAD}\n\n", 1)[1].split("\n\n---\n\n")

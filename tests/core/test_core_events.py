@@ -7,14 +7,18 @@ import asyncio
 from ollie_nb import core, llm
 from ollie_nb.core import (
     AgentCore,
+    Phase,
     PlanMade,
     ToolCalled,
     ToolFinished,
     TurnEnded,
     TurnResult,
     TurnStarted,
+    TurnState,
     WatchWhat,
 )
+from ollie_nb.core._budget import Ledger, Scope
+from ollie_nb.core._conversation import Conversation
 from ollie_nb.llm import OfflineBackend
 
 LIST_PROMPT = "Bake bread\n- Buy flour\n- Knead"
@@ -50,7 +54,10 @@ def test_turn_ended_tells_what_the_turn_result_says():
     result = TurnResult(
         reply="r", interrupted=True, error="e", blocked="b", steps=3, step_limit=True
     )
-    assert TurnEnded.of(result) == TurnEnded("r", True, "e", "b", 3, True)
+    ended = TurnEnded(result)
+    assert ended.result is result
+    told = (ended.reply, ended.interrupted, ended.error, ended.blocked, ended.steps)
+    assert told == ("r", True, "e", "b", 3) and ended.step_limit
 
 
 def test_a_settled_step_status_becomes_its_notice_kind():
@@ -63,6 +70,15 @@ def test_a_settled_step_status_becomes_its_notice_kind():
         WatchWhat.FAILED,  # a word the run does not know counts as a failure, as the run counts it
         WatchWhat.FAILED,
     ]
+
+
+def test_the_phase_shows_as_the_status_words_with_the_running_tool():
+    state = TurnState(Conversation(), Ledger(Scope.SESSION))
+    assert state.label == "idle"
+    state.enter(Phase.TOOL, "execute_code")
+    assert (state.phase, state.label) == (Phase.TOOL, "tool:execute_code")
+    state.enter(Phase.STREAMING)
+    assert (state.label, state.tool) == ("streaming", "")
 
 
 def test_the_core_passes_on_the_models_deltas_as_one_class_each():

@@ -130,7 +130,9 @@ def test_five_failed_rounds_nudge_once_and_ten_stop_the_turn(provider, wire, tmp
     assert "failedRoundsLimit 10" in result.error
     lines = [e.text for e in events if isinstance(e, Notice) and e.level == "error"]
     assert lines == [result.error]
-    assert core.history[-1].role == "assistant"  # the next prompt follows a reply, as it must
+    assert (
+        core.session.history[-1].role == "assistant"
+    )  # the next prompt follows a reply, as it must
 
 
 def test_the_keys_set_the_counts_and_a_successful_call_starts_again(provider, wire, tmp_path):

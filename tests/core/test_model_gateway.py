@@ -55,7 +55,7 @@ def test_a_compaction_is_counted_in_the_session_spend(tmp_path):
     async def scenario():
         async with core:
             await core.submit("hello there")
-            before = core.spend.session.spend.tokens, core.usage.input_tokens
+            before = core.spend.session.spend.tokens, core.session.usage.input_tokens
             await core.compact()
             return before
 
@@ -63,8 +63,11 @@ def test_a_compaction_is_counted_in_the_session_spend(tmp_path):
     assert _summaries(requests) == 1
     # the summary request's tokens count in the ledger and in the usage totals alike
     assert core.spend.session.spend.tokens > spent
-    assert core.usage.input_tokens > read and core.usage.requests == 2
-    assert core.spend.session.spend.tokens == core.usage.input_tokens + core.usage.output_tokens
+    assert core.session.usage.input_tokens > read and core.session.usage.requests == 2
+    assert (
+        core.spend.session.spend.tokens
+        == core.session.usage.input_tokens + core.session.usage.output_tokens
+    )
 
 
 def test_ollie_compact_at_a_reached_cap_is_refused_and_keeps_the_history(tmp_path):
@@ -75,15 +78,15 @@ def test_ollie_compact_at_a_reached_cap_is_refused_and_keeps_the_history(tmp_pat
     async def scenario():
         async with core:
             await core.submit("hello there")
-            kept = list(core.history)
+            kept = list(core.session.history)
             with pytest.raises(BudgetExceededError) as refused:
                 await core.compact()
             return kept, refused.value
 
     kept, refused = asyncio.run(scenario())
     assert str(refused).startswith(CAP_LINE) and refused.kind is CapKind.TOKENS
-    assert _summaries(requests) == 0 and core.usage.requests == 1  # nothing was sent
-    assert core.history == kept and not core.archive_path.exists()
+    assert _summaries(requests) == 0 and core.session.usage.requests == 1  # nothing was sent
+    assert core.session.history == kept and not core.session.archive_path.exists()
 
 
 def test_the_automatic_compaction_at_a_reached_cap_is_not_sent(tmp_path):
@@ -96,14 +99,14 @@ def test_the_automatic_compaction_at_a_reached_cap_is_not_sent(tmp_path):
         async with core:
             await core.submit("hello there")  # spends: the cap is reached
             long = [Message.user("detail " * 1000), Message.assistant("noted")]
-            core.conversation.history[:0] = long  # the context is past 75% of the window
-            kept = list(core.history)
+            core.session.history[:0] = long  # the context is past 75% of the window
+            kept = list(core.session.history)
             return kept, await core.submit("go on")
 
     kept, result = asyncio.run(scenario())
     assert _summaries(requests) == 0 and requests == ["hello there"]
     assert result.capped and result.error.startswith(CAP_LINE)
-    assert core.history[: len(kept)] == kept  # nothing compacted away
+    assert core.session.history[: len(kept)] == kept  # nothing compacted away
 
 
 @pytest.mark.slow

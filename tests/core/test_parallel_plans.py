@@ -153,7 +153,7 @@ def test_a_failing_child_marks_its_step_failed_the_others_finish_and_nothing_is_
         async with core:
             await core.submit(DIAMOND)
             run = await core.run_plan(parallel=3, on_event=events.append)
-            statuses = await core.plan_statuses(core.plans[-1])
+            statuses = await core.plans.statuses(core.plans[-1])
             return core.plans[-1], run, statuses
 
     record, run, statuses = asyncio.run(scenario())
@@ -186,7 +186,7 @@ def test_stop_during_a_parallel_run_ends_every_child_and_hands_their_steps_back(
             await until(lambda: len(core.subagents.running) == 4, what="four children at work")
             assert core.interrupt()
             result = await asyncio.wait_for(run, 10)  # a bound, not a measurement
-            statuses = await core.plan_statuses(core.plans[-1])
+            statuses = await core.plans.statuses(core.plans[-1])
             for name in result.workers.values():
                 child = core.subagents.children[name]
                 assert not child.busy and child.status == "interrupted"
@@ -216,9 +216,9 @@ def test_queue_fallback_runs_each_dependency_layer_in_parallel_children(tmp_path
             args = {"goal": goal, "steps": steps}
             await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
             record = core.plans[-1]
-            assert len(core.queued) == 5
+            assert len(core.prompts.texts) == 5
             run = await core.run_plan(parallel=3, on_event=events.append)
-            return record, run, core.queued, await core.plan_statuses(record)
+            return record, run, core.prompts.texts, await core.plans.statuses(record)
 
     record, run, queued, statuses = asyncio.run(scenario())
     assert record.kind == "queue"
@@ -249,7 +249,7 @@ def test_without_task_claim_steps_are_taken_with_task_update_and_the_run_says_so
         async with core:
             await core.submit(DIAMOND)
             run = await core.run_plan(parallel=2, on_event=events.append)
-            return run, await core.plan_statuses(core.plans[-1])
+            return run, await core.plans.statuses(core.plans[-1])
 
     run, statuses = asyncio.run(scenario())
     assert "claims are not atomic" in run.note
@@ -265,18 +265,20 @@ def test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            await core.start_watching()  # step 1 is queued and the agent starts it itself
+            await core.watch.start()  # step 1 is queued and the agent starts it itself
             run = await core.run_plan(parallel=3)
-            await core.run_until_idle(60)
-            await core.stop_watching()
+            await core.watch.until_idle(60)
+            await core.watch.stop()
             return core.plans[-1], run
 
     record, run = asyncio.run(scenario())
-    by_agent = [s.step_id for m in core.history if m.role == "user" if (s := read_step(m.content))]
+    by_agent = [
+        s.step_id for m in core.session.history if m.role == "user" if (s := read_step(m.content))
+    ]
     by_children = list(run.workers)
     assert sorted(by_agent + by_children) == sorted(record.ids), (by_agent, by_children)
     assert set(run.outcome.values()) <= {"done"}
-    assert core.queued == []
+    assert core.prompts.texts == []
 
 
 def test_a_step_the_run_is_claiming_is_not_queued_by_a_watch_read_in_between(tmp_path):
@@ -291,19 +293,21 @@ def test_a_step_the_run_is_claiming_is_not_queued_by_a_watch_read_in_between(tmp
             dispatch = core.env.dispatcher.dispatch  # the watcher keeps its own reference
 
             async def claim_after_a_read(server, tool, args):
-                if tool == "task_claim" and core.watcher is not None:
-                    await core.watcher.poll()  # the step is still open on the server here
+                if tool == "task_claim" and core.watch.watcher is not None:
+                    await core.watch.watcher.poll()  # the step is still open on the server here
                 return await dispatch(server, tool, args)
 
             core.env.dispatcher.dispatch = claim_after_a_read
-            await core.start_watching()
+            await core.watch.start()
             run = await core.run_plan(parallel=3)
-            await core.run_until_idle(60)
-            await core.stop_watching()
+            await core.watch.until_idle(60)
+            await core.watch.stop()
             return core.plans[-1], run
 
     record, run = asyncio.run(scenario())
-    by_agent = [s.step_id for m in core.history if m.role == "user" if (s := read_step(m.content))]
+    by_agent = [
+        s.step_id for m in core.session.history if m.role == "user" if (s := read_step(m.content))
+    ]
     assert sorted(by_agent + list(run.workers)) == sorted(record.ids), (by_agent, run.workers)
 
 
@@ -321,9 +325,9 @@ def test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped(tm
             record = core.plans[-1]
             prepare, left, right, _, _ = record.ids
             for step_id, state in ((prepare, DONE), (left, FAILED), (right, CANCELLED)):
-                core.plan_book.mark_queue_step(record.number, step_id, state)
+                core.plans.book.mark_queue_step(record.number, step_id, state)
             run = await core.run_plan(parallel=2)
-            return record, run, await core.plan_statuses(record)
+            return record, run, await core.plans.statuses(record)
 
     record, run, statuses = asyncio.run(scenario())
     assert record.kind == "queue"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from ollie_nb.core import AgentCore, _fanout
+from ollie_nb.core import AgentCore, _parallel_run
 from ollie_nb.llm import OfflineBackend
 from tests.core.test_parallel_plans import claims_and_dones, event_log, slow_steps
 from tests.support.agents import tasks_agent
@@ -31,7 +31,7 @@ def run_counting(tmp_path, **run_args):
             record = core.plans[-1]
             reads: list[int] = []
             calls: Counter[str] = Counter()
-            plan_statuses, client = core.plan_statuses, core.env.task_client
+            plan_statuses, client = core.plans.statuses, core.env.task_client
             call = client._call  # the one place the client calls a tool
 
             async def counted_read(plan):
@@ -42,7 +42,7 @@ def run_counting(tmp_path, **run_args):
                 calls[tool] += 1
                 return await call(tool, args)
 
-            core.plan_statuses, client._call = counted_read, counted_call
+            core.plans.statuses, client._call = counted_read, counted_call
             run = await core.run_plan(**run_args)
             return record, run, reads, calls
 
@@ -50,7 +50,7 @@ def run_counting(tmp_path, **run_args):
 
 
 def test_a_run_reads_its_plan_when_its_view_runs_out_not_after_every_step(tmp_path, monkeypatch):
-    monkeypatch.setattr(_fanout, "REFRESH", 60.0)  # no refresh by age in this short run
+    monkeypatch.setattr(_parallel_run, "REFRESH", 60.0)  # no refresh by age in this short run
     record, run, reads, calls, db = run_counting(tmp_path, parallel=1)
     assert not run.failed and len(run.outcome) == 8, run.summary
     # the first read, the one when the view shows nothing left to start, the end state;

@@ -94,7 +94,7 @@ def test_calls_of_one_response_overlap_and_join_in_call_order(provider, tmp_path
     assert [i for kind, i in order if kind == "end"] == ["c2", "c3", "c1"]
     sent = provider.requests[1].body
     assert tool_messages(sent) == [("c1", "slept"), ("c2", "slept"), ("c3", "slept")]
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 def test_sequential_tools_pattern_runs_each_call_alone(provider, tmp_path):
@@ -194,7 +194,7 @@ def test_interrupt_stops_every_call_and_answers_each_in_order(provider, tmp_path
         ("c4", "slept"),
     ]
     assert second.reply == "Fine."
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 def test_sequential_notebook_tool_does_not_overlap(provider, tmp_path):

@@ -39,9 +39,9 @@ def run(core: AgentCore) -> None:
 def reminded_rounds(core: AgentCore) -> list[int]:
     """The tool rounds (1-based) whose last tool result carries the reminder."""
     rounds, n = [], 0
-    for i, message in enumerate(core.history):
+    for i, message in enumerate(core.session.history):
         last_of_round = message.role == "tool" and (
-            i + 1 == len(core.history) or core.history[i + 1].role != "tool"
+            i + 1 == len(core.session.history) or core.session.history[i + 1].role != "tool"
         )
         if last_of_round:
             n += 1
@@ -57,9 +57,9 @@ def test_open_plan_is_recalled_every_n_rounds_without_editing_history(tmp_path):
     core = AgentCore(OfflineBackend(model), agent=agent, workdir=tmp_path, autosave=False)
     run(core)
     assert reminded_rounds(core) == [2, 4]
-    reminder = core.history[-2].content  # the last result of round 4 (two calls)
+    reminder = core.session.history[-2].content  # the last result of round 4 (two calls)
     assert "Plan: Ship the report" in reminder and "2. Draw charts" in reminder
-    assert REMINDER_HEAD not in core.history[-3].content  # the round's first result
+    assert REMINDER_HEAD not in core.session.history[-3].content  # the round's first result
     for before, after in zip(model.requests, model.requests[1:]):
         assert after[: len(before)] == before  # each request extends the last one unchanged
 
@@ -80,7 +80,7 @@ def test_no_reminder_once_every_step_is_done(ollie_tasks, tmp_path):
     run(core)
     assert core.plans[-1].kind == "tasks"
     assert reminded_rounds(core) == [1]  # open after the plan; all done after round 2
-    first = next(m.content for m in core.history if m.role == "tool")
+    first = next(m.content for m in core.session.history if m.role == "tool")
     assert "Step states: 1 open, 2 open." in first
 
 

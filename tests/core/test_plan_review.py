@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore
-from ollie_nb.core._core import _held_note_text
+from ollie_nb.core._plans import held_note_text
 from ollie_nb.core._sessions import load_session
 from ollie_nb.errors import NoPlanError, OllieUsageError, PlanReviewError
 from ollie_nb.planning import Origin, Review, held_message
@@ -65,19 +65,19 @@ def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(tmp_path)
     async def scenario():
         async with core:
             result = await core.submit(DIAMOND)
-            held = core.held_plans()
+            held = core.plans.held()
             before = tasks(db)
-            draft = core.plan_draft(1)
+            draft = core.plans.draft(1)
             draft.set_title(1, "Prepare well")
             draft.delete(3)  # Right
             draft.add_dependency(3, 1)  # Join waits for Prepare as well
-            assert core.plan_draft(1).rows[0].title == "Prepare"  # a copy was edited
+            assert core.plans.draft(1).rows[0].title == "Prepare"  # a copy was edited
             record, twice = await asyncio.gather(
-                core.approve_plan(1, draft), core.approve_plan(1, draft), return_exceptions=True
+                core.plans.approve(1, draft), core.plans.approve(1, draft), return_exceptions=True
             )
             assert isinstance(twice, PlanReviewError)
             assert str(twice) == "plan 1 is being saved now; wait for it"
-            queued = core.queue_items
+            queued = core.prompts.items
             again = await core.run_queue()
             return result, held, before, record, queued, again
 
@@ -99,10 +99,10 @@ def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(tmp_path)
     assert "- step 1: title changed to 'Prepare well'" in text
     assert "- deleted step 3 ('Right')" in text
     assert all(f"[{i}]" in text for i in record.ids)  # the new step ids
-    assert core.history[-2].content == text  # the model's next turn saw the approval
+    assert core.session.history[-2].content == text  # the model's next turn saw the approval
     assert again is not None and "approved" in again.reply
     with pytest.raises(PlanReviewError, match="plan 1 is approved and saved already"):
-        asyncio.run(core.approve_plan(1))
+        asyncio.run(core.plans.approve(1))
 
 
 def test_reject_queues_the_reason_and_the_revision_is_held_again(tmp_path) -> None:
@@ -112,11 +112,11 @@ def test_reject_queues_the_reason_and_the_revision_is_held_again(tmp_path) -> No
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            kept = core.plan_draft(1)
+            kept = core.plans.draft(1)
             kept.set_title(4, "Join <them>")
-            core.keep_draft(1, kept)
-            core.reject_plan(1, "  add   a test step ")
-            item = core.queue_items[0]
+            core.plans.keep_draft(1, kept)
+            core.plans.reject(1, "  add   a test step ")
+            item = core.prompts.items[0]
             await core.run_queue()
             return item
 
@@ -129,13 +129,13 @@ def test_reject_queues_the_reason_and_the_revision_is_held_again(tmp_path) -> No
     assert "The user's edits:\n- step 4: title changed to 'Join <them>'\nPlan: Ship it" in item.text
     first, second = core.plans
     assert first.review is Review.REJECTED and second.review is Review.HELD
-    assert [r.number for r in core.held_plans()] == [2]
+    assert [r.number for r in core.plans.held()] == [2]
     assert second.steps[-1].title == "Revise: add a test step"
     assert tasks(db) == []
     with pytest.raises(PlanReviewError, match="plan 1 was sent back for changes"):
-        core.discard_plan(1)
+        core.plans.discard(1)
     with pytest.raises(PlanReviewError, match="say what should change in plan 2"):
-        core.reject_plan(2, "   ")
+        core.plans.reject(2, "   ")
 
 
 def test_discard_leaves_nothing_and_tells_the_model_at_its_next_turn(tmp_path) -> None:
@@ -145,15 +145,15 @@ def test_discard_leaves_nothing_and_tells_the_model_at_its_next_turn(tmp_path) -
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            core.discard_plan(1)
-            queued = list(core.queue_items)
+            core.plans.discard(1)
+            queued = list(core.prompts.items)
             await core.submit("What now?")
             return queued
 
     queued = asyncio.run(scenario())
     assert queued == [] and tasks(db) == []
-    assert core.plans[0].review is Review.DISCARDED and core.held_plans() == []
-    assert "Plan 1 was discarded by the user" in core.history[-2].content
+    assert core.plans[0].review is Review.DISCARDED and core.plans.held() == []
+    assert "Plan 1 was discarded by the user" in core.session.history[-2].content
 
 
 def test_misuse_is_one_clear_line(tmp_path) -> None:
@@ -165,20 +165,20 @@ def test_misuse_is_one_clear_line(tmp_path) -> None:
             with pytest.raises(
                 NoPlanError, match=r"there is no plan 1 \(this session has no plans"
             ):
-                core.discard_plan(1)
+                core.plans.discard(1)
             await core.submit(DIAMOND)  # review off: saved when made
             with pytest.raises(PlanReviewError, match="plan 1 was not held for review"):
-                await core.approve_plan(1)
+                await core.plans.approve(1)
             core.review_plans = True
             await core.submit(DIAMOND)
-            draft = core.plan_draft(2)
+            draft = core.plans.draft(2)
             draft.set_after(1, [4])  # Prepare waits for Join: a cycle
             with pytest.raises(PlanReviewError, match="plan 2 cannot be approved: steps 1 -> 4"):
-                await core.approve_plan(2, draft)
+                await core.plans.approve(2, draft)
             with pytest.raises(
                 NoPlanError, match=r"there is no plan 7 \(this session has plans 1 to 2"
             ):
-                core.plan_draft(7)
+                core.plans.draft(7)
             with pytest.raises(NoPlanError, match="plan 2 awaits your review"):
                 await core.run_plan(key=2)
 
@@ -193,15 +193,15 @@ def test_a_queue_plan_approved_is_told_first_then_worked_step_by_step(tmp_path) 
     async def scenario():
         async with core:
             await core.submit("Chores\n- One\n- Two")
-            assert core.queue_items == []
-            record = await core.approve_plan(1)
-            return record, list(core.queue_items)
+            assert core.prompts.items == []
+            record = await core.plans.approve(1)
+            return record, list(core.prompts.items)
 
     record, queued = asyncio.run(scenario())
     assert record.kind == "queue" and record.ids == ("q1", "q2")
     assert [i.origin for i in queued] == [Origin.REVIEW, Origin.PLAN, Origin.PLAN]
     assert [i.step.plan for i in queued[1:]] == [1, 1]  # the held plan's number, not the next
-    assert core.plan_book.queue_states(record) == {"q1": "open", "q2": "open"}
+    assert core.plans.book.queue_states(record) == {"q1": "open", "q2": "open"}
 
 
 def test_a_held_plan_and_its_draft_come_back_with_the_session(tmp_path, monkeypatch) -> None:
@@ -212,11 +212,11 @@ def test_a_held_plan_and_its_draft_come_back_with_the_session(tmp_path, monkeypa
     async def first():
         async with core:
             await core.submit(DIAMOND)
-            draft = core.plan_draft(1)
+            draft = core.plans.draft(1)
             draft.set_title(2, "Left <b>& 'co'</b>")
-            core.keep_draft(1, draft)
+            core.plans.keep_draft(1, draft)
             core.save()
-            return core.session_id
+            return core.session.session_id
 
     session = asyncio.run(first())
     data = load_session(session)
@@ -230,11 +230,11 @@ def test_a_held_plan_and_its_draft_come_back_with_the_session(tmp_path, monkeypa
             assert note.endswith(
                 "plan 1 awaits your review: %ollie plan show N, %ollie plan approve N"
             )
-            assert [r.number for r in again.held_plans()] == [1]
-            return await again.approve_plan(1)
+            assert [r.number for r in again.plans.held()] == [1]
+            return await again.plans.approve(1)
 
     record = asyncio.run(second())
-    assert _held_note_text([2, 3]).startswith("plans 2, 3 await your review")
+    assert held_note_text([2, 3]).startswith("plans 2, 3 await your review")
     assert [t[1] for t in tasks(db)][1:3] == ["Prepare", "Left <b>& 'co'</b>"]
     assert record.review is Review.APPROVED
 
@@ -249,25 +249,25 @@ def test_a_saved_plan_is_edited_on_the_task_server(tmp_path) -> None:
             record = core.plans[0]
             prepare = record.ids[0]
             await core.env.task_client.update(prepare, status="done")
-            draft = core.plan_draft(1)
+            draft = core.plans.draft(1)
             assert [r.task_id for r in draft.rows] == list(record.ids)
             draft.set_title(2, "Left, carefully")
             number = draft.add("Announce", after=[4])
             draft.add_dependency(3, 2)  # Right waits for Left too
-            changes = await core.edit_saved_plan(1, draft)
+            changes = await core.plans.edit_saved(1, draft)
             told = core.prompts.with_notes("next")
-            refused = core.plan_draft(1)
+            refused = core.plans.draft(1)
             refused.delete(1)
             with pytest.raises(
                 PlanReviewError, match=rf"step 1 \[{prepare}\] is done: it cannot be deleted"
             ):
-                await core.edit_saved_plan(1, refused)
-            moved = core.plan_draft(1)
+                await core.plans.edit_saved(1, refused)
+            moved = core.plans.draft(1)
             moved.set_after(1, [moved.add("Warm up")])
             with pytest.raises(
                 PlanReviewError, match="is done: what it waits for cannot be changed"
             ):
-                await core.edit_saved_plan(1, moved)
+                await core.plans.edit_saved(1, moved)
             return record, changes, told, number
 
     record, changes, told, number = asyncio.run(scenario())
@@ -296,9 +296,9 @@ def test_a_dependency_removed_from_a_saved_plan_is_removed_on_the_task_server(tm
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            draft = core.plan_draft(1)
+            draft = core.plans.draft(1)
             draft.remove_dependency(4, 2)  # Join no longer waits for Left
-            changes = await core.edit_saved_plan(1, draft)
+            changes = await core.plans.edit_saved(1, draft)
             return core.plans[0], changes, core.prompts.with_notes("next")
 
     record, changes, told = asyncio.run(scenario())
@@ -315,11 +315,11 @@ def test_an_approved_plan_is_worked_by_the_watch_and_by_a_parallel_run(tmp_path)
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            record = await core.approve_plan(1)
-            core.take_review_prompt(1)  # the approval turn is not what is tested here
-            await core.start_watching(60, wake=False)
-            watched = [i.step.step_id for i in core.queue_items if i.origin is Origin.WATCH]
-            await core.stop_watching()
+            record = await core.plans.approve(1)
+            core.plans.take_prompt(1)  # the approval turn is not what is tested here
+            await core.watch.start(60, wake=False)
+            watched = [i.step.step_id for i in core.prompts.items if i.origin is Origin.WATCH]
+            await core.watch.stop()
             run = await core.run_plan(parallel=2, key=1)
             return record, watched, run
 
@@ -336,9 +336,9 @@ def test_a_plan_in_review_is_no_plan_reminder_until_it_is_approved(tmp_path) -> 
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            held = await core.plan_reminder()
-            await core.approve_plan(1)
-            return held, await core.plan_reminder()
+            held = await core.plans.reminder()
+            await core.plans.approve(1)
+            return held, await core.plans.reminder()
 
     held, approved = asyncio.run(scenario())
     assert held == ""  # the model is not told to work a plan the user has not approved
@@ -358,12 +358,12 @@ def test_approving_through_a_failing_fallback_degrades_as_an_unreviewed_plan_doe
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            failed = await core.approve_plan(1)
-            queued = [core.take_review_prompt(1).text]
+            failed = await core.plans.approve(1)
+            queued = [core.plans.take_prompt(1).text]
             await core.set_fallback_plan_backend(numbered)
             await core.submit(DIAMOND)
-            saved = await core.approve_plan(2)
-            return failed, saved, [*queued, core.take_review_prompt(2).text]
+            saved = await core.plans.approve(2)
+            return failed, saved, [*queued, core.plans.take_prompt(2).text]
 
     failed, saved, queued = asyncio.run(scenario())
     assert failed.review is Review.APPROVED and failed.kind == "context" and not failed.ids
@@ -380,6 +380,6 @@ def test_a_missing_plan_with_one_plan_in_the_session_says_only_plan_1(tmp_path) 
     from ollie_nb.planning import PlanRecord, PlanStep
 
     core = AgentCore(agent=AgentConfig.from_dict({}), workdir=tmp_path, autosave=False)
-    core.plan_book.reset([PlanRecord(1, "Goal", (PlanStep("a"),), text="Plan: Goal")])
+    core.plans.book.reset([PlanRecord(1, "Goal", (PlanStep("a"),), text="Plan: Goal")])
     with pytest.raises(NoPlanError, match=r"^there is no plan 2 \(this session has only plan 1\)$"):
-        core.plan_draft(2)
+        core.plans.draft(2)

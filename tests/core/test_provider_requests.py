@@ -165,7 +165,9 @@ def run_turns(core: AgentCore, *prompts: str) -> tuple[list, str]:
 
 def tool_text(core: AgentCore, call_id: str) -> str:
     """The text of the tool message answering `call_id` in the core's history."""
-    return next(m.content for m in core.history if m.role == "tool" and m.tool_call_id == call_id)
+    return next(
+        m.content for m in core.session.history if m.role == "tool" and m.tool_call_id == call_id
+    )
 
 
 def test_plan_round_trip_persists_on_real_ollie_tasks(provider, wire, tmp_path):
@@ -225,7 +227,7 @@ def test_queue_fallback_sends_each_step_as_the_next_prompt(provider, wire, tmp_p
     text = tool_text(core, "call_plan")
     assert "Plan queued (2 steps). Stop here" in text
     assert bodies[1]["messages"][-1] == wire.tool_result("call_plan", text)
-    step_prompts = [m.content for m in core.history if m.role == "user"][1:]
+    step_prompts = [m.content for m in core.session.history if m.role == "user"][1:]
     assert step_prompts == [
         "Goal: Ship the report\n\nStep 1 of 2 [q1]: Collect data",
         "Step 2 of 2 [q2]: Draw charts\n(after: q1)",

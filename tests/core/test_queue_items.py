@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ollie_nb.core import AgentCore, TurnStarted
+from ollie_nb.core import AgentCore, Phase, TurnStarted
 from ollie_nb.llm import OfflineBackend
 from ollie_nb.llm._offline import parse_plan_prompt
 from ollie_nb.planning import Origin, StepRef
@@ -28,10 +28,10 @@ def test_two_queue_plans_in_the_queue_are_each_marked_by_their_own_items(tmp_pat
                 goal, steps = parse_plan_prompt(text)
                 args = {"goal": goal, "steps": steps}
                 await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
-            items = core.queue_items
+            items = core.prompts.items
             await core.run_queue(on_event=events.append)
-            statuses = [await core.plan_statuses(p) for p in core.plans]
-            return items, statuses, core.queued
+            statuses = [await core.plans.statuses(p) for p in core.plans]
+            return items, statuses, core.prompts.texts
 
     items, statuses, left = asyncio.run(scenario())
     first, second = core.plans
@@ -57,18 +57,18 @@ def test_a_queue_plan_step_interrupted_goes_back_to_open(tmp_path):
             args = {"goal": goal, "steps": steps}
             await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
             record = core.plans[-1]
-            item = core.pop_queue()
+            item = core.prompts.pop()
             turn = asyncio.ensure_future(core.submit(item))
 
             async def streaming():
-                while core.state != "streaming":
+                while core.turn.phase is not Phase.STREAMING:
                     await asyncio.sleep(0.001)
 
             await asyncio.wait_for(streaming(), 10)
-            during = await core.plan_statuses(record)
+            during = await core.plans.statuses(record)
             core.interrupt()
             await turn
-            return record, during, await core.plan_statuses(record)
+            return record, during, await core.plans.statuses(record)
 
     record, during, after = asyncio.run(scenario())
     assert during[record.ids[0]] == "in_progress"

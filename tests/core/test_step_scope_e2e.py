@@ -107,7 +107,7 @@ def test_a_plan_the_agent_files_is_marked_approved_for_work(tmp_path, review):
             await core.submit("Ship it\n- Prepare\n- Ship (after 1)")
             if review:
                 assert labels_of_goals(db) == {}  # held: nothing filed yet
-                await core.approve_plan(1)
+                await core.plans.approve(1)
 
     asyncio.run(scenario())
     [labels] = labels_of_goals(db).values()

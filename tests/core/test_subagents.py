@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, UsageReported
 from ollie_nb.core._history import INTERRUPTED_NOTE
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 from tests.support.waits import until
@@ -43,7 +43,7 @@ def scripted(parent_calls: list[list[ToolCall]], child_delay: float = 0.0):
 
 
 def tool_results(core: AgentCore) -> list[str]:
-    return [m.content for m in core.history if m.role == "tool"]
+    return [m.content for m in core.session.history if m.role == "tool"]
 
 
 def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(tmp_path):
@@ -56,10 +56,12 @@ def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(
     ]
     core = AgentCore(OfflineBackend(scripted(calls, 0.05)), workdir=tmp_path, autosave=False)
 
+    events = []
+
     async def scenario():
         async with core:
-            result = await core.submit("fan out")
-            return result, core.queued, dict(core.subagents.children)
+            result = await core.submit("fan out", events.append)
+            return result, core.prompts.texts, dict(core.subagents.children)
 
     result, queued, children = asyncio.run(scenario())
     assert result.reply == "parent done"
@@ -69,12 +71,20 @@ def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(
     assert "b: done: b did: count pears" in waited
     # subagent_wait handed the replies over, so their completion notes were taken back
     assert not queued
-    users = [m.content for m in core.history if m.role == "user"]
+    users = [m.content for m in core.session.history if m.role == "user"]
     assert users == ["fan out"]
     # each child has its own history and usage; the parent's tools stay the parent's
     assert [m.role for m in children["a"].history] == ["user", "assistant"]
     assert children["a"].usage.requests == 1
-    assert all(not d.name.startswith("subagent_") for d in children["a"].router.defs)
+    assert all(not d.name.startswith("subagent_") for d in children["a"].context().router.defs)
+    # the session counts every request its children made: the parent's 3 and one each
+    session = core.session.usage
+    assert session.requests == 3 + 2
+    reports = [e for e in events if isinstance(e, UsageReported)]
+    own = sum(e.input_tokens + e.output_tokens for e in reports)
+    spent = sum(c.usage.input_tokens + c.usage.output_tokens for c in children.values())
+    assert session.input_tokens + session.output_tokens == own + spent and spent > 0
+    assert session.last_input_tokens == reports[-1].input_tokens  # its own context's size
 
 
 def test_without_a_wait_the_completion_notes_are_worked_as_turns_after_the_parents(tmp_path):
@@ -89,7 +99,7 @@ def test_without_a_wait_the_completion_notes_are_worked_as_turns_after_the_paren
 
     first, noted = asyncio.run(scenario())
     assert first.reply == "parent done"
-    users = [m.content for m in core.history if m.role == "user"]
+    users = [m.content for m in core.session.history if m.role == "user"]
     assert users == ["fan out", "sub-agent a finished: a did: count apples"]
     assert noted is not None and not noted.error
 
@@ -159,12 +169,15 @@ def test_interrupting_the_parent_interrupts_every_child_and_histories_stay_whole
     for child in core.subagents.children.values():
         assert child.status == "interrupted" and not child.busy
         assert child.history[-1].content == INTERRUPTED_NOTE
-    assert core.history[-1].role == "assistant"
-    answered = {m.tool_call_id for m in core.history if m.role == "tool"}
-    asked = {c.id for m in core.history for c in m.tool_calls}
+    assert core.session.history[-1].role == "assistant"
+    answered = {m.tool_call_id for m in core.session.history if m.role == "tool"}
+    asked = {c.id for m in core.session.history for c in m.tool_calls}
     assert asked == answered
     # the parent is told of each interruption
-    assert sorted(core.queued) == ["sub-agent a was interrupted", "sub-agent b was interrupted"]
+    assert sorted(core.prompts.texts) == [
+        "sub-agent a was interrupted",
+        "sub-agent b was interrupted",
+    ]
 
 
 def test_a_childs_tool_outside_trusted_tools_asks_the_parents_approver(tmp_path):

@@ -78,10 +78,10 @@ def test_watch_on_works_the_whole_plan_by_itself(tmp_path):
     async def scenario():
         async with core:
             await core.submit(PROMPT)
-            watcher = await core.start_watching(on_event=events.append)
-            await core.run_until_idle(timeout=30)
+            watcher = await core.watch.start(on_event=events.append)
+            await core.watch.until_idle(timeout=30)
             mode = watcher.mode
-            await core.stop_watching()
+            await core.watch.stop()
             return core.plans[-1], mode
 
     record, mode = asyncio.run(scenario())
@@ -106,12 +106,12 @@ def test_two_agents_in_two_processes_the_watcher_carries_on_after_the_other(tmp_
             await second_agent(
                 db, "bob", {"id": ids[0], "status": "in_progress", "assignee": "bob"}
             )
-            await core.start_watching(on_event=events.append)
-            assert core.queued == []  # step 1 is bob's, steps 2 and 3 wait for it
+            await core.watch.start(on_event=events.append)
+            assert core.prompts.texts == []  # step 1 is bob's, steps 2 and 3 wait for it
             await second_agent(db, "bob", {"id": ids[0], "status": "done"})
             await until(lambda: statuses(db)["Publish"] == "done")
-            await core.run_until_idle(timeout=30)
-            await core.stop_watching()
+            await core.watch.until_idle(timeout=30)
+            await core.watch.stop()
             return ids
 
     ids = asyncio.run(scenario())
@@ -139,7 +139,7 @@ def test_assignment_by_another_client_queues_the_step_and_a_failed_step_is_repor
             await second_agent(
                 db, "bob", {"id": ids[0], "status": "in_progress", "assignee": "bob"}
             )
-            await core.start_watching(on_event=events.append)
+            await core.watch.start(on_event=events.append)
             await second_agent(
                 db,
                 "bob",
@@ -147,8 +147,8 @@ def test_assignment_by_another_client_queues_the_step_and_a_failed_step_is_repor
                 {"id": ids[0], "status": "open", "assignee": "alice"},  # bob hands it over
             )
             await until(lambda: statuses(db)["Clean data"] == "done")
-            await core.run_until_idle(timeout=30)
-            await core.stop_watching()
+            await core.watch.until_idle(timeout=30)
+            await core.watch.stop()
             return ids
 
     ids = asyncio.run(scenario())
@@ -174,14 +174,14 @@ def test_a_new_watcher_and_a_restarted_agent_lose_nothing_and_queue_nothing_twic
             await core.submit(PROMPT)
             ids = list(core.plans[-1].ids)
             await second_agent(db, "bob", {"id": ids[0], "status": "in_progress"})
-            await core.start_watching(wake=False)
+            await core.watch.start(wake=False)
             await second_agent(db, "bob", {"id": ids[0], "status": "done"})
-            await until(lambda: len(core.queued) == 1)
-            await core.start_watching(wake=False)  # a new watcher: the step is not queued again
-            await core.catch_up()
-            queued = list(core.queued)
-            await core.stop_watching()
-            return ids, queued, core.session_id
+            await until(lambda: len(core.prompts.texts) == 1)
+            await core.watch.start(wake=False)  # a new watcher: the step is not queued again
+            await core.watch.catch_up()
+            queued = list(core.prompts.texts)
+            await core.watch.stop()
+            return ids, queued, core.session.session_id
 
     ids, queued, session = asyncio.run(first_kernel())
     assert len(queued) == 1 and queued[0].startswith(f"Step 2 of 3 [task {ids[1]}]")
@@ -190,9 +190,9 @@ def test_a_new_watcher_and_a_restarted_agent_lose_nothing_and_queue_nothing_twic
         async with AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path) as again:
             again.restore(session)
             events: list = []
-            await again.start_watching(on_event=events.append)
-            await again.run_until_idle(timeout=30)
-            await again.stop_watching()
+            await again.watch.start(on_event=events.append)
+            await again.watch.until_idle(timeout=30)
+            await again.watch.stop()
             return events
 
     events = asyncio.run(second_kernel())
@@ -216,9 +216,9 @@ def test_the_approval_gate_applies_to_turns_the_agent_starts_itself(tmp_path):
         async with core:
             await core.submit(PROMPT)
             asked.clear()
-            await core.start_watching()
-            await core.run_until_idle(timeout=30)
-            await core.stop_watching()
+            await core.watch.start()
+            await core.watch.until_idle(timeout=30)
+            await core.watch.stop()
 
     asyncio.run(scenario())
     assert asked == ["task_update"]  # step 1's update was asked for, refused, and not run again
@@ -240,9 +240,9 @@ def test_a_failing_turn_ends_the_watch_with_a_clear_message(tmp_path):
     async def scenario():
         async with core:
             await core.submit(PROMPT)
-            await core.start_watching(on_event=events.append)
-            await until(lambda: core.watcher is None)
-            await core.run_until_idle(timeout=10)
+            await core.watch.start(on_event=events.append)
+            await until(lambda: core.watch.watcher is None)
+            await core.watch.until_idle(timeout=10)
 
     asyncio.run(scenario())
     stopped = [e.text for e in events if isinstance(e, WatchNotice) and e.what is WatchWhat.STOPPED]
@@ -266,11 +266,11 @@ def test_a_server_without_subscriptions_is_polled(tmp_path):
             )
             server = core.env.dispatcher.get_server("tasks")
             server.resource_updates = None  # a server that offers no subscription
-            watcher = await core.start_watching(interval=0.1, wake=False)
+            watcher = await core.watch.start(interval=0.1, wake=False)
             await second_agent(db, "bob", {"id": ids[0], "status": "done"})
-            await until(lambda: len(core.queued) == 1)
-            mode, queued = watcher.mode, list(core.queued)
-            await core.stop_watching()
+            await until(lambda: len(core.prompts.texts) == 1)
+            mode, queued = watcher.mode, list(core.prompts.texts)
+            await core.watch.stop()
             return ids, mode, queued
 
     ids, mode, queued = asyncio.run(scenario())
@@ -284,7 +284,7 @@ def test_watching_needs_a_task_server_with_events(tmp_path):
     async def scenario():
         async with core:
             with pytest.raises(NoTaskServerError, match="no task server is wired"):
-                await core.start_watching()
+                await core.watch.start()
             assert await core.run_queue() is None
 
     asyncio.run(scenario())
@@ -306,13 +306,13 @@ def test_after_stop_of_a_turn_the_watch_started_the_next_step_waits(tmp_path):
     async def scenario():
         async with core:
             await core.submit("Two chores\n- Chore 1 (independent)\n- Chore 2 (independent)")
-            await core.start_watching(on_event=events.append)
+            await core.watch.start(on_event=events.append)
             await until(lambda: core.is_running, what="the watch's first turn")
             assert core.interrupt()
             await until(lambda: core.watch.waker is None, what="the watch going off")
             await until(lambda: not core.is_running, what="the stopped turn's end")
-            await until(lambda: not core.queued, what="the watch's step off the queue")
-            return core.plans[-1], list(core.queued)
+            await until(lambda: not core.prompts.texts, what="the watch's step off the queue")
+            return core.plans[-1], list(core.prompts.texts)
 
     _, queued = asyncio.run(scenario())
     starts = [e.prompt.splitlines()[0] for e in events if isinstance(e, TurnStarted)]
@@ -329,7 +329,9 @@ def test_after_stop_of_a_turn_the_watch_started_the_next_step_waits(tmp_path):
 def test_more_than_a_page_of_events_in_one_change_are_all_read(tmp_path, monkeypatch):
     """One change by another client brings more events than one read returns: each
     unblocked step is queued all the same, with no later change to wake the watch."""
-    monkeypatch.setattr("ollie_nb.core._watch.PAGE", 2)  # a small page; the server's own limit
+    monkeypatch.setattr(
+        "ollie_nb.core._event_reader.PAGE", 2
+    )  # a small page; the server's own limit
     db = tmp_path / "tasks.db"
     core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, name="alice")
     fan = "Fan out\n- Root\n- Left (after 1)\n- Middle (after 1)\n- Right (after 1)"
@@ -339,12 +341,14 @@ def test_more_than_a_page_of_events_in_one_change_are_all_read(tmp_path, monkeyp
             await core.submit(fan)
             ids = list(core.plans[-1].ids)
             await second_agent(db, "bob", {"id": ids[0], "status": "in_progress"})
-            watcher = await core.start_watching(wake=False)
-            assert watcher.mode == "subscribed" and core.queued == []
+            watcher = await core.watch.start(wake=False)
+            assert watcher.mode == "subscribed" and core.prompts.texts == []
             await second_agent(db, "bob", {"id": ids[0], "status": "done"})  # one change
-            await until(lambda: len(core.queued) == 3, what="the three unblocked steps queued")
-            queued = list(core.queued)
-            await core.stop_watching()
+            await until(
+                lambda: len(core.prompts.texts) == 3, what="the three unblocked steps queued"
+            )
+            queued = list(core.prompts.texts)
+            await core.watch.stop()
             return ids, queued
 
     ids, queued = asyncio.run(scenario())
@@ -364,9 +368,9 @@ def test_the_watch_never_queues_a_step_whose_blocker_was_skipped(tmp_path):
             ids = list(core.plans[-1].ids)
             skipped = {"id": ids[1], "status": "cancelled"}
             await second_agent(db, "bob", {"id": ids[0], "status": "done"}, skipped)
-            await core.start_watching(on_event=events.append)  # it reads every step's state
-            await core.run_until_idle(timeout=30)
-            await core.stop_watching()
+            await core.watch.start(on_event=events.append)  # it reads every step's state
+            await core.watch.until_idle(timeout=30)
+            await core.watch.stop()
 
     asyncio.run(scenario())
     assert not any(isinstance(e, WatchNotice) and e.what is WatchWhat.QUEUED for e in events)

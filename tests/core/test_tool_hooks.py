@@ -72,7 +72,7 @@ def submit(core: AgentCore) -> tuple[Any, list[Any]]:
 
 
 def results(core: AgentCore) -> dict[str, str]:
-    return {m.tool_call_id: m.content for m in core.history if m.role == "tool"}
+    return {m.tool_call_id: m.content for m in core.session.history if m.role == "tool"}
 
 
 def test_pre_tool_hook_sees_the_call_and_can_deny_it(tmp_path):
@@ -94,7 +94,7 @@ if "secret" in args["text"]:
     first, second = payloads(tmp_path, "pre")
     assert first["hook_event_name"] == "preTool" and first["tool"] == "shout"
     assert json.loads(first["args"]) == {"text": "hello"}
-    assert first["session_id"] == core.session_id and first["cwd"] == str(tmp_path)
+    assert first["session_id"] == core.session.session_id and first["cwd"] == str(tmp_path)
     assert json.loads(second["args"]) == {"text": "the secret plan"}
 
 
@@ -207,11 +207,11 @@ def test_hook_commands_get_the_payload_as_ollie_variables(tmp_path):
         tmp_path, {"postTool": [env_hook]}, [[call("x" * 40_000, "c1")], "done"]
     )
     submit(core)
-    (result,) = [m.content for m in core.history if m.role == "tool"]
+    (result,) = [m.content for m in core.session.history if m.role == "tool"]
     seen = json.loads(result.splitlines()[-1])
     assert seen["OLLIE_HOOK_EVENT_NAME"] == "postTool"
     assert seen["OLLIE_TOOL"] == "shout"
-    assert seen["OLLIE_SESSION_ID"] == core.session_id
+    assert seen["OLLIE_SESSION_ID"] == core.session.session_id
     assert seen["OLLIE_RESULT"] == "X" * 16 * 1024  # cut; stdin has the whole result
     (payload,) = payloads(tmp_path, "env")
     assert payload["result"] == "X" * 40_000

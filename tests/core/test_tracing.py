@@ -86,7 +86,7 @@ def test_a_turn_holds_its_model_requests_and_tool_calls_and_the_plan_span_names_
     finished = spans.get_finished_spans()
     [turn] = by_name(finished, "invoke_agent")
     assert turn.parent is None and turn.attributes["gen_ai.operation.name"] == "invoke_agent"
-    assert turn.attributes["gen_ai.conversation.id"] == core.session_id
+    assert turn.attributes["gen_ai.conversation.id"] == core.session.session_id
     chats = [s for s in children(finished, turn) if s.name.startswith("chat")]
     [tool] = [s for s in children(finished, turn) if s.name.startswith("execute_tool")]
     assert [c.name for c in chats] == ["chat offline-planner"] * 2
@@ -98,9 +98,13 @@ def test_a_turn_holds_its_model_requests_and_tool_calls_and_the_plan_span_names_
     assert second.attributes["gen_ai.response.finish_reasons"] == ("stop",)
     assert first.start_time < tool.start_time < tool.end_time < second.start_time
     # the tokens the spans carry are the ones the session counted
-    assert sum(c.attributes["gen_ai.usage.input_tokens"] for c in chats) == core.usage.input_tokens
     assert (
-        sum(c.attributes["gen_ai.usage.output_tokens"] for c in chats) == core.usage.output_tokens
+        sum(c.attributes["gen_ai.usage.input_tokens"] for c in chats)
+        == core.session.usage.input_tokens
+    )
+    assert (
+        sum(c.attributes["gen_ai.usage.output_tokens"] for c in chats)
+        == core.session.usage.output_tokens
     )
     assert first.attributes["gen_ai.usage.cache_read.input_tokens"] == 0
     # the reasoning_plan call's span: its goal id and step count, the task rows it made
@@ -148,7 +152,9 @@ def test_a_parallel_run_nests_each_step_and_its_sub_agent_turn_under_the_run(tmp
         assert step.status.status_code is StatusCode.UNSET
         [turn] = children(finished, step)  # the worker's turn, under its step
         assert turn.name.startswith("invoke_agent")
-        assert turn.attributes["gen_ai.conversation.id"].startswith(core.session_id + "/worker")
+        assert turn.attributes["gen_ai.conversation.id"].startswith(
+            core.session.session_id + "/worker"
+        )
         kinds = sorted(s.attributes["gen_ai.operation.name"] for s in children(finished, turn))
         assert kinds == ["chat", "chat", "execute_tool"]  # task_update, then the reply
         [update] = by_name(children(finished, turn), "execute_tool")
@@ -231,9 +237,9 @@ def test_the_watch_works_each_step_in_a_trace_of_its_own_linked_to_the_plan(tmp_
         with tracing().tracer.start_as_current_span("notebook cell"):
             async with core:
                 await core.submit(PLAN)
-                await core.start_watching()  # the ready steps are queued and worked by the agent
-                await core.run_until_idle(60)
-                await core.stop_watching()
+                await core.watch.start()  # the ready steps are queued and worked by the agent
+                await core.watch.until_idle(60)
+                await core.watch.stop()
                 return core.plans[-1]
 
     record = asyncio.run(scenario())
@@ -407,7 +413,7 @@ def test_a_sub_agent_the_model_spawns_turns_under_the_spawning_call(tmp_path, sp
     [parent, child] = sorted(by_name(finished, "invoke_agent"), key=lambda s: s.start_time)
     assert spawn.parent.span_id == parent.context.span_id
     assert child.parent.span_id == spawn.context.span_id
-    assert child.attributes["gen_ai.conversation.id"] == core.session_id + "/helper"
+    assert child.attributes["gen_ai.conversation.id"] == core.session.session_id + "/helper"
     assert [s.name for s in children(finished, child)] == ["chat offline-planner"]
 
 

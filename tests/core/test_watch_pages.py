@@ -73,13 +73,13 @@ def _flood_then_finish_step_1(tmp_path: Path, prepare: Callable[[AgentCore], Non
                 "tasks", "task_update", {"id": ids[0], "status": "in_progress"}
             )
             prepare(core)
-            watcher = await core.start_watching(interval=0.2, wake=False)
+            watcher = await core.watch.start(interval=0.2, wake=False)
             notes = [{"id": record.goal_id, "note": str(i) * NOTE} for i in range(7)]
             await second_agent(db, *notes, {"id": ids[0], "status": "done"})
-            await until(lambda: len(core.queued) == 1)
+            await until(lambda: len(core.prompts.texts) == 1)
             log, mode = list(watcher.log), watcher.mode
-            queued = list(core.queued)  # read before the watch goes off: it takes them back
-            await core.stop_watching()
+            queued = list(core.prompts.texts)  # read before the watch goes off: it takes them back
+            await core.watch.stop()
             return ids, queued, log, mode
 
     return asyncio.run(scenario())
@@ -130,14 +130,17 @@ def test_a_2025_protocol_server_is_subscribed_through_resources_subscribe(tmp_pa
                 "tasks", "task_update", {"id": ids[0], "status": "in_progress"}
             )
             await legacy(core)
-            watcher = await core.start_watching(interval=30, wake=False)  # no poll in time
+            watcher = await core.watch.start(interval=30, wake=False)  # no poll in time
             await second_agent(db, {"id": ids[0], "status": "done"})
             try:
-                await until(lambda: len(core.queued) == 1)
+                await until(lambda: len(core.prompts.texts) == 1)
             except AssertionError:
                 raise AssertionError(list(watcher.log)) from None
-            mode, queued = watcher.mode, list(core.queued)  # before the watch takes them back
-            await core.stop_watching()
+            mode, queued = (
+                watcher.mode,
+                list(core.prompts.texts),
+            )  # before the watch takes them back
+            await core.watch.stop()
             return ids, mode, queued
 
     ids, mode, queued = asyncio.run(scenario())
@@ -154,7 +157,7 @@ def test_one_read_of_the_events_follows_the_pages_to_the_end(tmp_path):
         async with core:
             await core.submit(PROMPT)
             goal = core.plans[-1].goal_id
-            watcher = await core.start_watching(wake=False)
+            watcher = await core.watch.start(wake=False)
             await watcher.stop()  # no reads on signals from here: only the poll below
             before = watcher.seq
             await second_agent(db, *({"id": goal, "note": str(i) * NOTE} for i in range(7)))

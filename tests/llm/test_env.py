@@ -22,7 +22,7 @@ from ollie_nb.llm import (
     ollie_env_file_path,
     openai_base_url,
 )
-from ollie_nb.llm._env import read_env_file
+from ollie_nb.llm._settings import read_env_file
 from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply, collect, sse
 
 CHOOSE = "set OLLIE_BACKEND to choose another"

@@ -105,12 +105,15 @@ async def test_signed_thinking_goes_back_with_the_tool_results_and_never_into_te
     ]
     assert sent_back["content"][2]["type"] == "tool_use"
     assert second["messages"][2]["content"][0]["tool_use_id"] == "toolu_01T"
-    contents = " ".join(m.content for m in core.history)
+    contents = " ".join(m.content for m in core.session.history)
     assert "think with the tool" not in contents and "Now answer" not in contents
-    assert core.history[-1].thinking[0].signature == "Sig2=="
+    assert core.session.history[-1].thinking[0].signature == "Sig2=="
     # the cache: reads and writes counted, every input token counted once
-    assert core.usage.input_tokens == (12 + 1800) + (20 + 1800)
-    assert (core.usage.cache_write_tokens, core.usage.cache_read_tokens) == (1800, 1800)
+    assert core.session.usage.input_tokens == (12 + 1800) + (20 + 1800)
+    assert (core.session.usage.cache_write_tokens, core.session.usage.cache_read_tokens) == (
+        1800,
+        1800,
+    )
 
 
 @pytest.mark.anyio
@@ -218,8 +221,10 @@ async def test_openrouter_token_limit_chunk_ends_the_turn_as_that_error(
     core = await openai_core(make_core, provider, name="openrouter")
     result = await submit(core, "hi")
     assert result.error == "openrouter: Token limit reached"
-    assert [m.role for m in core.history] == ["user"]  # the error is no message of the model's
-    assert core.conversation.errors[0]["error"] == "openrouter: Token limit reached"
+    assert [m.role for m in core.session.history] == [
+        "user"
+    ]  # the error is no message of the model's
+    assert core.session.errors[0]["error"] == "openrouter: Token limit reached"
     assert len(provider.requests) == 1  # not compacted, not retried
 
 
@@ -259,9 +264,9 @@ async def test_openrouter_cost_and_cached_tokens_add_up_over_a_session(make_core
     core = await openai_core(make_core, provider, name="openrouter")
     await submit(core, "one")
     await submit(core, "two")
-    assert (core.usage.input_tokens, core.usage.cache_read_tokens) == (2000, 1800)
-    assert core.usage.cost == 0.5
-    assert str(core.usage).endswith("(1,800 cached, 0 cache writes)")
+    assert (core.session.usage.input_tokens, core.session.usage.cache_read_tokens) == (2000, 1800)
+    assert core.session.usage.cost == 0.5
+    assert str(core.session.usage).endswith("(1,800 cached, 0 cache writes)")
 
 
 @pytest.mark.anyio
@@ -277,4 +282,4 @@ async def test_the_cost_openrouter_bills_wins_over_the_price_table(make_core, pr
     core = await make_core(backend)
     await submit(core, "one")
     assert priced(Usage(1000, 10), "openrouter", model).cost not in (None, 0.5)  # it has one
-    assert core.usage.cost == 0.5  # the billed figure, not the table's estimate
+    assert core.session.usage.cost == 0.5  # the billed figure, not the table's estimate

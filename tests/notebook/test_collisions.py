@@ -116,7 +116,7 @@ def test_session_names_are_unique_and_an_early_name_is_kept(kernel):
     early = k.run("%ollie rename alpha").text()
     assert early == "ℹ session named 'alpha'; it is saved with the first prompt"
     k.run("%ollie ask hello")
-    first = k.run("print(ollie_nb.agent().core.session_id)").text().strip()
+    first = k.run("print(ollie_nb.agent().core.session.session_id)").text().strip()
     k.run("%ollie clear")
     k.run("%ollie ask hi again")
     refused = k.run("%ollie rename alpha").stderr()
@@ -165,7 +165,7 @@ def test_the_watch_widgets_stop_button_hands_back_the_step_in_flight_only(kernel
     click = {"method": "custom", "content": {"event": "click"}}
     k.kc.shell_channel.send(k.kc.session.msg("comm_msg", {"comm_id": buttons[0], "data": click}))
     deadline = time.monotonic() + 20
-    while k.run("print(ollie_nb.agent().core.watcher is None)").text().strip() != "True":
+    while k.run("print(ollie_nb.agent().core.watch.watcher is None)").text().strip() != "True":
         assert time.monotonic() < deadline, "Stop did not end the watch"
         time.sleep(0.1)
     handed_back = {"First chore": "done", "Second chore": "open"}

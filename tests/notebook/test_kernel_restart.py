@@ -69,7 +69,7 @@ def test_a_run_killed_with_its_kernel_is_resumed_and_finished_with_no_step_worke
     try:
         for cell in ("%load_ext ollie_nb", f"%ollie agent {agent}", FOUR):
             assert k.run(cell).error is None, cell
-        session = k.run("import ollie_nb\nprint(ollie_nb.agent().core.session_id)").text()
+        session = k.run("import ollie_nb\nprint(ollie_nb.agent().core.session.session_id)").text()
         steps = [t.id for t in open_store(db, create=False).list("all") if t.parent]
         assert len(steps) == 4
         started = k.run("w = get_ipython().run_line_magic('ollie', 'run --parallel 2 --bg')")

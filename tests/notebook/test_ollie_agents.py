@@ -123,7 +123,7 @@ def test_tools_cost_queue_pop_and_debug_commands(kernel):
     cost = kernel.run("%ollie cost").text()
     assert "$0.0000 this session: " in cost and "is a local model (offline)" in cost
     assert "the queue is empty" in kernel.run("%ollie queue pop").text()
-    kernel.run("import ollie_nb\nollie_nb.agent().core.queue('later')")
+    kernel.run("import ollie_nb\nollie_nb.agent().core.prompts.put('later')")
     popped = kernel.run("%ollie queue pop").text()
     assert "later" in popped and "taken off the queue" in popped
     assert "no internal error" in kernel.run("%ollie debug").text()

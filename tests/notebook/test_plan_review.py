@@ -109,7 +109,7 @@ def test_a_held_plan_comes_back_with_resume_and_is_approved_there(kernel):
     k, base, db = kernel
     k.run(PLAN)
     number = int(k.run("print(ag.held_plans()[-1].number)").text())
-    session = k.run("print(ag.core.session_id)").text().strip()
+    session = k.run("print(ag.core.session.session_id)").text().strip()
     count = len(tasks(db))
     other = Kernel(str(base), kernel_env(base))
     try:

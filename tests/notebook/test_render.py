@@ -12,6 +12,7 @@ from ollie_nb.core import (
     ToolCalled,
     ToolFinished,
     TurnEnded,
+    TurnResult,
     UsageReported,
     UsageTotals,
 )
@@ -51,7 +52,7 @@ def test_streamed_reply_leaves_an_empty_live_area_and_the_reply():
     for piece in ["Hello ", "there, ", "world."]:
         view(TextDelta(piece))
     assert cell.texts() == ["Hello "]  # the live area opened on the first piece
-    view(TurnEnded("Hello there, world."))
+    view(TurnEnded(TurnResult("Hello there, world.")))
     view.finish()
     assert cell.texts() == ["", "Hello there, world."]
 
@@ -90,7 +91,7 @@ def test_errors_and_interruptions_are_one_line_notices():
     view = view_of(cell)
     view(TextDelta("partial"))
     view(Notice("openai: HTTP 500: server error", "error"))
-    view(TurnEnded(interrupted=True))
+    view(TurnEnded(TurnResult(interrupted=True)))
     view.finish()
     assert cell.texts() == [
         "",
@@ -107,7 +108,7 @@ def test_the_event_type_decides_not_its_text():
     view(Notice("interrupted"))  # a notice that happens to say so is only a line
     assert not view.interrupted
     view(Notice("disk almost full", "warning"))
-    view(TurnEnded("a reply that says nothing of it", interrupted=True))
+    view(TurnEnded(TurnResult("a reply that says nothing of it", interrupted=True)))
     view.finish()
     assert cell.texts() == [
         "ℹ interrupted",
@@ -195,7 +196,7 @@ def test_a_remote_image_in_a_reply_or_a_tool_result_is_a_link_naming_its_host():
     for piece in ["Here: ", EXFIL, " and ![inline](data:image/png;base64,iVBORw0KGgo=)"]:
         view(TextDelta(piece))
     streaming = "\n".join(o._repr_mimebundle_()["text/html"] for o in cell.outputs)
-    view(TurnEnded("Here: " + EXFIL))
+    view(TurnEnded(TurnResult("Here: " + EXFIL)))
     view.finish()
     shown = streaming + "\n".join(o._repr_mimebundle_()["text/html"] for o in cell.outputs)
     assert '<img src="https://' not in shown and "<img src='https://" not in shown

@@ -149,7 +149,7 @@ async def test_raw_arguments_the_model_might_send(tmp_path):
     assert results["extra"] == f"Plan: g\n1. a\n2. b\n\n{NO_BACKEND}"
     assert all("\n" not in t for k, t in results.items() if k != "extra")
     assert first.reply == "done" and second.reply == "next"
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 @pytest.mark.anyio
@@ -179,7 +179,7 @@ async def test_lone_surrogates_in_arguments_do_not_poison_the_session(tmp_path, 
     assert second.reply == "fine"
     sent = json.dumps(provider.requests[-1].body)
     assert "emoji \\ud83d\\ude00" in sent  # the pair survives, as the emoji it encodes
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 @pytest.mark.anyio

@@ -74,7 +74,7 @@ def plan_twice(tmp_path, first, plan_timeout: float = 2.0, between=None):
     assert warnings == [bad.splitlines()[-1]], "exactly one warning line, the last"
     assert bad.splitlines()[-1].endswith("; this plan lives in context only.")
     assert "[ok-2] bake" in good and good.splitlines()[-1] == "Plan saved by Switchable: 2 steps."
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
     return bad.splitlines()[-1], seconds
 
 
@@ -172,7 +172,7 @@ async def test_hanging_async_fallback_is_cancelled(tmp_path):
         "Forever failed (no answer within 0.3 s); this plan lives in context only."
     )
     assert cancelled == [True]
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 # -- notebook fallbacks run on the kernel thread ------------------------------------

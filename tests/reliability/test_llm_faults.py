@@ -130,7 +130,7 @@ def test_429_then_success_emits_retries_and_the_reply(provider, wire, tmp_path):
     assert [e.attempt for e in retries] == [1, 2]
     assert all("Rate limit reached" in e.reason for e in retries)
     assert result.reply == "Hello there" and not errors(events)
-    assert [(m.role, m.content) for m in core.history] == [
+    assert [(m.role, m.content) for m in core.session.history] == [
         ("user", "hi"),
         ("assistant", "Hello there"),
     ]
@@ -147,15 +147,15 @@ def test_429_forever_is_one_clear_error_and_the_next_turn_works(provider, wire, 
     ]
     assert failed.error == errors(failed_events)[0] and not failed.interrupted
     assert [type(e) for e in failed_events].count(Retrying) == 3
-    assert failed_events[-1] == TurnEnded(error=failed.error, steps=1)
+    assert failed_events[-1] == TurnEnded(failed) and failed.steps == 1
     assert_next_turn_works(nxt, provider, 4)
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
     assert_error_kept_out_of_the_context(core, provider, failed.error)
 
 
 def assert_error_kept_out_of_the_context(core: AgentCore, provider, error: str) -> None:
     """The failed call is no message: the model never reads it; the session keeps it apart."""
-    assert [(m.role, m.content) for m in core.history] == [
+    assert [(m.role, m.content) for m in core.session.history] == [
         ("user", "hi"),
         ("user", "and now?"),
         ("assistant", "fine again"),
@@ -176,7 +176,7 @@ def test_500_is_not_retried_and_the_next_turn_works(provider, wire, tmp_path):
     assert errors(events) == [f"{wire.name}: HTTP 500: The server had an error"]
     assert not [e for e in events if isinstance(e, Retrying)]
     assert_next_turn_works(nxt, provider, 1)
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 def test_connection_reset_mid_stream_keeps_history_consistent(provider, wire, tmp_path):
@@ -188,10 +188,10 @@ def test_connection_reset_mid_stream_keeps_history_consistent(provider, wire, tm
     assert error.startswith(f"{wire.name}: connection lost while streaming from")
     streamed = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert streamed.startswith("Hello")  # what the user saw before the reset
-    assert [m.role for m in core.history] == ["user", "user", "assistant"]
+    assert [m.role for m in core.session.history] == ["user", "user", "assistant"]
     assert [e["error"] for e in core.session_data()["errors"]] == [error]
     assert_next_turn_works(nxt, provider, 1)
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 def test_error_after_a_tool_call_leaves_the_call_answered(provider, wire, tmp_path):
@@ -204,9 +204,9 @@ def test_error_after_a_tool_call_leaves_the_call_answered(provider, wire, tmp_pa
     (_, events), nxt = run_turns(core, "think first", "again")
     assert [e.result for e in events if isinstance(e, ToolFinished)] == ["ok"]
     assert errors(events) == [f"{wire.name}: HTTP 500: upstream failed"]
-    assert [m.role for m in core.history[:4]] == ["user", "assistant", "tool", "user"]
+    assert [m.role for m in core.session.history[:4]] == ["user", "assistant", "tool", "user"]
     assert_next_turn_works(nxt, provider, 2)
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
     # the next request carried the call and its answer, paired as the provider demands
     sent = json.dumps(provider.requests[-1].body)
     assert sent.count("call_1") == 2
@@ -234,9 +234,9 @@ async def test_stalled_stream_is_interrupted_and_the_connection_closed(provider,
 
     stalled, nxt = await asyncio.wait_for(scenario(), 20)
     assert stalled.interrupted
-    assert core.history[1].content.endswith("[interrupted by the user]")
+    assert core.session.history[1].content.endswith("[interrupted by the user]")
     assert_next_turn_works(nxt, provider, 1)
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
     for _ in range(200):
         if provider.hangups:
             break

@@ -49,7 +49,7 @@ async def test_thousand_step_plan_on_the_task_server_and_its_graph(tmp_path):
             result = await core.submit("plan a thousand steps")
             persisted = time.perf_counter() - started
             record = core.plans[-1]
-            statuses = await core.plan_statuses(record)
+            statuses = await core.plans.statuses(record)
             return result, record, statuses, persisted
 
     result, record, statuses, persisted = await scenario()
@@ -99,7 +99,7 @@ async def test_two_hundred_queued_prompts_drain_in_order(tmp_path):
     async def scenario():
         async with core:
             for prompt in prompts[1:]:
-                core.queue(prompt)
+                core.prompts.put(prompt)
             events: list = []
             queued_late: list = []
 
@@ -123,11 +123,11 @@ async def test_two_hundred_queued_prompts_drain_in_order(tmp_path):
     ends = [e for e in events if isinstance(e, TurnEnded)]
     assert [e.reply for e in ends] == [f"done: {p.split()[-1]}" for p in prompts + late]
     assert result.reply == "done: 009" and not result.interrupted
-    assert core.queued == []
-    assert core.usage.requests == 210
-    roles = [m.role for m in core.history]
+    assert core.prompts.texts == []
+    assert core.session.usage.requests == 210
+    roles = [m.role for m in core.session.history]
     assert roles == ["user", "assistant"] * 210
-    assert [m.content for m in core.history[::2]] == prompts + late
-    assert_consistent(core.history)
-    saved = load_session(core.session_id)
+    assert [m.content for m in core.session.history[::2]] == prompts + late
+    assert_consistent(core.session.history)
+    saved = load_session(core.session.session_id)
     assert len(saved["history"]) == 420

@@ -93,7 +93,7 @@ async def test_a_secret_with_quotes_backslashes_or_accents_is_redacted_in_the_fi
     async def scenario():
         async with core:
             await core.submit("what is the token?")
-            archive = core.archive_path
+            archive = core.session.archive_path
             await core.compact()
             await core.submit("and now?")
             return archive
@@ -116,7 +116,7 @@ def test_a_secret_at_the_result_cap_is_redacted_whole(tmp_path, monkeypatch):
     core, result = execute(tmp_path, "cat big.txt")
     assert "characters cut of" in result.result
     assert "tok-kkkkkkkk" not in result.result and "x***" in result.result.replace("\n", "")
-    assert secret[:20] not in core.history[-2].content
+    assert secret[:20] not in core.session.history[-2].content
 
 
 def test_a_key_of_another_backend_in_the_env_file_is_a_secret(tmp_path):
@@ -127,7 +127,7 @@ def test_a_key_of_another_backend_in_the_env_file_is_a_secret(tmp_path):
     env_file.write_text(f"OLLIE_OPENAI_KEY={key}\nOLLIE_BACKEND=offline\n")
     core, result = execute(tmp_path, f"cat {env_file}")
     assert result.result == "exit code 0\nOLLIE_OPENAI_KEY=***\nOLLIE_BACKEND=offline"
-    sent = json.dumps([m.to_dict() for m in core.history])
+    sent = json.dumps([m.to_dict() for m in core.session.history])
     session = next((tmp_path / "data" / "sessions").glob("*.json")).read_text()
     assert key not in sent and key not in session
 

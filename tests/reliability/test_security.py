@@ -80,12 +80,12 @@ async def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
     assert turns[-1][0].reply == "fine"
     for result, events in turns:
         assert_no_key(result, *events)  # each event's repr shows every field
-    assert_no_key(*[json.dumps(m.to_dict()) for m in core.history], *views, repr(backend))
+    assert_no_key(*[json.dumps(m.to_dict()) for m in core.session.history], *views, repr(backend))
     session = core.save()
     assert_no_key(session.read_text())
     formatter = logging.Formatter("%(message)s %(exc_info)s")
     assert_no_key(*[formatter.format(r) for r in caplog.records])
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 @pytest.mark.anyio
@@ -108,7 +108,7 @@ async def test_the_key_never_appears_in_execute_code_output(tmp_path, monkeypatc
     assert output.startswith("exit code 0\n")
     assert "PATH=" in output  # the environment was listed, without the secret-named variable
     assert "OPENAI_API_KEY" not in output
-    assert_no_key(output, *[m.content for m in core.history], core.save().read_text())
+    assert_no_key(output, *[m.content for m in core.session.history], core.save().read_text())
 
 
 @pytest.fixture(scope="module")
@@ -333,7 +333,7 @@ async def test_untrusted_tools_never_run_unapproved(tmp_path, trusted, approve):
     if approve is _raises:
         notices = [e.text for e in events if isinstance(e, Notice)]
         assert any("approval callback failed: RuntimeError" in text for text in notices)
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 @pytest.mark.slow

@@ -127,7 +127,7 @@ async def test_sigkill_mid_plan_rolls_back_and_the_next_plan_reconnects(tmp_path
     assert second.reply.startswith("noted: Plan saved on task server 'tasks'")
     assert_small_plan_persisted(db, plans[1])
     assert count_tasks(db) == 6
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 @pytest.mark.anyio
@@ -159,7 +159,7 @@ async def test_fake_server_crash_mid_plan_leaves_no_orphans(
     assert left == {}
     assert second.splitlines()[-1].startswith("Plan saved on task server 'tasks'")
     assert len(stored_tasks(servers)) == 6
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 @pytest.mark.slow
@@ -195,7 +195,7 @@ async def test_hung_server_tool_call_ends_within_its_timeout_and_the_session_rec
     assert created.startswith("t-")
     assert pids == [pid]  # the same session: a timeout does not restart the server
     assert snapshot(db).tasks[created][0] == "after the hang"
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 @pytest.mark.slow
@@ -237,7 +237,7 @@ async def test_server_hung_mid_plan_ends_within_the_plan_timeout(tmp_path):
     assert pids == [pid]  # resumed, the same session serves the next plan
     assert tool_results(more)[0].splitlines()[-1].startswith("Plan saved on task server 'tasks'")
     assert_small_plan_persisted(db, plans[1])
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 @pytest.mark.anyio
@@ -262,7 +262,7 @@ async def test_fake_server_that_never_answers_is_cut_by_plan_timeout(tmp_path, f
     )
     assert "5. Publish" in text
     assert result.reply.startswith("noted: warning:")
-    assert_consistent(core.history)
+    assert_consistent(core.session.history)
 
 
 @pytest.mark.slow

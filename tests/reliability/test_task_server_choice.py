@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore, ConfigError, ToolFinished
-from ollie_nb.core._env import EnvDescription, ServerState, ServerStatus, choose_task_server
+from ollie_nb.core._agent_env import EnvDescription, ServerState, ServerStatus, choose_task_server
 from ollie_nb.core._routing import TrustGate
 from ollie_nb.llm import OpenAIBackend, RetryPolicy
 from tests.conftest import read_db

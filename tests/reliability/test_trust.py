@@ -240,7 +240,7 @@ async def test_resume_loads_a_project_agent_only_when_trusted_as_it_is_now(tmp_p
         async with core:
             await core.switch_agent("cloned", trust=True)
             await core.submit("hi")
-            return core.session_id
+            return core.session.session_id
 
     async def resume(session_id: str) -> tuple[str, str]:
         core = AgentCore(OfflineBackend(turns=["again"]), workdir=project)

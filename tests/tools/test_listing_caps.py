@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ollie_nb.core import AgentConfig
-from ollie_nb.core._env import build_agent_env
+from ollie_nb.core._agent_env import build_agent_env
 from ollie_nb.tools import Dispatcher, ListingCaps, ToolInfo
 from ollie_nb.tools._listing import fit_listing
 from tests.support.agents import FIXTURES

@@ -63,10 +63,14 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
             ("plan backend", info.plan_backend or "none (in-context plans)"),
             *([("task server", info.plan_backend_reason)] if info.task_server else []),
             ("state", state),
-            ("queue", str(len(core.queued))),
-            ("usage", str(core.usage)),
+            ("queue", str(len(core.prompts.texts))),
+            ("usage", str(core.session.usage)),
             ("tracing", core.redact(tracing().state)),
-            ("session", core.session_id + (f" ({core.session_name})" if core.session_name else "")),
+            (
+                "session",
+                core.session.session_id
+                + (f" ({core.session.session_name})" if core.session.session_name else ""),
+            ),
         ]
 
     return Table("ollie status", ["", ""], ctx.on_loop(rows))

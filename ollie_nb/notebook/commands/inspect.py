@@ -43,7 +43,7 @@ def cmd_cost(ctx: CommandContext, rest: str) -> Displayable:
 
     words_of(rest, "cost", most=0, usage="cost")
     usage, name, model = ctx.on_loop(
-        lambda core: (copy.copy(core.usage), core.backend.name, core.backend.model)
+        lambda core: (copy.copy(core.session.usage), core.backend.name, core.backend.model)
     )
     cache = ""
     if usage.cache_read_tokens or usage.cache_write_tokens:

@@ -47,11 +47,11 @@ def cmd_plan(ctx: CommandContext, rest: str) -> Any:
     parser.add_argument("--watch", type=seconds, metavar="SECONDS")
     args = parser.parse(rest)
     key = " ".join(args.key)
-    record = ctx.on_loop(lambda core: core.find_plan(key))
+    record = ctx.on_loop(lambda core: core.plans.find(key))
     if record is None:
         what = f"plan {key!r}" if key else "plan yet"
         raise UsageError(f"%ollie plan: no {what}; ask for something with several steps")
-    statuses = ctx.core_call(lambda core: core.plan_statuses(record))
+    statuses = ctx.core_call(lambda core: core.plans.statuses(record))
     spend = ctx.on_loop(lambda core: core.spend.steps(record.number))
     view = PlanGraphView(record, statuses, rankdir=ctx.settings().rankdir, spend=spend)
     if args.watch is not None:
@@ -66,7 +66,7 @@ def cmd_plans(ctx: CommandContext, rest: str) -> Displayable:
     async def rows(core: AgentCore) -> list[tuple[Any, ...]]:
         found = []
         for p in core.plans:
-            state = plan_state(p, await core.plan_statuses(p))
+            state = plan_state(p, await core.plans.statuses(p))
             worked = core.spend.steps(p.number)  # what its worked steps used, all together
             spent = str(core.spend.plan_total(p.number)) if worked else ""
             where = p.backend or "in context"
@@ -138,10 +138,10 @@ def cmd_tasks(ctx: CommandContext, rest: str) -> Displayable:
 def cmd_queue(ctx: CommandContext, rest: str) -> Displayable:
     words = words_of(rest, "queue", most=1, usage="queue [clear|pop]")
     if words == ["clear"]:
-        cleared = ctx.on_loop(lambda core: core.clear_queue())
+        cleared = ctx.on_loop(lambda core: core.prompts.clear())
         return Notice(f"cleared {plural(cleared, 'queued prompt')}")
     if words == ["pop"]:
-        taken = ctx.on_loop(lambda core: core.pop_queue())
+        taken = ctx.on_loop(lambda core: core.prompts.pop())
         if taken is None:
             return Notice("the queue is empty")
         return TextBlock(taken.text, title="taken off the queue (it will not run):")
@@ -149,7 +149,7 @@ def cmd_queue(ctx: CommandContext, rest: str) -> Displayable:
         raise UsageError(
             "%ollie queue: use '%ollie queue', '%ollie queue clear' or '%ollie queue pop'"
         )
-    items = ctx.on_loop(lambda core: core.queue_items)
+    items = ctx.on_loop(lambda core: core.prompts.items)
     rows = [(i + 1, _first_line(item.text)[:80]) for i, item in enumerate(items)]
     return Table("queue", ["#", "prompt"], rows, empty="(the queue is empty)")
 
@@ -214,12 +214,12 @@ def cmd_watch(ctx: CommandContext, rest: str) -> Any:
         interval = ctx.watch_interval if args.interval is None else args.interval
         return _watch_on(ctx, interval)
     if args.action == "off":
-        dropped = ctx.core_call(lambda core: core.stop_watching())
+        dropped = ctx.core_call(lambda core: core.watch.stop())
         if not dropped:
             return Notice("stopped watching task events")
         steps = plural(dropped, "step")
         return Notice(f"stopped watching task events; the {steps} it had queued left the queue")
-    watcher, queued = ctx.on_loop(lambda core: (core.watcher, len(core.queued)))
+    watcher, queued = ctx.on_loop(lambda core: (core.watch.watcher, len(core.prompts.texts)))
     if watcher is None:
         return Notice("not watching task events (%ollie watch on)")
     log = "\n".join(watcher.log) or "(nothing yet)"
@@ -231,9 +231,7 @@ def _watch_on(ctx: CommandContext, interval: float) -> Any:
     from ollie_nb.notebook._watch_widget import WatchView  # ipywidgets: on first use
 
     view = WatchView(ctx.settings(), ctx.runtime())
-    watcher = ctx.core_call(
-        lambda core: core.start_watching(interval, on_event=view.post, wake=True)
-    )
+    watcher = ctx.core_call(lambda core: core.watch.start(interval, on_event=view.post, wake=True))
     view.begin(watcher.server, watcher.mode)
     return view
 
@@ -245,7 +243,7 @@ def _watch_on(ctx: CommandContext, interval: float) -> Any:
 def cmd_stop(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "stop", most=0, usage="stop")
     runtime = ctx.runtime()
-    children = ctx.on_loop(lambda core: len(core.subagents.running) + core.parallel_running)
+    children = ctx.on_loop(lambda core: len(core.subagents.running) + core.runs.running)
     if not runtime.busy and not children:
         return Notice("nothing is running")
     runtime.interrupt()
@@ -278,7 +276,7 @@ def _held_number(ctx: CommandContext, words: list[str], sub: str) -> int:
     """The plan number the words give, else the one plan held for review."""
     if words and words[0].isdigit():
         return int(words.pop(0))
-    held = ctx.on_loop(lambda core: [r.number for r in core.held_plans()])
+    held = ctx.on_loop(lambda core: [r.number for r in core.plans.held()])
     if len(held) == 1:
         return held[0]
     if not held:
@@ -290,7 +288,7 @@ def _held_number(ctx: CommandContext, words: list[str], sub: str) -> int:
 def _latest_number(ctx: CommandContext, words: list[str], sub: str) -> int:
     if words:
         return _number(words[0], sub)
-    record = ctx.on_loop(lambda core: core.find_plan())
+    record = ctx.on_loop(lambda core: core.plans.find())
     if record is None:
         raise UsageError(f"%ollie plan {sub}: no plan yet; ask for something with several steps")
     return int(record.number)
@@ -312,9 +310,9 @@ def _plan_show(ctx: CommandContext, words: list[str]) -> Any:
     number = _latest_number(ctx, words, "show")
 
     async def found(core: AgentCore) -> tuple[Any, Any, dict[str, StepState]]:
-        record = core.review.record(number)
-        draft = core.plan_draft(number) if record.held else None
-        return record, draft, await core.plan_statuses(record)
+        record = core.plans.record(number)
+        draft = core.plans.draft(number) if record.held else None
+        return record, draft, await core.plans.statuses(record)
 
     record, draft, statuses = ctx.core_call(found)
     return PlanShow(record, draft, statuses, rankdir=ctx.settings().rankdir)
@@ -329,8 +327,8 @@ def plan_editor(ctx: CommandContext, words: list[str]) -> Any:
     number = _latest_number(ctx, words, "edit")
 
     async def found(core: AgentCore) -> tuple[Any, Any, dict[str, StepState]]:
-        record = core.review.record(number)
-        return record, core.plan_draft(number), await core.plan_statuses(record)
+        record = core.plans.record(number)
+        return record, core.plans.draft(number), await core.plans.statuses(record)
 
     record, draft, statuses = ctx.core_call(found)
     runtime, settings = ctx.runtime(), ctx.settings()
@@ -343,7 +341,7 @@ def _plan_approve(ctx: CommandContext, words: list[str]) -> Any:
     number = _held_number(ctx, words, "approve")
     no_run = _no_run(words, "approve", usage)
     _at_most(words, 0, "approve", usage)
-    record = ctx.core_call(lambda core: core.approve_plan(number))
+    record = ctx.core_call(lambda core: core.plans.approve(number))
     where = record.backend or "the conversation (no plan backend)"
     done = Notice(f"plan {number} approved and saved on {where}")
     if record.warning:
@@ -360,7 +358,7 @@ def _plan_reject(ctx: CommandContext, words: list[str]) -> Any:
     number = _number(words.pop(0), "reject")
     no_run = _no_run(words, "reject", usage)
     reason = " ".join(words)
-    ctx.on_loop(lambda core: core.reject_plan(number, reason))
+    ctx.on_loop(lambda core: core.plans.reject(number, reason))
     done = Notice(f"plan {number} sent back for changes")
     return _then_run(ctx, number, done, no_run, "the request for changes")
 
@@ -368,7 +366,7 @@ def _plan_reject(ctx: CommandContext, words: list[str]) -> Any:
 def _plan_discard(ctx: CommandContext, words: list[str]) -> Any:
     number = _held_number(ctx, words, "discard")
     _at_most(words, 0, "discard", "plan discard [N]")
-    ctx.on_loop(lambda core: core.discard_plan(number))
+    ctx.on_loop(lambda core: core.plans.discard(number))
     return Notice(f"plan {number} discarded: nothing was saved; the agent is told at its next turn")
 
 
@@ -381,7 +379,7 @@ def _then_run(ctx: CommandContext, number: int, done: Notice, no_run: bool, what
         return Group(done, Notice(f"{what} is queued: %ollie run works it"))
     if runtime.busy:
         return Group(done, Notice(f"a turn is running; {what} is worked after it"))
-    item = ctx.on_loop(lambda core: core.take_review_prompt(number))
+    item = ctx.on_loop(lambda core: core.plans.take_prompt(number))
     if item is None:
         return done
     display(done)

@@ -38,7 +38,7 @@ def cmd_context(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "context", most=0, usage="context")
 
     async def measure(core: AgentCore) -> tuple[int, int | None, int]:
-        return core.context_size(), await core.context_length(), len(core.history)
+        return core.context_size(), await core.backend.context_length(), len(core.session.history)
 
     size, limit, messages = ctx.core_call(measure)
     share = f" of {limit} ({100 * size / limit:.0f}%)" if limit else ""
@@ -67,7 +67,7 @@ def cmd_usage(ctx: CommandContext, rest: str) -> Displayable:
 
     words_of(rest, "usage", most=0, usage="usage")
     usage, name, model = ctx.on_loop(
-        lambda core: (copy.copy(core.usage), core.backend.name, core.backend.model)
+        lambda core: (copy.copy(core.session.usage), core.backend.name, core.backend.model)
     )
     return UsageView(usage, local=price_source(name, model) is PriceSource.LOCAL)
 
@@ -76,7 +76,7 @@ def cmd_usage(ctx: CommandContext, rest: str) -> Displayable:
 def cmd_history(ctx: CommandContext, rest: str) -> Displayable:
     if rest and not rest.isdigit():
         raise UsageError(f"%ollie history: give a number of messages, not {rest!r}")
-    history = ctx.on_loop(lambda core: list(core.history))
+    history = ctx.on_loop(lambda core: list(core.session.history))
     count = int(rest) if rest else len(history)
     lines = []
     for message in history[-count:] if count else []:
@@ -126,7 +126,7 @@ def cmd_resume(ctx: CommandContext, rest: str) -> Displayable:
             note = await core.resume(rest)
         except OllieUsageError as exc:  # no such session, a corrupt file, a turn running
             raise UsageError(f"%ollie resume: {exc}") from None
-        return core.session_id, len(core.history), len(core.plans), note
+        return core.session.session_id, len(core.session.history), len(core.plans), note
 
     session, messages, plans, note = ctx.core_call(resume)
     done = Notice(f"resumed {session}: {plural(messages, 'message')}, {plural(plans, 'plan')}")

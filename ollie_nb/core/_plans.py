@@ -1,4 +1,4 @@
-"""PlanReview: the user's review of held plans, and edits to saved ones (`AgentCore.approve_plan`, ...).
+"""Plans: this session's plans (`AgentCore.plans`): finding, live statuses, the reminder, review.
 
 With review on (`reviewPlans`, or the notebook's `review_plans`), `reasoning_plan` holds
 each plan in the PlanBook with a PlanDraft of it. Approving saves the draft through the
@@ -10,12 +10,13 @@ reason; discarding leaves a note. A saved task-server plan is edited on the serv
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, overload
 
-from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._queue import PromptQueue
+from ollie_nb.core._reminder import plan_reminder_text
 from ollie_nb.errors import NoPlanError, NoTaskServerError, NotStartedError, PlanReviewError
 from ollie_nb.planning import (
     Deleted,
@@ -37,6 +38,11 @@ from ollie_nb.planning import (
     rejection_prompt,
 )
 
+if TYPE_CHECKING:
+    from ollie_nb.core._agent_env import AgentEnv
+
+log = logging.getLogger("ollie_nb.core")
+
 _GONE = {
     Review.APPROVED: "is approved and saved already; edit it with %ollie plan edit {n}",
     Review.REJECTED: "was sent back for changes; the model's revision is a new plan",
@@ -44,31 +50,77 @@ _GONE = {
 }
 
 
-class ReviewHost(Protocol):
-    """What a review needs of the agent (AgentCore provides it)."""
-
-    env: AgentEnv | None
-    plan_book: PlanBook
-    prompts: PromptQueue
-
-    @property
-    def is_running(self) -> bool: ...
-    def note(self, text: str) -> None: ...
-    def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, StepState]]: ...
+EnvOf = Callable[[], "AgentEnv | None"]
+"""The agent's env as it is now (None before it starts)."""
 
 
-class PlanReview:
-    """The agent's plan reviews (see the module docstring)."""
+class Plans(Sequence[PlanRecord]):
+    """This session's plans (a sequence, oldest first) and what is done with them: find one,
+    read its live statuses, remind the model of it, review a held one, edit a saved one."""
 
-    def __init__(self, host: ReviewHost) -> None:
-        self.host = host
+    def __init__(
+        self,
+        prompts: PromptQueue,
+        env: EnvOf,
+        running: Callable[[], bool],
+        saved: Callable[[], None],
+    ) -> None:
+        self.book = PlanBook()  # the one owner of this session's plans
+        self._prompts = prompts
+        self._env = env
+        self._running = running  # a turn is running: what the user says is injected into it
+        self._saved = saved  # a review changed a plan: the session is saved
         self._queued: dict[int, QueuedPrompt] = {}  # the prompt each review queued, by plan
 
-    @property
-    def book(self) -> PlanBook:
-        return self.host.plan_book
+    @overload
+    def __getitem__(self, index: int) -> PlanRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[PlanRecord]: ...
+    def __getitem__(self, index: int | slice) -> PlanRecord | Sequence[PlanRecord]:
+        return self.book.records[index]
+
+    def __len__(self) -> int:
+        return len(self.book.records)
+
+    def find(self, key: str | int | None = None) -> PlanRecord | None:
+        """The latest plan, or the one with this number, goal id, step id or goal text."""
+        return self.book.find(key)
+
+    async def statuses(self, record: PlanRecord) -> dict[str, StepState]:
+        """Each step's live state: from the task server when one holds the plan, else the queue."""
+        if record.kind == "queue":
+            return self.book.queue_states(record)
+        env = self._env()
+        reader = env.status_reader if env else None
+        if record.kind == "tasks" and reader is not None and record.goal_id:
+            return await reader.read_statuses(record.goal_id, record.ids)
+        return {}
+
+    async def reminder(self) -> str:
+        """The latest plan as a reminder for the model while some step of it is open."""
+        record = self.book.find()
+        if record is None or record.review not in (None, Review.APPROVED):
+            return ""
+        try:
+            statuses = await self.statuses(record)
+        except Exception as exc:  # the task server is down: remind of the plan as it was made
+            log.info("plan statuses unknown for the reminder: %s", exc)
+            statuses = {}
+        return plan_reminder_text(record, statuses)
+
+    def keep_draft(self, number: int, draft: PlanDraft) -> None:
+        """Keep `draft` as held plan `number`'s (an editor's work survives the session)."""
+        self.book.set_draft(number, draft)
+        self._saved()
+
+    def held_note(self) -> str:
+        """What resuming says of the plans still held for the user's review."""
+        return held_note_text([r.number for r in self.book.held()])
+
+    # -- review --------------------------------------------------------------------------
 
     def held(self) -> list[PlanRecord]:
+        """The plans waiting for the user's review, oldest first."""
         return self.book.held()
 
     def draft(self, number: int) -> PlanDraft:
@@ -107,11 +159,12 @@ class PlanReview:
     # -- held plans ----------------------------------------------------------------------
 
     async def approve(self, number: int, draft: PlanDraft | None = None) -> PlanRecord:
-        """Save held plan `number` as edited and queue the model's approval prompt."""
+        """Save held plan `number` (as `draft` edits it) through the plan backend and queue one
+        prompt telling the model, with the user's edits and the new step ids."""
         record = self._held(number)
         draft = draft if draft is not None else self.book.draft(number)
         steps = _checked(draft, number, "approved")
-        env = self.host.env
+        env = self._env()
         if env is None:
             raise NotStartedError("the agent has not started: await core.start() first")
         self.book.saving = number  # a queue backend's step items name this plan
@@ -123,10 +176,11 @@ class PlanReview:
         self.book.replace(record)
         item = QueuedPrompt(approval_prompt(record, draft.edits()), Origin.REVIEW)
         if record.kind == "queue":  # told first, then handed the steps one by one
-            self.host.prompts.put_before_plan(item, number)
+            self._prompts.put_before_plan(item, number)
         else:
-            self.host.prompts.put(item)
+            self._prompts.put(item)
         self._queued[number] = item
+        self._saved()  # a resumed session finds the plan as the user left it
         return record
 
     def reject(self, number: int, reason: str, draft: PlanDraft | None = None) -> PlanRecord:
@@ -144,26 +198,29 @@ class PlanReview:
         record = replace(record, review=Review.REJECTED)
         self.book.replace(record)
         item = QueuedPrompt(rejection_prompt(number, reason, reviewed), Origin.REVIEW)
-        self.host.prompts.put(item)
+        self._prompts.put(item)
         self._queued[number] = item
+        self._saved()
         return record
 
     def discard(self, number: int) -> PlanRecord:
         """Drop held plan `number`: nothing is saved; the model reads so at its next turn."""
         record = replace(self._held(number), review=Review.DISCARDED)
         self.book.replace(record)
-        self.host.note(discard_note(number))
+        self._prompts.note(discard_note(number))
+        self._saved()
         return record
 
     def take_prompt(self, number: int) -> QueuedPrompt | None:
         """The prompt the review of plan `number` queued, off the queue (None when it is gone)."""
         item = self._queued.pop(number, None)
-        return item if item is not None and self.host.prompts.remove(item) else None
+        return item if item is not None and self._prompts.remove(item) else None
 
     # -- saved plans -----------------------------------------------------------------------
 
     async def edit_saved(self, number: int, draft: PlanDraft) -> list[str]:
-        """Apply `draft` to saved plan `number`; the changes, one line each (see AgentCore)."""
+        """Apply `draft` to saved plan `number` (on its task server: task_edit, task_dep,
+        task_create, task_delete); the changes, one line each, also told to the agent."""
         record = self.record(number)
         if record.held:
             raise PlanReviewError(
@@ -188,19 +245,21 @@ class PlanReview:
             new = replace(record, goal=draft.goal, steps=steps)
         else:
             changes, ids = await SavedPlanEdit(self._client(number), record, draft).apply(
-                await self.host.plan_statuses(record)
+                await self.statuses(record)
             )
             new = replace(record, goal=draft.goal, steps=steps, ids=ids)
         if not changes:
+            self._saved()
             return []
         ids_or_none = new.ids if new.ids else None
         new = replace(new, text=format_plan(new.goal, steps, ids_or_none, new.status, new.goal_id))
         self.book.replace(new)
         self._tell(edited_note(new, changes))
+        self._saved()
         return changes
 
     def _client(self, number: int) -> TaskClient:
-        env = self.host.env
+        env = self._env()
         if env is None or env.task_client is None or env.task_server is None:
             raise NoTaskServerError(
                 f"plan {number} is on a task server, and none is wired now (see %ollie mcp)"
@@ -215,10 +274,19 @@ class PlanReview:
 
     def _tell(self, text: str) -> None:
         """Tell the agent: into the running turn, else at the start of its next one."""
-        if self.host.is_running:
-            self.host.prompts.inject(text)
+        if self._running():
+            self._prompts.inject(text)
         else:
-            self.host.note(text)
+            self._prompts.note(text)
+
+
+def held_note_text(numbers: list[int]) -> str:
+    """What resuming says of plans `numbers`, held for the user's review ('' for none)."""
+    if not numbers:
+        return ""
+    which = ", ".join(str(n) for n in numbers)
+    plans = "plan {} awaits" if len(numbers) == 1 else "plans {} await"
+    return plans.format(which) + " your review: %ollie plan show N, %ollie plan approve N"
 
 
 def _checked(draft: PlanDraft, number: int, what: str) -> tuple[PlanStep, ...]:

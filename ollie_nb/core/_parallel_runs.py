@@ -1,4 +1,4 @@
-"""PlanRuns: an agent's parallel runs of its plans, one at a time (`AgentCore.run_plan`).
+"""ParallelRuns: an agent's parallel runs of its plans, one at a time (`AgentCore.run_plan`).
 
 It picks where the plan's steps live (a task server through its TaskClient, or the
 PlanBook's queue-plan states), drops the queue's own copies of a queue plan's steps
@@ -9,38 +9,41 @@ the run's task so `interrupt()` can stop it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Protocol
+from collections.abc import Callable
 
+from ollie_nb.core._agent_env import AgentEnv
 from ollie_nb.core._budget import SpendBook
-from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._events import EventSink
-from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, TaskSteps
+from ollie_nb.core._parallel_run import (
+    ParallelRun,
+    ParallelRunResult,
+    QueueSteps,
+    StepStore,
+    TaskSteps,
+)
+from ollie_nb.core._plans import Plans
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._subagents import SubAgents
 from ollie_nb.errors import AgentBusyError, NoTaskServerError
-from ollie_nb.planning import PlanBook, PlanRecord, StepState
+from ollie_nb.planning import PlanRecord
 
 
-class PlanRunsHost(Protocol):
-    """What a parallel run needs of the agent (AgentCore provides it)."""
-
-    env: AgentEnv | None
-    plan_book: PlanBook
-    prompts: PromptQueue
-    subagents: SubAgents
-    spend: SpendBook
-
-    def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, StepState]]: ...
-
-
-class PlanRuns:
+class ParallelRuns:
     """The agent's parallel run under way (at most one)."""
 
-    def __init__(self, host: PlanRunsHost, claim: Callable[[str], bool]) -> None:
-        self.host = host
+    def __init__(
+        self,
+        plans: Plans,
+        prompts: PromptQueue,
+        subagents: SubAgents,
+        spend: SpendBook,
+        env: Callable[[], AgentEnv | None],
+        claim: Callable[[str], bool],
+    ) -> None:
+        self._plans, self._prompts, self._subagents, self._spend = plans, prompts, subagents, spend
+        self._env = env
         self._claim = claim  # the watch: False while the agent works the step itself
-        self._task: asyncio.Task[PlanRun] | None = None
+        self._task: asyncio.Task[ParallelRunResult] | None = None
         self.plan = 0  # the number of the plan under way (0 when none): saved with the session
 
     @property
@@ -57,17 +60,15 @@ class PlanRuns:
 
     async def run(
         self, record: PlanRecord, width: int, owner: str, sink: EventSink, spread: bool = False
-    ) -> PlanRun:
+    ) -> ParallelRunResult:
         """Work `record` with `width` children at once; see `AgentCore.run_plan`."""
         if self.running:
             raise AgentBusyError("a parallel run is under way; stop it first")
         store = await self._step_store(record)
         if record.kind == "queue":  # its children work the steps: the queue's copies go
-            self.host.prompts.drop(
-                lambda item: item.step is None or item.step.plan != record.number
-            )
-        ledger = self.host.spend.run(record.number)
-        agents = self.host.subagents
+            self._prompts.drop(lambda item: item.step is None or item.step.plan != record.number)
+        ledger = self._spend.run(record.number)
+        agents = self._subagents
         run = ParallelRun(
             record, store, agents, width, owner, sink, self._claim, spread=spread, ledger=ledger
         )
@@ -79,10 +80,10 @@ class PlanRuns:
             self._task = None
             self.plan = 0
             for step_id, spend in run.result.spend.items():  # for the graph and %ollie plans
-                self.host.spend.record(record.number, step_id, spend)
+                self._spend.record(record.number, step_id, spend)
 
     async def _step_store(self, record: PlanRecord) -> StepStore:
-        env, book = self.host.env, self.host.plan_book
+        env, book = self._env(), self._plans.book
         assert env is not None
         if record.kind == "queue":
             return QueueSteps(
@@ -95,5 +96,5 @@ class PlanRuns:
                 "a parallel run needs a task server or the queue fallback"
             )
         client = env.task_client
-        read = lambda: self.host.plan_statuses(record)  # noqa: E731
+        read = lambda: self._plans.statuses(record)  # noqa: E731
         return TaskSteps(record, client, read, client.lease(env.config.claim_lease))

@@ -166,7 +166,7 @@ class QueueSteps:
 
 
 @dataclass
-class PlanRun:
+class ParallelRunResult:
     """How a parallel run ended: each worked step's worker and final status, and every
     step's state in the store when the run ended (`states`: also the steps others did)."""
 
@@ -232,7 +232,7 @@ class ParallelRun:
         self.record, self.store, self.agents = record, store, agents
         self.ledger = ledger or Ledger(Scope.PLAN, name=str(record.number))  # the run's spend
         self.width, self.owner, self._sink = max(1, width), owner, sink
-        self.result = PlanRun(record.number, note=store.note)
+        self.result = ParallelRunResult(record.number, note=store.note)
         self._inflight: dict[asyncio.Task[StepState], str] = {}
         self._pool: list[str] = []  # this run's workers, in the order they were made
         self._claiming: dict[str, asyncio.Future[Claim]] = {}  # claims a Stop came during
@@ -253,11 +253,11 @@ class ParallelRun:
         with contextlib.suppress(Exception):  # a frontend's bug must not stop the run
             self._sink(notice)
 
-    async def run(self) -> PlanRun:
+    async def run(self) -> ParallelRunResult:
         """Work the plan until every step is finished, one failed, or nothing can start."""
         return await tracing().plan_run(self.record, self.width, self._work_plan())
 
-    async def _work_plan(self) -> PlanRun:
+    async def _work_plan(self) -> ParallelRunResult:
         if self.store.note:
             self.emit(WatchWhat.NOTE, self.store.note)
         try:

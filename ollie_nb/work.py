@@ -1,0 +1,101 @@
+"""The headless worker's command line: `ollie-work` and `python -m ollie_nb work`.
+
+The program above the core: it parses the options, builds an AgentCore without a notebook
+and hands it to `Worker` (ollie_nb/core/_worker.py, where the worker's logic lives),
+stopping it on SIGINT / SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from ollie_nb.core import AgentCore
+from ollie_nb.core._terminal import terminal_safe
+from ollie_nb.core._worker import Worker, WorkOptions
+from ollie_nb.errors import OllieError
+
+__all__ = ["main", "parser", "work"]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ollie-work",
+        description="Work the ready steps of the plans in the agent's task store, headless.",
+    )
+    p.add_argument("--agent", required=True, help="the agent JSON file (or an agent's name)")
+    p.add_argument(
+        "--plan",
+        action="append",
+        default=[],
+        help="work this goal's steps (a task id; repeatable); default: the approved plans",
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        dest="every",
+        help="work every plan in the store, approved for work or not",
+    )
+    p.add_argument("--parallel", type=int, default=1, help="steps worked at once (default 1)")
+    p.add_argument("--name", default="", help="the worker's name in claims (default host-pid)")
+    p.add_argument(
+        "--until-idle",
+        action="store_true",
+        help="exit 0 when no step is ready or claimed (default: keep watching the store)",
+    )
+    return p
+
+
+def default_name() -> str:
+    return f"worker-{socket.gethostname()}-{os.getpid()}"
+
+
+async def work(options: WorkOptions, log: Callable[[str], None]) -> int:
+    """Run one worker until idle or stopped (SIGINT / SIGTERM hand its steps back)."""
+    name = options.name or default_name()
+    core = AgentCore(agent=options.agent, name=name, autosave=False, execute=False)
+    worker = Worker(core, options, log)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, worker.stop, sig.name)
+    try:
+        async with core:
+            log(terminal_safe(f"{name}: working {options.what}"))
+            return await worker.run()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options_ns = parser().parse_args(argv)
+    if options_ns.parallel < 1:
+        parser().error("--parallel must be at least 1")
+    if options_ns.plan and options_ns.every:
+        parser().error("--plan and --all: name plans, or work them all")
+    options = WorkOptions(
+        options_ns.agent,
+        tuple(options_ns.plan),
+        options_ns.parallel,
+        options_ns.name,
+        options_ns.until_idle,
+        options_ns.every,
+    )
+
+    def log(line: str) -> None:
+        print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
+
+    try:
+        return asyncio.run(work(options, log))
+    except OllieError as exc:
+        print(f"ollie-work: {terminal_safe(str(exc))}", file=sys.stderr)
+        return 1
