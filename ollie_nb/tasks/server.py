@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp.types import ToolAnnotations
@@ -26,6 +27,7 @@ from pydantic import Field
 
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._errors import TaskError
+from ollie_nb.tasks._http import request_user
 from ollie_nb.tasks._legacy import Subscribers
 from ollie_nb.tasks._pages import (
     NOTES_CHARS,
@@ -44,7 +46,9 @@ from ollie_nb.tasks._store import (
     DEFAULT_LEASE,
     DETACH_PARENT,
     MAX_EVENTS_PAGE,
-    MAX_LEASE,
+    Caller,
+    Claim,
+    LeaseBounds,
     SqlTaskStore,
     Task,
     TaskRef,
@@ -78,13 +82,23 @@ Lease = Annotated[
     float,
     Field(
         description=f"Seconds the claim holds unless renewed (default {DEFAULT_LEASE:g}; "
-        f"0: no lease; at most {MAX_LEASE:g})"
+        "a lease above the server's cap is cut to it, and the answer says so)"
+    ),
+]
+ClaimToken = Annotated[
+    str,
+    Field(
+        description="The token task_claim answered: required to change a task claimed "
+        "with task_claim; leave empty for a task nobody claimed that way"
     ),
 ]
 Format = Annotated[
     Literal["text", "json"], Field(description="'text' to read (default) or 'json' to parse")
 ]
 
+
+DEFAULT_LEASES = LeaseBounds()
+"""Leases of at most an hour, never without end: a `serve` without lease options."""
 
 WATCH_INTERVAL = 0.025
 """Seconds between two looks at SQLite's change counter (PostgreSQL is told by NOTIFY)."""
@@ -145,8 +159,13 @@ class _StoreCalls:
             await self.signal(await self.run(self.store.last_seq))
 
 
-def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL) -> MCPServer:
-    """Build the MCP server over `store`.
+def build_server(
+    store: SqlTaskStore,
+    *,
+    watch_interval: float = WATCH_INTERVAL,
+    leases: LeaseBounds = DEFAULT_LEASES,
+) -> MCPServer:
+    """Build the MCP server over `store`, granting claims the leases `leases` allows.
 
     Every change made through this server signals `tasks://events` at once. Changes
     made by other processes sharing the database are noticed by the store's own watch:
@@ -177,7 +196,7 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
     _add_create(server, store, calls)
     _add_list(server, store, calls)
     _add_read(server, store, calls)
-    _add_updates(server, store, calls)
+    _add_updates(server, store, calls, leases)
     _add_structure(server, store, calls)
     _add_events(server, store, calls)
     calls.subscribers.serve(server)
@@ -293,7 +312,29 @@ def _add_read(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> Non
         return _render.task_detail(task, REFS_SHOWN)
 
 
-def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+def _caller(ctx: Context, token: str = "") -> Caller:
+    """The client of this request: the claim token it presents, its HTTP user if named."""
+    return Caller(token=token.strip(), user=request_user(ctx.request_context.request))
+
+
+def _lease_line(granted: float, asked: float) -> str:
+    """The lease a claim got, and whether it was cut to the server's cap."""
+    if not granted:
+        return "lease: none (this server accepts claims without end)"
+    cut = f" (cut from {asked:g} s: this server's cap)" if granted < asked else ""
+    return f"lease: {granted:g} s{cut}"
+
+
+def _claim_answer(claim: Claim, granted: float, asked: float) -> str:
+    """task_claim's text: the claim line clients already read, its token, the lease granted."""
+    lines = [f"claimed: {_render.claim_line(claim.task)}"]
+    lines += [f"token: {claim.token}"] if claim.token else []
+    return "\n".join([*lines, _lease_line(granted, asked)])
+
+
+def _add_updates(
+    server: MCPServer, store: SqlTaskStore, calls: _StoreCalls, leases: LeaseBounds
+) -> None:
     """The tools task_claim, task_heartbeat and task_update: who works on a task, where it stands."""
 
     @server.tool(
@@ -304,16 +345,26 @@ def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> 
             "atomically, so of several agents claiming one task exactly one wins. Refused "
             "when the task is not open, waits on a blocker, or is claimed by someone else. "
             "The claim holds for `lease` seconds: renew it (task_heartbeat, or task_claim "
-            "again) while working, else it goes back to open for anyone to claim."
+            "again) while working, else it goes back to open for anyone to claim. The "
+            "answer's first line names the claim, then `token: ...` (pass it as token to "
+            "renew, update, settle or release the task) and `lease: ...` (the lease granted)."
         ),
     )
     async def task_claim(
         id: TaskId,
         assignee: Annotated[str, Field(description="Who takes the task, e.g. an agent's name")],
+        ctx: Context,
         lease: Lease = DEFAULT_LEASE,
+        token: ClaimToken = "",
     ) -> str:
-        task = await calls.change(lambda: store.claim(id, assignee, lease))
-        return f"claimed: {_render.claim_line(task)}"
+        caller = _caller(ctx, token)
+
+        def claim() -> tuple[Claim, float]:
+            granted = leases.grant(lease)
+            return store.claim(id, assignee, granted, caller=caller), granted
+
+        made, granted = await calls.change(claim)
+        return _claim_answer(made, granted, lease)
 
     @server.tool(
         structured_output=False,
@@ -327,27 +378,40 @@ def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> 
     async def task_heartbeat(
         id: TaskId,
         assignee: Annotated[str, Field(description="Who holds the claim")],
+        ctx: Context,
         lease: Lease = DEFAULT_LEASE,
+        token: ClaimToken = "",
     ) -> str:
-        task = await calls.change(lambda: store.heartbeat(id, assignee, lease))
-        return f"renewed: {_render.claim_line(task)}"
+        caller = _caller(ctx, token)
+
+        def renew() -> tuple[Task, float]:
+            granted = leases.grant(lease)
+            return store.heartbeat(id, assignee, granted, caller=caller), granted
+
+        task, granted = await calls.change(renew)
+        return f"renewed: {_render.claim_line(task)}\n{_lease_line(granted, lease)}"
 
     @server.tool(
         structured_output=False,
         annotations=_WRITE,
         description=(
             "Change a task's status and/or assignee, and/or append a note. Setting status "
-            "done reports the tasks that became unblocked."
+            "done reports the tasks that became unblocked. A task claimed with task_claim "
+            "changes only with that claim's token."
         ),
     )
     async def task_update(
         id: TaskId,
+        ctx: Context,
         status: Annotated[str, Field(description="One of " + ", ".join(STATUSES))] = "",
         assignee: Annotated[str, Field(description="Who works on it")] = "",
         note: Annotated[str, Field(description="Text appended to the task's notes")] = "",
+        token: ClaimToken = "",
     ) -> str:
+        caller = _caller(ctx, token)
+
         def update_then_read() -> tuple[tuple[TaskRef, ...], Task]:
-            return store.update(id, status, assignee, note), store.get(id)
+            return store.update(id, status, assignee, note, caller=caller), store.get(id)
 
         unblocked, task = await calls.change(update_then_read)
         lines = [f"ok: {_render.ref_line(task.ref())}"]
@@ -478,9 +542,14 @@ def _selection(status: str, parent: str, label: str) -> str:
     return words
 
 
-def serve(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL) -> None:
+def serve(
+    store: SqlTaskStore,
+    *,
+    watch_interval: float = WATCH_INTERVAL,
+    leases: LeaseBounds = DEFAULT_LEASES,
+) -> None:
     """Serve `store` over stdio."""
-    build_server(store, watch_interval=watch_interval).run()
+    build_server(store, watch_interval=watch_interval, leases=leases).run()
 
 
 def serve_http(
@@ -488,14 +557,16 @@ def serve_http(
     *,
     host: str,
     port: int,
-    token: str,
+    users: Mapping[str, str],
     watch_interval: float = WATCH_INTERVAL,
+    leases: LeaseBounds = DEFAULT_LEASES,
 ) -> None:
-    """Serve `store` over streamable HTTP on host:port; every request must carry `token`."""
+    """Serve `store` over streamable HTTP on host:port; every request must carry a bearer
+    token of `users` (token -> user name, '' for the single unnamed token)."""
     import uvicorn
 
     from ollie_nb.tasks._http import RequireBearer
 
-    server = build_server(store, watch_interval=watch_interval)
-    app = RequireBearer(server.streamable_http_app(host=host), token)
+    server = build_server(store, watch_interval=watch_interval, leases=leases)
+    app = RequireBearer(server.streamable_http_app(host=host), users)
     uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()

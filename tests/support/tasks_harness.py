@@ -45,6 +45,15 @@ async def fails(client: Client, tool: str, **args: Any) -> str:
     return text
 
 
+def claim_token(answer: str) -> str:
+    """The token of a task_claim answer (its `token: ...` line)."""
+    tokens = [
+        line.removeprefix("token: ") for line in answer.splitlines() if line.startswith("token: ")
+    ]
+    assert len(tokens) == 1, answer
+    return tokens[0]
+
+
 def cli(
     db: str | Path | None, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

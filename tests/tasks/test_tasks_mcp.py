@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.tasks_harness import PYTHON_M, connect, fails, ok
+from tests.support.tasks_harness import PYTHON_M, claim_token, connect, fails, ok
 
 pytestmark = pytest.mark.anyio
 
@@ -493,12 +493,18 @@ async def test_task_claim_takes_a_ready_task_once(client: Client) -> None:
     seq = await last_seq(client)
     claimed = await ok(client, "task_claim", id=first, assignee="ann")
     assert re.fullmatch(
-        rf"claimed: {first}  \[in_progress\]  Claim me @ann, lease ends \S+Z", claimed
+        rf"claimed: {first}  \[in_progress\]  Claim me @ann, lease ends \S+Z\n"
+        r"token: \S{20,}\nlease: 300 s",
+        claimed,
     )
+    token = claim_token(claimed)
     assert "already claimed by ann" in await fails(client, "task_claim", id=first, assignee="bob")
-    await ok(client, "task_claim", id=first, assignee="ann")  # a retry by the holder is fine
+    # A retry by the holder is fine, and answers the same token.
+    assert (
+        claim_token(await ok(client, "task_claim", id=first, assignee="ann", token=token)) == token
+    )
     assert f"waits on {first}" in await fails(client, "task_claim", id=later, assignee="bob")
-    await ok(client, "task_update", id=first, status="done")
+    await ok(client, "task_update", id=first, status="done", token=token)
     assert "done, not open" in await fails(client, "task_claim", id=first, assignee="ann")
     assert "assignee is empty" in await fails(client, "task_claim", id=later, assignee=" ")
     types = [(e["type"], e["task"]) for e in await events_since(client, seq)]
@@ -551,5 +557,5 @@ async def test_the_http_guard_lets_in_exactly_the_token(header: str | None, stat
         sent.append(message)
 
     headers = [] if header is None else [(b"authorization", header.encode())]
-    await RequireBearer(app, "tok-123")({"type": "http", "headers": headers}, None, send)
+    await RequireBearer(app, {"tok-123": ""})({"type": "http", "headers": headers}, None, send)
     assert sent[0]["status"] == status
