@@ -128,6 +128,11 @@ class Claim:
 _ACTOR: contextvars.ContextVar[str] = contextvars.ContextVar("ollie_tasks_actor", default="")
 
 
+def _actor(caller: Caller | None) -> str:
+    """The user a change is logged as: an HTTP user, else nobody named."""
+    return caller.user if caller is not None else ""
+
+
 def _digest(token: str) -> str:
     """What the store keeps of a claim token: its SHA-256, so a read of the DB holds none."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -276,7 +281,8 @@ def _plain(text: str, what: str) -> str:
 
 
 def _title(raw: str) -> str:
-    title = _plain(raw.strip(), "title") if isinstance(raw, str) else ""
+    # Checked before strip(): str.strip() takes C1's NEL and C0's separators for spaces.
+    title = _plain(raw, "title").strip() if isinstance(raw, str) else ""
     if not title:
         raise InvalidTaskError("title is empty: give the task a short one-line title")
     if "\n" in title or "\r" in title:
@@ -301,7 +307,7 @@ def _limited_text(text: str, what: str, limit: int) -> str:
 
 
 def _assignee(raw: str) -> str:
-    assignee = _plain(raw.strip(), "assignee")
+    assignee = _plain(raw, "assignee").strip()
     if len(assignee) > MAX_ASSIGNEE_CHARS or "\n" in assignee:
         raise InvalidTaskError(
             f"assignee must be one line of at most {MAX_ASSIGNEE_CHARS} characters"
@@ -312,7 +318,7 @@ def _assignee(raw: str) -> str:
 def _labels(raw: Iterable[str]) -> list[str]:
     labels: list[str] = []
     for item in raw:
-        label = _plain(item.strip(), "label") if isinstance(item, str) else ""
+        label = _plain(item, "label").strip() if isinstance(item, str) else ""
         if not label or len(label) > MAX_LABEL_CHARS or "," in label or label.split() != [label]:
             raise InvalidTaskError(
                 f"bad label {item!r}: a label is 1-{MAX_LABEL_CHARS} characters "
@@ -639,8 +645,10 @@ class SqlTaskStore(ABC):
         parent: str = "",
         blockers: Iterable[str] = (),
         labels: Iterable[str] = (),
+        *,
+        caller: Caller | None = None,
     ) -> str:
-        """Create an open task and return its new id."""
+        """Create an open task and return its new id (`caller`: whose events, over HTTP)."""
         title = _title(title)
         body = _limited_text(body, "body", MAX_BODY_BYTES)
         parent_id = _task_id(parent, "parent") if parent.strip() else None
@@ -676,7 +684,7 @@ class SqlTaskStore(ABC):
             self._event(conn, now, "created", task_id, payload)
             return task_id
 
-        return self._run(work, write=True)
+        return self._run(work, write=True, actor=_actor(caller))
 
     @staticmethod
     def _insert_task(conn: Conn, title: str, body: str, parent: str | None, now: str) -> str:
@@ -713,7 +721,7 @@ class SqlTaskStore(ABC):
         new_assignee = _assignee(assignee)
         if new_status == "in_progress" and caller is not None and caller.user:
             new_assignee = _claimer(new_assignee, caller)
-        note = _limited_text(note.strip(), "note", MAX_NOTE_BYTES)
+        note = _limited_text(_plain(note, "note").strip(), "note", MAX_NOTE_BYTES)
         if not (new_status or new_assignee or note):
             raise InvalidTaskError("nothing to update: give status, assignee or note")
 
@@ -750,7 +758,7 @@ class SqlTaskStore(ABC):
                 conn.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (now, task_id))
             return unblocked
 
-        return self._run(work, write=True, actor=caller.user if caller else "")
+        return self._run(work, write=True, actor=_actor(caller))
 
     def _set_status(self, conn: Conn, now: str, task_id: str, old: str, new: str) -> None:
         """Move a task from status `old` to `new`; any claim on it ends (lease and token)."""
@@ -870,7 +878,7 @@ class SqlTaskStore(ABC):
             self._event(conn, now, "claimed", task_id, {"assignee": who, "lease": seconds or 0})
             return fresh
 
-        token = self._run(work, write=True, actor=caller.user if caller else "")
+        token = self._run(work, write=True, actor=_actor(caller))
         return Claim(self.get(task_id), token)
 
     def _claim_again(
@@ -921,7 +929,7 @@ class SqlTaskStore(ABC):
             if not self._renew(conn, task_id, who, seconds, caller):
                 self._refuse_heartbeat(conn, task_id, who, caller)
 
-        self._run(work, write=True, actor=caller.user if caller else "")
+        self._run(work, write=True, actor=_actor(caller))
         return self.get(task_id)
 
     def _renew(
@@ -997,7 +1005,15 @@ class SqlTaskStore(ABC):
             f"{task_id} is not ready: it waits on {', '.join(waiting)}; claim a ready task"
         )
 
-    def edit(self, task_id: str, title: str = "", body: str = "", parent: str = "") -> None:
+    def edit(
+        self,
+        task_id: str,
+        title: str = "",
+        body: str = "",
+        parent: str = "",
+        *,
+        caller: Caller | None = None,
+    ) -> None:
         """Revise title, body or parent; empty means unchanged, parent `-` detaches."""
         task_id = _task_id(task_id)
         new_title = _title(title) if title.strip() else ""
@@ -1032,7 +1048,7 @@ class SqlTaskStore(ABC):
                 conn.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (now, task_id))
                 self._event(conn, now, "edited", task_id, payload)
 
-        self._run(work, write=True)
+        self._run(work, write=True, actor=_actor(caller))
 
     @staticmethod
     def _check_depth(conn: Conn, parent: str, levels: int) -> None:
@@ -1087,7 +1103,9 @@ class SqlTaskStore(ABC):
                 "so making it the parent would create a loop"
             )
 
-    def delete(self, task_id: str, recursive: bool = False) -> list[str]:
+    def delete(
+        self, task_id: str, recursive: bool = False, *, caller: Caller | None = None
+    ) -> list[str]:
         """Delete a task (with its subtree when `recursive`) and its edges; return deleted ids."""
         task_id = _task_id(task_id)
 
@@ -1143,9 +1161,9 @@ class SqlTaskStore(ABC):
             self._emit_unblocked(conn, now, sorted(candidates), task_id, "deleted")
             return [row[0] for row in subtree]
 
-        return self._run(work, write=True)
+        return self._run(work, write=True, actor=_actor(caller))
 
-    def add_dep(self, task_id: str, blocker: str) -> bool:
+    def add_dep(self, task_id: str, blocker: str, *, caller: Caller | None = None) -> bool:
         """Make `blocker` block `task_id`; False when that edge already existed."""
         task_id = _task_id(task_id)
         blocker = _task_id(blocker, "blocker")
@@ -1180,9 +1198,11 @@ class SqlTaskStore(ABC):
             self._event(conn, now, "dep_added", task_id, {"blocker": blocker})
             return True
 
-        return self._run(work, write=True)
+        return self._run(work, write=True, actor=_actor(caller))
 
-    def remove_dep(self, task_id: str, blocker: str) -> tuple[TaskRef, ...]:
+    def remove_dep(
+        self, task_id: str, blocker: str, *, caller: Caller | None = None
+    ) -> tuple[TaskRef, ...]:
         """Remove the edge `blocker` -> `task_id`; return `task_id` if that made it unblocked."""
         task_id = _task_id(task_id)
         blocker = _task_id(blocker, "blocker")
@@ -1202,7 +1222,7 @@ class SqlTaskStore(ABC):
                 return ()
             return self._emit_unblocked(conn, now, [task_id], blocker, "dep_removed")
 
-        return self._run(work, write=True)
+        return self._run(work, write=True, actor=_actor(caller))
 
     # --- reads -------------------------------------------------------------------------------
 

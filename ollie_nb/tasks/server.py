@@ -228,6 +228,7 @@ def _add_create(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
     )
     async def task_create(
         title: Annotated[str, Field(description="One line, at most 500 characters")],
+        ctx: Context,
         body: Annotated[str, Field(description="Details, at most 64 KiB")] = "",
         parent: Annotated[str, Field(description="Id of the goal task this is a step of")] = "",
         blockers: Annotated[
@@ -235,7 +236,10 @@ def _add_create(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
         ] = (),
         labels: Annotated[tuple[str, ...], Field(description="Short tags, no spaces")] = (),
     ) -> str:
-        return await calls.change(lambda: store.create(title, body, parent, blockers, labels))
+        caller = _caller(ctx)
+        return await calls.change(
+            lambda: store.create(title, body, parent, blockers, labels, caller=caller)
+        )
 
 
 def _add_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
@@ -432,12 +436,15 @@ def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -
     )
     async def task_edit(
         id: TaskId,
+        ctx: Context,
         title: Annotated[str, Field(description="New one-line title")] = "",
         body: Annotated[str, Field(description="New body, replaces the old one")] = "",
         parent: Annotated[str, Field(description="New parent id, or '-' for none")] = "",
     ) -> str:
+        caller = _caller(ctx)
+
         def edit_then_read() -> Task:
-            store.edit(id, title, body, parent)
+            store.edit(id, title, body, parent, caller=caller)
             return store.get(id)
 
         task = await calls.change(edit_then_read)
@@ -451,8 +458,9 @@ def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -
             "unless recursive is true, which deletes the whole subtree."
         ),
     )
-    async def task_delete(id: TaskId, recursive: bool = False) -> str:
-        deleted = await calls.change(lambda: store.delete(id, recursive))
+    async def task_delete(id: TaskId, ctx: Context, recursive: bool = False) -> str:
+        caller = _caller(ctx)
+        deleted = await calls.change(lambda: store.delete(id, recursive, caller=caller))
         rest = deleted[:-1]
         return f"deleted {deleted[-1]}" + (
             f" and {plural(len(rest), 'subtask')}: {', '.join(rest)}" if rest else ""
@@ -469,14 +477,16 @@ def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -
     async def task_dep(
         id: TaskId,
         blocker: Annotated[str, Field(description="Id of the task that must be done first")],
+        ctx: Context,
         remove: bool = False,
     ) -> str:
+        caller = _caller(ctx)
         if remove:
-            unblocked = await calls.change(lambda: store.remove_dep(id, blocker))
+            unblocked = await calls.change(lambda: store.remove_dep(id, blocker, caller=caller))
             lines = [f"ok: {id} is no longer blocked by {blocker}"]
             lines += [f"unblocked: {_render.ref_line(r)}" for r in unblocked]
             return "\n".join(lines)
-        added = await calls.change(lambda: store.add_dep(id, blocker))
+        added = await calls.change(lambda: store.add_dep(id, blocker, caller=caller))
         return f"ok: {id} is {'now' if added else 'already'} blocked by {blocker}"
 
 
