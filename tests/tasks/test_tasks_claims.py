@@ -107,6 +107,19 @@ async def test_a_lapsed_holder_cannot_settle_a_step_someone_else_claimed(
         assert await _status(bob, task) == ("in_progress", "bob")
 
 
+async def test_the_token_of_a_lapsed_claim_settles_nothing(db: Path) -> None:
+    async with connect(db) as ann:
+        task = await ok(ann, "task_create", title="Left too long")
+        token = await _claim(ann, task, "ann", lease=1)
+        with anyio.fail_after(20):
+            while (await _status(ann, task))[0] != "open":
+                await anyio.sleep(0.05)
+        assert "is open: the claim this token was for is gone" in await fails(
+            ann, "task_update", id=task, status="done", token=token
+        )
+        assert await _status(ann, task) == ("open", "")
+
+
 async def test_handing_a_claim_over_ends_its_token(db: Path) -> None:
     async with connect(db) as ann:
         task = await ok(ann, "task_create", title="Handed over")
