@@ -82,7 +82,8 @@ Lease = Annotated[
     float,
     Field(
         description=f"Seconds the claim holds unless renewed (default {DEFAULT_LEASE:g}; "
-        "a lease above the server's cap is cut to it, and the answer says so)"
+        "a lease above the server's cap is cut to it, and the answer says so; 0, a claim "
+        "without end, only where the server accepts it)"
     ),
 ]
 ClaimToken = Annotated[
@@ -356,7 +357,13 @@ def _add_updates(
     )
     async def task_claim(
         id: TaskId,
-        assignee: Annotated[str, Field(description="Who takes the task, e.g. an agent's name")],
+        assignee: Annotated[
+            str,
+            Field(
+                description="Who takes the task, e.g. an agent's name (on a server with named "
+                "users: yours, or empty for it)"
+            ),
+        ],
         ctx: Context,
         lease: Lease = DEFAULT_LEASE,
         token: ClaimToken = "",
