@@ -12,60 +12,25 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import (
-    extension_load,
-    fanout,
-    fanout_large,
-    first_prompt,
-    first_tool_call,
-    lease_reclaim,
-    notebook_tool,
-    parallel_tools,
-    plan_graph,
-    plan_persistence,
-    prompt_cache,
-    status_read,
-    task_store,
-    task_store_pg,
-    tool_call,
-    tracing,
-    turn_loop,
-    watch,
-    workers,
-)
-from bench._report import Figure, machine, render_table, write_json
-from bench._run import Row, Settings
-
-ROWS: tuple[Row, ...] = (
-    tool_call.ROW,
-    plan_persistence.ROW,
-    extension_load.ROW,
-    first_prompt.ROW,
-    plan_graph.ROW,
-    task_store.ROW,
-    turn_loop.ROW,
-    task_store_pg.ROW,
-    watch.ROW,
-    fanout.ROW,
-    notebook_tool.ROW,
-    prompt_cache.ROW,
-    lease_reclaim.ROW,
-    status_read.ROW,
-    parallel_tools.ROW,
-    workers.ROW,
-    first_tool_call.ROW,
-    fanout_large.ROW,
-    tracing.ROW,
-)
+from bench._report import Figure, Numbered, machine, render_table, write_json
+from bench._rows import ROWS, number
+from bench._run import Mode, Row, Settings
 
 
 def _parser() -> argparse.ArgumentParser:
-    rows = ", ".join(f"{r.number}={r.key}" for r in ROWS)
+    rows = ", ".join(f"{number(r)}={r.key}" for r in ROWS)
     parser = argparse.ArgumentParser(
         prog="python -m bench",
         description="Measure ollie_nb against its floors and print one table of medians.",
     )
-    parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke run")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="fewer repeats at full sizes")
+    mode.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every row once at tiny sizes, no goal judged: checks that each row still runs",
+    )
+    parser.add_argument("--list", action="store_true", help="print the rows' table and exit")
     parser.add_argument(
         "--only",
         action="append",
@@ -81,11 +46,11 @@ def select_rows(only: Sequence[str] | None) -> list[Row]:
     if not only:
         return list(ROWS)
     wanted = {w.strip().lower() for item in only for w in item.split(",") if w.strip()}
-    known = {str(r.number) for r in ROWS} | {r.key for r in ROWS}
+    known = {str(number(r)) for r in ROWS} | {r.key for r in ROWS}
     unknown = sorted(wanted - known)
     if unknown:
         raise ValueError(f"unknown row {', '.join(unknown)}; rows: {', '.join(sorted(known))}")
-    return [r for r in ROWS if str(r.number) in wanted or r.key in wanted]
+    return [r for r in ROWS if str(number(r)) in wanted or r.key in wanted]
 
 
 def _isolate(scratch: Path) -> None:
@@ -97,59 +62,66 @@ def _isolate(scratch: Path) -> None:
         os.environ.pop(var, None)
 
 
-async def _run_row(row: Row, settings: Settings) -> list[Figure]:
+def row_table() -> str:
+    """The rows' table, one `number  key  title` line each, as --list prints it."""
+    width = max(len(r.key) for r in ROWS)
+    return "\n".join(f"{number(r):>2}  {r.key:<{width}}  {r.title}" for r in ROWS)
+
+
+async def _run_row(row: Row, settings: Settings) -> list[Numbered]:
+    """The row's figures under its number; a row that raises gives one failed figure."""
     try:
-        return await row.run(settings)
+        figures = await row.run(settings)
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
-        return [
-            Figure(
-                row=row.number,
-                what=row.title,
-                unit="",
-                ours=None,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-        ]
+        figures = [Figure(what=row.title, unit="", ours=None, error=f"{type(exc).__name__}: {exc}")]
+    return [Numbered(number(row), f) for f in figures]
 
 
-async def _run_all(rows: Sequence[Row], settings: Settings) -> list[Figure]:
-    figures: list[Figure] = []
+async def _run_all(rows: Sequence[Row], settings: Settings) -> list[Numbered]:
+    lines: list[Numbered] = []
     for row in rows:
-        print(f"row {row.number} ({row.key}): {row.title} ...", file=sys.stderr, flush=True)
+        n = number(row)
+        print(f"row {n} ({row.key}): {row.title} ...", file=sys.stderr, flush=True)
         start = time.perf_counter()
-        figures += await _run_row(row, settings)
+        lines += await _run_row(row, settings)
         seconds = time.perf_counter() - start
-        print(f"row {row.number} done in {seconds:.1f} s", file=sys.stderr, flush=True)
-    return figures
+        print(f"row {n} done in {seconds:.1f} s", file=sys.stderr, flush=True)
+    return lines
+
+
+def _mode(args: argparse.Namespace) -> Mode:
+    return Mode.SMOKE if args.smoke else Mode.QUICK if args.quick else Mode.FULL
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen rows and print the table; exit 1 when a row could not be measured."""
     args = _parser().parse_args(argv)
+    if args.list:
+        print(row_table())
+        return 0
     try:
         rows = select_rows(args.only)
     except ValueError as exc:
         _parser().error(str(exc))
+    mode = _mode(args)
+    judge = mode is not Mode.SMOKE
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ollie-bench-") as tmp:
         scratch = Path(tmp)
         _isolate(scratch)
-        settings = Settings(quick=args.quick, scratch=scratch)
-        figures = asyncio.run(_run_all(rows, settings))
+        lines = asyncio.run(_run_all(rows, Settings(mode=mode, scratch=scratch)))
     seconds = time.perf_counter() - start
     info = machine()
     print(
-        f"ollie_nb bench ({'quick' if args.quick else 'full'} run, {seconds:.0f} s): "
+        f"ollie_nb bench ({mode.value} run, {seconds:.0f} s): "
         f"Python {info['python']}, mcp {info['packages']['mcp']}, "
         f"{info['usable_cpus']} CPUs; medians of n samples, "
         "ratio = ours / baseline as a cost, * = median of side-by-side pairs' ratios"
+        + ("" if judge else "; tiny sizes, goals not judged")
     )
-    print(render_table(figures))
+    print(render_table(lines, judge=judge))
     if args.json:
-        write_json(
-            args.json,
-            figures,
-            {"quick": args.quick, "rows": [r.number for r in rows], "seconds": seconds},
-        )
-    return 1 if any(f.error for f in figures) else 0
+        settings = {"mode": mode.value, "rows": [number(r) for r in rows], "seconds": seconds}
+        write_json(args.json, lines, settings, judge=judge)
+    return 1 if any(n.figure.error for n in lines) else 0

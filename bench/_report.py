@@ -26,7 +26,6 @@ class Figure:
     machine disturbs less than a ratio of medians; `ratio` is then that.
     """
 
-    row: int
     what: str
     unit: str
     ours: float | None
@@ -65,9 +64,18 @@ class Figure:
             return self.met
         return self.ratio <= self.max_ratio
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON form, with the ratio and the verdict."""
-        return {**asdict(self), "ratio": self.ratio, "goal": self.goal_text, "met": self.goal_met}
+    def to_dict(self, *, judge: bool = True) -> dict[str, Any]:
+        """Plain JSON form, with the ratio and the verdict (None when not `judge`d)."""
+        met = self.goal_met if judge else None
+        return {**asdict(self), "ratio": self.ratio, "goal": self.goal_text, "met": met}
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """A figure with its row's number: the number comes from the row table, not the row."""
+
+    row: int
+    figure: Figure
 
 
 def format_value(value: float | None, unit: str) -> str:
@@ -94,21 +102,31 @@ def _ratio_text(figure: Figure) -> str:
     return f"{figure.ratio:.2f}" + ("*" if figure.paired is not None else "")
 
 
-def render_table(figures: Sequence[Figure]) -> str:
-    """The table: one line per figure, then the baselines and notes keyed by figure."""
+def _verdict(figure: Figure, judge: bool) -> str:
+    if figure.error:
+        return "FAILED"
+    return {True: "yes", False: "NO", None: "-"}[figure.goal_met if judge else None]
+
+
+def render_table(lines: Sequence[Numbered], *, judge: bool = True) -> str:
+    """The table: one line per figure, then the baselines and notes keyed by row.
+
+    Without `judge` (a smoke run's tiny sizes) no goal is marked met or missed.
+    """
     head = ("row", "what", "ours", "baseline", "ratio", "goal", "met", "n")
     rows = []
-    for f in figures:
+    for n in lines:
+        f = n.figure
         baseline = f.baseline_what if f.baseline is None and f.baseline_what else ""
         rows.append(
             (
-                str(f.row),
+                str(n.row),
                 f.what,
                 format_value(f.ours, f.unit),
                 format_value(f.baseline, f.unit) if f.baseline is not None else baseline or "-",
                 _ratio_text(f),
                 f.goal_text or "-",
-                "FAILED" if f.error else {True: "yes", False: "NO", None: "-"}[f.goal_met],
+                _verdict(f, judge),
                 str(f.samples) if f.samples else "-",
             )
         )
@@ -122,18 +140,22 @@ def render_table(figures: Sequence[Figure]) -> str:
 
     out = [line(head), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
-    legend = []
-    for f in figures:
-        parts = [f"failed: {f.error}"] if f.error else []
-        if f.baseline_what and f.baseline is not None:
-            parts.append(f"baseline: {f.baseline_what}")
-        if f.note:
-            parts.append(f.note)
-        if parts:
-            legend.append(f"  [{f.row}] {f.what}: " + "; ".join(parts))
+    legend = [_legend(n) for n in lines]
+    legend = [entry for entry in legend if entry]
     if legend:
         out += ["", *legend]
     return "\n".join(out)
+
+
+def _legend(numbered: Numbered) -> str:
+    """The line under the table for one figure: its failure, baseline and note; or ''."""
+    f = numbered.figure
+    parts = [f"failed: {f.error}"] if f.error else []
+    if f.baseline_what and f.baseline is not None:
+        parts.append(f"baseline: {f.baseline_what}")
+    if f.note:
+        parts.append(f.note)
+    return f"  [{numbered.row}] {f.what}: " + "; ".join(parts) if parts else ""
 
 
 def usable_cpus() -> int:
@@ -162,7 +184,10 @@ def machine() -> dict[str, Any]:
     }
 
 
-def write_json(path: Path, figures: Sequence[Figure], settings: dict[str, Any]) -> None:
-    """Write the run's figures, settings and machine as JSON."""
-    data = {"machine": machine(), "settings": settings, "figures": [f.to_dict() for f in figures]}
+def write_json(
+    path: Path, lines: Sequence[Numbered], settings: dict[str, Any], *, judge: bool = True
+) -> None:
+    """Write the run's figures (each with its row), settings and machine as JSON."""
+    figures = [{"row": n.row, **n.figure.to_dict(judge=judge)} for n in lines]
+    data = {"machine": machine(), "settings": settings, "figures": figures}
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -7,32 +7,55 @@ import statistics
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench._report import Figure
+
+T = TypeVar("T")
+
+
+class Mode(Enum):
+    """How hard a run measures."""
+
+    FULL = "full"  # every repeat, full sizes: the figures docs/PERFORMANCE.md quotes
+    QUICK = "quick"  # fewer repeats, full sizes
+    SMOKE = "smoke"  # one repeat at tiny sizes, no goal judged: does every row still run?
 
 
 @dataclass(frozen=True)
 class Settings:
     """How hard to measure, and where scratch files go."""
 
-    quick: bool
+    mode: Mode
     scratch: Path
 
+    @property
+    def smoke(self) -> bool:
+        """Whether this is a smoke run: tiny sizes, one repeat, figures not held to goals."""
+        return self.mode is Mode.SMOKE
+
     def repeats(self, full: int, quick: int) -> int:
-        """The number of repeats for this run: `full`, or `quick` under --quick."""
-        return quick if self.quick else full
+        """The number of repeats for this run: `full`, `quick` under --quick, 1 under --smoke."""
+        return {Mode.FULL: full, Mode.QUICK: quick, Mode.SMOKE: 1}[self.mode]
+
+    def size(self, full: T, smoke: T) -> T:
+        """A size (steps, tasks, seconds of work) for this run: `smoke` under --smoke."""
+        return smoke if self.smoke else full
 
 
 @dataclass(frozen=True)
 class Row:
-    """One row of the table: a number, a key for --only, a title, and the coroutine measuring it."""
+    """One row of the table: a key for --only, a title, and the coroutine measuring it.
 
-    number: int
+    A row has no number of its own: bench/_rows.py numbers the rows by their place in it.
+    """
+
     key: str
     title: str
     run: Callable[[Settings], Awaitable[list[Figure]]]
+    needs_postgres: bool = False  # starts a throwaway cluster: initdb and pg_ctl must exist
 
 
 def median(samples: Sequence[float]) -> float:

@@ -1,4 +1,4 @@
-"""Row 3: what `%load_ext ollie_nb` adds to an IPython start, next to jupyter_ai_magics.
+"""What `%load_ext ollie_nb` adds to an IPython start, next to jupyter_ai_magics.
 
 Each wall-time sample is a fresh `python -m IPython -c CODE` process; the variants run
 side by side in a rotated order, with their own IPYTHONDIR. A second kind of sample
@@ -103,7 +103,6 @@ async def run(settings: Settings) -> list[Figure]:
         return median([t - b for t, b in zip(times[name], times["bare"])])
 
     start = Figure(
-        row=3,
         what="IPython start + %load_ext ollie_nb",
         unit="s",
         ours=None,
@@ -113,7 +112,6 @@ async def run(settings: Settings) -> list[Figure]:
         samples=repeats,
     )
     versus = Figure(
-        row=3,
         what="%load_ext in process vs jupyter_ai_magics",
         unit="ms",
         ours=None,
@@ -139,4 +137,4 @@ async def run(settings: Settings) -> list[Figure]:
     return [start, versus]
 
 
-ROW = Row(3, "extension", "Extension load", run)
+ROW = Row("extension", "Extension load", run)

@@ -1,4 +1,4 @@
-"""Row 11: sub-agents working a plan's independent steps in parallel.
+"""Sub-agents working a plan's independent steps in parallel.
 
 Eight independent steps, each doing one second of work through an MCP tool (a test
 server's `sleep`), worked by `run_plan(parallel=4)`: held to the ideal of two seconds,
@@ -13,6 +13,7 @@ import asyncio
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +22,16 @@ from bench._run import Row, Settings, median
 from bench._servers import task_server_config
 from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.llm import OfflineBackend
-from ollie_nb.llm._offline import step_prompt_task_id
+from ollie_nb.llm._offline import demo_reply, step_prompt_task_id
 from ollie_nb.planning import step_prompt
 
 SLEEP_SERVER = Path(__file__).with_name("sleep_server.py")
 WORK = 1.0  # seconds of each step
+SMOKE_WORK = 0.02
 WIDE = "Eight chores\n" + "\n".join(f"- chore {i} (independent)" for i in range(1, 9))
 DIAMOND = "Diamond\n- top\n- a (after 1)\n- b (after 1)\n- c (after 1)\n- d (after 1)\n- end (after 2, 3, 4, 5)"
 SPAWNS = 200
+SMOKE_SPAWNS = 8
 
 
 def _agent(db: Path) -> AgentConfig:
@@ -39,31 +42,29 @@ def _agent(db: Path) -> AgentConfig:
     return AgentConfig.from_dict({"mcpServers": servers, "trustedTools": ["task_*", "sleep"]})
 
 
-def _worker(messages: list[Any], tools: list[Any]) -> Any:
-    """A step: sleep WORK s through the MCP tool, then mark the task done, then answer."""
-    last = messages[-1]
-    if last.role == "user":
-        task = step_prompt_task_id(last.content)
-        if task is None:  # the plan request: the demo planner makes the plan
-            from ollie_nb.llm._offline import demo_reply
+def step_worker(work: float) -> Callable[[list[Any], list[Any]], Any]:
+    """An offline model whose step sleeps `work` s through the MCP tool, marks its task done, answers."""
 
-            return demo_reply(messages, tools)
-        return [{"name": "sleep", "arguments": {"seconds": WORK}}]
-    if last.role == "tool" and last.name == "sleep":
-        prompt = next(m.content for m in reversed(messages) if m.role == "user")
-        return [
-            {
-                "name": "task_update",
-                "arguments": {"id": step_prompt_task_id(prompt), "status": "done"},
-            }
-        ]
-    return "done"
+    def reply(messages: list[Any], tools: list[Any]) -> Any:
+        last = messages[-1]
+        if last.role == "user":
+            task = step_prompt_task_id(last.content)
+            if task is None:  # the plan request: the demo planner makes the plan
+                return demo_reply(messages, tools)
+            return [{"name": "sleep", "arguments": {"seconds": work}}]
+        if last.role == "tool" and last.name == "sleep":
+            prompt = next(m.content for m in reversed(messages) if m.role == "user")
+            task_id = step_prompt_task_id(prompt)
+            return [{"name": "task_update", "arguments": {"id": task_id, "status": "done"}}]
+        return "done"
+
+    return reply
 
 
 async def _timed_plans(settings: Settings, repeat: int) -> dict[str, float]:
     """One repeat: 8 steps with 4 children, the same 8 sequentially, the diamond with 4 children."""
     core = AgentCore(
-        OfflineBackend(_worker),
+        OfflineBackend(step_worker(settings.size(WORK, SMOKE_WORK))),
         agent=_agent(settings.scratch / f"fanout-{repeat}.db"),
         workdir=settings.scratch,
         autosave=False,
@@ -97,17 +98,18 @@ async def _spawn_and_memory(settings: Settings) -> tuple[list[float], float]:
         return "ok"
 
     core = AgentCore(OfflineBackend(reply), workdir=settings.scratch, autosave=False, execute=False)
-    core.max_parallel = SPAWNS
+    spawns = settings.size(SPAWNS, SMOKE_SPAWNS)
+    core.max_parallel = spawns
     delays = []
     async with core:
-        for i in range(settings.repeats(SPAWNS // 2, 20)):
+        for i in range(settings.repeats(spawns // 2, 20)):
             began = time.perf_counter()
             child = core.subagents.spawn(f"s{i}", "say ok")
             await child.until_idle()
             delays.append(first_request[child.name] - began)
         tracemalloc.start()
         before = tracemalloc.take_snapshot()
-        children = [core.subagents.spawn(f"m{i}", "say ok") for i in range(SPAWNS // 2)]
+        children = [core.subagents.spawn(f"m{i}", "say ok") for i in range(spawns // 2)]
         await asyncio.gather(*(c.until_idle() for c in children))
         after = tracemalloc.take_snapshot()
         tracemalloc.stop()
@@ -122,11 +124,11 @@ async def run(settings: Settings) -> list[Figure]:
     diamond = [r["diamond"] for r in rounds]
     sequential = [r["sequential"] for r in rounds]
     delays, per_child = await _spawn_and_memory(settings)
-    ideal_wide, ideal_diamond = 8 * WORK / 4, 3 * WORK
+    work = settings.size(WORK, SMOKE_WORK)
+    ideal_wide, ideal_diamond = 8 * work / 4, 3 * work
     return [
         Figure(
-            row=11,
-            what="8 independent 1 s steps, 4 sub-agents",
+            what=f"8 independent {work:g} s steps, 4 sub-agents",
             unit="s",
             ours=median(wide),
             baseline=ideal_wide,
@@ -136,17 +138,15 @@ async def run(settings: Settings) -> list[Figure]:
             note=f"the same 8 steps one after another: {median(sequential):.2f} s",
         ),
         Figure(
-            row=11,
-            what="8 independent 1 s steps, one after another",
+            what=f"8 independent {work:g} s steps, one after another",
             unit="s",
             ours=median(sequential),
-            baseline=8 * WORK,
+            baseline=8 * work,
             baseline_what="the ideal: 8 steps' time",
             samples=len(sequential),
         ),
         Figure(
-            row=11,
-            what="diamond 1 -> 4 -> 1 of 1 s steps, 4 sub-agents",
+            what=f"diamond 1 -> 4 -> 1 of {work:g} s steps, 4 sub-agents",
             unit="s",
             ours=median(diamond),
             baseline=ideal_diamond,
@@ -155,7 +155,6 @@ async def run(settings: Settings) -> list[Figure]:
             samples=len(diamond),
         ),
         Figure(
-            row=11,
             what="spawn a sub-agent: spawn to its first model request",
             unit="ms",
             ours=median(delays) * 1000,
@@ -164,15 +163,14 @@ async def run(settings: Settings) -> list[Figure]:
             samples=len(delays),
         ),
         Figure(
-            row=11,
             what="memory per idle sub-agent (after one short turn)",
             unit="B",
             ours=per_child,
             goal="< 200 KB",
             met=per_child < 200_000,
-            samples=SPAWNS // 2,
+            samples=settings.size(SPAWNS, SMOKE_SPAWNS) // 2,
         ),
     ]
 
 
-ROW = Row(11, "fanout", "Sub-agents: a plan's independent steps in parallel", run)
+ROW = Row("fanout", "Sub-agents: a plan's independent steps in parallel", run)

@@ -1,4 +1,4 @@
-"""Row 12: a parallel run over a plan of 1,000 independent 10 ms steps, 8 sub-agents.
+"""A parallel run over a plan of 1,000 independent 10 ms steps, 8 sub-agents.
 
 Each step's child (the offline model, scripted) calls an MCP `sleep` tool for 10 ms,
 then marks its task done with `task_update`; `run_plan(parallel=8)` works the plan on
@@ -14,32 +14,19 @@ from typing import Any
 
 from bench._report import Figure
 from bench._run import Row, Settings, median
-from bench.fanout import _agent
+from bench.fanout import _agent, step_worker
 from ollie_nb.core import AgentCore
 from ollie_nb.llm import OfflineBackend
-from ollie_nb.llm._offline import demo_reply, step_prompt_task_id
 
 STEPS = 1000
+SMOKE_STEPS = 12
 WIDTH = 8
 WORK = 0.010  # s of each step's tool call
 GOAL_MS = 5.0  # ms of overhead per step
-PLAN = "A thousand chores\n" + "\n".join(f"- chore {i} (independent)" for i in range(1, STEPS + 1))
-IDEAL = STEPS * WORK / WIDTH
 
 
-def _worker(messages: list[Any], tools: list[Any]) -> Any:
-    """A step: sleep WORK s through the MCP tool, mark the task done, answer."""
-    last = messages[-1]
-    if last.role == "user":
-        task = step_prompt_task_id(last.content)
-        if task is None:  # the plan request: the demo planner makes the plan
-            return demo_reply(messages, tools)
-        return [{"name": "sleep", "arguments": {"seconds": WORK}}]
-    if last.role == "tool" and last.name == "sleep":
-        prompt = next(m.content for m in reversed(messages) if m.role == "user")
-        task_id = step_prompt_task_id(prompt)
-        return [{"name": "task_update", "arguments": {"id": task_id, "status": "done"}}]
-    return "done"
+def _plan(steps: int) -> str:
+    return "Many chores\n" + "\n".join(f"- chore {i} (independent)" for i in range(1, steps + 1))
 
 
 def _count_calls(core: AgentCore) -> Counter[str]:
@@ -58,55 +45,55 @@ def _count_calls(core: AgentCore) -> Counter[str]:
     return calls
 
 
-async def _one_run(settings: Settings, repeat: int) -> tuple[float, Counter[str]]:
-    """Plan the 1,000 steps, then time run_plan(parallel=8); (seconds, calls by tool)."""
+async def _one_run(settings: Settings, repeat: int, steps: int) -> tuple[float, Counter[str]]:
+    """Plan the steps, then time run_plan(parallel=8); (seconds, calls by tool)."""
     core = AgentCore(
-        OfflineBackend(_worker),
+        OfflineBackend(step_worker(WORK)),
         agent=_agent(settings.scratch / f"fanout-large-{repeat}.db"),
         workdir=settings.scratch,
         autosave=False,
         execute=False,
     )
     async with core:
-        await core.submit(PLAN)
+        await core.submit(_plan(steps))
         record = core.plans[-1]
-        if len(record.ids) != STEPS:
-            raise RuntimeError(f"the plan has {len(record.ids)} steps, not {STEPS}")
+        if len(record.ids) != steps:
+            raise RuntimeError(f"the plan has {len(record.ids)} steps, not {steps}")
         calls = _count_calls(core)
         began = time.perf_counter()
         run = await core.run_plan(parallel=WIDTH)
         seconds = time.perf_counter() - began
-        if run.failed or len(run.outcome) != STEPS:
+        if run.failed or len(run.outcome) != steps:
             raise RuntimeError(f"the run did not finish: {run.summary}")
     return seconds, calls
 
 
 async def run(settings: Settings) -> list[Figure]:
     """The run's overhead per step against the ideal, and its task server calls per step."""
-    runs = [await _one_run(settings, r) for r in range(settings.repeats(3, 1))]
+    steps = settings.size(STEPS, SMOKE_STEPS)
+    ideal = steps * WORK / WIDTH
+    runs = [await _one_run(settings, r, steps) for r in range(settings.repeats(3, 1))]
     seconds = median([s for s, _ in runs])
-    overhead = [(s - IDEAL) / STEPS * 1000 for s, _ in runs]
-    per_step = median([sum(c.values()) / STEPS for _, c in runs])
-    tools = ", ".join(f"{t} {n / STEPS:.2f}" for t, n in runs[-1][1].most_common())
+    overhead = [(s - ideal) / steps * 1000 for s, _ in runs]
+    per_step = median([sum(c.values()) / steps for _, c in runs])
+    tools = ", ".join(f"{t} {n / steps:.2f}" for t, n in runs[-1][1].most_common())
     ms = median(overhead)
     print(
-        f"parallel run of {STEPS} x {WORK * 1000:g} ms steps, {WIDTH} sub-agents: "
-        f"median {seconds:.2f} s against {IDEAL:.2f} s ideal ({seconds / IDEAL:.2f}x), "
+        f"parallel run of {steps} x {WORK * 1000:g} ms steps, {WIDTH} sub-agents: "
+        f"median {seconds:.2f} s against {ideal:.2f} s ideal ({seconds / ideal:.2f}x), "
         f"overhead {ms:.2f} ms per step, {per_step:.2f} task server calls per step ({tools})"
     )
     return [
         Figure(
-            row=12,
-            what=f"run_plan(parallel={WIDTH}): {STEPS} independent {WORK * 1000:g} ms steps",
+            what=f"run_plan(parallel={WIDTH}): {steps} independent {WORK * 1000:g} ms steps",
             unit="s",
             ours=seconds,
-            baseline=IDEAL,
-            baseline_what=f"the ideal: {STEPS} x {WORK * 1000:g} ms / {WIDTH}",
+            baseline=ideal,
+            baseline_what=f"the ideal: {steps} x {WORK * 1000:g} ms / {WIDTH}",
             samples=len(runs),
             note=f"{per_step:.2f} task server calls per step",
         ),
         Figure(
-            row=12,
             what=f"overhead per step of that run ({per_step:.2f} task calls per step)",
             unit="ms",
             ours=ms,
@@ -117,4 +104,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(18, "fanout-1000", "Sub-agents: a parallel run over 1,000 steps", run)
+ROW = Row("fanout-1000", "Sub-agents: a parallel run over 1,000 steps", run)

@@ -1,4 +1,4 @@
-"""Row 4: AgentCore's first prompt against the bare connect of its task server, and 4 servers.
+"""AgentCore's first prompt against the bare connect of its task server, and 4 servers.
 
 Each repeat times, in a rotated order: each of 4 task servers connected alone through
 the SDK (spawn + initialize), AgentCore start + first `submit` of a list prompt with the
@@ -27,6 +27,7 @@ from ollie_nb.tasks import TaskStore
 from ollie_nb.tools import Dispatcher
 
 SERVERS = 4
+SMOKE_SERVERS = 2
 SETTLE = 0.25  # seconds between timed steps, for the last step's server processes to exit
 CONCURRENT_GOAL = 1.2
 LIST_PROMPT = "Ship the report\n- Collect data\n- Clean data\n- Draw charts (after 2)\n- Publish"
@@ -93,14 +94,15 @@ def _children_cpu() -> float:
 async def run(settings: Settings) -> list[Figure]:
     """Time the first prompt and the concurrent connects, a fresh work dir per repeat."""
     repeats = settings.repeats(7, 1)
+    servers = settings.size(SERVERS, SMOKE_SERVERS)
     samples: dict[str, list[float]] = {k: [] for k in ("single", "slowest", "first", "env", "raw")}
     cpu: list[float] = []
     for r in range(repeats):
         with tempfile.TemporaryDirectory(dir=settings.scratch) as workdir:
-            dbs = [Path(workdir) / f"tasks{i}.db" for i in range(SERVERS)]
+            dbs = [Path(workdir) / f"tasks{i}.db" for i in range(servers)]
             for db in dbs:
                 TaskStore(db).close()  # schema made now, so no timed connect pays for it
-            if r == 0:
+            if r == 0 and not settings.smoke:
                 await _raw_connects(dbs[:1])  # warm the file cache
 
             async def singles(dbs: list[Path] = dbs) -> None:
@@ -128,7 +130,7 @@ async def run(settings: Settings) -> list[Figure]:
 
     cores = usable_cpus()
     server_cpu = median(cpu)
-    cpu_floor = SERVERS * server_cpu / cores
+    cpu_floor = servers * server_cpu / cores
     env_s, slowest, raw_s = (
         median(samples["env"]),
         median(samples["slowest"]),
@@ -136,43 +138,40 @@ async def run(settings: Settings) -> list[Figure]:
     )
     return [
         Figure(
-            row=4,
             what="first prompt: AgentCore start + submit",
             unit="s",
             ours=median(samples["first"]),
             baseline=median(samples["single"]),
-            baseline_what="SDK Client spawn + initialize of one such task server (median of 4)",
+            baseline_what=f"SDK Client spawn + initialize of one such task server (median of {servers})",
             samples=repeats,
             paired=paired_ratio(samples["first"], samples["single"]),
             note="offline demo planner; the prompt is a goal and 4 steps, saved as 5 tasks",
         ),
         Figure(
-            row=4,
-            what=f"{SERVERS} servers at once: build_agent_env",
+            what=f"{servers} servers at once: build_agent_env",
             unit="s",
             ours=env_s,
             baseline=slowest,
-            baseline_what=f"slowest of the {SERVERS} servers connected alone (SDK)",
+            baseline_what=f"slowest of the {servers} servers connected alone (SDK)",
             max_ratio=CONCURRENT_GOAL,
             samples=repeats,
             paired=paired_ratio(samples["env"], samples["slowest"]),
             note=(
                 f"one server process uses {server_cpu:.2f} s CPU from spawn to exit, mostly "
-                f"importing the MCP SDK: {SERVERS} of them are {cpu_floor:.2f} s per core "
+                f"importing the MCP SDK: {servers} of them are {cpu_floor:.2f} s per core "
                 f"on {cores} cores"
             ),
         ),
         Figure(
-            row=4,
-            what=f"{SERVERS} servers at once: build_agent_env vs SDK",
+            what=f"{servers} servers at once: build_agent_env vs SDK",
             unit="s",
             ours=env_s,
             baseline=raw_s,
-            baseline_what=f"SDK Clients entering all {SERVERS} at once",
+            baseline_what=f"SDK Clients entering all {servers} at once",
             samples=repeats,
             paired=paired_ratio(samples["env"], samples["raw"]),
         ),
     ]
 
 
-ROW = Row(4, "first-prompt", "First prompt latency", run)
+ROW = Row("first-prompt", "First prompt latency", run)

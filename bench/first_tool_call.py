@@ -1,4 +1,4 @@
-"""Row 14: a freshly started stdio `ollie-tasks`: start and first tool call, ours vs the bare SDK.
+"""A freshly started stdio `ollie-tasks`: start and first tool call, ours vs the bare SDK.
 
 Ours is McpServer.connect + call_tool (what the agent does on its first task tool);
 the baseline is the SDK's own `Client` on the same command, in its default mode. Both
@@ -54,7 +54,6 @@ async def run(settings: Settings) -> list[Figure]:
     o, b = median(ours), median(raw)
     return [
         Figure(
-            row=14,
             what="fresh stdio ollie-tasks: start + first task_list (McpServer)",
             unit="s",
             ours=o,
@@ -67,4 +66,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(17, "first-tool-call", "First call to a freshly started stdio server", run)
+ROW = Row("first-tool-call", "First call to a freshly started stdio server", run)

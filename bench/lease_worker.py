@@ -1,4 +1,4 @@
-"""Workers for row 12: one holds a claim and heartbeats until it is killed, one rescues it.
+"""Workers for the lease row: one holds a claim and heartbeats until it is killed, one rescues it.
 
 python bench/lease_worker.py hold DB ID LEASE     claim ID, print `claimed`, renew every LEASE/4 s
 python bench/lease_worker.py rescue DB LEASE      for each ID read on stdin: poll the ready

@@ -1,4 +1,4 @@
-"""Row 8: a notebook-defined tool called through the Dispatcher vs the same function called directly.
+"""A notebook-defined tool called through the Dispatcher vs the same function called directly.
 
 The tool is an async function with typed arguments, registered on a NotebookToolServer
 as `@ollie_nb.tool` does, so it runs on the loop (the kernel-thread hop of sync tools
@@ -40,14 +40,13 @@ async def run(settings: Settings) -> list[Figure]:
     answer = await dispatcher.dispatch("notebook", "region_total", args)
     if answer.is_error or answer.text != "12.0":
         raise RuntimeError(f"the notebook tool answered {answer.text!r}")
-    for _ in range(WARM_UP):
+    for _ in range(settings.size(WARM_UP, 2)):
         await ours()
         await direct()
     times = await alternate({"ours": ours, "direct": direct}, calls)
     added_us = median([o - d for o, d in zip(times["ours"], times["direct"])]) * 1e6
     return [
         Figure(
-            row=8,
             what="notebook tool call: Dispatcher + NotebookToolServer",
             unit="ms",
             ours=median(times["ours"]) * 1000,
@@ -61,4 +60,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(10, "notebook-tool", "Notebook tool overhead", run)
+ROW = Row("notebook-tool", "Notebook tool overhead", run)

@@ -1,4 +1,4 @@
-"""Row 14: the tool calls of one response run together.
+"""The tool calls of one response run together.
 
 One model response asks for four calls of a 1 s MCP tool (the sleep server's `sleep`,
 over stdio); the turn (offline model: the calls, then a reply) is held to the ideal
@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +22,30 @@ from ollie_nb.llm import OfflineBackend
 SLEEP_SERVER = Path(__file__).with_name("sleep_server.py")
 CALLS = 4
 WORK = 1.0  # seconds of each call
+SMOKE_WORK = 0.05
 GOAL = 1.15  # turn time / WORK
 
 
-def _model(messages: list[Any], tools: list[Any]) -> Any:
-    """A prompt gets CALLS sleep calls in one response; their results get a reply."""
-    if messages[-1].role == "user":
-        return [{"name": "sleep", "arguments": {"seconds": WORK}}] * CALLS
-    return "all four slept"
+def _model(work: float) -> Callable[[list[Any], list[Any]], Any]:
+    """A prompt gets CALLS sleep calls of `work` s in one response; their results get a reply."""
+
+    def reply(messages: list[Any], tools: list[Any]) -> Any:
+        if messages[-1].role == "user":
+            return [{"name": "sleep", "arguments": {"seconds": work}}] * CALLS
+        return "all four slept"
+
+    return reply
 
 
 async def run(settings: Settings) -> list[Figure]:
     """Time turns of one four-call response against the ideal of one call's time."""
     samples = settings.repeats(7, 2)
+    work = settings.size(WORK, SMOKE_WORK)
     server = {"command": sys.executable, "args": [str(SLEEP_SERVER)]}
     agent = AgentConfig.from_dict({"mcpServers": {"work": server}, "trustedTools": ["sleep"]})
     times = []
     with tempfile.TemporaryDirectory(dir=settings.scratch) as workdir:
-        core = AgentCore(OfflineBackend(_model), agent=agent, workdir=workdir, autosave=False)
+        core = AgentCore(OfflineBackend(_model(work)), agent=agent, workdir=workdir, autosave=False)
         async with core:
             for _ in range(samples + 1):  # the first turn warms the session up
                 core.clear()
@@ -51,17 +58,16 @@ async def run(settings: Settings) -> list[Figure]:
     ours = median(times[1:])
     return [
         Figure(
-            row=14,
-            what=f"one response, {CALLS} calls of a {WORK:g} s MCP tool: the turn",
+            what=f"one response, {CALLS} calls of a {work:g} s MCP tool: the turn",
             unit="s",
             ours=ours,
-            baseline=WORK,
-            baseline_what=f"the ideal: one call's {WORK:g} s",
+            baseline=work,
+            baseline_what=f"the ideal: one call's {work:g} s",
             max_ratio=GOAL,
             samples=samples,
-            note=f"one after another: {CALLS * WORK:g} s; slowest turn {max(times[1:]):.2f} s",
+            note=f"one after another: {CALLS * work:g} s; slowest turn {max(times[1:]):.2f} s",
         )
     ]
 
 
-ROW = Row(14, "parallel-tools", "Tool calls of one response run together", run)
+ROW = Row("parallel-tools", "Tool calls of one response run together", run)

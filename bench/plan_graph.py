@@ -1,4 +1,4 @@
-"""Row 5: building and rendering the plan graph (plan_svg) for 10, 100 and 1000 steps.
+"""Building and rendering the plan graph (plan_svg) for 10, 100 and 1000 steps.
 
 The baseline is the `dot` program alone, rendering the very DOT source our graph
 produces: what is left over is the cost of our Python code and of piping.
@@ -16,10 +16,12 @@ from bench._run import Row, Settings, alternate_sync, median, paired_ratio
 from ollie_nb.planning import PlanStep, plan_graph, plan_svg
 
 SIZES = (10, 100, 1000)
+SMOKE_SIZES = (3, 10)
 GOAL_STEPS = 100
 GOAL_SECONDS = 0.5
 GOAL_TEXT = "Migrate the reporting pipeline to the new warehouse"
 DENSE_STEPS = 41  # each after all earlier ones: 820 `after` links
+SMOKE_DENSE_STEPS = 5
 DENSE_GOAL_SECONDS = 1.0
 _VERBS = ("Check", "Load", "Compare", "Clean", "Draw", "Review", "Publish", "Archive")
 _THINGS = ("sales figures", "region table", "chart data", "outliers", "summary", "draft")
@@ -45,7 +47,9 @@ def dense_steps(count: int = DENSE_STEPS) -> list[PlanStep]:
 
 def _dense_figure(settings: Settings) -> Figure:
     """A dense plan (drawn as its transitive reduction, a chain) against bare dot on that chain."""
-    steps = dense_steps()
+    count = settings.size(DENSE_STEPS, SMOKE_DENSE_STEPS)
+    links = count * (count - 1) // 2
+    steps = dense_steps(count)
     source = plan_graph(GOAL_TEXT, steps).source.encode("utf-8")
     repeats = settings.repeats(15, 5)
     times = alternate_sync(
@@ -53,8 +57,7 @@ def _dense_figure(settings: Settings) -> Figure:
     )
     ours = median(times["ours"])
     return Figure(
-        row=5,
-        what=f"plan_svg, {DENSE_STEPS} steps each after all earlier ones (820 links)",
+        what=f"plan_svg, {count} steps each after all earlier ones ({links} links)",
         unit="ms",
         ours=ours * 1000,
         baseline=median(times["dot"]) * 1000,
@@ -63,7 +66,8 @@ def _dense_figure(settings: Settings) -> Figure:
         met=ours < DENSE_GOAL_SECONDS,
         samples=repeats,
         paired=paired_ratio(times["ours"], times["dot"]),
-        note="drawn as its transitive reduction, 40 edges; all 820 links drawn: 57 s here",
+        note=f"drawn as its transitive reduction, {count - 1} edges"
+        + ("" if settings.smoke else "; all 820 links drawn: 57 s here"),
     )
 
 
@@ -76,7 +80,6 @@ async def run(settings: Settings) -> list[Figure]:
     if shutil.which("dot") is None:
         return [
             Figure(
-                row=5,
                 what="plan graph",
                 unit="ms",
                 ours=None,
@@ -88,7 +91,8 @@ async def run(settings: Settings) -> list[Figure]:
     plan_svg(GOAL_TEXT, warm_up)  # imports graphviz, so no timed run pays for that
     figures = []
     totals: dict[int, float] = {}
-    for count in SIZES:
+    sizes = settings.size(SIZES, SMOKE_SIZES)
+    for count in sizes:
         steps = plan_steps(count)
         source = plan_graph(GOAL_TEXT, steps).source.encode("utf-8")
         repeats = settings.repeats(5 if count >= 1000 else 15, 2 if count >= 1000 else 5)
@@ -104,7 +108,6 @@ async def run(settings: Settings) -> list[Figure]:
         goal = count == GOAL_STEPS
         figures.append(
             Figure(
-                row=5,
                 what=f"plan_svg, {count} steps (build + render)",
                 unit="ms",
                 ours=totals[count] * 1000,
@@ -118,10 +121,9 @@ async def run(settings: Settings) -> list[Figure]:
             )
         )
     figures.append(_dense_figure(settings))
-    for small, big in itertools.pairwise(SIZES):
+    for small, big in itertools.pairwise(sizes):
         figures.append(
             Figure(
-                row=5,
                 what=f"plan_svg growth, {small} -> {big} steps",
                 unit="x",
                 ours=totals[big] / totals[small],
@@ -132,4 +134,4 @@ async def run(settings: Settings) -> list[Figure]:
     return figures
 
 
-ROW = Row(5, "graph", "Plan graph", run)
+ROW = Row("graph", "Plan graph", run)

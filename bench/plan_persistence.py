@@ -1,4 +1,4 @@
-"""Row 2: a 100-step plan through TaskServerPlanBackend vs raw task_create calls on one session.
+"""A 100-step plan through TaskServerPlanBackend vs raw task_create calls on one session.
 
 Each repeat serves a fresh database and times rounds of four runs on it, in a rotated
 order: our wide plan, the concurrent floor, our chain, the sequential floor. The floors call the
@@ -19,28 +19,30 @@ from ollie_nb.planning import PlanStep, TaskClient, TaskServerPlanBackend
 from ollie_nb.tools import Dispatcher, McpServer
 
 STEPS = 100
+SMOKE_STEPS = 5
 GOAL_TEXT = "Prepare the quarterly sales report"
 WIDE_GOAL = 1.2
 CHAIN_GOAL = 1.1
 
 
-def _steps(chained: bool) -> list[PlanStep]:
+def _steps(chained: bool, count: int) -> list[PlanStep]:
     return [
         PlanStep(
             f"Step {i + 1}: check the figures of region {i + 1}",
             f"Load the region's sales, compare them with last quarter, note outliers ({i + 1}).",
             (i - 1,) if chained and i else (),
         )
-        for i in range(STEPS)
+        for i in range(count)
     ]
 
 
-def _goal_args() -> dict[str, Any]:
-    return {"title": GOAL_TEXT, "body": f"Plan of {STEPS} steps."}
+def _goal_args(count: int) -> dict[str, Any]:
+    return {"title": GOAL_TEXT, "body": f"Plan of {count} steps."}
 
 
 async def _repeat(settings: Settings, index: int, rounds: int) -> dict[str, list[float]]:
-    wide, chain = _steps(False), _steps(True)
+    count = settings.size(STEPS, SMOKE_STEPS)
+    wide, chain = _steps(False, count), _steps(True, count)
     with tempfile.TemporaryDirectory(dir=settings.scratch) as tmp:
         server = McpServer(
             "tasks", command=sys.executable, args=task_server_args(f"{tmp}/tasks.db")
@@ -59,17 +61,17 @@ async def _repeat(settings: Settings, index: int, rounds: int) -> dict[str, list
 
         async def ours(steps: list[PlanStep]) -> None:
             result = await backend.create_plan(GOAL_TEXT, steps)
-            if len(result.ids) != STEPS or not all(result.ids):
+            if len(result.ids) != count or not all(result.ids):
                 raise RuntimeError(f"the plan got {len(result.ids)} ids")
 
         async def floor_wide() -> None:
-            goal = await create(_goal_args())
+            goal = await create(_goal_args(count))
             await asyncio.gather(
                 *(create({"title": s.title, "body": s.body, "parent": goal}) for s in wide)
             )
 
         async def floor_chain() -> None:
-            goal = await create(_goal_args())
+            goal = await create(_goal_args(count))
             previous = ""
             for step in chain:
                 args: dict[str, Any] = {"title": step.title, "body": step.body, "parent": goal}
@@ -102,16 +104,16 @@ async def run(settings: Settings) -> list[Figure]:
     for index in range(repeats):
         for name, seconds in (await _repeat(settings, index, rounds)).items():
             times.setdefault(name, []).extend(seconds)
+    steps = settings.size(STEPS, SMOKE_STEPS)
     figures = []
     for shape, floor, goal in (
-        ("wide", f"goal + {STEPS} concurrent task_create (gather), same session", WIDE_GOAL),
-        ("chain", f"{STEPS + 1} sequential task_create, same session", CHAIN_GOAL),
+        ("wide", f"goal + {steps} concurrent task_create (gather), same session", WIDE_GOAL),
+        ("chain", f"{steps + 1} sequential task_create, same session", CHAIN_GOAL),
     ):
         o, b = median(times[f"ours_{shape}"]), median(times[f"floor_{shape}"])
         figures.append(
             Figure(
-                row=2,
-                what=f"{STEPS}-step {shape} plan: TaskServerPlanBackend",
+                what=f"{steps}-step {shape} plan: TaskServerPlanBackend",
                 unit="ms",
                 ours=o * 1000,
                 baseline=b * 1000,
@@ -124,4 +126,4 @@ async def run(settings: Settings) -> list[Figure]:
     return figures
 
 
-ROW = Row(2, "plan", "Plan persistence", run)
+ROW = Row("plan", "Plan persistence", run)

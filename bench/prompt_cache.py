@@ -1,4 +1,4 @@
-"""Row 12: what a provider's prompt cache can serve over a 20-turn session.
+"""What a provider's prompt cache can serve over a 20-turn session.
 
 A 20-turn session runs through AgentCore (offline model, the real system prompt and the
 built-in tools; each turn one tool call, then a reply), and each request the model gets
@@ -23,6 +23,7 @@ from ollie_nb.core import AgentCore
 from ollie_nb.llm import AnthropicBackend, GenerationParams, Message, OfflineBackend, ToolDef
 
 TURNS = 20
+SMOKE_TURNS = 3
 GOAL = 90.0  # percent
 
 Block = tuple[bytes, bool]  # one block's bytes, and whether it carries a cache breakpoint
@@ -79,12 +80,14 @@ def _scripted(requests: list[tuple[list[Message], list[ToolDef]]]) -> OfflineBac
     return OfflineBackend(reply)
 
 
-async def session_requests(workdir: str) -> list[tuple[list[Message], list[ToolDef]]]:
-    """The (messages, tools) of every model request of a TURNS-turn session."""
+async def session_requests(
+    workdir: str, turns: int = TURNS
+) -> list[tuple[list[Message], list[ToolDef]]]:
+    """The (messages, tools) of every model request of a session of `turns` turns."""
     requests: list[tuple[list[Message], list[ToolDef]]] = []
     core = AgentCore(_scripted(requests), workdir=workdir, autosave=False)
     async with core:
-        for i in range(TURNS):
+        for i in range(turns):
             result = await core.submit(
                 f"Prompt {i + 1}: run the next analysis cell on sales.csv and tell me what "
                 "changed since the last run, with the numbers."
@@ -96,21 +99,21 @@ async def session_requests(workdir: str) -> list[tuple[list[Message], list[ToolD
 
 async def run(settings: Settings) -> list[Figure]:
     """Build each request as Anthropic gets it and measure its servable share."""
+    turns = settings.size(TURNS, SMOKE_TURNS)
     with tempfile.TemporaryDirectory(dir=settings.scratch) as workdir:
-        requests = await session_requests(workdir)
+        requests = await session_requests(workdir, turns)
     backend = AnthropicBackend("claude-sonnet-4-6", api_key="unused")
     cached = [blocks(backend._request(m, t, GenerationParams())) for m, t in requests]
     plain = [
         blocks(backend._request(m, t, GenerationParams(prompt_cache=False))) for m, t in requests
     ]
-    per_turn = len(requests) // TURNS
+    per_turn = len(requests) // turns
     shares = [servable(cached[n], cached[n - 1]) for n in range(per_turn, len(requests))]
     unmarked = [servable(plain[n], plain[n - 1]) for n in range(per_turn, len(requests))]
     ours = median(shares)
     return [
         Figure(
-            row=12,
-            what=f"prompt cache: servable share of each request, turns 2-{TURNS}",
+            what=f"prompt cache: servable share of each request, turns 2-{turns}",
             unit="%",
             ours=ours,
             baseline=None,
@@ -126,4 +129,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(12, "cache", "Prompt caching: what the provider cache can serve", run)
+ROW = Row("cache", "Prompt caching: what the provider cache can serve", run)

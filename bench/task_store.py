@@ -1,4 +1,4 @@
-"""Row 6: the task store: task_create throughput and `ready` on 10,000 tasks.
+"""The task store: task_create throughput and `ready` on 10,000 tasks.
 
 Throughput is timed in batches, interleaved: creates through MCP (SDK client, one stdio
 session, one call after another), TaskStore.create in process, and plain sqlite3 inserts
@@ -26,6 +26,7 @@ from ollie_nb.tasks import TaskStore
 
 READY_GOAL_MS = 20.0
 PLANS, PLAN_STEPS, FINISHED = 1000, 9, 600
+SMOKE_PLANS = 10  # of which 6 finished, as 600 of 1000
 READY_IDS_SQL = (
     "SELECT t.id FROM tasks t WHERE t.status = 'open' AND NOT EXISTS ("
     "SELECT 1 FROM deps d JOIN tasks b ON b.id = d.blocker "
@@ -37,12 +38,13 @@ INSERT_SQL = (
 )
 
 
-def fill_store(store: TaskStore) -> int:
-    """Make the 10,000-task store; return how many tasks are ready.
+def fill_store(store: TaskStore, plans: int = PLANS) -> int:
+    """Make the store (10,000 tasks at full size); return how many tasks are ready.
 
     Each plan is created whole before any step is marked done, as an agent saves a plan.
     """
-    for plan in range(PLANS):
+    finished = plans * FINISHED // PLANS
+    for plan in range(plans):
         goal = store.create(f"Goal {plan}: ship report {plan}", "Plan of 9 steps.")
         steps: list[str] = []
         for step in range(PLAN_STEPS):
@@ -55,11 +57,11 @@ def fill_store(store: TaskStore) -> int:
                 )
             )
         for step, task_id in enumerate(steps):
-            if plan < FINISHED or step < plan % PLAN_STEPS:
+            if plan < finished or step < plan % PLAN_STEPS:
                 store.update(task_id, "done")
     # A finished plan's goal closed with its last step: the goal and the next step of each
     # unfinished plan are ready.
-    return 2 * (PLANS - FINISHED)
+    return 2 * (plans - finished)
 
 
 def _raw_connection(path: Path) -> sqlite3.Connection:
@@ -75,7 +77,7 @@ def _rate(samples: list[float], per_batch: int) -> float:
 
 async def _throughput(settings: Settings, tmp: Path) -> list[Figure]:
     batches = settings.repeats(15, 3)
-    mcp_batch, local_batch = 50, 200
+    mcp_batch, local_batch = settings.size(50, 5), settings.size(200, 20)
     store = TaskStore(tmp / "store.db")
     conn = _raw_connection(tmp / "raw.db")
     counter = iter(range(10**9))
@@ -115,7 +117,6 @@ async def _throughput(settings: Settings, tmp: Path) -> list[Figure]:
     baseline = "sqlite3 INSERT, one transaction each, same schema"
     return [
         Figure(
-            row=6,
             what="task_create via MCP, sequential",
             unit="/s",
             ours=_rate(times["mcp"], mcp_batch),
@@ -127,7 +128,6 @@ async def _throughput(settings: Settings, tmp: Path) -> list[Figure]:
             ),
         ),
         Figure(
-            row=6,
             what="TaskStore.create in process",
             unit="/s",
             ours=_rate(times["store"], local_batch),
@@ -150,7 +150,7 @@ async def _ready(settings: Settings, tmp: Path) -> list[Figure]:
     repeats = settings.repeats(31, 7)
     path = tmp / "ready.db"
     with TaskStore(path) as store:
-        expected = fill_store(store)
+        expected = fill_store(store, settings.size(PLANS, SMOKE_PLANS))
         total = len(store.list("all"))
     conn = sqlite3.connect(path)
     store = TaskStore(path)
@@ -184,7 +184,6 @@ async def _ready(settings: Settings, tmp: Path) -> list[Figure]:
     goal = f"< {READY_GOAL_MS:g} ms"
     return [
         Figure(
-            row=6,
             what=f"ready, {total:,} tasks: TaskStore.ready",
             unit="ms",
             ours=in_store,
@@ -196,7 +195,6 @@ async def _ready(settings: Settings, tmp: Path) -> list[Figure]:
             paired=paired_ratio(times["store"], times["sql"]),
         ),
         Figure(
-            row=6,
             what=f"ready, {total:,} tasks: task_list via MCP",
             unit="ms",
             ours=over_mcp,
@@ -216,4 +214,4 @@ async def run(settings: Settings) -> list[Figure]:
         return [*await _throughput(settings, Path(tmp)), *await _ready(settings, Path(tmp))]
 
 
-ROW = Row(6, "store", "Task store", run)
+ROW = Row("store", "Task store", run)

@@ -1,4 +1,4 @@
-"""Row 8: the task store on PostgreSQL beside SQLite: create throughput, `ready`, wake-ups.
+"""The task store on PostgreSQL beside SQLite: create throughput, `ready`, wake-ups.
 
 A throwaway PostgreSQL cluster is started for the row (the tests' own helper,
 tests/support/pg_cluster.py). Throughput: task_create through MCP on PostgreSQL and on
@@ -26,13 +26,14 @@ import psycopg
 from mcp import Client
 
 from bench._report import Figure
-from bench._run import Row, Settings, alternate, median, paired_ratio
+from bench._run import Mode, Row, Settings, alternate, median, paired_ratio
 from bench._servers import first_text, task_server_args, task_server_params
 from ollie_nb.tasks import open_store
 
 READY_GOAL_MS = 20.0
 WAKE_GOAL_MS = 50.0
 PLANS, PLAN_STEPS, FINISHED = 1000, 9, 600
+SMOKE_PLANS = 10  # of which 6 finished, as 600 of 1000
 CLUSTER_HELPER = Path(__file__).parents[1] / "tests" / "support" / "pg_cluster.py"
 
 
@@ -45,17 +46,18 @@ def cluster_module() -> Any:
     return module
 
 
-def _bulk_plans(conn: Any) -> None:
-    """The 10,000-task store of row 6 (800 ready), written in one transaction with raw rows."""
+def _bulk_plans(conn: Any, plans: int) -> None:
+    """The store row's store (10,000 tasks, 800 ready at full size), in one transaction of raw rows."""
     rows, deps = [], []
-    for plan in range(PLANS):
+    finished_plans = plans * FINISHED // PLANS
+    for plan in range(plans):
         goal = f"t-g{plan:04d}"
-        goal_status = "done" if plan < FINISHED else "open"  # closed with its last step
+        goal_status = "done" if plan < finished_plans else "open"  # closed with its last step
         rows.append((goal, f"Goal {plan}: ship report {plan}", goal_status, None))
         previous = None
         for step in range(PLAN_STEPS):
             tid = f"t-s{plan:04d}{step}"
-            finished = plan < FINISHED or step < plan % PLAN_STEPS
+            finished = plan < finished_plans or step < plan % PLAN_STEPS
             rows.append(
                 (tid, f"Step {step + 1} of goal {plan}", "done" if finished else "open", goal)
             )
@@ -80,7 +82,7 @@ async def _create_batch(client: Client, n: int, counter: Any) -> None:
 
 
 async def _throughput(settings: Settings, url: str, raw_url: str, tmp: Path) -> list[Figure]:
-    batches, batch = settings.repeats(11, 3), 50
+    batches, batch = settings.repeats(11, 3), settings.size(50, 5)
     counter = iter(range(10**9))
     open_store(raw_url).close()  # the store's schema for the raw inserts
     raw = psycopg.connect(raw_url, autocommit=True)
@@ -112,7 +114,6 @@ async def _throughput(settings: Settings, url: str, raw_url: str, tmp: Path) -> 
     rate = {k: batch / median(v) for k, v in times.items()}
     return [
         Figure(
-            row=8,
             what="task_create via MCP on PostgreSQL, sequential",
             unit="/s",
             ours=rate["pg"],
@@ -122,7 +123,6 @@ async def _throughput(settings: Settings, url: str, raw_url: str, tmp: Path) -> 
             paired=paired_ratio(times["pg"], times["raw"]),
         ),
         Figure(
-            row=8,
             what="task_create via MCP on SQLite (same run)",
             unit="/s",
             ours=rate["sqlite"],
@@ -137,11 +137,13 @@ async def _throughput(settings: Settings, url: str, raw_url: str, tmp: Path) -> 
 async def _ready(settings: Settings, url: str, tmp: Path) -> list[Figure]:
     repeats = settings.repeats(31, 7)
     lite_path = tmp / "ready.db"
+    plans = settings.size(PLANS, SMOKE_PLANS)
+    ready = 2 * (plans - plans * FINISHED // PLANS)
     stores = {"pg": open_store(url), "sqlite": open_store(lite_path)}
     try:
         for store in stores.values():
-            store._run(_bulk_plans, write=True)
-            if len(store.ready()) != 2 * (PLANS - FINISHED):
+            store._run(lambda conn: _bulk_plans(conn, plans), write=True)
+            if len(store.ready()) != ready:
                 raise RuntimeError("the ready set is not the expected one")
         # What autovacuum does soon after a bulk load: planner statistics for the new rows.
         with psycopg.connect(url, autocommit=True) as conn:
@@ -167,10 +169,9 @@ async def _ready(settings: Settings, url: str, tmp: Path) -> list[Figure]:
             store.close()
     ms = {k: median(v) * 1000 for k, v in times.items()}
     goal = f"< {READY_GOAL_MS:g} ms"
-    total = PLANS * (PLAN_STEPS + 1)
+    total = plans * (PLAN_STEPS + 1)
     return [
         Figure(
-            row=8,
             what=f"ready, {total:,} tasks: PostgreSQL store",
             unit="ms",
             ours=ms["pg"],
@@ -182,7 +183,6 @@ async def _ready(settings: Settings, url: str, tmp: Path) -> list[Figure]:
             paired=paired_ratio(times["pg"], times["sqlite"]),
         ),
         Figure(
-            row=8,
             what=f"ready, {total:,} tasks: task_list via MCP on PostgreSQL",
             unit="ms",
             ours=ms["mcp"],
@@ -227,7 +227,6 @@ async def _wake(settings: Settings, url: str, tmp: Path) -> list[Figure]:
     pg, lite = await _wake_ms(url, repeats), await _wake_ms(tmp / "wake.db", repeats)
     return [
         Figure(
-            row=8,
             what="cross-process wake on PostgreSQL (LISTEN/NOTIFY)",
             unit="ms",
             ours=median(pg),
@@ -246,14 +245,14 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def _idle_cpu_ms_per_s(db: Path, seconds: float, *extra: str) -> float:
+async def _idle_cpu_ms_per_s(db: Path, settle: float, seconds: float, *extra: str) -> float:
     proc = subprocess.Popen(
         [sys.executable, *task_server_args(db), *extra],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
     )
     try:
-        await anyio.sleep(3.0)  # past the imports and the start
+        await anyio.sleep(settle)  # past the imports and the start
         before = _cpu_seconds(proc.pid)
         await anyio.sleep(seconds)
         return (_cpu_seconds(proc.pid) - before) * 1000 / seconds
@@ -263,14 +262,14 @@ async def _idle_cpu_ms_per_s(db: Path, seconds: float, *extra: str) -> float:
 
 
 async def _idle(settings: Settings, tmp: Path) -> list[Figure]:
-    seconds = 3.0 if settings.quick else 10.0
+    seconds = {Mode.FULL: 10.0, Mode.QUICK: 3.0, Mode.SMOKE: 0.2}[settings.mode]
+    settle = settings.size(3.0, 0.2)
     db = tmp / "idle.db"
     open_store(db).close()
-    watching = await _idle_cpu_ms_per_s(db, seconds)
-    still = await _idle_cpu_ms_per_s(db, seconds, "--watch-interval", "0")
+    watching = await _idle_cpu_ms_per_s(db, settle, seconds)
+    still = await _idle_cpu_ms_per_s(db, settle, seconds, "--watch-interval", "0")
     return [
         Figure(
-            row=8,
             what="idle SQLite server: CPU ms per second, watch every 25 ms",
             unit="ms",
             ours=watching,
@@ -302,4 +301,4 @@ async def run(settings: Settings) -> list[Figure]:
         cluster.stop()
 
 
-ROW = Row(8, "store_pg", "Task store on PostgreSQL", run)
+ROW = Row("store_pg", "Task store on PostgreSQL", run, needs_postgres=True)

@@ -1,4 +1,4 @@
-"""Row 1: a no-op tool through Dispatcher.dispatch -> McpServer vs the SDK's call_tool.
+"""A no-op tool through Dispatcher.dispatch -> McpServer vs the SDK's call_tool.
 
 The baseline calls `call_tool` of the SDK `Client` that our McpServer holds, on its live
 session: a stdio server serves one client per process, so this is the only way to put
@@ -37,7 +37,7 @@ async def run(settings: Settings) -> list[Figure]:
         answer = await dispatcher.dispatch("noop", "noop", {})
         if answer.is_error or answer.text != "ok":
             raise RuntimeError(f"the no-op tool answered {answer.text!r}")
-        for _ in range(WARM_UP):
+        for _ in range(settings.size(WARM_UP, 2)):
             await ours()
             await raw()
         times = await alternate({"ours": ours, "raw": raw}, calls)
@@ -46,7 +46,6 @@ async def run(settings: Settings) -> list[Figure]:
     o, b = median(times["ours"]), median(times["raw"])
     return [
         Figure(
-            row=1,
             what="no-op tool call: Dispatcher + McpServer",
             unit="ms",
             ours=o * 1000,
@@ -60,4 +59,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(1, "tool-call", "Tool-call overhead", run)
+ROW = Row("tool-call", "Tool-call overhead", run)

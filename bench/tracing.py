@@ -1,8 +1,8 @@
-"""Row 19: what tracing costs a turn: the offline turn loop with tracing off and on, side by side.
+"""What tracing costs a turn: the offline turn loop with tracing off and on, side by side.
 
 Three variants, each a batch of turns from an empty history, run in rotation: the same
 backend's stream drained alone (the bare turn), AgentCore.submit with tracing off (the no-op
-hooks: this must stay row 7's figure), and AgentCore.submit with tracing on, spans handed to
+hooks: this must stay the turns row's figure), and AgentCore.submit with tracing on, spans handed to
 a BatchSpanProcessor (as OTLP export runs: off the loop) with an in-memory exporter, so the
 figure is the cost on the loop without a network in it. Tracing is turned on and off inside
 its batch: the flush at the end is counted too.
@@ -27,8 +27,8 @@ async def run(settings: Settings) -> list[Figure]:
     try:
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     except ImportError:
-        return [Figure(row=19, what="tracing", unit="ms", ours=None, note="needs ollie-nb[otel]")]
-    batches, turns = settings.repeats(15, 3), 50
+        return [Figure(what="tracing", unit="ms", ours=None, note="needs ollie-nb[otel]")]
+    batches, turns = settings.repeats(15, 3), settings.size(50, 3)
     core = AgentCore(
         OfflineBackend(_reply), workdir=settings.scratch, autosave=False, execute=False
     )
@@ -74,18 +74,16 @@ async def run(settings: Settings) -> list[Figure]:
     off, on, bare_turn = (median(times[k]) / turns for k in ("off", "on", "bare"))
     return [
         Figure(
-            row=19,
             what="turns, tracing off (no-op hooks)",
             unit="/s",
             ours=1 / off,
             baseline=1 / bare_turn,
-            baseline_what="the same backend's stream drained alone (as row 7)",
+            baseline_what="the same backend's stream drained alone (as in the turns row)",
             samples=batches,
             paired=paired_ratio(times["off"], times["bare"]),
             note=f"{(off - bare_turn) * 1e6:.0f} µs of loop per turn ({turns} turns a sample)",
         ),
         Figure(
-            row=19,
             what="turns, tracing on (batched, in-memory exporter)",
             unit="/s",
             ours=1 / on,
@@ -98,4 +96,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(19, "tracing", "Tracing: the turn loop with spans off and on", run)
+ROW = Row("tracing", "Tracing: the turn loop with spans off and on", run)

@@ -1,4 +1,4 @@
-"""Row 7: the turn loop with the offline backend, and a 10,000-message session.
+"""The turn loop with the offline backend, and a 10,000-message session.
 
 The turn rate is timed in batches of turns from an empty history, interleaved with the
 same backend's stream drained alone over a message list grown the same way. The session
@@ -20,6 +20,7 @@ from ollie_nb.llm import Message, OfflineBackend, TextDelta, ToolCall
 
 REPLY = "Done: the cell ran and the numbers look right."
 SESSION_MESSAGES = 10_000
+SMOKE_MESSAGES = 40
 _WORDS = (
     "the",
     "plan",
@@ -71,10 +72,10 @@ def _reply(messages: list[Message], tools: list) -> str:
     return REPLY
 
 
-def _traced_bytes_per_message() -> float:
+def _traced_bytes_per_message(count: int) -> float:
     tracemalloc.start()
     try:
-        messages = session_messages()
+        messages = session_messages(count)
         size, _peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -83,7 +84,8 @@ def _traced_bytes_per_message() -> float:
 
 async def run(settings: Settings) -> list[Figure]:
     """Turn rate against the bare stream, then the memory and the costs of a long session."""
-    batches, turns = settings.repeats(15, 3), 50
+    batches, turns = settings.repeats(15, 3), settings.size(50, 3)
+    count = settings.size(SESSION_MESSAGES, SMOKE_MESSAGES)
     core = AgentCore(
         OfflineBackend(_reply), workdir=settings.scratch, autosave=False, execute=False
     )
@@ -111,7 +113,7 @@ async def run(settings: Settings) -> list[Figure]:
         times = await alternate({"ours": ours, "bare": bare}, batches)
         per_turn, bare_turn = median(times["ours"]) / turns, median(times["bare"]) / turns
 
-        long_history = session_messages()
+        long_history = session_messages(count)
         samples = settings.repeats(5, 2)
 
         async def long_turn() -> None:
@@ -138,11 +140,11 @@ async def run(settings: Settings) -> list[Figure]:
     finally:
         await core.aclose()
 
-    memory = median([_traced_bytes_per_message() for _ in range(3)])
+    memory_samples = settings.repeats(3, 3)
+    memory = median([_traced_bytes_per_message(count) for _ in range(memory_samples)])
     json_bytes = sum(len(json.dumps(m.to_dict(), ensure_ascii=False)) for m in long_history)
     return [
         Figure(
-            row=7,
             what="turns: AgentCore.submit, offline text reply",
             unit="/s",
             ours=1 / per_turn,
@@ -153,18 +155,16 @@ async def run(settings: Settings) -> list[Figure]:
             note=f"{(per_turn - bare_turn) * 1e6:.0f} µs of loop per turn ({turns} turns a sample)",
         ),
         Figure(
-            row=7,
-            what=f"{SESSION_MESSAGES:,}-message session: memory/message",
+            what=f"{count:,}-message session: memory/message",
             unit="B",
             ours=memory,
             baseline=json_bytes / len(long_history),
             baseline_what="the message as session JSON",
-            samples=3,
+            samples=memory_samples,
             note=f"{memory * len(long_history) / 2**20:.1f} MiB in all (tracemalloc)",
         ),
         Figure(
-            row=7,
-            what=f"one turn, {SESSION_MESSAGES:,}-message history",
+            what=f"one turn, {count:,}-message history",
             unit="ms",
             ours=median(turn_times["long"]) * 1000,
             baseline=median(turn_times["short"]) * 1000,
@@ -173,8 +173,7 @@ async def run(settings: Settings) -> list[Figure]:
             paired=paired_ratio(turn_times["long"], turn_times["short"]),
         ),
         Figure(
-            row=7,
-            what=f"session save, {SESSION_MESSAGES:,} messages",
+            what=f"session save, {count:,} messages",
             unit="ms",
             ours=median(save_times["ours"]) * 1000,
             baseline=median(save_times["plain"]) * 1000,
@@ -185,4 +184,4 @@ async def run(settings: Settings) -> list[Figure]:
     ]
 
 
-ROW = Row(7, "turns", "Turn loop and session memory", run)
+ROW = Row("turns", "Turn loop and session memory", run)

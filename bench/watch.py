@@ -1,4 +1,4 @@
-"""Row 8: the reactive agent: wake latency, idle CPU of the watch, a 20-step chain worked by itself.
+"""The reactive agent: wake latency, idle CPU of the watch, a 20-step chain worked by itself.
 
 Wake latency is timed from just before an outside `task_update` marks step 1 of a
 two-step plan done to the `turn_start` of the agent's turn for step 2: once with the
@@ -27,6 +27,7 @@ from ollie_nb.tools import McpServer
 
 CHAIN = 20
 IDLE_SECONDS = 3.0
+SMOKE_CHAIN, SMOKE_IDLE_SECONDS = 3, 0.2
 
 
 def _agent(db: str) -> AgentConfig:
@@ -89,14 +90,14 @@ async def _wake_rows(settings: Settings, db: str) -> dict[str, list[float]]:
                     )
                     times[name].append(wake)
                     times[f"{name}_rt"].append(trip)
-            times["cpu"] = await _idle_cpu()
+            times["cpu"] = await _idle_cpu(settings.size(IDLE_SECONDS, SMOKE_IDLE_SECONDS))
         finally:
             await core.stop_watching()
             await other.aclose()
     return times
 
 
-async def _idle_cpu() -> list[float]:
+async def _idle_cpu(idle: float) -> list[float]:
     """Percent of one core used while the watch waits: [this process, its task servers]."""
     me = psutil.Process()
     servers = me.children(recursive=True)
@@ -105,25 +106,26 @@ async def _idle_cpu() -> list[float]:
         return sum(sum(p.cpu_times()[:2]) for p in procs if p.is_running())
 
     before, began = [cpu([me]), cpu(servers)], time.perf_counter()
-    await asyncio.sleep(IDLE_SECONDS)
+    await asyncio.sleep(idle)
     seconds = time.perf_counter() - began
     return [100 * (cpu(procs) - b) / seconds for procs, b in zip(([me], servers), before)]
 
 
 async def _chain_pair(settings: Settings, db: str, tag: str) -> tuple[float, float]:
-    """(watch on, direct) seconds for a 20-step chain, each on a fresh plan."""
+    """(watch on, direct) seconds for a chain (20 steps at full size), each on a fresh plan."""
+    chain = settings.size(CHAIN, SMOKE_CHAIN)
     core = AgentCore(OfflineBackend(), agent=_agent(db), workdir=settings.scratch, autosave=False)
     async with core:
-        await core.submit(_plan_prompt(CHAIN, f"w{tag}"))
+        await core.submit(_plan_prompt(chain, f"w{tag}"))
         began = time.perf_counter()
         await core.start_watching()
         await core.run_until_idle(timeout=120)
         watched = time.perf_counter() - began
         await core.stop_watching()
-        await core.submit(_plan_prompt(CHAIN, f"d{tag}"))
+        await core.submit(_plan_prompt(chain, f"d{tag}"))
         record = core.plans[-1]
         began = time.perf_counter()
-        for index in range(CHAIN):
+        for index in range(chain):
             await core.submit(step_prompt(record.steps, index, record.ids, kind="tasks"))
         direct = time.perf_counter() - began
     return watched, direct
@@ -135,11 +137,12 @@ async def run(settings: Settings) -> list[Figure]:
     times = await _wake_rows(settings, db)
     pairs = [await _chain_pair(settings, db, str(i)) for i in range(settings.repeats(5, 1))]
     watched, direct = [p[0] for p in pairs], [p[1] for p in pairs]
+    chain = settings.size(CHAIN, SMOKE_CHAIN)
+    idle = settings.size(IDLE_SECONDS, SMOKE_IDLE_SECONDS)
     return [
         _latency("same task-server process", times["same"], times["same_rt"], 20),
         _latency("another process, same SQLite db", times["other"], times["other_rt"], 150),
         Figure(
-            row=8,
             what="idle CPU of the watching agent's process",
             unit="%",
             ours=times["cpu"][0],
@@ -147,17 +150,16 @@ async def run(settings: Settings) -> list[Figure]:
             met=times["cpu"][0] < 1.0,
             samples=1,
             note=(
-                f"{IDLE_SECONDS:g} s idle, subscribed; the two task-server processes used "
+                f"{idle:g} s idle, subscribed; the two task-server processes used "
                 f"{times['cpu'][1]:.2f}% more (their own cross-process check of the db file)"
             ),
         ),
         Figure(
-            row=8,
-            what=f"{CHAIN}-step chain, watch on, no user action",
+            what=f"{chain}-step chain, watch on, no user action",
             unit="s",
             ours=median(watched),
             baseline=median(direct),
-            baseline_what=f"{CHAIN} step prompts submitted one after another",
+            baseline_what=f"{chain} step prompts submitted one after another",
             max_ratio=1.3,
             samples=len(pairs),
             paired=paired_ratio(watched, direct),
@@ -168,7 +170,6 @@ async def run(settings: Settings) -> list[Figure]:
 def _latency(where: str, wake: list[float], trip: list[float], goal_ms: float) -> Figure:
     ours = median(wake) * 1000
     return Figure(
-        row=8,
         what=f"wake latency, update via {where}",
         unit="ms",
         ours=ours,
@@ -180,4 +181,4 @@ def _latency(where: str, wake: list[float], trip: list[float], goal_ms: float) -
     )
 
 
-ROW = Row(9, "watch", "Reactive agent: wake latency and the watched chain", run)
+ROW = Row("watch", "Reactive agent: wake latency and the watched chain", run)

@@ -1,4 +1,4 @@
-"""A worker for row 13: `python bench/worker_proc.py AGENT_JSON NAME SECONDS`.
+"""A worker for the workers row: `python bench/worker_proc.py AGENT_JSON NAME SECONDS`.
 
 The headless worker of `python -m ollie_nb work` (ollie_nb/core/_worker.py), its model the
 offline one with each step turn taking SECONDS first (the step's own work). It works

@@ -1,4 +1,4 @@
-"""Row 16: throughput of headless workers sharing one PostgreSQL task store.
+"""Throughput of headless workers sharing one PostgreSQL task store.
 
 N worker processes (bench/worker_proc.py: the `ollie_nb work` worker with the offline
 model, each step's work 10 ms) watch one store, each with its own ollie-tasks server. A
@@ -31,6 +31,8 @@ from bench.task_store_pg import cluster_module
 from ollie_nb.tasks import open_store
 
 STEPS = 200
+MANY = 4  # workers, against one
+SMOKE_STEPS, SMOKE_MANY = 4, 2
 STEP_SECONDS = 0.01
 WORKER = Path(__file__).with_name("worker_proc.py")
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,12 +84,12 @@ def _postmaster(cluster) -> int:
     return int((cluster.data / "postmaster.pid").read_text().split()[0])
 
 
-def _throughput(url: str, folder: Path, workers: int, postmaster: int) -> Sample:
+def _throughput(url: str, folder: Path, workers: int, steps: int, postmaster: int) -> Sample:
     """Steps per second of `workers` workers on a fresh plan in the store at `url`."""
     with open_store(url) as store:
         gate = store.create("gate")
-        goal = store.create(f"{STEPS} steps for {workers} worker(s)")
-        steps = [store.create(f"step {i}", parent=goal, blockers=[gate]) for i in range(STEPS)]
+        goal = store.create(f"{steps} steps for {workers} worker(s)")
+        ids = [store.create(f"step {i}", parent=goal, blockers=[gate]) for i in range(steps)]
     agent = _agent(folder, url)
     procs: list[subprocess.Popen[str]] = []
     try:
@@ -107,11 +109,11 @@ def _throughput(url: str, folder: Path, workers: int, postmaster: int) -> Sample
             cpu = _cpu_seconds(roots)
             start = time.monotonic()
             store.update(gate, status="done")
-            while len(store.list(status="done", parent=goal, edges=False)) < STEPS:
+            while len(store.list(status="done", parent=goal, edges=False)) < steps:
                 time.sleep(0.02)
             seconds = time.monotonic() - start
             cpu = _cpu_seconds(roots) - cpu
-            _check(store, set(steps))
+            _check(store, set(ids))
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
@@ -120,7 +122,7 @@ def _throughput(url: str, folder: Path, workers: int, postmaster: int) -> Sample
                 proc.wait(20)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    return Sample(STEPS / seconds, cpu / STEPS)
+    return Sample(steps / seconds, cpu / steps)
 
 
 def _all_events(store) -> list:
@@ -152,12 +154,13 @@ async def run(settings: Settings) -> list[Figure]:
         raise RuntimeError("PostgreSQL's initdb/pg_ctl not found (apt-get install postgresql)")
     cluster = helper.start_cluster(bin_dir)
     pairs: list[tuple[Sample, Sample]] = []
+    steps, many = settings.size(STEPS, SMOKE_STEPS), settings.size(MANY, SMOKE_MANY)
     try:
         with tempfile.TemporaryDirectory(dir=settings.scratch) as tmp:
             for _ in range(settings.repeats(3, 1)):
                 pm = _postmaster(cluster)
-                one = _throughput(cluster.new_database(), Path(tmp), 1, pm)
-                four = _throughput(cluster.new_database(), Path(tmp), 4, pm)
+                one = _throughput(cluster.new_database(), Path(tmp), 1, steps, pm)
+                four = _throughput(cluster.new_database(), Path(tmp), many, steps, pm)
                 pairs.append((one, four))
     finally:
         cluster.stop()
@@ -170,8 +173,7 @@ async def run(settings: Settings) -> list[Figure]:
     bound = cores / cpu_four
     return [
         Figure(
-            row=16,
-            what=f"4 workers on PostgreSQL, {STEPS} steps of {STEP_SECONDS * 1000:g} ms",
+            what=f"{many} workers on PostgreSQL, {steps} steps of {STEP_SECONDS * 1000:g} ms",
             unit="/s",
             ours=four_rate,
             baseline=one_rate,
@@ -183,11 +185,11 @@ async def run(settings: Settings) -> list[Figure]:
             note=(
                 f"{times:.2f}x (median of pairs); each step claimed and done once (event "
                 f"log); CPU per step {cpu_one * 1000:.0f} ms with one worker, "
-                f"{cpu_four * 1000:.0f} ms with 4 (workers, servers, PostgreSQL): {cores} "
+                f"{cpu_four * 1000:.0f} ms with {many} (workers, servers, PostgreSQL): {cores} "
                 f"cores allow at most {bound:.0f}/s = {bound / one_rate:.1f}x one worker"
             ),
         )
     ]
 
 
-ROW = Row(16, "workers", "Headless workers sharing a PostgreSQL store", run)
+ROW = Row("workers", "Headless workers sharing a PostgreSQL store", run, needs_postgres=True)

@@ -1,17 +1,22 @@
 """The one error root of ollie_nb: OllieError, and the kinds every layer shares.
 
-Importable from every layer (it imports nothing of the package). Two families sit
+Importable from every layer (it imports nothing of the package). Three families sit
 under the root:
 
 - `OllieUsageError` and its kinds: not a bug. What was asked cannot be done as
   things stand (a turn is running, the agent has not started, there is no plan, an
   agent file or session is bad, a service is unreachable); the message is one line
   that says what to do. The notebook shows these as one UsageError line.
+- `ServiceError` and its kinds: not a bug and not the user's input either. A service
+  ollie_nb talks to (a chat provider, a task server) failed or misbehaved: a broken
+  stream, a refused tool call, a failed task call. The notebook shows one line naming
+  the service (`source`) and what to do (`advice`).
 - every other OllieError (a plan backend that failed, bad plan arguments from the
   model, ...): reported where it happens; one that reaches the magics unhandled is a
   bug and is shown as one, with `%ollie debug` for the traceback.
 
-The layers root their own kinds here: `ollie_nb.llm.LLMError`,
+The layers root their own kinds here: `ollie_nb.llm.LLMError` (a ServiceError; its
+configuration kinds are usage errors as well),
 `ollie_nb.planning.PlanBackendError`, `ollie_nb.tools.McpConnectError`, ... The task
 server (`ollie_nb.tasks`) is a program of its own and keeps its own root, TaskError.
 """
@@ -25,6 +30,21 @@ class OllieError(Exception):
 
 class OllieUsageError(OllieError):
     """Not a bug: the request cannot be met as things stand; the message says what to do."""
+
+
+class ServiceError(OllieError):
+    """A service outside ollie_nb failed or misbehaved: its fault, neither a bug nor a usage
+    mistake; `source` names it and `advice` says what to do, for the one line shown."""
+
+    source = "a service ollie_nb uses"
+    advice = "try again in a moment"
+
+
+class TaskServerError(ServiceError):
+    """The task server answered a call with an error or did not answer."""
+
+    source = "the task server"
+    advice = "%ollie mcp shows its state; try again once it answers"
 
 
 class AgentBusyError(OllieUsageError):

@@ -3,15 +3,54 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ollie_nb.core import AgentCore
+from ollie_nb.llm import Backend, OfflineBackend
 from tests.support.absent import in_ci
 from tests.support.agents import FIXTURES
+from tests.support.slow import SpawnWatch, mark_slow
+
+SPAWNS = SpawnWatch()
+
+MakeCore = Callable[..., Awaitable[AgentCore]]
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    """Async tests (`@pytest.mark.anyio`) run on asyncio, the loop ollie_nb uses."""
+    return "asyncio"
+
+
+@pytest.fixture
+async def make_core(tmp_path: Path) -> AsyncIterator[MakeCore]:
+    """Factory: a started AgentCore (offline model, tmp workdir, no autosave), closed at teardown."""
+    cores: list[AgentCore] = []
+
+    async def make(
+        backend: Backend | None = None,
+        *,
+        workdir: str | os.PathLike[str] | None = None,
+        autosave: bool = False,
+        start: bool = True,
+        **kwargs: Any,
+    ) -> AgentCore:
+        core = AgentCore(
+            backend or OfflineBackend(), workdir=workdir or tmp_path, autosave=autosave, **kwargs
+        )
+        cores.append(core)
+        return await core.start() if start else core
+
+    yield make
+    for core in reversed(cores):
+        await core.aclose()
 
 
 @pytest.fixture
@@ -102,6 +141,15 @@ def _private_dirs(tmp_path_factory, monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that start processes `slow`: `pytest -m "not slow"` is the fast set."""
+    mark_slow(items)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    SPAWNS.install()
+
+
 def _fail_skips_in_ci(report: pytest.TestReport | pytest.CollectReport) -> None:
     """In CI (CI=true) a skipped test or module fails, with the reason it gave for skipping."""
     if in_ci() and report.skipped and not hasattr(report, "wasxfail"):
@@ -114,7 +162,10 @@ def _fail_skips_in_ci(report: pytest.TestReport | pytest.CollectReport) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    _fail_skips_in_ci(outcome.get_result())
+    report = outcome.get_result()
+    _fail_skips_in_ci(report)
+    if call.when == "teardown":
+        SPAWNS.check(item, report)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -10,7 +10,7 @@ from ollie_nb.core._agents import (
     resolve_agent,
     trust_agent_file,
 )
-from ollie_nb.core._budget import BudgetExceededError, Budgets, Caps
+from ollie_nb.core._budget import BudgetExceededError, Budgets, CapKind, Caps
 from ollie_nb.core._config import (
     AgentConfig,
     McpServerConfig,
@@ -18,7 +18,14 @@ from ollie_nb.core._config import (
     load_agent_config,
 )
 from ollie_nb.core._core import AgentCore
-from ollie_nb.core._env import AgentEnv, ServerStatus, build_agent_env
+from ollie_nb.core._env import (
+    AgentEnv,
+    EnvDescription,
+    ServerDescription,
+    ServerState,
+    ServerStatus,
+    build_agent_env,
+)
 from ollie_nb.core._events import (
     Event,
     EventSink,
@@ -37,6 +44,7 @@ from ollie_nb.core._events import (
     WatchNotice,
     WatchWhat,
 )
+from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._routing import Approver, MaskedArgs
 from ollie_nb.core._sessions import SessionInfo, list_sessions, sessions_dir
 from ollie_nb.core._tracing import (
@@ -45,8 +53,8 @@ from ollie_nb.core._tracing import (
     enable_tracing,
     tracing,
 )
-from ollie_nb.core._turn import CONTINUE_PROMPT
 from ollie_nb.errors import ConfigError, SessionError
+from ollie_nb.planning.prompts import CONTINUE_PROMPT
 
 __all__ = [
     "CONTINUE_PROMPT",
@@ -56,8 +64,10 @@ __all__ = [
     "Approver",
     "BudgetExceededError",
     "Budgets",
+    "CapKind",
     "Caps",
     "ConfigError",
+    "EnvDescription",
     "Event",
     "EventSink",
     "MaskedArgs",
@@ -67,6 +77,8 @@ __all__ = [
     "PlanMade",
     "ReasoningDelta",
     "Retrying",
+    "ServerDescription",
+    "ServerState",
     "ServerStatus",
     "SessionError",
     "SessionInfo",

@@ -2,10 +2,12 @@
 
 Each turn counts its requests' tokens and cost in a `Ledger`; a ledger has a parent (a
 sub-agent's is its plan run's or its session's, a plan run's is the session's), and every
-request is counted in the whole chain. Before a model request is sent, the chain is
-checked: a cap already reached refuses it with a `BudgetExceededError` naming the cap and
-the spend so far. A cap is reached when the spend is at or past it (as ollie's
-OLLIE_MAX_SESSION_COST), so the request that crosses a cap is the last one sent.
+request is counted in the whole chain. The model gateway (core/_model_gateway.py) reserves
+each request on the chain before it is sent: a cap reached by the spend plus the requests
+in flight refuses it with a `BudgetExceededError` naming the cap and the spend so far, so
+concurrent requests cannot all pass one check. A cap is reached when the spend is at or
+past it (as ollie's OLLIE_MAX_SESSION_COST), so the request that crosses a cap is the last
+one sent.
 
 Caps come from the agent file (`maxSessionCost`, `maxPlanTokens`, ...), the environment
 (`OLLIE_MAX_SESSION_COST` as ollie reads it) and the notebook's traits; every cap given
@@ -22,6 +24,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import TypeVar
 
+from ollie_nb.core._history import UsageTotals
 from ollie_nb.errors import OllieUsageError
 from ollie_nb.llm import Usage
 from ollie_nb.planning import Spend
@@ -42,6 +45,13 @@ class Scope(str, Enum):
     STEP = "step"  # a step worked by the agent itself: counted for the graph, not capped
 
 
+class CapKind(str, Enum):
+    """Which cap of a `Caps` is reached: the dollars or the tokens."""
+
+    COST = "cost"
+    TOKENS = "tokens"
+
+
 @dataclass(frozen=True)
 class Caps:
     """A cap in dollars and one in tokens (input plus output); None: no cap."""
@@ -55,13 +65,19 @@ class Caps:
             return self
         return Caps(_lower(self.cost, other.cost), _lower(self.tokens, other.tokens))
 
-    def reached(self, spend: Spend) -> str:
-        """ "cost" or "tokens" when that cap is reached by `spend`, else ''."""
+    def reached(self, spend: Spend) -> CapKind | None:
+        """The cap `spend` has reached (the dollars' first), or None."""
         if self.cost is not None and spend.cost >= self.cost:
-            return "cost"
+            return CapKind.COST
         if self.tokens is not None and spend.tokens >= self.tokens:
-            return "tokens"
-        return ""
+            return CapKind.TOKENS
+        return None
+
+    def limit(self, kind: CapKind) -> float:
+        """The cap of that kind (one that is set)."""
+        cap = self.cost if kind is CapKind.COST else self.tokens
+        assert cap is not None
+        return cap
 
     def __bool__(self) -> bool:
         return self.cost is not None or self.tokens is not None
@@ -86,6 +102,7 @@ class Budgets:
 
 
 NO_BUDGETS = Budgets()
+NOTHING = Spend()  # no spend: what a ledger starts with
 
 
 def env_budgets(env: Mapping[str, str] | None = None) -> Budgets:
@@ -108,15 +125,26 @@ class BudgetExceededError(OllieUsageError):
     """A cap is reached: the model request was not sent. The message names the cap and the
     spend so far."""
 
-    def __init__(self, scope: Scope, name: str, kind: str, cap: float, spend: Spend) -> None:
+    def __init__(
+        self,
+        scope: Scope,
+        name: str,
+        kind: CapKind,
+        cap: float,
+        spend: Spend,
+        in_flight: Spend = NOTHING,
+    ) -> None:
         self.scope, self.kind, self.cap, self.spend = scope, kind, cap, spend
+        self.in_flight = in_flight
         whose = f"{scope.value} {name}'s" if name else f"the {scope.value}'s"
-        if kind == "cost":
+        if kind is CapKind.COST:
             what = f"cost cap {dollars(cap)}"
             so_far = f"{spend.cost_text} spent so far ({spend.tokens:,} tokens)"
         else:
             what = f"token cap {int(cap):,}"
             so_far = f"{spend.tokens:,} tokens used so far ({spend.cost_text})"
+        if in_flight.tokens:
+            so_far += f", and about {in_flight.tokens:,} tokens in requests under way"
         super().__init__(f"{whose} {what} is reached: {so_far}; the model request was not sent")
 
 
@@ -138,7 +166,13 @@ class Ledger:
     ) -> None:
         self.scope, self.name, self.parent = scope, name, parent
         self._caps = caps
-        self.spend = Spend()
+        self.usage = UsageTotals()  # what its requests used, as reported
+        self.in_flight = NOTHING  # the known input of its requests under way
+
+    @property
+    def spend(self) -> Spend:
+        """Tokens and dollars its answered requests used."""
+        return self.usage.spend
 
     def chain(self) -> Iterator[Ledger]:
         """This ledger and its parents, innermost first."""
@@ -150,24 +184,52 @@ class Ledger:
     def add(self, usage: Usage) -> None:
         """Count one response's usage here and in every parent."""
         for ledger in self.chain():
-            ledger.spend = ledger.spend.plus(usage.total_tokens, usage.cost)
+            ledger.usage.add(usage)
 
     def exceeded(self) -> BudgetExceededError | None:
-        """The first cap reached along the chain (innermost first), or None."""
-        for ledger in self.chain():
-            caps = ledger._caps()
-            kind = caps.reached(ledger.spend)
-            if kind:
-                cap = caps.cost if kind == "cost" else caps.tokens
-                assert cap is not None
-                return BudgetExceededError(ledger.scope, ledger.name, kind, cap, ledger.spend)
-        return None
+        """The first cap reached along the chain (innermost first) by what was spent, or
+        None: whether work under this ledger should stop (a parallel run's check)."""
+        return self._first_reached(in_flight=False)
 
     def check(self) -> None:
-        """Raise BudgetExceededError when a cap along the chain is reached."""
-        error = self.exceeded()
+        """Raise BudgetExceededError when a cap along the chain is reached by the spend plus
+        the requests in flight: whether one more request may be sent."""
+        error = self._first_reached(in_flight=True)
         if error is not None:
             raise error
+
+    def _first_reached(self, in_flight: bool) -> BudgetExceededError | None:
+        for ledger in self.chain():
+            caps, held = ledger._caps(), ledger.in_flight if in_flight else NOTHING
+            kind = caps.reached(ledger.spend + held)
+            if kind is not None:
+                cap, spend = caps.limit(kind), ledger.spend
+                return BudgetExceededError(ledger.scope, ledger.name, kind, cap, spend, held)
+        return None
+
+    def reserve(self, estimate: Spend) -> Reservation:
+        """Check the chain, then hold `estimate` (a request's known input) on each ledger
+        of it until the request is answered: a request sent meanwhile sees it."""
+        self.check()
+        for ledger in self.chain():
+            ledger.in_flight = ledger.in_flight + estimate
+        return Reservation(self, estimate)
+
+
+class Reservation:
+    """A request under way, held on its ledger chain until `release`d (once)."""
+
+    def __init__(self, ledger: Ledger, estimate: Spend) -> None:
+        self._ledger: Ledger | None = ledger
+        self.estimate = estimate
+
+    def release(self) -> None:
+        """The request is over: its estimate leaves the chain (its real usage is added)."""
+        ledger, self._ledger = self._ledger, None
+        if ledger is None:
+            return
+        for held in ledger.chain():
+            held.in_flight = held.in_flight - self.estimate
 
 
 def _lower(a: _N | None, b: _N | None) -> _N | None:

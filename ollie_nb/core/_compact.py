@@ -12,16 +12,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ollie_nb.core._secrets import redact_data
-from ollie_nb.llm import GenerationParams, Message, TextDelta
+from ollie_nb.llm import Message, StreamEvent, TextDelta
+from ollie_nb.redaction import redact_data
 
-if TYPE_CHECKING:
-    from ollie_nb.llm import Backend
+Send = Callable[[Sequence[Message]], AsyncGenerator[StreamEvent, None]]
+"""Sends one model request (no tools) through the model gateway, counted in the session."""
 
 COMPACT_PROMPT = (
     "Summarise our conversation so far for your own later use: the goal, decisions made, "
@@ -49,13 +48,7 @@ def needs_compaction(size: int, window: int | None, ratio: float = COMPACT_AT) -
     return bool(window) and size >= ratio * window  # type: ignore[operator]
 
 
-async def summarise(
-    backend: Backend,
-    system: str,
-    history: Sequence[Message],
-    params: GenerationParams,
-    extra: str = "",
-) -> str:
+async def summarise(send: Send, system: str, history: Sequence[Message], extra: str = "") -> str:
     """The model's summary of `history` (no tools offered); empty when it gave none.
 
     `extra` (preCompact hook output) is added to the request for the summary.
@@ -63,9 +56,13 @@ async def summarise(
     prompt = f"{COMPACT_PROMPT}\n\n{extra}" if extra else COMPACT_PROMPT
     messages = [Message.system(system), *history, Message.user(prompt)]
     parts: list[str] = []
-    async for event in backend.chat_stream(messages, (), params):
-        if isinstance(event, TextDelta):
-            parts.append(event.text)
+    stream = send(messages)
+    try:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+    finally:
+        await stream.aclose()
     return "".join(parts).strip()
 
 

@@ -35,6 +35,10 @@ DEFAULT_PLAN_REMINDER = 10
 DEFAULT_MAX_STEPS = 200
 """A turn's model calls: ollie has no cap; a high one stops a runaway loop from burning tokens
 for hours, while real work (tens of tool calls) never meets it. The next prompt continues."""
+FAILED_ROUNDS_NUDGE = 5
+"""Tool rounds in a row in which every call failed before the model is nudged (ollie's)."""
+FAILED_ROUNDS_LIMIT = 10
+"""Tool rounds in a row in which every call failed that stop the turn (ollie's)."""
 DEFAULT_CLAIM_LEASE = 60.0
 """Seconds a plan step's claim holds unless renewed: the claimer renews it every third of
 that while the step's turn runs, so a dead claimer's step reopens within a minute."""
@@ -60,6 +64,8 @@ KNOWN_KEYS = {
     "promptCache",
     "tools",
     "maxSteps",
+    "failedRoundsNudge",
+    "failedRoundsLimit",
     "model",
     "backend",
     "planTimeout",
@@ -67,6 +73,7 @@ KNOWN_KEYS = {
     "passEnv",
     "maxParallel",
     "claimLease",
+    "taskServer",
     "python",
     "maxSessionCost",
     "maxSessionTokens",
@@ -135,12 +142,19 @@ class AgentConfig:
     tools: bool = True  # `tools: false` offers the model no tools
     prompt_commands: tuple[str, ...] = ()  # `prompt` as an array: commands whose output is it
     max_steps: int = DEFAULT_MAX_STEPS
+    failed_rounds_nudge: int = (
+        FAILED_ROUNDS_NUDGE  # all-failed tool rounds before a nudge; 0: never
+    )
+    failed_rounds_limit: int = (
+        FAILED_ROUNDS_LIMIT  # all-failed tool rounds that stop a turn; 0: never
+    )
     model: str = ""
     backend: str = ""
     plan_timeout: float = 120.0
     review_plans: bool = False  # `reviewPlans`: hold each plan for the user's review
     max_parallel: int = 4  # sub-agents running at once
     claim_lease: float = DEFAULT_CLAIM_LEASE  # s a step claim holds unrenewed; 0 = none
+    task_server: str = ""  # `taskServer`: the mcpServers entry that holds plans ("": by tools)
     pass_env: tuple[str, ...] = ()  # variables execute_code and hooks see though secret-named
     python_exec: bool = False  # `"python": {"exec": true}`: offer python_exec in the notebook
     budgets: Budgets = NO_BUDGETS  # maxSessionCost, maxPlanTokens, ...: spend caps (BUDGETS.md)
@@ -186,6 +200,8 @@ class AgentConfig:
             prompt_cache=_flag(data, "promptCache", where, default=True),
             tools=_flag(data, "tools", where, default=True),
             max_steps=_opt(data, "maxSteps", int, where, minimum=1) or DEFAULT_MAX_STEPS,
+            failed_rounds_nudge=_count(data, "failedRoundsNudge", where, FAILED_ROUNDS_NUDGE),
+            failed_rounds_limit=_count(data, "failedRoundsLimit", where, FAILED_ROUNDS_LIMIT),
             model=_opt(data, "model", str, where) or "",
             backend=_opt(data, "backend", str, where) or "",
             plan_timeout=_opt(data, "planTimeout", float, where, minimum=0.1) or 120.0,
@@ -193,6 +209,7 @@ class AgentConfig:
             pass_env=_names(where, "passEnv", data.get("passEnv")),
             max_parallel=_opt(data, "maxParallel", int, where, minimum=1) or 4,
             claim_lease=_lease(data, where),
+            task_server=_task_server(data, where, servers),
             python_exec=_python_exec(where, data.get("python"), warnings),
             budgets=_budgets(data, where),
             warnings=tuple(warnings),
@@ -419,8 +436,13 @@ def _patterns(where: str, key: str, raw: Any) -> tuple[str, ...]:
 
 
 def _plan_reminder(data: Mapping[str, Any], where: str) -> int:
-    every = _opt(data, "planReminder", int, where, minimum=0)
-    return DEFAULT_PLAN_REMINDER if every is None else every
+    return _count(data, "planReminder", where, DEFAULT_PLAN_REMINDER)
+
+
+def _count(data: Mapping[str, Any], key: str, where: str, default: int) -> int:
+    """A whole number of rounds, 0 for never; `default` when the key is absent."""
+    value = _opt(data, key, int, where, minimum=0)
+    return default if value is None else value
 
 
 def _trusted(where: str, raw: Any) -> tuple[str, ...] | None:
@@ -441,6 +463,15 @@ def _budgets(data: Mapping[str, Any], where: str) -> Budgets:
 
     found = Budgets(caps("Session"), caps("Plan"), caps("Subagent"))
     return NO_BUDGETS if found == NO_BUDGETS else found
+
+
+def _task_server(data: Mapping[str, Any], where: str, servers: Mapping[str, Any]) -> str:
+    """`taskServer`: the name of one of the file's mcpServers (the one that holds plans)."""
+    name = _opt(data, "taskServer", str, where) or ""
+    if name and name not in servers:
+        known = ", ".join(sorted(servers)) or "none"
+        raise ConfigError(f"{where}: 'taskServer' is {name!r}, not one of mcpServers ({known})")
+    return name
 
 
 def _lease(data: Mapping[str, Any], where: str) -> float:

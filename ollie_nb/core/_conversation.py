@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._compact import (
     Compaction,
+    Send,
     archive,
     archive_path,
     compact_result,
@@ -31,7 +32,7 @@ from ollie_nb.core._sessions import (
     session_payload,
     sessions_dir,
 )
-from ollie_nb.llm import GenerationParams, Message
+from ollie_nb.llm import Message
 from ollie_nb.planning import PlanRecord
 
 if TYPE_CHECKING:
@@ -108,21 +109,21 @@ class Conversation:
         self,
         backend: Backend,
         system_prompt: str,
-        params: GenerationParams,
+        send: Send,
         hooks: Hooks,
         redact: Redact,
     ) -> Compaction:
         """Replace the history with the model's summary and the user's latest messages.
 
         pre/postCompact hooks run around it and the old history is archived; a summary
-        that comes back empty leaves the history as it was.
+        that comes back empty, or a request refused at a spend cap, leaves the history as
+        it was. `send` is the model gateway's request, counted in the session's spend.
         """
         if not self.history:
             return Compaction(None, "nothing to compact")
         before = await hooks("preCompact", {"messages": len(self.history)})
         extra = "\n".join(redact(c) for c in before.context)
-        self.usage.requests += 1
-        summary = await summarise(backend, system_prompt, self.history, params, extra)
+        summary = await summarise(send, system_prompt, self.history, extra)
         try:
             window = await backend.context_length()
         except Exception:  # unknown: ollie's budget

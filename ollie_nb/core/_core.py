@@ -17,8 +17,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,13 +26,19 @@ from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook,
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._conversation import Conversation
-from ollie_nb.core._env import AgentEnv, build_agent_env, gate_for, wire_plan_backend
+from ollie_nb.core._env import (
+    AgentEnv,
+    EnvDescription,
+    build_agent_env,
+    gate_for,
+    wire_plan_backend,
+)
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._fanout import PlanRun
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._hooks import spawn_hooks
-from ollie_nb.core._leases import LeasePolicy, heartbeat
-from ollie_nb.core._plan_runs import PlanRuns, lease_policy
+from ollie_nb.core._model_gateway import Meter, send_request
+from ollie_nb.core._plan_runs import PlanRuns
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._reminder import plan_reminder_text
@@ -43,11 +48,11 @@ from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._sessions import SessionInfo, drafts_to_dict, list_sessions
 from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._tracing import tracing, tracing_from_env
-from ollie_nb.core._turn import CONTINUE_PROMPT, TurnRunner, params
+from ollie_nb.core._turn import TurnRunner, params
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.core._watching import AgentWatch
 from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError, SessionError
-from ollie_nb.llm import Message, ToolDef, backend_secrets
+from ollie_nb.llm import Message, StreamEvent, ToolDef, backend_secrets
 from ollie_nb.planning import (
     Origin,
     PlanBook,
@@ -58,12 +63,12 @@ from ollie_nb.planning import (
     Review,
     StepState,
 )
+from ollie_nb.planning.prompts import CONTINUE_PROMPT
 from ollie_nb.tools import (
     Dispatcher,
     ExecuteServer,
     Server,
     SubagentServer,
-    hide_secrets,
     subprocess_env,
 )
 
@@ -134,7 +139,6 @@ class AgentCore:
         )
         self.plan_runs = PlanRuns(self, self.watch.claim)
         self.step_limited = False  # the last turn stopped at maxSteps
-        self._lease: tuple[AgentEnv, LeasePolicy] | None = None  # the env's claim lease
         self._saved_at = 0.0  # monotonic time of the last save after a tool round
         self._save_cost = 0.0  # how long it took
         self._save_due: asyncio.TimerHandle | None = None  # a deferred save after a round
@@ -227,7 +231,7 @@ class AgentCore:
         builtins.update((extra(self.config) if callable(extra) else extra) or {})
         self.env = await build_agent_env(
             self.config,
-            Dispatcher(redact=self.redact),
+            Dispatcher(redact=self.redact.known_only),
             self._workdir,
             self._effective_fallback(),
             builtin_servers=builtins,
@@ -243,7 +247,7 @@ class AgentCore:
         )
         self._spawn_context = [self.redact(c) for c in context]
         self.env.messages.extend(warnings)  # with the servers' failures: shown as they are
-        self.env.messages[:] = [hide_secrets(self.redact(m)) for m in self.env.messages]
+        self.env.messages[:] = [self.redact(m) for m in self.env.messages]
 
     def _effective_fallback(self) -> Any:
         if self._fallback is not None:
@@ -327,10 +331,10 @@ class AgentCore:
     async def list_models(self) -> list[str]:
         return await self.backend.models()
 
-    def list_servers(self) -> dict[str, Any]:
+    def list_servers(self) -> EnvDescription:
         """Servers with their tools (first sentence of each description) and the plan wiring."""
         if self.env is None:
-            return {"servers": [], "plan_backend": "", "plan_backend_reason": "not started"}
+            return EnvDescription(plan_backend_reason="not started")
         return self.env.describe(self.router.by_server(), self.redact)
 
     def subprocess_env(self) -> dict[str, str]:
@@ -443,10 +447,9 @@ class AgentCore:
         """One item as a turn; the step it works is known from it (a queue plan's is marked)."""
         step = item.step
         self.watch.took(step)  # before the claim's round trip: the watch queues it no more
-        held = await self._hold(item)  # a watch step: claimed with a lease where the server
-        refused = held.refused if held.claimed else await self.watch.admit(item)  # has them
-        if refused:
-            return TurnResult(blocked=refused)  # another worker holds it: not worked here
+        held = await self.watch.admit(item, self._claim_lost(item))  # a watch step: claimed
+        if held.refused:
+            return TurnResult(blocked=held.refused)  # another worker holds it: not worked here
         marked = step if step is not None and step.kind == "queue" else None
         if marked is not None:
             self.plan_book.mark(marked, StepState.IN_PROGRESS)
@@ -485,30 +488,10 @@ class AgentCore:
         watch = item.origin is Origin.WATCH
         return traced.step(step, goal_id, self.agent_name, watch, work)
 
-    async def _hold(self, item: QueuedPrompt) -> Hold:
-        """A task step the watch queued is claimed with a lease, renewed while its turn
-        runs. Any other prompt, or a task server without leases: nothing to hold."""
-        step, env = item.step, self.env
-        if item.origin is not Origin.WATCH or step is None or step.task_id is None:
-            return Hold()
-        if env is None or env.task_client is None:
-            return Hold()
-        if self._lease is None or self._lease[0] is not env:
-            self._lease = (env, await lease_policy(env))
-        lease = self._lease[1]
-        if not lease.active:
-            return Hold()
-        client, assignee = env.task_client, self.agent_name
-        refused = await client.claim(step.task_id, assignee, lease=lease.seconds)
-        if refused:
-            self.watch.refused(step, refused)
-            return Hold(claimed=True, refused=refused)
-
-        def lost(why: str) -> None:
-            self.emit(Notice(f"{step.label}: the claim was lost: {why}", "warning"))
-
-        beat = asyncio.ensure_future(heartbeat(client, step.task_id, assignee, lease, lost))
-        return Hold(claimed=True, beat=beat)
+    def _claim_lost(self, item: QueuedPrompt) -> Callable[[str], None]:
+        """What a lost claim of the item's step tells the user (a warning in its turn)."""
+        label = item.step.label if item.step is not None else "the step"
+        return lambda why: self.emit(Notice(f"{label}: the claim was lost: {why}", "warning"))
 
     async def _steps_became_ready(self) -> bool:
         """With a watcher on, read task events before the queue is called empty."""
@@ -593,10 +576,10 @@ class AgentCore:
         """The latest plan, or the one with this number, goal id, step id or goal text."""
         return self.plan_book.find(key)
 
-    async def plan_statuses(self, record: PlanRecord) -> dict[str, str]:
-        """Each step's live status: from the task server when one holds the plan, else the queue."""
+    async def plan_statuses(self, record: PlanRecord) -> dict[str, StepState]:
+        """Each step's live state: from the task server when one holds the plan, else the queue."""
         if record.kind == "queue":
-            return {k: v.value for k, v in self.plan_book.queue_states(record).items()}
+            return self.plan_book.queue_states(record)
         reader = self.env.status_reader if self.env else None
         if record.kind == "tasks" and reader is not None and record.goal_id:
             return await reader.read_statuses(record.goal_id, record.ids)
@@ -718,8 +701,13 @@ class AgentCore:
 
     async def compact_history(self) -> Compaction:
         """Compact now (also from inside a turn): pre/postCompact hooks, archive, then save."""
+        meter = Meter(self.ledger, self.usage, self.emit)  # counted as the turn's requests are
+
+        def send(messages: Sequence[Message]) -> AsyncGenerator[StreamEvent, None]:
+            return send_request(self, meter, messages, params(self.config))
+
         done = await self.conversation.compact(
-            self.backend, self.system_prompt(), params(self.config), self._runner.hooks, self.redact
+            self.backend, self.system_prompt(), send, self._runner.hooks, self.redact
         )
         if done.history is not None and self.autosave:
             self.save()
@@ -768,7 +756,7 @@ class AgentCore:
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
         try:
-            return self.conversation.save(self.session_data(), self.redact)
+            return self.conversation.save(self.session_data(), self.redact.known_only)
         except OSError as exc:
             self.emit(Notice(f"could not save the session: {exc}", "error"))
             return None
@@ -876,15 +864,6 @@ def _runs_note(runs: list[Any]) -> str:
         "continues it (done steps stay done; the old kernel's claims reopen when their "
         "lease ends)"
     )
-
-
-@dataclass(frozen=True)
-class Hold:
-    """A watch turn's claim of its step: the heartbeat renewing it, or why it was refused."""
-
-    claimed: bool = False  # the claim was asked for here (a lease server), taken or not
-    beat: asyncio.Future[None] | None = None
-    refused: str = ""
 
 
 def _item(prompt: str | QueuedPrompt) -> QueuedPrompt:

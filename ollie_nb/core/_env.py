@@ -1,7 +1,7 @@
 """build_agent_env: connect the config's MCP servers and wire the plan backend.
 
-Priority for plans: an MCP server exposing `task_create` > the caller's
-fallback > none (in-context plans). It runs from scratch on every agent start
+Priority for plans: the task server (the one `taskServer` names, else an MCP server
+exposing `task_create`, ollie-tasks first) > the caller's fallback > none (in-context plans). It runs from scratch on every agent start
 and switch, so the wiring always matches the servers that are really there.
 """
 
@@ -14,16 +14,20 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
+from ollie_nb import redaction
 from ollie_nb.core._config import AgentConfig, McpServerConfig, expand_vars
 from ollie_nb.core._events import Event, Notice
 from ollie_nb.core._routing import Approver, TrustGate
 from ollie_nb.errors import ConfigError
 from ollie_nb.planning import (
+    TASK_CREATE,
     AdaptedPlanBackend,
     PlanBook,
     StepStatusReader,
+    TaskCaps,
     TaskClient,
     TaskServerPlanBackend,
 )
@@ -34,10 +38,54 @@ from ollie_nb.tools import (
     ReasoningServer,
     Server,
     TrustAdvice,
-    hide_secrets,
 )
 
 log = logging.getLogger("ollie_nb.core")
+
+
+class ServerState(str, Enum):
+    """Where a server stands after connecting; its value is the word `%ollie mcp` shows."""
+
+    CONNECTED = "connected"
+    FAILED = "failed"
+    DISABLED = "disabled"
+    BUILT_IN = "built-in"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def is_up(self) -> bool:
+        """Its tools can be called: connected, or built into the agent."""
+        return self in (ServerState.CONNECTED, ServerState.BUILT_IN)
+
+    @property
+    def is_failed(self) -> bool:
+        return self is ServerState.FAILED
+
+
+@dataclass(frozen=True)
+class ServerDescription:
+    """One server as `%ollie mcp` and `%ollie status` show it (its detail redacted)."""
+
+    name: str
+    state: ServerState
+    transport: str = ""
+    detail: str = ""
+    seconds: float = 0.0
+    tools: tuple[tuple[str, str], ...] = ()  # (name, first sentence of its description)
+    withheld: tuple[tuple[str, str], ...] = ()  # listed by the server, not offered: why
+
+
+@dataclass(frozen=True)
+class EnvDescription:
+    """An agent's servers and its plan wiring, as the notebook shows them."""
+
+    servers: tuple[ServerDescription, ...] = ()
+    plan_backend: str = ""
+    plan_backend_reason: str = ""
+    task_server: str | None = None
+    messages: tuple[str, ...] = ()
 
 
 @dataclass
@@ -45,12 +93,14 @@ class ServerStatus:
     """How one configured server fared at connect time."""
 
     name: str
-    state: str  # "connected", "failed", "disabled", "built-in"
+    state: ServerState
     transport: str = ""
     detail: str = ""
     tools: list[str] = field(default_factory=list)
     seconds: float = 0.0
     withheld: dict[str, str] = field(default_factory=dict)  # tools not offered, and why
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # tool inputs
+    program: str = ""  # the name the server gave itself at the handshake (serverInfo)
 
 
 @dataclass
@@ -66,6 +116,7 @@ class AgentEnv:
     plan_backend: AdaptedPlanBackend | None = None  # as the reasoning server holds it
     plan_backend_reason: str = ""
     task_server: str | None = None
+    task_server_notice: str = ""  # why plans go where they go, when the user should know
     task_client: TaskClient | None = None  # the one way to call the wired task server
     status_reader: StepStatusReader | None = None  # reads step statuses of task-server plans
 
@@ -75,27 +126,28 @@ class AgentEnv:
 
     def describe(
         self, tools: Mapping[str, list[tuple[str, str]]], redact: Callable[[str], str]
-    ) -> dict[str, Any]:
+    ) -> EnvDescription:
         """The servers (state, transport, tools) and the plan wiring, with secrets redacted."""
-        servers = [
-            {
-                "name": name,
-                "state": status.state,
-                "transport": status.transport or ("built-in" if status.state == "built-in" else ""),
-                "detail": redact(status.detail),
-                "seconds": round(status.seconds, 3),
-                "tools": tools.get(name, []),
-                "withheld": sorted(status.withheld.items()),
-            }
+        built_in = ServerState.BUILT_IN
+        servers = tuple(
+            ServerDescription(
+                name=name,
+                state=status.state,
+                transport=status.transport or (str(built_in) if status.state is built_in else ""),
+                detail=redact(status.detail),
+                seconds=round(status.seconds, 3),
+                tools=tuple(tools.get(name, [])),
+                withheld=tuple(sorted(status.withheld.items())),
+            )
             for name, status in self.servers.items()
-        ]
-        return {
-            "servers": servers,
-            "plan_backend": self.reasoning.plan_backend_label,
-            "plan_backend_reason": self.plan_backend_reason,
-            "task_server": self.task_server,
-            "messages": [redact(m) for m in self.messages],
-        }
+        )
+        return EnvDescription(
+            servers=servers,
+            plan_backend=self.reasoning.plan_backend_label,
+            plan_backend_reason=self.plan_backend_reason,
+            task_server=self.task_server,
+            messages=tuple(redact(m) for m in self.messages),
+        )
 
 
 async def build_agent_env(
@@ -107,13 +159,13 @@ async def build_agent_env(
     builtin_servers: Mapping[str, Server] | None = None,
     environ: Mapping[str, str] | None = None,
     plans: PlanBook | None = None,
-    redact: Callable[[str], str] = str,
+    redact: Callable[[str], str] = redaction.redact,
 ) -> AgentEnv:
     """Connect all enabled MCP servers concurrently and wire the reasoning server's PlanBackend.
 
     A server that fails to connect becomes a message in `AgentEnv.messages`,
     never an exception; the message and the server's status quote its stderr, so both
-    are redacted here (`redact`, then key formats), before the model's note is made of
+    are redacted here (`redact`: known secrets and key formats), before the model's note is made of
     them. `builtin_servers` (e.g. `execute`) are added as they are. The plans go into
     `plans` (the agent's PlanBook, which outlives the env), else a new book.
     """
@@ -124,7 +176,7 @@ async def build_agent_env(
         dispatcher.add_server(name, server)
     env = AgentEnv(config, dispatcher, reasoning, workdir, messages=list(config.warnings))
     for name in ["reasoning", *(builtin_servers or {})]:
-        env.servers[name] = ServerStatus(name, "built-in")
+        env.servers[name] = ServerStatus(name, ServerState.BUILT_IN)
 
     base_env = dict(os.environ if environ is None else environ)
     base_env["PWD"] = workdir  # the agent's working directory, as PLANNING.md's example expects
@@ -134,7 +186,7 @@ async def build_agent_env(
     enabled = []
     for name, server_config in config.mcp_servers.items():
         if server_config.disabled:
-            env.servers[name] = ServerStatus(name, "disabled")
+            env.servers[name] = ServerStatus(name, ServerState.DISABLED)
             continue
         if dispatcher.get_server(name) is not None:
             env.messages.append(f"MCP server {name!r} skipped: the name is taken by a built-in")
@@ -142,14 +194,16 @@ async def build_agent_env(
         try:
             enabled.append(_make_server(server_config, base_env, workdir, env.messages))
         except UnsetVariable as exc:
-            env.servers[name] = ServerStatus(name, "failed", detail=str(exc))
+            env.servers[name] = ServerStatus(name, ServerState.FAILED, detail=str(exc))
             env.messages.append(f"MCP server {exc}")
 
     await _connect_all(env, enabled)
-    env.messages[:] = [hide_secrets(redact(m)) for m in env.messages]
+    env.messages[:] = [redact(m) for m in env.messages]
     for status in env.servers.values():
-        status.detail = hide_secrets(redact(status.detail))
+        status.detail = redact(status.detail)
     wire_plan_backend(env, fallback_plan_backend)
+    if env.task_server_notice:
+        env.messages.append(env.task_server_notice)
     return env
 
 
@@ -176,21 +230,27 @@ async def _connect_all(env: AgentEnv, servers: list[McpServer]) -> None:
     config, dispatcher, enabled = env.config, env.dispatcher, servers
     results = await asyncio.gather(*(_connect(s) for s in enabled))
     for server, (error, seconds) in zip(enabled, results):
-        status = ServerStatus(server.name, "connected", server.transport, seconds=seconds)
+        status = ServerStatus(server.name, ServerState.CONNECTED, server.transport, seconds=seconds)
         if error:
-            status.state, status.detail = "failed", error + _env_hint(config, server.name, error)
+            status.detail = error + _env_hint(config, server.name, error)
+            status.state = ServerState.FAILED
             env.messages.append(f"MCP server {status.detail}")
         else:
             dispatcher.add_server(server.name, server)
             try:
-                status.tools = [t.name for t in await server.list_tools()]
+                infos = await server.list_tools()
+                status.tools = [t.name for t in infos]
+                status.schemas = {t.name: t.input_schema for t in infos}
+                status.program = server.program
                 status.withheld = dict(server.withheld)
                 env.messages.extend(
                     f"MCP server {server.name}: tool {tool!r} is not offered: {why}"
                     for tool, why in server.withheld.items()
                 )
+                if server.listing_notice:
+                    env.messages.append(server.listing_notice)
             except Exception as exc:
-                status.state, status.detail = "failed", f"listing tools: {exc}"
+                status.state, status.detail = ServerState.FAILED, f"listing tools: {exc}"
                 env.messages.append(f"MCP server {server.name}: could not list tools: {exc}")
                 dispatcher.remove_server(server.name)
                 await server.aclose()
@@ -273,30 +333,88 @@ async def _connect(server: McpServer) -> tuple[str, float]:
     return "", time.perf_counter() - start
 
 
+OLLIE_TASKS = "ollie-tasks"  # the task server of this package: its program and serverInfo name
+
+
+@dataclass(frozen=True)
+class TaskServerChoice:
+    """Which server holds plans (None: none), why, and what the user is told ("": nothing)."""
+
+    name: str | None
+    reason: str
+    notice: str = ""
+
+
+def is_ollie_tasks(sc: McpServerConfig | None) -> bool:
+    """Whether a configured server runs this package's task server (`ollie-tasks` or
+    `python -m ollie_nb.tasks`): known from the agent file, not from what the server says."""
+    if sc is None or not sc.command:
+        return False
+    return os.path.basename(sc.command) == OLLIE_TASKS or "ollie_nb.tasks" in sc.args
+
+
+def choose_task_server(
+    servers: Mapping[str, ServerStatus], config: AgentConfig
+) -> TaskServerChoice:
+    """The task server: the one `taskServer` names, else ollie-tasks (the agent file's, then
+    one that calls itself so), else the first listing task_create; a notice when the choice
+    rests on the tools alone or others offer task_create too."""
+    offering = [s.name for s in servers.values() if s.state.is_up and TASK_CREATE in s.tools]
+    named = config.task_server
+    if named:
+        if named in offering:
+            return TaskServerChoice(named, f"the agent file's taskServer names '{named}'")
+        why = f"taskServer '{named}' is not connected or lists no {TASK_CREATE}"
+        return TaskServerChoice(None, why, f"no plans go to a task server: {why}")
+    if not offering:
+        return TaskServerChoice(None, f"no MCP server exposes {TASK_CREATE}")
+
+    def rank(name: str) -> int:
+        if is_ollie_tasks(config.mcp_servers.get(name)):
+            return 0
+        return 1 if servers[name].program == OLLIE_TASKS else 2
+
+    chosen = min(offering, key=rank)  # min keeps the first of equals: mcpServers order
+    reason = f"MCP server '{chosen}' exposes {TASK_CREATE}"
+    others = ", ".join(f"'{n}'" for n in offering if n != chosen)
+    if others:
+        why = "it is ollie-tasks" if rank(chosen) < 2 else "it comes first in mcpServers"
+        why = f"chosen over {others}: {why}"
+    elif rank(chosen) == 2:
+        why = "it is not ollie-tasks: chosen by its tools alone"
+    else:
+        return TaskServerChoice(chosen, reason)
+    notice = f"plans go to MCP server '{chosen}' ({why}); {TASK_SERVER_KEY_HINT}"
+    return TaskServerChoice(chosen, f"{reason}; {why}", notice)
+
+
+TASK_SERVER_KEY_HINT = "the agent file's taskServer names the server that holds plans"
+
+
 def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
     """Wire the env's reasoning server: task server > fallback > none, noting why."""
     env.task_server = env.task_client = env.status_reader = None
-    task_server = next((s.name for s in env.servers.values() if "task_create" in s.tools), None)
+    choice = choose_task_server(env.servers, env.config)
+    task_server, env.task_server_notice = choice.name, choice.notice
     failed = [
         s
         for s in env.servers.values()
-        if s.state == "failed"
+        if s.state is ServerState.FAILED
         and s.name in env.config.mcp_servers
         and maybe_task_server(env.config.mcp_servers[s.name])
     ]
     if task_server is not None:
-        has_delete = "task_delete" in env.servers[task_server].tools
-        client = TaskClient(env.dispatcher.dispatch, task_server)
-        backend: Any = TaskServerPlanBackend(client, can_delete=has_delete)
+        client = TaskClient(env.dispatcher.dispatch, task_server, task_caps(env, task_server))
+        backend: Any = TaskServerPlanBackend(client, can_delete=client.caps.delete)
         env.task_server, env.task_client = task_server, client
         env.status_reader = backend
-        env.plan_backend_reason = f"MCP server '{task_server}' exposes task_create"
+        env.plan_backend_reason = choice.reason
     elif fallback is not None:
         backend = fallback
-        env.plan_backend_reason = "no MCP server exposes task_create; the fallback is used"
+        env.plan_backend_reason = f"{choice.reason}; the fallback is used"
     else:
         backend = None
-        env.plan_backend_reason = "no MCP server exposes task_create and no fallback is set"
+        env.plan_backend_reason = f"{choice.reason} and no fallback is set"
     if task_server is None and failed:
         names = ", ".join(f"'{s.name}'" for s in failed)
         env.plan_backend_reason += f" (failed to connect: {names})"
@@ -305,6 +423,13 @@ def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
         )
     env.reasoning.set_plan_backend(backend)
     env.plan_backend = env.reasoning.plan_backend
+
+
+def task_caps(env: AgentEnv, server: str) -> TaskCaps:
+    """What the task server offers, read once from the tools it listed at connect time."""
+    status, found = env.servers[server], env.dispatcher.get_server(server)
+    schemas = {name: status.schemas.get(name, {}) for name in status.tools}
+    return TaskCaps.of(schemas, subscriptions=hasattr(found, "resource_updates"))
 
 
 def gate_for(
@@ -318,7 +443,7 @@ def gate_for(
 
     def builtin_of(server: str) -> str | None:
         status = env.servers.get(server) if env else None
-        return server if status is not None and status.state == "built-in" else None
+        return server if status is not None and status.state is ServerState.BUILT_IN else None
 
     def advice(server: str, tool: str) -> Any:
         found = env.dispatcher.get_server(server) if env else None

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
-from ollie_nb.planning import PlanRecord, StepRef
+from ollie_nb.core._budget import BudgetExceededError
+from ollie_nb.errors import OllieError
+
+# The model's stream pieces are passed on as they are: one class per concept, re-exported.
+from ollie_nb.llm import ReasoningDelta as ReasoningDelta
+from ollie_nb.llm import TextDelta as TextDelta
+from ollie_nb.planning import PlanRecord, StepRef, StepState
 
 NoticeLevel = Literal["info", "warning", "error"]
 """How a notice is shown: a muted line, a warning or an error."""
@@ -26,20 +32,6 @@ class TurnStarted:
     position: int = 0  # 1-based place of a queued prompt while the queue is drained; 0 if not
     total: int = 0  # prompts worked in this drain, this one and those still queued
     step: StepRef | None = None  # the plan step the turn works, known from its queue item
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    """The next piece of the reply text, as the model streams it."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class ReasoningDelta:
-    """The next piece of the model's reasoning text, for models that stream it apart."""
-
-    text: str
 
 
 @dataclass(frozen=True)
@@ -159,7 +151,7 @@ class WatchNotice:
     record: PlanRecord | None = None
     step_id: str = ""
     child: str = ""  # the sub-agent working the step (parallel runs)
-    statuses: Mapping[str, str] = field(default_factory=dict)  # each step's status, when finished
+    statuses: Mapping[str, StepState] = field(default_factory=dict)  # each step's, when finished
 
 
 Event: TypeAlias = (
@@ -182,7 +174,11 @@ EventSink = Callable[[Event], None]
 
 @dataclass
 class TurnResult:
-    """How a prompt ended: the final reply, and whether it was interrupted, refused or queued."""
+    """How a prompt ended: the final reply, and whether it was interrupted, refused or queued.
+
+    A failed turn keeps its error both as the line shown (`error`, redacted) and as the
+    typed error (`failure`), so a caller branches on the type, never on the text.
+    """
 
     reply: str = ""
     interrupted: bool = False
@@ -192,4 +188,9 @@ class TurnResult:
     steps: int = 0
     step_limit: bool = False  # stopped at maxSteps; the next prompt or `%ollie run` continues
     error_handled: bool = False  # a turnError hook said it dealt with the error (all exited 0)
-    capped: bool = False  # a spend cap stopped it before a model request (the error says which)
+    failure: OllieError | None = None  # the error that ended the turn, as raised
+
+    @property
+    def capped(self) -> bool:
+        """A spend cap stopped it before a model request (the error says which)."""
+        return isinstance(self.failure, BudgetExceededError)

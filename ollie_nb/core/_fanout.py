@@ -8,7 +8,7 @@ failure stops new starts; the workers at work finish. Cancelling the run interru
 its workers and returns their unfinished steps to open (a step already done stays done);
 so does a spend cap of the run or of the session, once reached (core/_budget.py). A
 worker stopped by its own sub-agent cap hands its step back, and the others go on.
-On a task server with leases each claim is renewed while its worker works (core/_leases.py),
+On a task server with leases each claim is renewed while its worker works (TaskClient.keep),
 and a step another claimer held is tried again once it is open again (its claimer's lease
 ran out).
 
@@ -32,16 +32,20 @@ from typing import Protocol
 
 from ollie_nb.core._budget import Ledger, Scope
 from ollie_nb.core._events import EventSink, WatchNotice, WatchWhat
-from ollie_nb.core._leases import NO_LEASE, LeasePolicy, heartbeat
 from ollie_nb.core._subagents import ChildSession, SubAgents, first_lines
 from ollie_nb.core._tracing import tracing
 from ollie_nb.planning import (
+    NO_LEASE,
+    TASK_CLAIM,
+    TASK_UPDATE,
+    Claim,
+    ClaimOutcome,
+    LeasePolicy,
     Origin,
     PlanRecord,
     Spend,
     StepState,
     TaskClient,
-    read_state,
     state_label,
     step_item,
 )
@@ -60,7 +64,7 @@ class StepStore(Protocol):
     atomic: bool  # a claim is refused for a step that is not open (a late view is safe)
 
     async def statuses(self) -> States: ...
-    async def claim(self, step_id: str, assignee: str) -> str: ...  # '' when taken, else why not
+    async def claim(self, step_id: str, assignee: str) -> Claim: ...
     async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None: ...
     async def settle(self, step_id: str, child: ChildSession) -> StepState: ...  # its new state
     async def hand_back(self, step_id: str) -> StepState: ...  # a claim no worker got: open
@@ -73,37 +77,34 @@ class TaskSteps:
         self,
         record: PlanRecord,
         client: TaskClient,
-        read: Callable[[], Awaitable[dict[str, str]]],
-        atomic: bool,
+        read: Callable[[], Awaitable[States]],
         lease: LeasePolicy = NO_LEASE,
     ) -> None:
-        self._client, self._read, self.atomic = client, read, atomic
+        self._client, self._read, self.atomic = client, read, client.caps.claims
         self.lease = lease
         self.note = (
             ""
-            if atomic
+            if self.atomic
             else (
-                "the task server has no task_claim: steps are taken with task_update, "
+                f"the task server has no {TASK_CLAIM}: steps are taken with {TASK_UPDATE}, "
                 "so claims are not atomic (another agent may take the same step)"
             )
         )
 
     async def statuses(self) -> States:
-        return {step_id: read_state(word) for step_id, word in (await self._read()).items()}
+        return await self._read()
 
-    async def claim(self, step_id: str, assignee: str) -> str:
-        lease = self.lease.seconds if self.lease.renew else None
-        return await self._client.claim(step_id, assignee, atomic=self.atomic, lease=lease)
+    async def claim(self, step_id: str, assignee: str) -> Claim:
+        return await self._client.claim(step_id, assignee, self.lease)
 
     async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None:
         """Renew the claim while the step is worked (until cancelled)."""
-        await heartbeat(self._client, step_id, assignee, self.lease, lost)
+        await self._client.keep(step_id, assignee, self.lease, lost)
 
     async def settle(self, step_id: str, child: ChildSession) -> StepState:
         """Closed in the store (the child marked it): as it is; else interrupted: open again;
         failed: failed; finished without marking it: failed."""
-        word = await self._client.status(step_id)  # this step only, not the whole plan
-        state = read_state(word) if word else StepState.UNKNOWN  # the store's word, not ours
+        state = await self._client.status(step_id)  # this step only, not the whole plan
         if state.is_closed:  # done before a stop came: never reopened
             return state
         if child.interrupted:
@@ -121,8 +122,7 @@ class TaskSteps:
         return await self._set(step_id, StepState.OPEN, "the run stopped before working it")
 
     async def _set(self, step_id: str, state: StepState, note: str) -> StepState:
-        await self._client.update(step_id, status=state.value, note=note[:500])
-        return state
+        return await self._client.set_state(step_id, state, note)
 
 
 class QueueSteps:
@@ -139,11 +139,11 @@ class QueueSteps:
     async def statuses(self) -> States:
         return self._states()
 
-    async def claim(self, step_id: str, assignee: str) -> str:
+    async def claim(self, step_id: str, assignee: str) -> Claim:
         if not self._states().get(step_id, StepState.UNKNOWN).is_open:
-            return f"{step_id} is not open"
+            return Claim(ClaimOutcome.REFUSED, f"{step_id} is not open")
         self._mark(step_id, StepState.IN_PROGRESS)
-        return ""
+        return Claim(ClaimOutcome.CLAIMED)
 
     async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None:
         await asyncio.Event().wait()  # the agent's own book: nothing to renew
@@ -234,7 +234,7 @@ class ParallelRun:
         self.result = PlanRun(record.number, note=store.note)
         self._inflight: dict[asyncio.Task[StepState], str] = {}
         self._pool: list[str] = []  # this run's workers, in the order they were made
-        self._claiming: dict[str, asyncio.Future[str]] = {}  # claims a Stop came during
+        self._claiming: dict[str, asyncio.Future[Claim]] = {}  # claims a Stop came during
         self._skip: dict[str, bool] = {}  # steps another agent took first -> seen held since
         self._lost: set[str] = set()  # steps whose claim ran out while a child worked them
         self._agent_works: set[str] = set()  # steps the parent agent works itself this round
@@ -365,7 +365,7 @@ class ParallelRun:
             for i, step_id in enumerate(ids)
             if step_id not in taken
             and statuses.get(step_id, unknown).is_open
-            and all(statuses.get(ids[j]) is StepState.DONE for j in self.record.steps[i].after)
+            and all(statuses.get(ids[j], unknown).unblocks for j in self.record.steps[i].after)
         ]
         if self._order is not None:
             self._order.shuffle(ready)
@@ -387,14 +387,14 @@ class ParallelRun:
         assignee = f"{self.owner}/step{index + 1}"
         claim = asyncio.ensure_future(self.store.claim(step_id, assignee))
         try:  # a Stop during the claim's round trip: the claim lands, and is handed back
-            refused = await asyncio.shield(claim)
+            claimed = await asyncio.shield(claim)
         except asyncio.CancelledError:
             self._claiming[step_id] = claim
             raise
-        if refused:
+        if not claimed.taken:
             self._skip[step_id] = False
             self._stale = self._late  # others took steps the late view shows open
-            text = f"step {index + 1} ({step_id}) not claimed: {refused}"
+            text = f"step {index + 1} ({step_id}) not claimed: {claimed.reason}"
             self.emit(WatchWhat.SKIPPED, text, step_id)
             return
         item = step_item(self.record, index, Origin.PLAN, goal=self.record.goal)
@@ -476,5 +476,5 @@ class ParallelRun:
                     self.result.outcome[self._inflight[task]] = task.result()
         for step_id, claim in self._claiming.items():  # claimed, never handed to a worker
             with contextlib.suppress(Exception):  # a claim that timed out or failed
-                if not await asyncio.wait_for(claim, RELEASE_WAIT):
+                if (await asyncio.wait_for(claim, RELEASE_WAIT)).taken:
                     self.result.outcome[step_id] = await self.store.hand_back(step_id)

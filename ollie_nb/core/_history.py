@@ -4,13 +4,11 @@ leaves its input alone), its token estimate and its usage totals."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ollie_nb.llm import Message
+from ollie_nb.llm import Message, Usage
 from ollie_nb.planning import Spend
-
-INTERRUPTED_NOTE = "[interrupted by the user]"
-CANCELLED_RESULT = "error: cancelled: the user interrupted the turn before this call finished"
+from ollie_nb.planning.prompts import CANCELLED_RESULT, INTERRUPTED_NOTE
 
 
 def close_interrupted(history: Sequence[Message], partial: str) -> list[Message]:
@@ -35,6 +33,37 @@ def close_interrupted(history: Sequence[Message], partial: str) -> list[Message]
         Message.assistant(f"{partial} {INTERRUPTED_NOTE}" if partial else INTERRUPTED_NOTE)
     )
     return repaired
+
+
+KEPT_IMAGES = 8
+"""Images of the latest tool results sent with each request (two results' worth at four each).
+
+Every request carries each image again: ten screenshot calls made every later request carry
+40 images, 48 MB. Older images stay in the history (and the session); the request gets a note.
+"""
+
+
+def older_images_described(history: Sequence[Message], keep: int = KEPT_IMAGES) -> list[Message]:
+    """The history as a request sends it: tool messages older than the last `keep` images
+    lose their images for a one-line note (their text already describes each image)."""
+    if sum(len(m.images) for m in history) <= keep:
+        return list(history)
+    sent: list[Message] = []
+    room = keep
+    for message in reversed(history):
+        if message.images and len(message.images) > room:
+            message = replace(message, content=message.content + _unsent(message, keep), images=())
+            room = 0
+        elif message.images:
+            room -= len(message.images)
+        sent.append(message)
+    return sent[::-1]
+
+
+def _unsent(message: Message, keep: int) -> str:
+    count = len(message.images)
+    images = "image" if count == 1 else "images"
+    return f"\n[{count} {images} of this result not sent again: requests carry the last {keep}]"
 
 
 def _has_calls(message: Message) -> bool:
@@ -84,6 +113,23 @@ class UsageTotals:
     cache_write_tokens: int = 0  # of input_tokens: written to it
     unpriced: int = 0  # requests whose cost is not known (no price for the model)
 
+    def add(self, usage: Usage) -> None:
+        """Count one response's (priced) usage; its input is the context's size now."""
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cache_read_tokens += usage.cache_read_tokens
+        self.cache_write_tokens += usage.cache_write_tokens
+        self.last_input_tokens = usage.input_tokens
+        if usage.cost is None:
+            self.unpriced += 1
+        else:
+            self.cost = (self.cost or 0.0) + usage.cost
+
+    @property
+    def spend(self) -> Spend:
+        """The tokens (input plus output) and the dollars, as caps count them."""
+        return Spend(self.input_tokens + self.output_tokens, self.cost or 0.0, self.unpriced)
+
     def add_since(self, now: UsageTotals, before: UsageTotals) -> None:
         """Add what another session used between two readings (a sub-agent's turn).
 
@@ -102,7 +148,7 @@ class UsageTotals:
     def cost_text(self) -> str:
         """The money: "$0.0123", "no price known", or "$0.0123 + 2 requests with no price
         known" (never $0 for requests whose price is not known)."""
-        return Spend(0, self.cost or 0.0, self.unpriced).cost_text
+        return self.spend.cost_text
 
     def __str__(self) -> str:
         requests = "request" if self.requests == 1 else "requests"

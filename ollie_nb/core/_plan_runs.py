@@ -2,7 +2,7 @@
 
 It picks where the plan's steps live (a task server through its TaskClient, or the
 PlanBook's queue-plan states), drops the queue's own copies of a queue plan's steps
-(its children work them), learns the claim lease the task server allows, and keeps
+(its children work them), asks the claim lease the task server allows, and keeps
 the run's task so `interrupt()` can stop it.
 """
 
@@ -16,11 +16,10 @@ from ollie_nb.core._budget import SpendBook
 from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._events import EventSink
 from ollie_nb.core._fanout import ParallelRun, PlanRun, QueueSteps, StepStore, TaskSteps
-from ollie_nb.core._leases import LeasePolicy
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._subagents import SubAgents
 from ollie_nb.errors import AgentBusyError, NoTaskServerError
-from ollie_nb.planning import PlanBook, PlanRecord
+from ollie_nb.planning import PlanBook, PlanRecord, StepState
 
 
 class PlanRunsHost(Protocol):
@@ -32,7 +31,7 @@ class PlanRunsHost(Protocol):
     subagents: SubAgents
     spend: SpendBook
 
-    def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, str]]: ...
+    def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, StepState]]: ...
 
 
 class PlanRuns:
@@ -95,17 +94,6 @@ class PlanRuns:
                 f"plan {record.number} is kept in the conversation only; "
                 "a parallel run needs a task server or the queue fallback"
             )
-        atomic = "task_claim" in env.servers[env.task_server].tools
-        lease = await lease_policy(env)
+        client = env.task_client
         read = lambda: self.host.plan_statuses(record)  # noqa: E731
-        return TaskSteps(record, env.task_client, read, atomic, lease)
-
-
-async def lease_policy(env: AgentEnv) -> LeasePolicy:
-    """The claim lease the env's task server allows, of the agent's `claimLease` seconds."""
-    server = env.dispatcher.get_server(env.task_server or "")
-    if server is None:
-        return LeasePolicy()
-    tools = await server.list_tools()
-    schemas = {info.name: info.input_schema for info in tools}
-    return LeasePolicy.for_tools(env.config.claim_lease, schemas)
+        return TaskSteps(record, client, read, client.lease(env.config.claim_lease))

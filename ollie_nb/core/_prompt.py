@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 
 from ollie_nb.core._env import AgentEnv
+from ollie_nb.planning import TASK_LIST, TASK_UPDATE
 
 
 def plans_sentence(env: AgentEnv | None) -> str:
@@ -15,8 +16,8 @@ def plans_sentence(env: AgentEnv | None) -> str:
     if env is not None and env.task_server:
         return (
             f"Plans are persisted as tasks on the '{env.task_server}' MCP server: after "
-            "reasoning_plan, use task_list to see the ready steps (each has a task id), work "
-            "them, and mark each one done with task_update when you finish it."
+            f"reasoning_plan, use {TASK_LIST} to see the ready steps (each has a task id), "
+            f"work them, and mark each one done with {TASK_UPDATE} when you finish it."
         )
     backend = env.reasoning.plan_backend if env is not None else None
     if backend is not None and getattr(backend, "plan_kind", "") == "queue":

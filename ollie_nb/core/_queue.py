@@ -11,8 +11,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ollie_nb.planning import Origin, QueuedPrompt
-
-NOTES_HEADER = "\n\n[task events since your last turn]\n"
+from ollie_nb.planning.prompts import NOTES_HEADER
 
 
 class PromptQueue:

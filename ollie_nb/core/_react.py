@@ -23,9 +23,8 @@ from ollie_nb.planning import (
     state_label,
     step_item,
 )
+from ollie_nb.planning.prompts import ASSIGNED_NOTE, READY_NOTE
 
-READY_NOTE = "(ready now: every step it waits for is done; plan: {goal})"
-ASSIGNED_NOTE = "(assigned to you, {name}; plan: {goal})"
 States = dict[str, StepState]
 
 
@@ -37,7 +36,7 @@ class WatchHooks:
     enqueue: Callable[[QueuedPrompt], Any]
     queued: Callable[[], Sequence[QueuedPrompt]]
     worked: Callable[[], Collection[str]]  # step ids this agent has taken (worked or working)
-    statuses: Callable[[PlanRecord], Awaitable[dict[str, str]]]
+    statuses: Callable[[PlanRecord], Awaitable[States]]
     note: Callable[[str], None]  # told to the agent at its next turn
     emit: Callable[[WatchNotice], None]  # shown by the frontend
 
@@ -151,8 +150,9 @@ class Reactions:
             return False
         if step_id in self.hooks.worked():
             return False
-        if any(
-            statuses.get(record.ids[j]) is not StepState.DONE for j in record.steps[index].after
+        unknown = StepState.UNKNOWN
+        if not all(
+            statuses.get(record.ids[j], unknown).unblocks for j in record.steps[index].after
         ):
             return False
         queued = (item.step for item in self.hooks.queued())

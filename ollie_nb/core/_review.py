@@ -18,6 +18,7 @@ from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.errors import NoPlanError, NoTaskServerError, NotStartedError, PlanReviewError
 from ollie_nb.planning import (
+    Deleted,
     DraftStep,
     Origin,
     PlanBook,
@@ -33,7 +34,6 @@ from ollie_nb.planning import (
     discard_note,
     edited_note,
     format_plan,
-    read_state,
     rejection_prompt,
 )
 
@@ -54,7 +54,7 @@ class ReviewHost(Protocol):
     @property
     def is_running(self) -> bool: ...
     def note(self, text: str) -> None: ...
-    def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, str]]: ...
+    def plan_statuses(self, record: PlanRecord) -> Awaitable[dict[str, StepState]]: ...
 
 
 class PlanReview:
@@ -203,8 +203,7 @@ class PlanReview:
             raise NoTaskServerError(
                 f"plan {number} is on a task server, and none is wired now (see %ollie mcp)"
             )
-        tools = env.servers[env.task_server].tools
-        missing = [t for t in ("task_edit", "task_dep", "task_delete") if t not in tools]
+        missing = env.task_client.caps.missing_for_edits
         if missing:
             raise NoTaskServerError(
                 f"the task server '{env.task_server}' has no {', '.join(missing)}: "
@@ -239,7 +238,7 @@ class SavedPlanEdit:
     record: PlanRecord
     draft: PlanDraft
 
-    async def apply(self, statuses: dict[str, str]) -> tuple[list[str], tuple[str, ...]]:
+    async def apply(self, statuses: dict[str, StepState]) -> tuple[list[str], tuple[str, ...]]:
         """(the changes made, one line each; the plan's step ids in the draft's step order)."""
         record, rows = self.record, self.draft.ordered_rows()
         before = {task_id: step for task_id, step in zip(record.ids, record.steps)}
@@ -264,9 +263,8 @@ class SavedPlanEdit:
                 if row.task_id:
                     await self._revise(row, before[row.task_id], ids, record.ids, changes)
             for task_id in gone:
-                ok, _ = await self.client.delete(task_id)
-                if not ok:
-                    raise TaskCallError(f"task_delete {task_id} was refused")
+                if await self.client.delete(task_id) is not Deleted.DELETED:
+                    raise TaskCallError(f"deleting {task_id} was refused")
                 changes.append(f"deleted step {index_of[task_id] + 1} [{task_id}]")
         except TaskCallError as exc:
             done = "; ".join(changes) or "nothing"
@@ -280,11 +278,11 @@ class SavedPlanEdit:
         self,
         rows: Sequence[DraftStep],
         gone: Sequence[str],
-        statuses: dict[str, str],
+        statuses: dict[str, StepState],
         index_of: dict[str, int],
     ) -> None:
         def locked(task_id: str) -> str:
-            state = read_state(statuses.get(task_id))
+            state = statuses.get(task_id, StepState.UNKNOWN)
             return "done" if state is StepState.DONE else "claimed" if state.is_active else ""
 
         for task_id in gone:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import functools
 import inspect
 import json
 import re
@@ -18,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ollie_nb.llm import ToolCall, ToolDef
-from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary, masked, secret_paths
+from ollie_nb.planning import TASK_TOOLS
+from ollie_nb.redaction import redact, redact_data, secret_paths
+from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary
 
 Approver = Callable[[str, dict[str, Any]], "bool | Awaitable[bool]"]
 """Asked before a tool outside trustedTools runs: (model-visible name, arguments) -> allow?"""
@@ -68,7 +71,7 @@ class TrustGate:
 
     Planning built-ins always run. A built-in server may advise (`advice`): ASK tools
     always ask; without `trustedTools`, DEFAULT tools (notebook tools, read-only python
-    tools) and the wired task server's `task_*` tools (the agent's own plan store) run
+    tools) and the wired task server's convention tools (the agent's own plan store) run
     too. With `trustedTools` the list is the whole truth for everything else. What is
     not trusted asks, and with no one to ask (`approve` is None) it is denied. A call
     whose arguments hold a secret-looking value (a key format, or one of `known_secrets`)
@@ -92,7 +95,7 @@ class TrustGate:
         if advice is Trust.ASK:
             return False
         if self.trusted is None:
-            is_task = server == self.task_server and tool.startswith("task_")
+            is_task = server == self.task_server and tool in TASK_TOOLS
             return is_task or advice is Trust.DEFAULT
         return any(pattern_trusts(p, tool, server, builtin) for p in self.trusted)
 
@@ -103,7 +106,8 @@ class TrustGate:
             return True
         if self.approve is None:
             return False
-        shown = MaskedArgs(masked(args, known), paths) if paths else args
+        redacted = redact_data(args, functools.partial(redact, known=known))
+        shown = MaskedArgs(redacted, paths) if paths else redacted
         try:
             answer = self.approve(name, shown)
             if inspect.isawaitable(answer):
@@ -124,12 +128,14 @@ class ToolRouter:
     routes: dict[str, tuple[str, str]] = field(default_factory=dict)
     defs: list[ToolDef] = field(default_factory=list)
     alone: frozenset[str] = frozenset()  # model-visible names whose server says: run alone
+    read_only: frozenset[str] = frozenset()  # model-visible names of tools that change nothing
 
     async def refresh(self) -> None:
         """Map model-visible tool names to (server, tool); later duplicates get a server prefix."""
         routes: dict[str, tuple[str, str]] = {}
         defs: list[ToolDef] = []
         alone: set[str] = set()
+        read_only: set[str] = set()
         for info in await self.dispatcher.list_tools():
             name = _TOOL_NAME.sub("_", info.name)[:MAX_TOOL_NAME]
             if name in routes:
@@ -140,7 +146,10 @@ class ToolRouter:
             defs.append(ToolDef(name, info.description, info.input_schema))
             if info.sequential:
                 alone.add(name)
-        self.routes, self.defs, self.alone = routes, defs, frozenset(alone)
+            if info.read_only:
+                read_only.add(name)
+        self.routes, self.defs = routes, defs
+        self.alone, self.read_only = frozenset(alone), frozenset(read_only)
 
     def server_of(self, name: str) -> str:
         route = self.routes.get(name)

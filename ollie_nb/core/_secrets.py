@@ -1,4 +1,4 @@
-"""Secret redaction: API keys and tokens never reach outputs, sessions, logs or warnings."""
+"""The secrets an agent knows: keys of its environment, env files and agent file, for redaction."""
 
 from __future__ import annotations
 
@@ -8,15 +8,18 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from ollie_nb.core._config import AgentConfig, expand_vars
 from ollie_nb.llm import LLMConfigError, env_file_path, ollie_env_file_path
 from ollie_nb.llm._env import read_env_file
-from ollie_nb.tools import is_secret_name, url_credentials
+from ollie_nb.redaction import (
+    MIN_DETECTED_CHARS,
+    is_secret_name,
+    is_secret_value,
+    redact,
+    url_credentials,
+)
 
-REDACTED = "***"
-MIN_SECRET_CHARS = 8  # shorter values would redact ordinary words
 ENVIRON_TTL = 1.0  # seconds at most between two reads of the environment by one Redactor
 
 
@@ -38,6 +41,14 @@ class _EnvironChanges:
 
     def __init__(self) -> None:
         self.count = 0
+        self.started = False
+
+    def start(self) -> None:
+        """Install the audit hook, once: the first Redactor does (importing installs none;
+        an audit hook lasts as long as the process)."""
+        if not self.started:
+            sys.addaudithook(self)
+            self.started = True
 
     def __call__(self, event: str, args: tuple[object, ...]) -> None:
         if event in self.EVENTS:
@@ -45,20 +56,20 @@ class _EnvironChanges:
 
 
 _changes = _EnvironChanges()
-sys.addaudithook(_changes)
 
 
 class Redactor:
-    """Replaces every known secret in a text with ***, longest first.
+    """An agent's redaction: `redact` with the secrets the agent knows now.
 
     Known secrets: values of secret-named environment variables and of the env files
-    ollie_nb reads (its own and ollie's, whichever backend is active), credentials
-    inside URLs (in those or in the text itself), and `extra()` (the chat backend's
-    key, the agent file's secret-named `env` values). Longest first: when one secret contains another, replacing the
-    shorter one first would leave the rest of the longer one in the text.
+    ollie_nb reads (its own and ollie's, whichever backend is active; 4 characters or
+    more, as a short password is still a password), credentials inside URLs in those
+    (8 or more, as detection takes them), and `extra()` (the chat backend's key, the
+    agent file's secret-named `env` values).
     """
 
     def __init__(self, extra: Callable[[], Iterable[str | None]] = tuple) -> None:
+        _changes.start()
         self._extra = extra
         self._from_environ: set[str] = set()
         self._changes_seen = -1
@@ -80,10 +91,10 @@ class Redactor:
         self._changes_seen = _changes.count
         found: set[str] = set()
         for settings in [dict(os.environ), *(_settings(p) for p in _env_files())]:
-            found.update(v for k, v in settings.items() if v and _secret_name(k))
+            found.update(v for k, v in settings.items() if _secret_name(k) and is_secret_value(v))
             for value in settings.values():
                 if "://" in value:
-                    found.update(url_credentials(value))
+                    found.update(c for c in url_credentials(value) if len(c) >= MIN_DETECTED_CHARS)
         self._from_environ, self._read_at = found, time.monotonic()
 
     def _environ_secrets(self) -> set[str]:
@@ -94,27 +105,19 @@ class Redactor:
         """The secret values known now (and those written inside URLs in `text`)."""
         found = set(self._environ_secrets())
         if "://" in text:
-            found.update(url_credentials(text))
-        found.update(v for v in self._extra() if isinstance(v, str))
-        return sorted((v for v in found if len(v) >= MIN_SECRET_CHARS), key=len, reverse=True)
+            found.update(c for c in url_credentials(text) if len(c) >= MIN_DETECTED_CHARS)
+        found.update(v for v in self._extra() if isinstance(v, str) and is_secret_value(v))
+        return sorted(found, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
-        for secret in self.values(text):
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
+        """`text` with the known secrets and everything that looks like one as the mask: for
+        what people see or files keep (events, traces, messages, approvals, hook output)."""
+        return redact(text, self.values(text))
 
-
-def redact_data(data: Any, redact: Callable[[str], str]) -> Any:
-    """`data` (JSON-like) with every string in it redacted, keys too, before it is encoded:
-    a secret holding a quote, a backslash or non-ASCII is not escaped out of reach."""
-    if isinstance(data, str):
-        return redact(data)
-    if isinstance(data, dict):
-        return {redact_data(k, redact): redact_data(v, redact) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [redact_data(v, redact) for v in data]
-    return data
+    def known_only(self, text: str) -> str:
+        """`text` with the known secrets as the mask, the rest as written: for what the model
+        reads (a tool's result: source it may edit) and the session, saved every turn."""
+        return redact(text, self.values(text), detect=False)
 
 
 def _env_files() -> list[Path]:

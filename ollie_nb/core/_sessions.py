@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from ollie_nb.core._history import UsageTotals
-from ollie_nb.core._secrets import redact_data
 from ollie_nb.errors import SessionError
 from ollie_nb.llm import Message
 from ollie_nb.planning import PlanDraft, PlanKind, PlanRecord, PlanStep, Review, format_plan
+from ollie_nb.redaction import redact_data
 
 if TYPE_CHECKING:
     from ollie_nb.core._config import AgentConfig

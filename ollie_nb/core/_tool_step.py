@@ -4,7 +4,8 @@ approve: each call in call order is checked (name, arguments), shown to the preT
 hooks (which may deny it) and to the trust gate (which may ask the user), before any
 call runs. run: the approved calls run together, at most MAX_PARALLEL at once; a call
 that must run alone (its tool's server says so, or `sequentialTools` names it) runs
-with none beside it. join: every call's result enters the history in call order, a
+with none beside it; identical calls of a batch to a tool that changes nothing run once and
+each of them gets that result (ollie's batch de-duplication). join: every call's result enters the history in call order, a
 call that never finished (an interruption) answered as cancelled, so the history stays
 one the providers accept.
 """
@@ -13,18 +14,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._events import ToolCalled, ToolFinished
-from ollie_nb.core._history import CANCELLED_RESULT
+from ollie_nb.core._guardrails import call_key, duplicates
 from ollie_nb.core._hooks import HookOutcome
 from ollie_nb.core._routing import parse_arguments
-from ollie_nb.core._secrets import redact_data
 from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import Message, ToolCall
-from ollie_nb.tools import ToolResult, hide_secrets
+from ollie_nb.planning.prompts import CANCELLED_RESULT
+from ollie_nb.redaction import redact_data
+from ollie_nb.tools import ToolResult
 
 if TYPE_CHECKING:
     from ollie_nb.core._turn import TurnHost
@@ -42,6 +44,7 @@ class PendingCall:
     args: Any
     bad_json: str
     alone: bool
+    key: Hashable | None = None  # what an identical call shares; None: each call runs
     answer: ToolResult | None = None
 
     def payload(self) -> dict[str, Any]:
@@ -62,7 +65,9 @@ class ToolStep:
         for call in calls:
             args, bad_json = parse_arguments(call.arguments)
             alone = router.runs_alone(call.name, patterns, builtin_of)
-            self.calls.append(PendingCall(call, router.server_of(call.name), args, bad_json, alone))
+            key = call_key(call.name, args, call.name in router.read_only)
+            server = router.server_of(call.name)
+            self.calls.append(PendingCall(call, server, args, bad_json, alone, key))
 
     # -- approve -------------------------------------------------------------------
 
@@ -89,16 +94,27 @@ class ToolStep:
     # -- run -----------------------------------------------------------------------
 
     async def run(self) -> None:
-        """The approved calls, together; each batch ends before the next (one alone) starts."""
+        """The approved calls, together; each batch ends before the next (one alone) starts.
+        A call identical to an earlier read-only one of its batch takes that one's result."""
         limit = asyncio.Semaphore(MAX_PARALLEL)
         for batch in batches([p for p in self.calls if p.answer is None]):
-            tasks = [asyncio.ensure_future(self._traced(p, limit)) for p in batch]
+            copies = duplicates(batch, lambda p: p.key)
+            runs = [p for n, p in enumerate(batch) if n not in copies]
+            tasks = [asyncio.ensure_future(self._traced(p, limit)) for p in runs]
             try:
                 await asyncio.gather(*tasks)
             except Exception:  # a bug in one call: the others do not run on unseen
                 for task in tasks:
                     task.cancel()
                 raise
+            for n, first in copies.items():
+                self._copy(batch[n], batch[first])
+
+    def _copy(self, pending: PendingCall, first: PendingCall) -> None:
+        """An identical call answered with the result of the one that ran."""
+        self._started(pending)
+        pending.answer = first.answer
+        self._finished(pending, 0.0)
 
     def _traced(self, pending: PendingCall, limit: asyncio.Semaphore) -> Awaitable[None]:
         """The call, in its execute_tool span when tracing."""
@@ -110,8 +126,7 @@ class ToolStep:
             self._started(pending)
             host.state = f"tool:{pending.call.name}"
             started = time.perf_counter()
-            result = await host.router.dispatch(pending.call, pending.args)
-            result = replace(result, text=host.redact(result.text))
+            result = await host.router.dispatch(pending.call, pending.args)  # redacted there
             if host.config.hooks.get("postTool"):
                 result = await self._post_tool(pending, result)
             pending.answer = result
@@ -127,6 +142,10 @@ class ToolStep:
             text = result.text + "\n" + redact("\n".join(outcome.context))
             return replace(result, text=text)
         return result
+
+    def failed(self) -> list[bool]:
+        """Per call, whether it failed (an error result, or no result at all)."""
+        return [p.answer is None or p.answer.is_error for p in self.calls]
 
     # -- join ----------------------------------------------------------------------
 
@@ -146,7 +165,7 @@ class ToolStep:
 
     def _started(self, pending: PendingCall) -> None:
         call, host = pending.call, self.host
-        shown = redact_data(pending.args, lambda text: hide_secrets(host.redact(text)))
+        shown = redact_data(pending.args, host.redact)
         host.emit(ToolCalled(call.id, call.name, pending.server, shown))  # what cells show
 
     def _finished(self, pending: PendingCall, seconds: float) -> None:

@@ -24,12 +24,19 @@ from contextlib import contextmanager
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ollie_nb.core._secrets import redact_data
 from ollie_nb.errors import UnavailableError
-from ollie_nb.llm import Done, Message, StreamEvent, ToolCall, ToolCallsReady, UsageReport
-from ollie_nb.llm import TextDelta as TextChunk
+from ollie_nb.llm import (
+    Done,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallsReady,
+    UsageReport,
+)
 from ollie_nb.planning import StepState
-from ollie_nb.tools import ToolResult, hide_secrets
+from ollie_nb.redaction import redact_data
+from ollie_nb.tools import ToolResult
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
@@ -159,13 +166,77 @@ class Tracing:
 
 
 _OFF = Tracing()
-_active: Tracing = _OFF
-_env_read = False
+
+
+class TracingSwitch:
+    """Owns which Tracing is in force for the process: off until `enable` (or `from_env`,
+    which AgentCore.start calls) turns it on; nothing is switched or hooked at import.
+
+    The exit hook that exports the last spans is registered by the first `enable`, once.
+    """
+
+    def __init__(self) -> None:
+        self.active: Tracing = _OFF
+        self._env_read = False
+        self._exit_hooked = False
+
+    def enable(
+        self,
+        exporter: SpanExporter | None = None,
+        provider: TracerProvider | None = None,
+        capture_content: bool | None = None,
+        batch: bool | None = None,
+    ) -> Tracing:
+        """Tracing on, on `provider`, else on one made here exporting to `exporter` (see
+        enable_tracing)."""
+        try:
+            from opentelemetry.sdk.trace import TracerProvider as SdkProvider
+        except ImportError:
+            raise TracingUnavailableError(MISSING_EXTRA) from None
+        capture = _capture_from_env() if capture_content is None else capture_content
+        owned = provider is None
+        if provider is None:
+            provider = SdkProvider(resource=_resource())
+            provider.add_span_processor(_processor(exporter, batch))
+        self.disable()
+        self.active = OtelTracing(provider, capture, owned)
+        if not self._exit_hooked:
+            atexit.register(self.disable)
+            self._exit_hooked = True
+        return self.active
+
+    def disable(self) -> None:
+        """Tracing off: what was recorded is exported, a provider made here is shut down."""
+        active, self.active = self.active, _OFF
+        active.shutdown()
+
+    def from_env(self) -> None:
+        """Once a process: an OTLP endpoint in the environment turns tracing on (unless
+        OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none); without the extra, one line on stderr."""
+        if self._env_read:
+            return
+        self._env_read = True
+        if self.active.enabled or not any(os.environ.get(name) for name in ENDPOINT_VARS):
+            return
+        if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+            return
+        if os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none":
+            return
+        try:
+            self.enable()
+        except TracingUnavailableError as exc:  # the variable may be meant for other programs
+            # one line on stderr (a cell shows it): a warning would go to logging, where
+            # detect-secrets' captureWarnings sends it, and nobody reads it there
+            print(f"ollie_nb: {ENDPOINT_VARS[1]} is set but {exc}", file=sys.stderr)
+
+
+SWITCH = TracingSwitch()
+"""The process's tracing switch: every agent of a process shares one tracer provider."""
 
 
 def tracing() -> Tracing:
     """The tracing in force (the no-op one unless tracing was turned on)."""
-    return _active
+    return SWITCH.active
 
 
 def enable_tracing(
@@ -183,48 +254,21 @@ def enable_tracing(
     spans are exported in batches off the loop (default for OTLP) or one by one as each
     ends (default for an exporter given here). `capture_content`: record message
     contents, redacted; default OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT.
+    An exporter given here stays yours: turning tracing off flushes it but does not shut
+    it down, so it records again when tracing is turned on again.
     """
-    global _active
-    try:
-        from opentelemetry.sdk.trace import TracerProvider as SdkProvider
-    except ImportError:
-        raise TracingUnavailableError(MISSING_EXTRA) from None
-    capture = _capture_from_env() if capture_content is None else capture_content
-    owned = provider is None
-    if provider is None:
-        provider = SdkProvider(resource=_resource())
-        provider.add_span_processor(_processor(exporter, batch))
-    disable_tracing()
-    _active = OtelTracing(provider, capture, owned)
-    return _active
+    return SWITCH.enable(exporter, provider, capture_content, batch)
 
 
 def disable_tracing() -> None:
     """Turn tracing off: what was recorded is exported, a provider made here is shut down."""
-    global _active
-    active, _active = _active, _OFF
-    active.shutdown()
+    SWITCH.disable()
 
 
 def tracing_from_env() -> None:
-    """Once a process: an OTLP endpoint in the environment turns tracing on (unless
-    OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none); without the extra, one line on stderr."""
-    global _env_read
-    if _env_read:
-        return
-    _env_read = True
-    if _active.enabled or not any(os.environ.get(name) for name in ENDPOINT_VARS):
-        return
-    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return
-    if os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none":
-        return
-    try:
-        enable_tracing()
-    except TracingUnavailableError as exc:  # the variable may be meant for other programs
-        # one line on stderr (a cell shows it): a warning would go to logging, where
-        # detect-secrets' captureWarnings sends it, and nobody reads it there
-        print(f"ollie_nb: {ENDPOINT_VARS[1]} is set but {exc}", file=sys.stderr)
+    """Once a process: an OTLP endpoint in the environment turns tracing on (see
+    TracingSwitch.from_env); AgentCore.start calls it."""
+    SWITCH.from_env()
 
 
 def _capture_from_env() -> bool:
@@ -247,12 +291,27 @@ def _processor(exporter: SpanExporter | None, batch: bool | None) -> SpanProcess
             raise TracingUnavailableError(MISSING_EXTRA) from None
         exporter = OTLPSpanExporter()
         batch = True if batch is None else batch
+    else:
+        exporter = _borrowed(exporter)
     return BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter)
 
 
-@atexit.register
-def _flush_at_exit() -> None:
-    _active.shutdown()
+def _borrowed(exporter: SpanExporter) -> SpanExporter:
+    """The caller's exporter, which a processor's shutdown flushes but does not stop: a
+    stopped exporter drops every later span without a word (re-enabling recorded nothing)."""
+    from opentelemetry.sdk.trace.export import SpanExporter as Base
+
+    class Borrowed(Base):
+        def export(self, spans: Sequence[Any]) -> Any:
+            return exporter.export(spans)
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return exporter.force_flush(timeout_millis)
+
+        def shutdown(self) -> None:
+            exporter.force_flush()
+
+    return Borrowed()
 
 
 # -- tracing on ------------------------------------------------------------------------------
@@ -337,7 +396,7 @@ class OtelTracing(Tracing):
                     span.set_attributes(_usage_attributes(event.usage))
                 elif isinstance(event, Done):
                     span.set_attribute("gen_ai.response.finish_reasons", [event.stop_reason])
-                elif self.capture and isinstance(event, TextChunk):
+                elif self.capture and isinstance(event, TextDelta):
                     text.append(event.text)
                 elif self.capture and isinstance(event, ToolCallsReady):
                     calls = event.tool_calls
@@ -372,7 +431,7 @@ class OtelTracing(Tracing):
         }
         redact = host.redact
         if self.capture:
-            shown = redact_data(pending.args, lambda text: hide_secrets(redact(text)))
+            shown = redact_data(pending.args, redact)
             attributes["gen_ai.tool.call.arguments"] = json.dumps(shown, ensure_ascii=False)
         with self.tracer.start_as_current_span(
             f"execute_tool {call.name}", attributes=attributes, record_exception=False
@@ -597,7 +656,7 @@ def _message(message: Message, redact: Callable[[str], str]) -> dict[str, Any]:
     elif message.content:
         parts.append({"type": "text", "content": redact(message.content)})
     for call in message.tool_calls:
-        arguments = hide_secrets(redact(call.arguments))
+        arguments = redact(call.arguments)
         parts.append(
             {"type": "tool_call", "id": call.id, "name": call.name, "arguments": arguments}
         )

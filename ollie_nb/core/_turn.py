@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ollie_nb.core._budget import BudgetExceededError, Ledger
@@ -29,10 +29,17 @@ from ollie_nb.core._events import (
     TurnEnded,
     TurnResult,
     TurnStarted,
-    UsageReported,
+)
+from ollie_nb.core._guardrails import (
+    NUDGE,
+    ContextWarning,
+    FailedRounds,
+    FailingToolsError,
+    RoundVerdict,
 )
 from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
+from ollie_nb.core._model_gateway import Meter, send_request
 from ollie_nb.core._routing import ToolRouter, TrustGate
 from ollie_nb.core._tool_step import ToolStep
 from ollie_nb.core._tracing import tracing
@@ -49,10 +56,7 @@ from ollie_nb.llm import (
     ToolCall,
     ToolCallsReady,
     ToolUseFailedError,
-    Usage,
-    UsageReport,
     first_error_hook,
-    priced,
 )
 from ollie_nb.llm import ReasoningDelta as ReasoningChunk
 from ollie_nb.llm import TextDelta as TextChunk
@@ -64,9 +68,6 @@ MAX_STOP_CONTINUES = 5
 MAX_TOOL_USE_RETRIES = 2  # a provider refusing a malformed tool call: the model tries again
 MIN_COMPACT_TOKENS = 1000  # below this the context window is not even asked for
 log = logging.getLogger("ollie_nb.core")
-CONTINUE_PROMPT = (
-    "Continue the work you were doing when the turn stopped at the step limit (maxSteps)."
-)
 
 
 class AgentSettings(Protocol):
@@ -124,6 +125,8 @@ class TurnRunner:
         self.last_error = ""  # the traceback of the last internal error (for `%ollie debug`)
         self.tool_rounds = 0  # tool steps run, across turns: the plan reminder's clock
         self.error_hooked: bool | None = None  # what the turnError hooks said before a retry
+        self.failed_rounds = FailedRounds()  # this turn's rounds in which every call failed
+        self.context_warning = ContextWarning()  # said once, again after a compaction
 
     async def run(self, start: TurnStarted) -> TurnResult:
         """One turn; an internal error runs the turnError hooks and is kept for `%ollie debug`."""
@@ -147,6 +150,9 @@ class TurnRunner:
         await self._compact_if_due()
         host.conversation.history.append(Message.user(prompt))
         self.partial = []
+        self.failed_rounds = FailedRounds(
+            host.config.failed_rounds_nudge, host.config.failed_rounds_limit
+        )
         steps = 0
         stop_continues = [0]
         hooked = first_error_hook.set(self._first_error)
@@ -155,8 +161,10 @@ class TurnRunner:
                 steps += 1
                 calls = await self._model_step(steps)
                 if calls:
-                    await self._tool_step(calls)
+                    verdict = await self._tool_step(calls)
                     host.round_ended()
+                    if verdict is RoundVerdict.STOP:
+                        self._stop_failing(steps)
                 elif not await self._continue_after_reply(stop_continues):
                     await self._post_turn()
                     return self.end(TurnResult(reply=self.last_text, steps=steps))
@@ -204,6 +212,7 @@ class TurnRunner:
         host = self.host
         size = host.context_size() if host.conversation.history else 0
         if size < MIN_COMPACT_TOKENS:  # no model's window is that small: skip the probe
+            self.context_warning.rearm()  # far below any window's warning mark
             return
         try:
             window = await host.backend.context_length()
@@ -211,6 +220,9 @@ class TurnRunner:
             log.info("context length unknown: %s", exc)
             return
         if not needs_compaction(size, window):
+            warning = self.context_warning.check(size, window) if window else ""
+            if warning:
+                host.emit(Notice(warning, "warning"))
             return
         host.emit(
             Notice(
@@ -222,6 +234,9 @@ class TurnRunner:
         except LLMError as exc:
             host.emit(Notice(f"compaction failed: {host.redact(str(exc))}; the history is kept"))
             return
+        except BudgetExceededError:  # not sent: the history is kept, and the turn's own
+            return  # request meets the same cap and ends the turn with its line
+        self.context_warning.rearm()  # ollie's reset: a compacted context is warned about again
         host.emit(Notice(done.note))
 
     async def _post_turn(self) -> None:
@@ -268,8 +283,7 @@ class TurnRunner:
             message = host.redact(str(exc))
             host.emit(Notice(message, "error"))
             host.conversation.record_error(message)
-            capped = isinstance(exc, BudgetExceededError)
-            result = TurnResult(error=message, steps=steps, capped=capped)
+            result = TurnResult(error=message, steps=steps, failure=exc)
             raise _Ended(self.end(result)) from exc
         host.conversation.history.append(reply)
         self.partial = []
@@ -307,9 +321,10 @@ class TurnRunner:
                 done = await host.compact_history()
                 host.emit(Notice(done.note))
 
-    async def _tool_step(self, calls: Sequence[ToolCall]) -> None:
+    async def _tool_step(self, calls: Sequence[ToolCall]) -> RoundVerdict:
         """Approve the calls in call order, run the approved ones together, join the results in
-        call order (ToolStep); an interruption still answers every call."""
+        call order (ToolStep); an interruption still answers every call. Says whether the
+        failing-rounds guard nudges the model or stops the turn."""
         step = ToolStep(self.host, calls, self.hooks)
         try:
             await step.approve()
@@ -317,19 +332,33 @@ class TurnRunner:
         except BaseException:
             step.join()
             raise
-        step.join(await self._round_notes())
+        verdict = self.failed_rounds.record(step.failed())
+        step.join(await self._round_notes(verdict is RoundVerdict.NUDGE))
+        return verdict
 
-    async def _round_notes(self) -> str:
-        """What rides on a round's last result: text the user injected meanwhile, and every
-        planReminder rounds the open plan (a note at the tail: no earlier message changes)."""
+    def _stop_failing(self, steps: int) -> None:
+        """End the turn: every call failed in failedRoundsLimit rounds in a row."""
+        host = self.host
+        note = self.failed_rounds.stop_note()
+        host.emit(Notice(note, "error"))
+        host.conversation.history.append(Message.assistant(f"[{note}]"))
+        result = TurnResult(reply=host.conversation.reply, error=note, steps=steps)
+        raise _Ended(self.end(result)) from FailingToolsError(note)
+
+    async def _round_notes(self, nudge: bool = False) -> str:
+        """What rides on a round's last result: text the user injected meanwhile, the nudge of
+        a run of failing rounds, and every planReminder rounds (or with the nudge) the open
+        plan (a note at the tail: no earlier message changes)."""
         host = self.host
         notes = []
         injected = host.take_injected()
         if injected:
             notes.append("[user interruption] " + "\n".join(injected))
+        if nudge:
+            notes.append(NUDGE)
         self.tool_rounds += 1
         every = host.config.plan_reminder
-        if every and self.tool_rounds % every == 0:
+        if nudge or (every and self.tool_rounds % every == 0):
             reminder = await host.plan_reminder()
             if reminder:
                 notes.append(reminder)
@@ -367,18 +396,17 @@ class TurnRunner:
         return outcome
 
     async def respond(self) -> Message:
-        """Stream one model response as the assistant Message; emit text, usage and retries
-        as they come (reasoning only sets the state: it never joins the reply)."""
+        """Stream one model response (through the model gateway) as the assistant Message;
+        emit text and retries as they come (reasoning only sets the state: it never joins
+        the reply)."""
         host = self.host
-        host.ledger.check()  # a spend cap already reached: this request is not sent
         messages = [Message.system(host.system_prompt()), *host.conversation.history]
         calls: tuple[ToolCall, ...] = ()
         thinking: tuple[ThinkingBlock, ...] = ()
-        host.state = "waiting"
-        host.conversation.usage.requests += 1
         tools = host.router.defs if host.config.tools else ()
-        stream = host.backend.chat_stream(messages, tools, params(host.config))
-        stream = tracing().chat(host, messages, stream)  # the request's span (when tracing)
+        meter = Meter(host.ledger, host.conversation.usage, host.emit)
+        stream = send_request(host, meter, messages, params(host.config), tools)
+        host.state = "waiting"
         try:
             async for event in stream:
                 if isinstance(event, TextChunk):
@@ -392,39 +420,11 @@ class TurnRunner:
                     calls = event.tool_calls
                 elif isinstance(event, ThinkingReady):
                     thinking = event.blocks
-                elif isinstance(event, UsageReport):
-                    self._count(event.usage)
                 elif isinstance(event, RetryNotice):
                     host.emit(Retrying(event.reason, event.attempt, event.delay))
         finally:
-            closer: Callable[[], Any] | None = getattr(stream, "aclose", None)
-            if closer is not None:
-                await closer()
+            await stream.aclose()
         return Message.assistant("".join(self.partial), calls, thinking)
-
-    def _count(self, usage: Usage) -> None:
-        backend = self.host.backend
-        usage = priced(usage, backend.name, backend.model)  # the table's price, if none given
-        self.host.ledger.add(usage)
-        totals = self.host.conversation.usage
-        totals.input_tokens += usage.input_tokens
-        totals.output_tokens += usage.output_tokens
-        totals.cache_read_tokens += usage.cache_read_tokens
-        totals.cache_write_tokens += usage.cache_write_tokens
-        totals.last_input_tokens = usage.input_tokens
-        if usage.cost is not None:
-            totals.cost = (totals.cost or 0.0) + usage.cost
-        else:
-            totals.unpriced += 1
-        self.host.emit(
-            UsageReported(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                total_input=totals.input_tokens,
-                total_output=totals.output_tokens,
-                requests=totals.requests,
-            )
-        )
 
     def end(self, result: TurnResult) -> TurnResult:
         self.host.state = "idle"
@@ -461,6 +461,8 @@ def error_kind(exc: BaseException | None) -> str:
         return "tool_use_failed"
     if isinstance(exc, BudgetExceededError):
         return "budget"
+    if isinstance(exc, FailingToolsError):
+        return "tool_errors"
     return "unknown"
 
 

@@ -11,7 +11,6 @@ What the events lead to is decided by `_react.Reactions`.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -20,15 +19,14 @@ from typing import Any
 
 from ollie_nb.core._env import AgentEnv
 from ollie_nb.core._react import Reactions
-from ollie_nb.errors import NoTaskServerError, UnavailableError
-from ollie_nb.planning import TaskClient
+from ollie_nb.errors import NoTaskServerError
+from ollie_nb.planning import EVENTS_URI, TaskClient
 
 log = logging.getLogger("ollie_nb.core")
 
 PAGE = 200  # events per read at most; ollie-tasks also bounds a page by size
 START_TIMEOUT = 10.0
 LOG_SIZE = 50
-EVENTS_URI = "tasks://events"  # the resource ollie-tasks signals on every change
 
 Updates = Callable[[str], AbstractAsyncContextManager["AsyncIterator[Any] | None"]]
 
@@ -54,21 +52,20 @@ class TaskEventWatcher:
         self._lock = asyncio.Lock()
         self._listening = asyncio.Event()  # set once the mode is known
         self._task: asyncio.Task[None] | None = None
-        self._paged = True  # ask for {events, next, more} pages until the server refuses
 
     @classmethod
     def for_env(
         cls, env: AgentEnv, reactions: Reactions, interval: float = 2.0
     ) -> TaskEventWatcher:
         """A watcher of the env's task server; a NoTaskServerError says why there can be none."""
-        if not env.task_server:
+        client = env.task_client
+        if not env.task_server or client is None:
             raise NoTaskServerError("no task server is wired (see the agent's mcpServers)")
-        if "task_events" not in env.servers[env.task_server].tools:
-            raise NoTaskServerError(f"the task server '{env.task_server}' has no task_events tool")
+        if not client.caps.events:
+            raise NoTaskServerError(f"the task server '{env.task_server}' has no event log")
         server = env.dispatcher.get_server(env.task_server)
         updates = getattr(server, "resource_updates", None)
-        assert env.task_client is not None  # wired with the task server
-        return cls(env.task_client, reactions, interval, updates)
+        return cls(client, reactions, interval, updates)
 
     @property
     def running(self) -> bool:
@@ -159,17 +156,14 @@ class TaskEventWatcher:
     async def _fetch(self) -> tuple[list[dict[str, Any]], bool]:
         """The next page of events, and whether more follow; `seq` moves past the page.
 
-        ollie-tasks answers `format="page"` with `{events, next, more}`, bounded by size;
-        a server that refuses that argument is asked for a plain list from then on. A page
-        that does not parse (a server whose pages outgrow the result cap) is asked for
-        again with half the limit; a single event that still does not parse is skipped,
+        A page that does not parse (a server whose pages outgrow the result cap) is asked
+        for again with half the limit; a single event that still does not parse is skipped,
         with a log line, so the watch never stalls on it.
         """
         limit = PAGE
         while True:
-            text = await self._read_page(limit)
             try:
-                return self._parse_page(text, limit)
+                page = await self.client.events(self.seq, limit)
             except ValueError as exc:
                 if limit > 1:
                     limit //= 2
@@ -178,37 +172,12 @@ class TaskEventWatcher:
                 log.warning("task events: skipped the event after seq %d: %s", self.seq, exc)
                 self.seq += 1
                 return [], False  # the rest at the next signal: a broken server cannot loop us
-
-    async def _read_page(self, limit: int) -> str:
-        args: dict[str, Any] = {"since": self.seq, "limit": limit}
-        if self._paged:
-            result = await self.client.call("task_events", {**args, "format": "page"})
-            if not result.is_error:
-                return result.text
-        result = await self.client.call("task_events", args)
-        if result.is_error:
-            raise UnavailableError(
-                result.text.strip().splitlines()[0] if result.text.strip() else "task_events failed"
-            )
-        self._paged = False
-        return result.text
-
-    def _parse_page(self, text: str, limit: int) -> tuple[list[dict[str, Any]], bool]:
-        """(events, more) of a page (`{events, next, more}` or a list); ValueError if unreadable."""
-        data = json.loads(text)
-        if isinstance(data, dict) and isinstance(data.get("events"), list):
-            raw, more, next_seq = data["events"], data.get("more") is True, data.get("next")
-        elif isinstance(data, list):
-            raw, more, next_seq = data, len(data) >= limit, None
-        else:
-            raise ValueError("task_events answered neither a page nor a list of events")
-        events = [e for e in raw if isinstance(e, dict) and isinstance(e.get("seq"), int)]
-        before = self.seq
-        if events:
-            self.seq = max(self.seq, events[-1]["seq"])
-        if isinstance(next_seq, int):
-            self.seq = max(self.seq, next_seq)
-        return events, more and self.seq > before  # read on only while the cursor moves
+            before = self.seq
+            if page.events:
+                self.seq = max(self.seq, page.events[-1]["seq"])
+            if page.next is not None:
+                self.seq = max(self.seq, page.next)
+            return page.events, page.more and self.seq > before  # on only while it moves
 
     async def poll(self) -> list[str]:
         """Read the new events once; return what they led to (also kept in `log`)."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ollie_nb.core._env import AgentEnv
@@ -24,7 +26,14 @@ from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._wake import Waker
 from ollie_nb.core._watch import TaskEventWatcher
 from ollie_nb.errors import NotStartedError
-from ollie_nb.planning import Origin, PlanRecord, QueuedPrompt, StepRef, read_state
+from ollie_nb.planning import (
+    TASK_UPDATE,
+    Origin,
+    PlanRecord,
+    QueuedPrompt,
+    StepRef,
+    StepState,
+)
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -42,7 +51,7 @@ class WatchHost(Protocol):
     def is_running(self) -> bool: ...
     @property
     def queue_items(self) -> list[QueuedPrompt]: ...
-    async def plan_statuses(self, record: PlanRecord) -> dict[str, str]: ...
+    async def plan_statuses(self, record: PlanRecord) -> dict[str, StepState]: ...
     def queue(self, prompt: str | QueuedPrompt) -> int: ...
     def pop_queue(self) -> QueuedPrompt | None: ...
     def clear_queue(self) -> int: ...
@@ -52,6 +61,14 @@ class WatchHost(Protocol):
     async def submit(
         self, prompt: str | QueuedPrompt, on_event: EventSink | None = None
     ) -> TurnResult: ...
+
+
+@dataclass(frozen=True)
+class Hold:
+    """A watch turn's claim of its step: the heartbeat renewing it, or why it was refused."""
+
+    beat: asyncio.Future[None] | None = None
+    refused: str = ""
 
 
 class AgentWatch:
@@ -88,20 +105,27 @@ class AgentWatch:
                 self.host.queue(item)
         return True
 
-    async def admit(self, item: QueuedPrompt) -> str:
-        """Claim a step the watch queued before the agent works it: '' when it is the agent's
-        now (or the item is no watch step), else why not (another agent, kernel or a parallel
-        run took it first: the agent does not work it)."""
+    async def admit(self, item: QueuedPrompt, lost: Callable[[str], None]) -> Hold:
+        """Claim a step the watch queued before the agent works it, with a lease renewed
+        while its turn runs where the server has leases (`lost(why)` if it is lost). The
+        hold says why not when another agent, kernel or a parallel run took it first (the
+        agent does not work it); any other item holds nothing."""
         step, env = item.step, self.host.env
         if item.origin is not Origin.WATCH or step is None or step.task_id is None:
-            return ""
-        if env is None or env.task_client is None or env.task_server is None:
-            return ""
-        atomic = "task_claim" in env.servers[env.task_server].tools
-        refused = await env.task_client.claim(step.task_id, self.host.agent_name, atomic=atomic)
-        if refused:
-            self.refused(step, refused)
-        return refused
+            return Hold()
+        if env is None or env.task_client is None:
+            return Hold()
+        client, assignee = env.task_client, self.host.agent_name
+        lease = client.lease(env.config.claim_lease)
+        claim = await client.claim(step.task_id, assignee, lease if lease.active else None)
+        if not claim.taken:
+            why = claim.reason or claim.outcome.value
+            self.refused(step, why)
+            return Hold(refused=why)
+        if not lease.active:
+            return Hold()
+        beat = asyncio.ensure_future(client.keep(step.task_id, assignee, lease, lost))
+        return Hold(beat=beat)
 
     def refused(self, step: StepRef, why: str) -> None:
         """Another worker holds a step the watch queued: never queued again, and not the
@@ -118,9 +142,8 @@ class AgentWatch:
             return
         if env is None or env.task_client is None:
             return
-        if read_state(await env.task_client.read(step.task_id)).is_active:
-            note = f"{self.host.agent_name}'s turn on it did not finish"
-            await env.task_client.update(step.task_id, status="open", note=note)
+        note = f"{self.host.agent_name}'s turn on it did not finish"
+        await env.task_client.release(step.task_id, note)
 
     async def start(
         self, interval: float, on_event: EventSink | None, wake: bool
@@ -230,14 +253,13 @@ class AgentWatch:
         watcher = self.watcher
         if watcher is None:
             return
-        match event:
-            case ToolCalled(tool="task_update"):
-                self._updates[event.id] = event.args
-            case ToolFinished(tool="task_update"):
-                args = self._updates.pop(event.id, None)
-                if not event.is_error and isinstance(args, dict) and event.server == watcher.server:
-                    task_id = str(args.get("id", "")).strip().lower()
-                    watcher.own_update(task_id, str(args.get("status", "")).strip().lower())
+        if isinstance(event, ToolCalled) and event.tool == TASK_UPDATE:
+            self._updates[event.id] = event.args
+        elif isinstance(event, ToolFinished) and event.tool == TASK_UPDATE:
+            args = self._updates.pop(event.id, None)
+            if not event.is_error and isinstance(args, dict) and event.server == watcher.server:
+                task_id = str(args.get("id", "")).strip().lower()
+                watcher.own_update(task_id, str(args.get("status", "")).strip().lower())
 
 
 def _ignore(event: Event) -> None:

@@ -18,22 +18,34 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from ollie_nb.core._core import AgentCore
 from ollie_nb.core._events import Event, WatchNotice, WatchWhat
-from ollie_nb.core._watch import EVENTS_URI, Updates
+from ollie_nb.core._terminal import terminal_safe
+from ollie_nb.core._watch import Updates
 from ollie_nb.errors import OllieError
-from ollie_nb.planning import PlanRecord, PlanStep, StepState, TaskClient, format_plan, read_state
+from ollie_nb.planning import (
+    EVENTS_URI,
+    TASK_CLAIM,
+    TASK_CREATE,
+    TASK_LIST,
+    TASK_UPDATE,
+    PlanRecord,
+    PlanStep,
+    StepState,
+    Task,
+    TaskClient,
+    format_plan,
+)
 
 LOGGED = {
     WatchWhat.CLAIMED,
@@ -44,7 +56,6 @@ LOGGED = {
 }
 WAIT_POLL = 1.0  # s between reads of the event log while waiting, without a change signal
 SIGNAL_CHECK = 30.0  # s: with a signal, the event log is read this often anyway
-LIST_FIELDS = ("id", "title", "status", "parent", "blockers", "body", "lease_until")
 LEASE_MARGIN = 0.2  # s past a claim's lease end before the store is read again
 LEASE_RECHECK = 1.0  # s between reads while a lease looks over but its claim stands (skew)
 
@@ -81,36 +92,31 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def plans_of(listing: dict[str, Any], only: str = "") -> list[PlanRecord]:
-    """The store's goals with their steps, as plan records (from a `task_list` JSON)."""
-    tasks = [t for t in listing.get("tasks", []) if isinstance(t, dict)]
-    children: dict[str, list[dict[str, Any]]] = {}
+def plans_of(tasks: list[Task], only: str = "") -> list[PlanRecord]:
+    """The store's goals with their steps, as plan records (from a listing of its tasks)."""
+    children: dict[str, list[Task]] = {}
     for task in tasks:
-        if task.get("parent"):
-            children.setdefault(str(task["parent"]), []).append(task)
-    goals = [t for t in tasks if not t.get("parent") and t["id"] in children]
+        if task.parent:
+            children.setdefault(task.parent, []).append(task)
+    goals = [t for t in tasks if not t.parent and t.id in children]
     records = []
     for number, goal in enumerate(goals, 1):
-        if only and goal["id"] != only:
+        if only and goal.id != only:
             continue
-        steps_raw = children[goal["id"]]
-        ids = tuple(str(s["id"]) for s in steps_raw)
+        steps_raw = children[goal.id]
+        ids = tuple(s.id for s in steps_raw)
         steps = tuple(
-            PlanStep(
-                str(s.get("title", "")),
-                str(s.get("body") or ""),
-                tuple(ids.index(b) for b in s.get("blockers", ()) if b in ids),
-            )
+            PlanStep(s.title, s.body or "", tuple(ids.index(b) for b in s.blockers if b in ids))
             for s in steps_raw
         )
-        text = format_plan(goal["title"], steps, ids, "", goal["id"])
+        text = format_plan(goal.title, steps, ids, "", goal.id)
         records.append(
             PlanRecord(
                 number,
-                goal["title"],
+                goal.title,
                 steps,
                 ids,
-                goal["id"],
+                goal.id,
                 backend="task server",
                 text=text,
                 kind="tasks",
@@ -123,12 +129,16 @@ class Worker:
     """One headless worker (see the module docstring)."""
 
     def __init__(self, core: AgentCore, options: WorkOptions, log: Callable[[str], None]) -> None:
-        self.core, self.options, self._log = core, options, log
+        self.core, self.options, self._write = core, options, log
         self.stopping = ""  # the signal that stops the worker
         self.waits = ""  # how it last waited for a change: "signal" or "poll"
         self.capped = ""  # the spend cap that stopped it (a new run would only meet it again)
         self.lease_ends: list[float] = []  # when the claims it saw last run out (epoch s)
         self._stop = asyncio.Event()
+
+    def _log(self, line: str) -> None:
+        """Write one log line; its titles and notes are the store's text: escaped for a terminal."""
+        self._write(terminal_safe(line))
 
     def stop(self, signame: str) -> None:
         """Stop working: the run's children are interrupted and their steps handed back."""
@@ -143,26 +153,18 @@ class Worker:
         if env is None or env.task_client is None:
             raise WorkerError(
                 f"the agent {self.options.agent!r} has no task server: a worker needs one "
-                "(an MCP server with task_create, task_update, task_list and task_claim)"
+                f"(an MCP server with {TASK_CREATE}, {TASK_UPDATE}, {TASK_LIST} and {TASK_CLAIM})"
             )
         return env.task_client
 
     async def plans(self) -> tuple[list[PlanRecord], dict[str, StepState], set[str]]:
         """The plans to work, every step's state and the ready steps' ids, from one listing
         of the store (ready: open, every blocker done, in the plan or not)."""
-        listing = await self._listing()
-        states = {
-            str(t["id"]): read_state(str(t.get("status", "")))
-            for t in listing.get("tasks", [])
-            if isinstance(t, dict)
-        }
-        ready = {
-            str(t["id"])
-            for t in listing.get("tasks", [])
-            if isinstance(t, dict) and states[str(t["id"])].is_open and not t.get("blockers")
-        }
-        self.lease_ends = lease_ends(listing)
-        return plans_of(listing, self.options.plan), states, ready
+        tasks = await self._listing()
+        states = {t.id: t.state for t in tasks}
+        ready = {t.id for t in tasks if t.ready}
+        self.lease_ends = lease_ends(tasks)
+        return plans_of(tasks, self.options.plan), states, ready
 
     def _look_within(self) -> float:
         """How long to wait for a signal: SIGNAL_CHECK, or until the first lease the store
@@ -173,28 +175,19 @@ class Worker:
         left = min(self.lease_ends) - time.time() + LEASE_MARGIN
         return min(SIGNAL_CHECK, left if left > 0 else LEASE_RECHECK)
 
-    async def _listing(self) -> dict[str, Any]:
+    async def _listing(self) -> list[Task]:
         """Every task of the store with the fields a plan record needs, bodies included
         (a server that gives no bodies in lists: each ready step's by task_read)."""
-        args: dict[str, Any] = {"status": "all", "format": "json"}
-        answer = await self.client.call("task_list", {**args, "fields": list(LIST_FIELDS)})
-        if answer.is_error:  # a server without `fields`
-            answer = await self.client.call("task_list", args)
-        if answer.is_error:
-            raise WorkerError(f"the task server could not list its tasks: {answer.text[:200]}")
-        listing: dict[str, Any] = json.loads(answer.text)
-        tasks = [t for t in listing.get("tasks", []) if isinstance(t, dict)]
-        for task in tasks:  # the steps a worker may claim now: open, with no blocker left
-            ready = not task.get("blockers") and read_state(str(task.get("status", ""))).is_open
-            if "body" not in task and task.get("parent") and ready:
-                task["body"] = await self._body(str(task["id"]))
-        return listing
-
-    async def _body(self, task_id: str) -> str:
-        read = await self.client.call("task_read", {"id": task_id, "format": "json"})
-        with contextlib.suppress(ValueError, AttributeError):
-            return str(json.loads(read.text).get("body") or "") if not read.is_error else ""
-        return ""
+        try:
+            tasks = await self.client.tasks()
+        except OllieError as exc:
+            raise WorkerError(str(exc)) from exc
+        return [
+            replace(t, body=await self.client.body(t.id))
+            if t.body is None and t.parent and t.ready
+            else t
+            for t in tasks
+        ]
 
     async def run(self) -> int:
         """Work until idle (`--until-idle`) or stopped; 0 when every run went through."""
@@ -252,8 +245,8 @@ class Worker:
 
     async def _events(self, since: int) -> list[dict[str, Any]]:
         try:
-            return await self.client.events(since, 1000)
-        except OllieError:
+            return (await self.client.events(since, 1000)).events
+        except (OllieError, ValueError):
             return []
 
     async def _wait_change(self, since: int) -> int:
@@ -327,14 +320,14 @@ class Worker:
         return since
 
 
-def lease_ends(listing: dict[str, Any]) -> list[float]:
+def lease_ends(tasks: list[Task]) -> list[float]:
     """The lease ends of the claims in a task listing, as epoch seconds."""
     ends = []
-    for task in listing.get("tasks", []):
-        until = task.get("lease_until") if isinstance(task, dict) else None
-        if isinstance(until, str) and until:
+    for task in tasks:
+        if task.lease_until:
             with contextlib.suppress(ValueError):
-                ends.append(datetime.fromisoformat(until.replace("Z", "+00:00")).timestamp())
+                stamp = task.lease_until.replace("Z", "+00:00")
+                ends.append(datetime.fromisoformat(stamp).timestamp())
     return ends
 
 
@@ -357,7 +350,8 @@ async def work(options: WorkOptions, log: Callable[[str], None]) -> int:
             loop.add_signal_handler(sig, worker.stop, sig.name)
     try:
         async with core:
-            log(f"{name}: working {'plan ' + options.plan if options.plan else 'every plan'}")
+            plans = "plan " + options.plan if options.plan else "every plan"
+            log(terminal_safe(f"{name}: working {plans}"))
             return await worker.run()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -383,5 +377,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(work(options, log))
     except OllieError as exc:
-        print(f"ollie-work: {exc}", file=sys.stderr)
+        print(f"ollie-work: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1

@@ -21,7 +21,6 @@ from ollie_nb.llm._errors import (
     LLMStreamError,
     MissingExtraError,
     ToolUseFailedError,
-    redact,
 )
 from ollie_nb.llm._offline import (
     OfflineBackend,
@@ -97,6 +96,5 @@ __all__ = [
     "openai_base_url",
     "price_source",
     "priced",
-    "redact",
     "step_prompt_task_id",
 ]

@@ -1,30 +1,22 @@
-"""The chat-backend error hierarchy, rooted in LLMError, and secret redaction for its messages."""
+"""The chat-backend error hierarchy, rooted in LLMError; its messages are redacted."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ollie_nb.errors import OllieUsageError, UnavailableError
-
-REDACTED = "***"
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace each non-empty secret in `text`, so keys never reach a message.
-
-    Longest first: when one secret contains another (a key and its prefix), replacing
-    the shorter one first would leave the rest of the longer one readable.
-    """
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
+from ollie_nb.errors import OllieUsageError, ServiceError
+from ollie_nb.redaction import redact
 
 
-class LLMError(UnavailableError):
+class LLMError(ServiceError):
     """Base of every error a chat backend raises; the message is one readable line.
 
-    A chat backend's failure is the provider's or the settings', not a bug: usage-like.
+    A chat backend's failure is the provider's (a ServiceError) or, for the kinds that
+    are also OllieUsageError, the settings'; never a bug.
     """
+
+    source = "the chat provider"
+    advice = "try again, or %ollie backend NAME to use another"
 
     def __init__(self, message: str, *, secrets: Iterable[str | None] = ()) -> None:
         super().__init__(redact(message, secrets))
@@ -39,7 +31,7 @@ class LLMConfigError(LLMError, OllieUsageError):
     """The backend was asked for something it cannot be: unknown name, missing key or setting."""
 
 
-class MissingExtraError(LLMError, ImportError):
+class MissingExtraError(LLMError, OllieUsageError, ImportError):
     """The provider SDK for a backend is not installed; the message names the pip extra."""
 
     def __init__(self, backend: str, module: str, extra: str) -> None:
@@ -65,6 +57,8 @@ class LLMHTTPError(LLMError):
         super().__init__(message, secrets=secrets)
         self.status = status
         self.retry_after = retry_after
+        if status in (401, 403):  # the provider refused the key: the settings can fix it
+            self.advice = "check the backend's API key and URL (%ollie backend shows them)"
 
 
 class LLMConnectionError(LLMError):

@@ -23,11 +23,11 @@ from ollie_nb.llm._types import (
     Usage,
     UsageReport,
 )
-from ollie_nb.planning import Review, ReviewNote, read_review, read_step
+from ollie_nb.planning import TASK_UPDATE, Review, ReviewNote, read_review, read_step
 
 OFFLINE_MODEL = "offline-planner"
 PLAN_TOOL = "reasoning_plan"
-TASK_UPDATE_TOOL = "task_update"
+TASK_UPDATE_TOOL = TASK_UPDATE
 
 Turn = str | Message | Sequence[ToolCall | Mapping[str, Any]]
 """One scripted reply: text, a list of tool calls (ToolCall or {"name", "arguments"}), or an

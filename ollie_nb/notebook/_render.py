@@ -25,6 +25,7 @@ from ollie_nb.notebook._display import (
     ToolBlock,
 )
 from ollie_nb.notebook._plans import PlanGraphView
+from ollie_nb.planning import StepState
 
 
 class Settings:
@@ -39,6 +40,7 @@ class Settings:
         rankdir: str = "LR",
         usage_footer: bool = True,
         show_plans: bool = True,
+        remote_images: bool = False,
     ) -> None:
         self.show_tools = show_tools
         self.result_chars = result_chars
@@ -46,6 +48,7 @@ class Settings:
         self.rankdir = rankdir
         self.usage_footer = usage_footer
         self.show_plans = show_plans
+        self.remote_images = remote_images  # replies load their images (else: links)
 
 
 class TurnView:
@@ -56,7 +59,7 @@ class TurnView:
         settings: Settings,
         show: Callable[[Any], None],
         live: Callable[[Any], Callable[[Any], None]],
-        plan_statuses: Callable[[Any], dict[str, str]] | None = None,
+        plan_statuses: Callable[[Any], dict[str, StepState]] | None = None,
         review: Callable[[Any], Any] | None = None,
     ) -> None:
         self.settings = settings
@@ -88,7 +91,7 @@ class TurnView:
     def _live(self, markdown: str) -> None:
         if self._update is None:
             self._update = self._make_live(Live(""))
-        self._update(Live(markdown))
+        self._update(Live(markdown, self.settings.remote_images))
 
     def _settle(self) -> None:
         """Return the live area to empty and show the finished text as its own output."""
@@ -100,7 +103,7 @@ class TurnView:
             self._update(Live(""))
             self._update = None
         if text.strip():
-            self._show(Reply(text.strip()))
+            self._show(Reply(text.strip(), self.settings.remote_images))
 
     def _settle_thinking(self) -> None:
         """The reasoning is complete: its live element empties, the whole of it is shown."""
@@ -211,7 +214,9 @@ class TurnView:
             return
         # A plan just filed has every step open. The graph is refreshed with live statuses
         # at the turn's end; its text keeps the first ones (`%ollie plan` shows them now).
-        fresh = {i: "todo" for i in record.ids} if record.kind in ("tasks", "queue") else {}
+        fresh = (
+            dict.fromkeys(record.ids, StepState.OPEN) if record.kind in ("tasks", "queue") else {}
+        )
         view = PlanGraphView(record, fresh, rankdir=self.settings.rankdir, background=True)
         self._pending_plans.append(view.keep_text())
 

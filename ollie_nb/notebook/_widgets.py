@@ -17,7 +17,7 @@ from ollie_nb.notebook._render import Settings, TurnView
 if TYPE_CHECKING:
     from ollie_nb.notebook._plans import PlanGraphView
     from ollie_nb.notebook._runtime import NotebookRuntime
-    from ollie_nb.planning import QueuedPrompt
+    from ollie_nb.planning import QueuedPrompt, StepState
 
 TICK = 0.1
 
@@ -164,9 +164,9 @@ def _on_loop(fn: Any) -> Any:
 
 def _plan_statuses_off_thread(runtime: NotebookRuntime) -> Any:
     """Plan statuses for a background view: read on the loop, never blocking the kernel."""
-    cache: dict[int, dict[str, str]] = {}
+    cache: dict[int, dict[str, StepState]] = {}
 
-    def statuses(record: Any) -> dict[str, str]:
+    def statuses(record: Any) -> dict[str, StepState]:
         future = runtime.submit(lambda: runtime.core.plan_statuses(record))
         future.add_done_callback(
             lambda f: cache.__setitem__(record.number, f.result()) if not f.exception() else None

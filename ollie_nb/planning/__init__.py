@@ -6,7 +6,6 @@ when a graph is drawn).
 
 from ollie_nb.planning._adapter import AdaptedPlanBackend, PlanBackendError
 from ollie_nb.planning._backends import (
-    QUEUED_MESSAGE,
     QueuePlanBackend,
     TaskServerPlanBackend,
     dependency_layers,
@@ -14,10 +13,31 @@ from ollie_nb.planning._backends import (
     queue_prompts,
 )
 from ollie_nb.planning._book import PlanBook, find_plan
-from ollie_nb.planning._client import Dispatch, TaskCallError, TaskClient
+from ollie_nb.planning._client import (
+    LIST_FIELDS,
+    NO_LEASE,
+    Claim,
+    ClaimOutcome,
+    Deleted,
+    Dispatch,
+    EventsPage,
+    LeasePolicy,
+    Task,
+    TaskCallError,
+    TaskCaps,
+    TaskClient,
+)
+from ollie_nb.planning._convention import (
+    EVENTS_URI,
+    TASK_CLAIM,
+    TASK_CREATE,
+    TASK_LIST,
+    TASK_PREFIX,
+    TASK_TOOLS,
+    TASK_UPDATE,
+)
 from ollie_nb.planning._draft import DraftStep, PlanDraft
 from ollie_nb.planning._review import (
-    HELD_MESSAGE,
     ReviewNote,
     approval_prompt,
     discard_note,
@@ -38,7 +58,6 @@ from ollie_nb.planning._steps import (
     step_prompt,
 )
 from ollie_nb.planning._text import (
-    NO_BACKEND,
     format_plan,
     status_failed,
     status_saved,
@@ -72,23 +91,39 @@ from ollie_nb.planning.graph import (
     plan_graph,
     plan_svg,
     plan_view,
+    status_word,
 )
+from ollie_nb.planning.prompts import HELD_MESSAGE, NO_BACKEND, QUEUED_MESSAGE
 
 __all__ = [
     "DOT_TIMEOUT",
+    "EVENTS_URI",
     "HELD_MESSAGE",
+    "LIST_FIELDS",
     "MAX_AFTER_PER_STEP",
     "MAX_AFTER_TOTAL",
     "MAX_STEPS",
     "NO_BACKEND",
+    "NO_LEASE",
     "QUEUED_MESSAGE",
     "STATUSES",
+    "TASK_CLAIM",
+    "TASK_CREATE",
+    "TASK_LIST",
+    "TASK_PREFIX",
+    "TASK_TOOLS",
+    "TASK_UPDATE",
     "AdaptedPlanBackend",
+    "Claim",
+    "ClaimOutcome",
+    "Deleted",
     "Dispatch",
     "DraftStep",
+    "EventsPage",
     "GraphTimeout",
     "GraphvizUnavailable",
     "KindedPlanBackend",
+    "LeasePolicy",
     "Origin",
     "PlanBackend",
     "PlanBackendError",
@@ -110,7 +145,9 @@ __all__ = [
     "StepRef",
     "StepState",
     "StepStatusReader",
+    "Task",
     "TaskCallError",
+    "TaskCaps",
     "TaskClient",
     "TaskServerPlanBackend",
     "approval_prompt",
@@ -134,6 +171,7 @@ __all__ = [
     "state_label",
     "status_failed",
     "status_saved",
+    "status_word",
     "status_wrong_ids",
     "step_item",
     "step_prompt",

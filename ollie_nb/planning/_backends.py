@@ -9,9 +9,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ollie_nb.planning._adapter import PlanBackendError
-from ollie_nb.planning._client import TaskCallError, TaskClient
+from ollie_nb.planning._client import Deleted, TaskCallError, TaskClient
+from ollie_nb.planning._convention import TASK_DELETE
+from ollie_nb.planning._state import StepState, read_state
 from ollie_nb.planning._steps import Origin, QueuedPrompt, StepRef, step_prompt
 from ollie_nb.planning._types import PlanKind, PlanResult, PlanStep
+from ollie_nb.planning.prompts import QUEUED_MESSAGE, TASKS_COMMITTED
 
 log = logging.getLogger("ollie_nb.planning")
 
@@ -93,9 +96,10 @@ class TaskServerPlanBackend:
             ),
         )
 
-    async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
-        """Each step task's current status as the server reports it (the StepStatusReader)."""
-        return await self.client.statuses(goal_id, ids)
+    async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, StepState]:
+        """Each step task's current state, read from the server's word (the StepStatusReader)."""
+        words = await self.client.statuses(goal_id, ids)
+        return {step_id: read_state(word) for step_id, word in words.items()}
 
     async def _create_step(self, step: PlanStep, goal_id: str, ids: list[str]) -> str:
         args: dict[str, Any] = {"title": step.title, "body": step.body, "parent": goal_id}
@@ -112,19 +116,21 @@ class TaskServerPlanBackend:
         if not created:
             return ""
         if not self.can_delete:
-            return f"; {len(created)} tasks were left behind ({self.server} has no task_delete)"
+            return f"; {len(created)} tasks were left behind ({self.server} has no {TASK_DELETE})"
         goal, steps = created[0], created[1:]
         # All step deletes at once: on a hung server they time out together, in one call
         # timeout rather than one per task.
         outcomes = await asyncio.gather(*(self.client.delete(i) for i in reversed(steps)))
-        left = [i for i, (ok, _) in zip(reversed(steps), outcomes) if not ok]
+        left = [i for i, done in zip(reversed(steps), outcomes) if done is not Deleted.DELETED]
         # The goal goes last, with its subtree: a server that died mid-answer may have
         # committed a step whose id never came back. Servers without `recursive` ignore it
         # (or refuse it, and get a plain delete, unless the server stopped answering: then
         # one try, which a server that resumes still runs, after the requests before it).
-        ok, timed_out = await self.client.delete(goal, recursive=True)
-        hung = timed_out or any(t for _, t in outcomes)
-        if not ok and (hung or not (await self.client.delete(goal))[0]):
+        deleted = await self.client.delete(goal, recursive=True)
+        hung = Deleted.TIMED_OUT in (deleted, *outcomes)
+        if deleted is not Deleted.DELETED and (
+            hung or await self.client.delete(goal) is not Deleted.DELETED
+        ):
             left.append(goal)
         if left:
             log.warning("rollback left tasks on %s: %s", self.server, left)
@@ -132,24 +138,10 @@ class TaskServerPlanBackend:
         return f"; rolled back {len(created)} created tasks"
 
 
-TASKS_COMMITTED = (
-    "Plan saved on {label}: goal {goal_id} with {n} step tasks (parent = goal, blockers = "
-    "after). Tasks committed. Use task_list to see ready steps; when you finish a step, "
-    "mark it done with task_update (its id, status done) before you start the next."
-)
-
-
 def _goal_task_text(goal: str, count: int) -> tuple[str, str]:
     title = goal if len(goal) <= GOAL_TITLE_CHARS else goal[: GOAL_TITLE_CHARS - 1] + "…"
     body = f"Plan of {count} steps." + (f"\n\n{goal}" if title != goal else "")
     return title, body
-
-
-QUEUED_MESSAGE = (
-    "Plan queued ({n} steps). Stop here — do not execute the steps now. The queue will "
-    "re-enter you with each step in order, one prompt per step; work only the step each "
-    "prompt gives you."
-)
 
 
 class QueuePlanBackend:

@@ -1,21 +1,38 @@
 """TaskClient: the one way the agent calls a task server, over a dispatch callable.
 
-The plan backend, the status reader, the event watch, the parallel run and
-`%ollie tasks` all call the task server through this class, which speaks the
-convention's tools (`task_create`, `task_update`, `task_claim`, `task_heartbeat`, `task_read`,
-`task_list`, `task_events`, `task_delete`, `task_edit`, `task_dep`) and returns parsed
-values. Planning imports no tools: the dispatch callable is the env's `Dispatcher.dispatch`.
+The plan backend, the status reader, the event watch, the parallel run, the lease
+holder, the headless worker and `%ollie tasks` all call the task server through this
+class: it is the only code that names the convention's tools (planning/_convention.py)
+or reads their answers. It learns the server's capabilities once, when it is wired
+(`TaskCaps`), follows every listing's `next` cursor, and answers with types: a `Claim`,
+a `StepState`, an `EventsPage`, a `Task`. Planning imports no tools: the dispatch
+callable is the env's `Dispatcher.dispatch`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import builtins
+import enum
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ollie_nb.errors import UnavailableError
+from ollie_nb.errors import TaskServerError
+from ollie_nb.planning._convention import (
+    TASK_CLAIM,
+    TASK_CREATE,
+    TASK_DELETE,
+    TASK_DEP,
+    TASK_EDIT,
+    TASK_EVENTS,
+    TASK_HEARTBEAT,
+    TASK_LIST,
+    TASK_READ,
+    TASK_UPDATE,
+)
+from ollie_nb.planning._state import StepState, read_state
 from ollie_nb.planning._status import listing_next, listing_statuses, task_status
 
 
@@ -26,13 +43,17 @@ class ToolResultLike(Protocol):
     def text(self) -> str: ...
     @property
     def is_error(self) -> bool: ...
+    @property
+    def timed_out(self) -> bool: ...
 
 
 Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
 """Calls one tool of one server: (server, tool, arguments) -> result."""
 
 
-MAX_LIST_PAGES = 1000  # pages of one status read's listing, against a server whose cursor loops
+MAX_LIST_PAGES = 1000  # pages of one listing, against a server whose cursor loops
+HEARTBEATS_PER_LEASE = 3
+LIST_FIELDS = ("id", "title", "status", "parent", "blockers", "body", "lease_until")
 
 
 def _json_object(text: str) -> Any:
@@ -42,7 +63,7 @@ def _json_object(text: str) -> Any:
         return None
 
 
-class TaskCallError(UnavailableError):
+class TaskCallError(TaskServerError):
     """A task tool answered with an error; the message is its first line."""
 
 
@@ -51,94 +72,278 @@ def first_line(text: str, default: str = "no message") -> str:
     return text.splitlines()[0] if text else default
 
 
+def _takes(schemas: Mapping[str, Mapping[str, Any]], tool: str, arg: str) -> bool:
+    """Whether `tool`'s input schema names the argument `arg`."""
+    return arg in ((schemas.get(tool) or {}).get("properties") or {})
+
+
+@dataclass(frozen=True)
+class TaskCaps:
+    """What a task server offers, read once from its tool list (the default: all of it)."""
+
+    claims: bool = True  # task_claim: atomic claims
+    leases: bool = True  # task_claim takes a lease
+    heartbeat: bool = True  # task_heartbeat renews a lease (else a claim again does)
+    events: bool = True  # task_events
+    event_pages: bool = True  # task_events answers {events, next, more} pages
+    list_pages: bool = True  # task_list pages its JSON with a `next` cursor
+    list_fields: bool = True  # task_list picks the fields of its JSON (bodies in lists)
+    delete: bool = True
+    edit: bool = True
+    dep: bool = True
+    subscriptions: bool = False  # the server signals its changes (MCP resource updates)
+
+    @classmethod
+    def of(cls, schemas: Mapping[str, Mapping[str, Any]], subscriptions: bool) -> TaskCaps:
+        """The capabilities a server's tools show (`schemas`: tool name -> input schema)."""
+        return cls(
+            claims=TASK_CLAIM in schemas,
+            leases=_takes(schemas, TASK_CLAIM, "lease"),
+            heartbeat=TASK_HEARTBEAT in schemas,
+            events=TASK_EVENTS in schemas,
+            event_pages=_takes(schemas, TASK_EVENTS, "format"),
+            list_pages=_takes(schemas, TASK_LIST, "cursor"),
+            list_fields=_takes(schemas, TASK_LIST, "fields"),
+            delete=TASK_DELETE in schemas,
+            edit=TASK_EDIT in schemas,
+            dep=TASK_DEP in schemas,
+            subscriptions=subscriptions,
+        )
+
+    @property
+    def missing_for_edits(self) -> builtins.list[str]:
+        """The tools an edit of a saved plan needs that the server lacks."""
+        needed = ((TASK_EDIT, self.edit), (TASK_DEP, self.dep), (TASK_DELETE, self.delete))
+        return [tool for tool, has in needed if not has]
+
+
+@dataclass(frozen=True)
+class LeasePolicy:
+    """A claim's lease (`seconds`, 0 for none) and whether it is renewed while held."""
+
+    seconds: float = 0.0
+    renews: bool = False  # the server ends claims that are not renewed
+
+    @property
+    def active(self) -> bool:
+        return self.seconds > 0 and self.renews
+
+    @property
+    def interval(self) -> float:
+        return self.seconds / HEARTBEATS_PER_LEASE
+
+
+NO_LEASE = LeasePolicy()
+"""Claims as a server without leases takes them: nothing to renew."""
+
+
+class ClaimOutcome(enum.Enum):
+    """How a claim ended."""
+
+    CLAIMED = "claimed"  # the step is the assignee's now
+    REFUSED = "refused"  # the server refused: someone holds it, or it is not ready
+    FAILED = "failed"  # the call got no answer (timed out, the server is gone)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim's outcome: claimed (with its lease, and whether atomic), or why not."""
+
+    outcome: ClaimOutcome
+    reason: str = ""
+    lease: float = 0.0  # seconds the claim holds unless renewed (0: no expiry)
+    atomic: bool = True  # task_claim took it (not a task_update another agent may race)
+
+    @property
+    def taken(self) -> bool:
+        return self.outcome is ClaimOutcome.CLAIMED
+
+
+class Deleted(enum.Enum):
+    """How one task_delete ended."""
+
+    DELETED = "deleted"
+    REFUSED = "refused"
+    TIMED_OUT = "timed out"  # no answer: the server may still run it
+
+
+@dataclass(frozen=True)
+class EventsPage:
+    """One page of the store's event log: its events, the seq to read after, and whether
+    more follow (a server answering plain lists gives no `next`)."""
+
+    events: builtins.list[dict[str, Any]]
+    next: int | None
+    more: bool
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of a listing, with the fields a worker needs (body None: not listed)."""
+
+    id: str
+    title: str = ""
+    state: StepState = StepState.UNKNOWN
+    parent: str = ""
+    blockers: tuple[str, ...] = ()
+    body: str | None = None
+    lease_until: str = ""
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> Task:
+        """A task from a JSON listing's object."""
+        body = data.get("body")
+        return cls(
+            str(data["id"]),
+            str(data.get("title") or ""),
+            read_state(str(data.get("status", ""))),
+            str(data.get("parent") or ""),
+            tuple(str(b) for b in data.get("blockers") or ()),
+            None if body is None else str(body),
+            str(data.get("lease_until") or ""),
+        )
+
+    @property
+    def ready(self) -> bool:
+        """Open with no blocker left: a claim may take it now."""
+        return self.state.is_open and not self.blockers
+
+
 class TaskClient:
     """Calls the tools of one task server (see the module docstring)."""
 
-    def __init__(self, dispatch: Dispatch, server: str) -> None:
+    def __init__(self, dispatch: Dispatch, server: str, caps: TaskCaps | None = None) -> None:
         self._dispatch = dispatch
         self.server = server
+        self.caps = caps or TaskCaps()
         self._no_json: set[str] = set()  # read tools that refused format="json"
         self._by_ids = True  # task_list takes ids= (one query for one task's status)
+        self._paged_events = self.caps.event_pages  # until the server refuses format="page"
 
     def __repr__(self) -> str:
         return f"TaskClient(server={self.server!r})"
 
-    async def call(self, tool: str, args: dict[str, Any]) -> ToolResultLike:
+    async def _call(self, tool: str, args: dict[str, Any]) -> ToolResultLike:
         """One tool call as it answered (errors are results, not raised)."""
         return await self._dispatch(self.server, tool, args)
 
     async def create(self, **fields: Any) -> str:
         """Create a task; its id (TaskCallError when refused or not one id)."""
-        result = await self.call("task_create", fields)
+        result = await self._call(TASK_CREATE, fields)
         if result.is_error:
-            raise TaskCallError(f"task_create failed: {first_line(result.text)}")
+            raise TaskCallError(f"{TASK_CREATE} failed: {first_line(result.text)}")
         task_id = result.text.strip()
         unknown = "; the server may hold a task whose id it did not return"
         if not task_id:
-            raise TaskCallError("task_create returned an empty id" + unknown)
+            raise TaskCallError(f"{TASK_CREATE} returned an empty id" + unknown)
         if len(task_id.split()) != 1:
             raise TaskCallError(
-                f"task_create returned {task_id!r}; expected exactly one id as plain text" + unknown
+                f"{TASK_CREATE} returned {task_id!r}; expected exactly one id as plain text"
+                + unknown
             )
         return task_id
 
     async def update(self, task_id: str, **fields: Any) -> str:
         """Update a task; '' when done, else the server's reason."""
-        result = await self.call("task_update", {"id": task_id, **fields})
+        result = await self._call(TASK_UPDATE, {"id": task_id, **fields})
         return result.text.removeprefix("error: ") if result.is_error else ""
 
-    async def claim(
-        self, task_id: str, assignee: str, *, atomic: bool = True, lease: float | None = None
-    ) -> str:
-        """Take a task for `assignee`: '' when taken, else why not.
+    async def set_state(self, task_id: str, state: StepState, note: str) -> StepState:
+        """Set a task's state with a note (the server's refusal is logged in its own log)."""
+        await self.update(task_id, status=state.value, note=note[:500])
+        return state
 
-        `atomic` uses `task_claim` (the server refuses a task someone holds); without it
-        the task is set in progress with `task_update`, which another agent may race.
-        `lease` (seconds, 0 for none) is passed only when given: a server without
-        leases is called as before.
-        """
-        if not atomic:
-            return await self.update(task_id, status="in_progress", assignee=assignee)
+    def lease(self, seconds: float) -> LeasePolicy:
+        """The lease this server allows of `seconds` (0: claims without expiry)."""
+        if not self.caps.claims or not self.caps.leases:
+            return NO_LEASE
+        return LeasePolicy(float(seconds), True) if seconds > 0 else LeasePolicy(0.0, True)
+
+    async def claim(self, task_id: str, assignee: str, lease: LeasePolicy | None = None) -> Claim:
+        """Take a task for `assignee`: atomically with task_claim when the server has it,
+        else by setting it in progress with task_update (which another agent may race).
+        `lease` is passed only when the server takes leases: others are called as before."""
+        if not self.caps.claims:
+            why = await self.update(task_id, status="in_progress", assignee=assignee)
+            if why:
+                return Claim(ClaimOutcome.REFUSED, why, atomic=False)
+            return Claim(ClaimOutcome.CLAIMED, atomic=False)
         args: dict[str, Any] = {"id": task_id, "assignee": assignee}
-        if lease is not None:
-            args["lease"] = lease
-        result = await self.call("task_claim", args)
+        if lease is not None and lease.renews:
+            args["lease"] = lease.seconds
+        result = await self._call(TASK_CLAIM, args)
+        if not result.is_error:
+            return Claim(ClaimOutcome.CLAIMED, lease=args.get("lease", 0.0))
+        outcome = ClaimOutcome.FAILED if result.timed_out else ClaimOutcome.REFUSED
+        return Claim(outcome, result.text.removeprefix("error: "))
+
+    async def renew(self, task_id: str, assignee: str, lease: LeasePolicy) -> str:
+        """Renew `assignee`'s claim for the lease (task_heartbeat, or task_claim again):
+        '' when renewed, else why not (the claim is gone)."""
+        tool = TASK_HEARTBEAT if self.caps.heartbeat else TASK_CLAIM
+        args = {"id": task_id, "assignee": assignee, "lease": lease.seconds}
+        result = await self._call(tool, args)
         return result.text.removeprefix("error: ") if result.is_error else ""
 
-    async def renew(self, task_id: str, assignee: str, lease: float, tool: str) -> str:
-        """Renew `assignee`'s claim for `lease` s with `tool` (task_heartbeat, or task_claim
-        again): '' when renewed, else why not (the claim is gone)."""
-        result = await self.call(tool, {"id": task_id, "assignee": assignee, "lease": lease})
-        return result.text.removeprefix("error: ") if result.is_error else ""
+    async def keep(
+        self, task_id: str, assignee: str, lease: LeasePolicy, lost: Callable[[str], None]
+    ) -> None:
+        """Renew the claim every `lease.interval` s until cancelled; `lost(why)` when refused.
 
-    async def delete(self, task_id: str, *, recursive: bool = False) -> tuple[bool, bool]:
-        """(deleted, timed out) for one task_delete call."""
+        Runs for ever without a lease (a server without them, or `claimLease: 0`).
+        """
+        if not lease.active:
+            await asyncio.Event().wait()
+        while True:
+            await asyncio.sleep(lease.interval)
+            why = await self.renew(task_id, assignee, lease)
+            if why:
+                lost(why)
+                return
+
+    async def release(self, task_id: str, note: str) -> bool:
+        """Open a claimed task again when it is still in progress; True if it was."""
+        if not (await self.read(task_id)).is_active:
+            return False
+        await self.update(task_id, status=StepState.OPEN.value, note=note)
+        return True
+
+    async def delete(self, task_id: str, *, recursive: bool = False) -> Deleted:
+        """How one task_delete call ended."""
         args: dict[str, Any] = {"id": task_id, **({"recursive": True} if recursive else {})}
-        result = await self.call("task_delete", args)
-        return not result.is_error, result.is_error and "timed out" in result.text
+        result = await self._call(TASK_DELETE, args)
+        if not result.is_error:
+            return Deleted.DELETED
+        return Deleted.TIMED_OUT if result.timed_out else Deleted.REFUSED
 
     async def edit(self, task_id: str, **fields: str) -> None:
         """Revise a task's title or body with `task_edit` (TaskCallError when refused)."""
-        result = await self.call("task_edit", {"id": task_id, **fields})
+        result = await self._call(TASK_EDIT, {"id": task_id, **fields})
         if result.is_error:
-            raise TaskCallError(f"task_edit {task_id} failed: {first_line(result.text)}")
+            raise TaskCallError(f"{TASK_EDIT} {task_id} failed: {first_line(result.text)}")
 
     async def depend(self, task_id: str, blocker: str, *, remove: bool = False) -> None:
         """Make `blocker` block `task_id` (or, with `remove`, no longer) with `task_dep`."""
         args: dict[str, Any] = {"id": task_id, "blocker": blocker}
         if remove:
             args["remove"] = True
-        result = await self.call("task_dep", args)
+        result = await self._call(TASK_DEP, args)
         if result.is_error:
-            raise TaskCallError(f"task_dep {task_id} {blocker} failed: {first_line(result.text)}")
+            raise TaskCallError(f"{TASK_DEP} {task_id} {blocker} failed: {first_line(result.text)}")
 
-    async def read(self, task_id: str) -> str | None:
-        """The status word of one task (None when it cannot be read)."""
-        text = await self._read("task_read", {"id": task_id})
-        return task_status(text) if text is not None else None
+    async def read(self, task_id: str) -> StepState:
+        """The state of one task (UNKNOWN when it cannot be read)."""
+        text = await self._read(TASK_READ, {"id": task_id})
+        return read_state(task_status(text) if text is not None else None)
 
-    async def status(self, task_id: str) -> str | None:
-        """The status word of one task, by the lightest read the server offers: a
+    async def body(self, task_id: str) -> str:
+        """One task's body ('' when it cannot be read)."""
+        text = await self._read(TASK_READ, {"id": task_id})
+        data = _json_object(text) if text is not None else None
+        return str(data.get("body") or "") if isinstance(data, dict) else ""
+
+    async def status(self, task_id: str) -> StepState:
+        """The state of one task, by the lightest read the server offers: a
         `task_list` of just its id and status (one query on ollie-tasks), else `task_read`.
 
         A server whose task_list refuses `ids`, or ignores it (its answer holds other
@@ -146,17 +351,44 @@ class TaskClient:
         """
         if self._by_ids:
             args = {"status": "all", "ids": [task_id], "fields": ["id", "status"]}
-            result = await self.call("task_list", {**args, "format": "json"})
+            result = await self._call(TASK_LIST, {**args, "format": "json"})
             data = None if result.is_error else _json_object(result.text)
             tasks = data.get("tasks") if isinstance(data, dict) else None
-            if isinstance(tasks, list) and len(tasks) <= 1:  # none: no such task
-                return listing_statuses(result.text, {task_id}).get(task_id)
+            if isinstance(tasks, builtins.list) and len(tasks) <= 1:  # none: no such task
+                return read_state(listing_statuses(result.text, {task_id}).get(task_id))
             self._by_ids = False
         return await self.read(task_id)
 
-    async def list(self, status: str = "all") -> ToolResultLike:
-        """The server's own listing of its tasks with `status`, as it answered it."""
-        return await self.call("task_list", {"status": status})
+    async def listing(self, status: str = "all") -> str:
+        """The server's own listing of its tasks with `status`, as text for a person to read
+        (TaskCallError with the server's answer when it refuses)."""
+        result = await self._call(TASK_LIST, {"status": status})
+        if result.is_error:
+            raise TaskCallError(result.text)
+        return result.text
+
+    async def tasks(self, fields: Sequence[str] = LIST_FIELDS) -> builtins.list[Task]:
+        """Every task of the store, page after page (TaskCallError when it cannot be listed)."""
+        args: dict[str, Any] = {"status": "all", "format": "json"}
+        asked = {**args, "fields": builtins.list(fields)} if self.caps.list_fields else args
+        result = await self._call(TASK_LIST, asked)
+        if result.is_error and asked is not args:  # a server that refuses `fields`
+            asked = args
+            result = await self._call(TASK_LIST, asked)
+        found: builtins.list[Task] = []
+        for _ in range(MAX_LIST_PAGES):
+            if result.is_error:
+                raise TaskCallError(
+                    f"the task server could not list its tasks: {result.text[:200]}"
+                )
+            data = json.loads(result.text)
+            raw = data.get("tasks", []) if isinstance(data, dict) else data
+            found.extend(Task.of(t) for t in raw if isinstance(t, dict) and "id" in t)
+            cursor = listing_next(result.text)
+            if not cursor:
+                break
+            result = await self._call(TASK_LIST, {**asked, "cursor": cursor})
+        return found
 
     async def statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
         """Each task's status word as the server reports it (unknown ids left out).
@@ -171,17 +403,21 @@ class TaskClient:
             found.update(await self._listed_statuses(goal_id, wanted))
         missing = [i for i in ids if i not in found]
         if missing:
-            reads = await asyncio.gather(*(self.read(i) for i in missing))
+            reads = await asyncio.gather(*(self._status_word(i) for i in missing))
             found.update((i, status) for i, status in zip(missing, reads) if status)
         return found
+
+    async def _status_word(self, task_id: str) -> str | None:
+        text = await self._read(TASK_READ, {"id": task_id})
+        return task_status(text) if text is not None else None
 
     async def _listed_statuses(self, goal_id: str, wanted: set[str]) -> dict[str, str]:
         """The statuses a paged `task_list` of the goal's children gives, page after page."""
         args: dict[str, Any] = {"status": "all", "parent": goal_id}
         lean = {**args, "fields": ["id", "status"]}  # servers without `fields` ignore it
-        listing = await self._read("task_list", lean)
+        listing = await self._read(TASK_LIST, lean)
         if listing is None:  # or refuse it
-            listing = await self._read("task_list", args)
+            listing = await self._read(TASK_LIST, args)
         found: dict[str, str] = {}
         for _ in range(MAX_LIST_PAGES):
             if listing is None:
@@ -190,19 +426,27 @@ class TaskClient:
             cursor = listing_next(listing)
             if not cursor:
                 break
-            result = await self.call("task_list", {**lean, "format": "json", "cursor": cursor})
+            result = await self._call(TASK_LIST, {**lean, "format": "json", "cursor": cursor})
             listing = None if result.is_error else result.text
         return found
 
-    async def events(self, since: int, limit: int) -> builtins.list[dict[str, Any]]:
-        """One page of `task_events` after `since` (TaskCallError when unreadable)."""
-        result = await self.call("task_events", {"since": since, "limit": limit})
-        if result.is_error:
-            raise TaskCallError(first_line(result.text, "task_events failed"))
-        events = json.loads(result.text)
-        if not isinstance(events, list):
-            raise TaskCallError("task_events did not answer a JSON list")
-        return [e for e in events if isinstance(e, dict) and isinstance(e.get("seq"), int)]
+    async def events(self, since: int, limit: int) -> EventsPage:
+        """One page of the event log after `since` (TaskCallError when the server refuses,
+        ValueError when its answer does not parse: ask again with a smaller `limit`).
+
+        ollie-tasks answers `format="page"` with `{events, next, more}`, bounded by size;
+        a server that refuses that argument is asked for a plain list from then on.
+        """
+        args: dict[str, Any] = {"since": since, "limit": limit}
+        result = None
+        if self._paged_events:
+            result = await self._call(TASK_EVENTS, {**args, "format": "page"})
+        if result is None or result.is_error:
+            result = await self._call(TASK_EVENTS, args)
+            if result.is_error:
+                raise TaskCallError(first_line(result.text, f"{TASK_EVENTS} failed"))
+            self._paged_events = False
+        return _events_page(result.text, limit)
 
     async def _read(self, tool: str, args: dict[str, Any]) -> str | None:
         """A read tool's answer, asked for with `format="json"` first; None if it fails.
@@ -211,11 +455,24 @@ class TaskClient:
         then on; one that ignores it answers text, which the parsers read as before.
         """
         if tool not in self._no_json:
-            result = await self.call(tool, {**args, "format": "json"})
+            result = await self._call(tool, {**args, "format": "json"})
             if not result.is_error:
                 return result.text
-        plain = await self.call(tool, args)
+        plain = await self._call(tool, args)
         if plain.is_error:
             return None
         self._no_json.add(tool)
         return plain.text
+
+
+def _events_page(text: str, limit: int) -> EventsPage:
+    """A page (`{events, next, more}`) or a plain list of events; ValueError if unreadable."""
+    data = json.loads(text)
+    if isinstance(data, dict) and isinstance(data.get("events"), builtins.list):
+        raw, more, next_seq = data["events"], data.get("more") is True, data.get("next")
+    elif isinstance(data, builtins.list):
+        raw, more, next_seq = data, len(data) >= limit, None
+    else:
+        raise ValueError(f"{TASK_EVENTS} answered neither a page nor a list of events")
+    events = [e for e in raw if isinstance(e, dict) and isinstance(e.get("seq"), int)]
+    return EventsPage(events, next_seq if isinstance(next_seq, int) else None, more)

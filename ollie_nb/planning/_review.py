@@ -13,11 +13,7 @@ from dataclasses import dataclass
 
 from ollie_nb.planning._text import format_plan
 from ollie_nb.planning._types import PlanRecord, Review
-
-HELD_MESSAGE = (
-    "Plan {n} awaits the user's review. Stop here and wait: do not start on the steps; "
-    "you will be told when the user approves, changes or discards it."
-)
+from ollie_nb.planning.prompts import HELD_MESSAGE
 
 _HEAD = re.compile(r"Plan (\d+) was (approved|sent back|discarded) by the user\b")
 _REASON = re.compile(r"^The user's reason: (.*)$", re.MULTILINE)

@@ -18,15 +18,14 @@ class Spend:
     cost: float = 0.0  # dollars, of the requests with a known price
     unpriced: int = 0
 
-    def plus(self, tokens: int, cost: float | None) -> Spend:
-        """This spend and one more request (`cost` None: its price is not known)."""
-        if cost is None:
-            return Spend(self.tokens + tokens, self.cost, self.unpriced + 1)
-        return Spend(self.tokens + tokens, self.cost + cost, self.unpriced)
-
     def __add__(self, other: Spend) -> Spend:
         return Spend(
             self.tokens + other.tokens, self.cost + other.cost, self.unpriced + other.unpriced
+        )
+
+    def __sub__(self, other: Spend) -> Spend:
+        return Spend(
+            self.tokens - other.tokens, self.cost - other.cost, self.unpriced - other.unpriced
         )
 
     @classmethod

@@ -50,6 +50,11 @@ class StepState(str, Enum):
         return self is StepState.FAILED
 
     @property
+    def unblocks(self) -> bool:
+        """A step after one in this state may start: only done, never failed or skipped."""
+        return self is StepState.DONE
+
+    @property
     def is_closed(self) -> bool:
         """Finished or failed: the step's work is over, well or not."""
         return self.is_finished or self.is_failed

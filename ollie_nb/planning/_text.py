@@ -6,11 +6,6 @@ from collections.abc import Sequence
 
 from ollie_nb.planning._types import PlanStep
 
-NO_BACKEND = (
-    "No plan backend is configured; this plan lives in context only. "
-    "Work the steps yourself now, in order."
-)
-
 
 def format_plan(
     goal: str,

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal, Protocol, runtime_checkable
 
+from ollie_nb.planning._state import StepState
+
 PlanKind = Literal["tasks", "queue", "custom", "context"]
 """Where a plan's steps live: task-server tasks, queued prompts, a user's fallback, or context only."""
 
@@ -52,8 +54,8 @@ class KindedPlanBackend(Protocol):
 class StepStatusReader(Protocol):
     """A plan backend that can say where each persisted step stands (a task server)."""
 
-    async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, str]:
-        """Each step id's current status word as the store reports it; unknown ids left out."""
+    async def read_statuses(self, goal_id: str, ids: Sequence[str]) -> dict[str, StepState]:
+        """Each step id's current state, read from the store's word; unknown ids left out."""
         ...
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "plan_graph",
     "plan_svg",
     "plan_view",
+    "status_word",
 ]
 
 # -- statuses as drawn ---------------------------------------------------------
@@ -57,34 +58,27 @@ _V = TypeVar("_V", covariant=True)
 # so a dict[str, str] is not a Mapping[int | str, str]).
 StepMap = Union[Mapping[int, _V], Mapping[str, _V], Mapping[StatusKey, _V]]  # noqa: UP007
 
-STATUSES: tuple[str, ...] = (
-    "todo",
-    "in_progress",
-    "done",
-    "failed",
-    "blocked",
-    "cancelled",
-    "deferred",
+STATUSES: tuple[StepState, ...] = (
+    StepState.OPEN,
+    StepState.IN_PROGRESS,
+    StepState.DONE,
+    StepState.FAILED,
+    StepState.BLOCKED,
+    StepState.CANCELLED,
+    StepState.DEFERRED,
 )
-"""Every status a drawn step can have; the last two are inactive and drawn greyed."""
-
-# How each state is drawn: an open step is "to do" (or "blocked" while it waits); a word
-# no mapping knows is drawn as to do too.
-_DRAWN: dict[StepState, str] = {
-    StepState.OPEN: "todo",
-    StepState.UNKNOWN: "todo",
-    StepState.IN_PROGRESS: "in_progress",
-    StepState.DONE: "done",
-    StepState.FAILED: "failed",
-    StepState.BLOCKED: "blocked",
-    StepState.CANCELLED: "cancelled",
-    StepState.DEFERRED: "deferred",
-}
+"""Every state a drawn step can have, in the legend's order; the last two are drawn greyed."""
 
 
-def normalise_status(raw: object) -> str:
-    """The drawn status (one of STATUSES) of a server's word, read by `read_state`."""
-    return _DRAWN[read_state(raw)]
+def normalise_status(raw: object) -> StepState:
+    """The drawn state (one of STATUSES) of a state or a server's word: unknown is drawn open."""
+    state = read_state(raw)
+    return StepState.OPEN if state is StepState.UNKNOWN else state
+
+
+def status_word(state: StepState) -> str:
+    """A drawn state as a word (a node's class, a plan's text): an open step is "todo"."""
+    return "todo" if state is StepState.OPEN else str(state)
 
 
 @dataclass(frozen=True)
@@ -102,14 +96,14 @@ class StatusStyle:
 # Okabe-Ito hues (safe for the common colour-vision deficiencies) as borders, with
 # light tints as fills and near-black text, so nodes read the same on light and dark
 # page backgrounds; line styles repeat the distinction without colour.
-STATUS_STYLES: Mapping[str, StatusStyle] = {
-    "todo": StatusStyle("#FFFFFF", "#0072B2", "#1A1A1A", "solid", "to do"),
-    "in_progress": StatusStyle("#FBE3B0", "#E69F00", "#1A1A1A", "bold", "in progress"),
-    "done": StatusStyle("#C5E8DB", "#009E73", "#1A1A1A", "solid", "done"),
-    "failed": StatusStyle("#F6CCB8", "#D55E00", "#1A1A1A", "bold", "failed"),
-    "blocked": StatusStyle("#EBD5E4", "#CC79A7", "#1A1A1A", "dashed", "blocked"),
-    "cancelled": StatusStyle("#E3E3E3", "#9A9A9A", "#6B6B6B", "dotted", "cancelled", True),
-    "deferred": StatusStyle("#E3E3E3", "#9A9A9A", "#6B6B6B", "dotted", "deferred", True),
+STATUS_STYLES: Mapping[StepState, StatusStyle] = {
+    StepState.OPEN: StatusStyle("#FFFFFF", "#0072B2", "#1A1A1A", "solid", "to do"),
+    StepState.IN_PROGRESS: StatusStyle("#FBE3B0", "#E69F00", "#1A1A1A", "bold", "in progress"),
+    StepState.DONE: StatusStyle("#C5E8DB", "#009E73", "#1A1A1A", "solid", "done"),
+    StepState.FAILED: StatusStyle("#F6CCB8", "#D55E00", "#1A1A1A", "bold", "failed"),
+    StepState.BLOCKED: StatusStyle("#EBD5E4", "#CC79A7", "#1A1A1A", "dashed", "blocked"),
+    StepState.CANCELLED: StatusStyle("#E3E3E3", "#9A9A9A", "#6B6B6B", "dotted", "cancelled", True),
+    StepState.DEFERRED: StatusStyle("#E3E3E3", "#9A9A9A", "#6B6B6B", "dotted", "deferred", True),
 }
 
 
@@ -173,7 +167,7 @@ def _tooltip(text: str, limit: int) -> str:
     return _dot_text(text.split("\n"))
 
 
-def _legend_label(statuses: Sequence[str], fontsize: int) -> str:
+def _legend_label(statuses: Sequence[StepState], fontsize: int) -> str:
     """An HTML-like table showing the style of each status present in the plan."""
     rows = []
     for status in STATUSES:
@@ -216,7 +210,7 @@ class PlanView:
     goal: str
     steps: tuple[PlanStep, ...]
     ids: tuple[str, ...]
-    statuses: tuple[str, ...]
+    statuses: tuple[StepState, ...]
     goal_id: str = ""
     groups: tuple[str, ...] = ()
     spend: tuple[Spend | None, ...] = ()  # what working each step used, where known
@@ -226,7 +220,7 @@ def plan_view(
     goal: str,
     steps: Sequence[PlanStep],
     ids: Sequence[str] | None = None,
-    statuses: StepMap[str | None] | None = None,
+    statuses: StepMap[StepState | str | None] | None = None,
     *,
     goal_id: str = "",
     groups: StepMap[str] | None = None,
@@ -252,9 +246,9 @@ def plan_view(
             if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a < i:
                 raise ValueError(f"step {i} ({step.title!r}): 'after' {a!r} is not an earlier step")
     raw = _by_step(statuses, shown, n)
-    given = [normalise_status(raw[i]) if i in raw else "todo" for i in range(n)]
+    given = [normalise_status(raw.get(i)) for i in range(n)]
     effective = tuple(
-        "blocked" if s == "todo" and any(given[a] != "done" for a in steps[i].after) else s
+        StepState.BLOCKED if s.is_open and not all(given[a].unblocks for a in steps[i].after) else s
         for i, s in enumerate(given)
     )
     group_of = _by_step(groups, shown, n)
@@ -334,7 +328,7 @@ def plan_graph(
     goal: str,
     steps: Sequence[PlanStep],
     ids: Sequence[str] | None = None,
-    statuses: StepMap[str | None] | None = None,
+    statuses: StepMap[StepState | str | None] | None = None,
     *,
     goal_id: str = "",
     groups: StepMap[str] | None = None,
@@ -482,7 +476,7 @@ def _add_steps(
             fillcolor=st.fill,
             color=st.border,
             fontcolor=st.font,
-            **{"class": f"plan-step status-{status}"},
+            **{"class": f"plan-step status-{status_word(status)}"},
         )
 
 
@@ -490,7 +484,7 @@ def plan_svg(
     goal: str,
     steps: Sequence[PlanStep],
     ids: Sequence[str] | None = None,
-    statuses: StepMap[str | None] | None = None,
+    statuses: StepMap[StepState | str | None] | None = None,
     *,
     goal_id: str = "",
     groups: StepMap[str] | None = None,

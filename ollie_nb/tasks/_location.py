@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from ollie_nb.redaction import MASK
+
 DB_ENV_VAR = "OLLIE_TASKS_DB"
 """Environment variable naming the database: a file path or a postgresql:// URL."""
 
@@ -16,8 +18,6 @@ DEFAULT_DB_RELPATH = Path(".ollie") / "tasks.db"
 
 URL_SCHEMES: tuple[str, ...] = ("postgresql://", "postgres://")
 """Prefixes that mark a database given as a PostgreSQL URL rather than a file path."""
-
-_HIDDEN = "***"
 
 
 def is_database_url(target: str | os.PathLike[str]) -> bool:
@@ -49,7 +49,7 @@ def resolve_db(db: str | None = None, environ: Mapping[str, str] | None = None) 
     return resolve_db_path(db, env)
 
 
-def _secrets_of(url: str) -> list[str]:
+def url_passwords(url: str) -> list[str]:
     """The password of a URL, as written and decoded, from its user part or its query."""
     parts = urlsplit(url)
     found: list[str] = []
@@ -66,7 +66,7 @@ def _secrets_of(url: str) -> list[str]:
 
 def has_password(target: str | os.PathLike[str] | None) -> bool:
     """True when `target` is a database URL that carries a password."""
-    return target is not None and is_database_url(target) and bool(_secrets_of(str(target)))
+    return target is not None and is_database_url(target) and bool(url_passwords(str(target)))
 
 
 def redact_url(url: str) -> str:
@@ -76,13 +76,6 @@ def redact_url(url: str) -> str:
     if "@" in netloc:
         userinfo, host = netloc.rsplit("@", 1)
         if ":" in userinfo:
-            netloc = f"{userinfo.split(':', 1)[0]}:{_HIDDEN}@{host}"
-    query = re.sub(r"(?i)(^|&)(password=)[^&]*", rf"\g<1>\g<2>{_HIDDEN}", parts.query)
+            netloc = f"{userinfo.split(':', 1)[0]}:{MASK}@{host}"
+    query = re.sub(r"(?i)(^|&)(password=)[^&]*", rf"\g<1>\g<2>{MASK}", parts.query)
     return parts._replace(netloc=netloc, query=query).geturl()
-
-
-def redact(text: str, url: str) -> str:
-    """`text` with every spelling of `url`'s password replaced by ***."""
-    for secret in sorted(_secrets_of(url), key=len, reverse=True):
-        text = text.replace(secret, _HIDDEN)
-    return text

@@ -19,8 +19,9 @@ import psycopg
 from psycopg import pq
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from ollie_nb.redaction import redact
 from ollie_nb.tasks._errors import StoreError
-from ollie_nb.tasks._location import redact, redact_url
+from ollie_nb.tasks._location import redact_url, url_passwords
 from ollie_nb.tasks._pg_schema import installed_version, migrate
 from ollie_nb.tasks._store import Cursor, SqlTaskStore, make_dialect
 
@@ -101,7 +102,7 @@ class PostgresTaskStore(SqlTaskStore):
 
     def _error(self, exc: BaseException, doing: str) -> StoreError:
         """A StoreError saying what failed, with no trace of the password."""
-        detail = redact(str(exc).strip() or type(exc).__name__, self._url)
+        detail = redact(str(exc).strip() or type(exc).__name__, url_passwords(self._url))
         return StoreError(f"{doing} {self.location}: {detail}")
 
     def _prepare(self, create: bool) -> None:

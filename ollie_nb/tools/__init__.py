@@ -1,15 +1,10 @@
 """Tool servers and the dispatcher: one path for every tool call, built-in or MCP."""
 
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP, cap_text, clean_arguments
-from ollie_nb.tools._detect import find_secrets, hide_secrets, masked, secret_paths
 from ollie_nb.tools._dispatcher import Dispatcher, exc_summary
-from ollie_nb.tools._environ import (
-    SECRET_WORDS,
-    is_secret_name,
-    subprocess_env,
-    url_credentials,
-)
+from ollie_nb.tools._environ import subprocess_env
 from ollie_nb.tools._execute import ExecuteServer
+from ollie_nb.tools._listing import ListingCaps
 from ollie_nb.tools._mcp import McpConnectError, McpServer
 from ollie_nb.tools._notebook import NotebookToolServer, SyncRunner
 from ollie_nb.tools._python import PythonServer, Workbench
@@ -20,9 +15,9 @@ from ollie_nb.tools._types import Server, ToolInfo, ToolResult, Trust, TrustAdvi
 __all__ = [
     "DEFAULT_RESULT_CAP",
     "PLAN_SCHEMA",
-    "SECRET_WORDS",
     "Dispatcher",
     "ExecuteServer",
+    "ListingCaps",
     "McpConnectError",
     "McpServer",
     "NotebookToolServer",
@@ -40,11 +35,5 @@ __all__ = [
     "cap_text",
     "clean_arguments",
     "exc_summary",
-    "find_secrets",
-    "hide_secrets",
-    "is_secret_name",
-    "masked",
-    "secret_paths",
     "subprocess_env",
-    "url_credentials",
 ]

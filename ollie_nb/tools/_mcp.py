@@ -23,6 +23,7 @@ from ollie_nb.errors import UnavailableError
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP
 from ollie_nb.tools._content import tool_result
 from ollie_nb.tools._dispatcher import exc_summary
+from ollie_nb.tools._listing import DEFAULT_LISTING_CAPS, ListingCaps, fit_listing
 from ollie_nb.tools._mcp_signals import ResourceSignals, subscribed
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
@@ -65,6 +66,7 @@ class McpServer:
         mode: str = "auto",
         credentials_hint: str = "",
         result_cap: int = DEFAULT_RESULT_CAP,
+        listing_caps: ListingCaps = DEFAULT_LISTING_CAPS,
     ) -> None:
         if bool(command) == bool(url):
             raise ValueError(f"MCP server {name!r} needs exactly one of 'command' or 'url'")
@@ -80,6 +82,8 @@ class McpServer:
         self.mode = mode
         self.credentials_hint = credentials_hint  # where the headers come from, for a refusal
         self.withheld: dict[str, str] = {}  # tools listed but not offered, with the reason
+        self.listing_caps = listing_caps  # what its tool listing may put into each request
+        self.listing_notice = ""  # what of the listing was cut to those caps ("": nothing)
         self.result_cap = (
             result_cap  # characters of a result's text joined, as the dispatcher's cap
         )
@@ -106,6 +110,12 @@ class McpServer:
     @property
     def transport(self) -> str:
         return "http" if self.url else "stdio"
+
+    @property
+    def program(self) -> str:
+        """The name the server gave itself at the handshake (`serverInfo.name`), or ""."""
+        info = getattr(self._client, "server_info", None) if self._client is not None else None
+        return str(getattr(info, "name", "") or "")
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -262,12 +272,15 @@ class McpServer:
                             description=tool.description or "",
                             input_schema=dict(tool.input_schema or {"type": "object"}),
                             sequential=_destructive(tool),
+                            read_only=_read_only(tool),
                         )
                     )
                 cursor = result.next_cursor
                 if not cursor:
                     break
-            self._tools, self.withheld = tools, withheld
+            fitted = fit_listing(self.name, tools, self.listing_caps)
+            self._tools, self.withheld = list(fitted.tools), withheld
+            self.listing_notice = fitted.notice
         return list(self._tools)
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
@@ -284,7 +297,7 @@ class McpServer:
                 self.call_timeout + 1.0,
             )
         except asyncio.TimeoutError:
-            return ToolResult.error(f"{self.name}.{name} timed out after {self.call_timeout:g} s")
+            return ToolResult.timeout(f"{self.name}.{name} timed out after {self.call_timeout:g} s")
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -299,7 +312,7 @@ class McpServer:
                     f"MCP server {self.name} is gone ({summary}); it will be restarted on the next call"
                 )
             if kind == "timeout":
-                return ToolResult.error(
+                return ToolResult.timeout(
                     f"{self.name}.{name} timed out after {self.call_timeout:g} s"
                 )
             return ToolResult.error(f"{self.name}.{name}: {self._take_refusal() or summary}")
@@ -442,6 +455,13 @@ def _failure_kind(exc: BaseException) -> str:
 
 def _new_errlog() -> TextIO:
     return tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+
+
+def _read_only(tool: Any) -> bool:
+    """Whether the server's annotations say the tool changes nothing (`readOnlyHint: true`;
+    the hint's default, false, is taken: a tool is read-only only when its server says so)."""
+    annotations = getattr(tool, "annotations", None)
+    return getattr(annotations, "read_only_hint", None) is True
 
 
 def _destructive(tool: Any) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from ollie_nb.tools._detect import hide_secrets
+from ollie_nb.redaction import redact
 from ollie_nb.tools._pyvars import cut
 
 OUTPUT_CAP = 20_000  # characters of stdout/stderr kept per run
@@ -119,4 +119,4 @@ def error_text(
     message = str(value)
     head = f"error: {kind.__name__}" + (f": {message}" if message else "")
     lines = traceback.format_exception(kind, value, tb)
-    return cut(hide_secrets(head + "\n" + "".join(lines).rstrip()), TRACEBACK_CHARS)
+    return cut(redact(head + "\n" + "".join(lines).rstrip()), TRACEBACK_CHARS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any, Protocol
 
+from ollie_nb.redaction import redact
 from ollie_nb.tools._notebook import SyncRunner, run_here
 from ollie_nb.tools._pyexec import OUTPUT_CAP, error_text, run_code
 from ollie_nb.tools._pyvars import list_vars
@@ -18,6 +19,9 @@ from ollie_nb.tools._types import ToolInfo, ToolResult, Trust
 
 SERVER_NAME = "python"
 ENABLE_HINT = 'python_exec is off: `%ollie python on` or the agent file\'s "python": {"exec": true} enables it'
+
+READ_ONLY = frozenset({"python_vars", "python_last_error"})
+"""The python tools that only read the kernel: identical calls of one response run once."""
 
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
 
@@ -92,7 +96,7 @@ class PythonServer:
 
     async def list_tools(self) -> list[ToolInfo]:
         return [
-            ToolInfo(SERVER_NAME, name, description, schema)
+            ToolInfo(SERVER_NAME, name, description, schema, read_only=name in READ_ONLY)
             for name, (description, schema) in TOOLS.items()
             if name != "python_exec" or self.exec_on
         ]
@@ -125,7 +129,8 @@ class PythonServer:
         if run.has_value and self.bench.rich(run.value):
             run.output += "(the value is shown in the notebook)\n"
             shown = (run.value,)  # under the call's line, once it is answered
-        return ToolResult(run.text(), is_error=bool(run.error), shown=shown)
+        # values of secret names and key formats hidden, as python_vars hides them
+        return ToolResult(redact(run.text()), is_error=bool(run.error), shown=shown)
 
     async def aclose(self) -> None:
         return None  # the kernel's namespace outlives agent envs

@@ -8,8 +8,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from ollie_nb.tools._detect import hide_secrets
-from ollie_nb.tools._environ import is_secret_name
+from ollie_nb.redaction import is_secret_name, redact
 
 REPR_CHARS = 300  # characters of a value's repr in its summary
 MAX_VARS = 200  # variables listed at most
@@ -54,7 +53,7 @@ def _describe(value: Any) -> str:
     if isinstance(shape, tuple):
         dtype = getattr(value, "dtype", None)
         return f"shape {shape}" + (f", dtype {dtype}" if dtype is not None else "")
-    text = cut(hide_secrets(_REPR.repr(value)))  # hidden before the cut: no half key is left
+    text = cut(redact(_REPR.repr(value)))  # hidden before the cut: no half key is left
     if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset)):
         return f"len {len(value)}: {text}"
     return text

@@ -71,6 +71,7 @@ TOOLS = (
         "reasoning_think",
         "Think out loud: record intermediate reasoning before acting. No side effects.",
         THINK_SCHEMA,
+        read_only=True,  # answers "ok" and keeps nothing
     ),
     ToolInfo(
         SERVER_NAME,

@@ -53,6 +53,7 @@ TOOLS = (
         "subagent_list",
         "List your sub-agents with their state and last reply.",
         {"type": "object", "properties": {}},
+        read_only=True,  # reads the children's state
     ),
     ToolInfo(
         SERVER_NAME,

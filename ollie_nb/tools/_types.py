@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ollie_nb.llm._types import ImagePart
@@ -18,6 +18,7 @@ class ToolInfo:
     description: str = ""
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     sequential: bool = False  # it must run alone, never beside another call of the same response
+    read_only: bool = False  # it changes nothing: identical calls of one response run once
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,12 @@ class ToolResult:
     # What the user sees under the call's line once it is answered (a data frame the code
     # made): shown in the cell, never sent to the model, never saved.
     shown: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    timed_out: bool = False  # an error because the call got no answer in time
+
+    @classmethod
+    def timeout(cls, message: str) -> ToolResult:
+        """An error result for a call that got no answer in time (callers branch on it)."""
+        return replace(cls.error(message), timed_out=True)
 
     @classmethod
     def error(cls, message: str) -> ToolResult:

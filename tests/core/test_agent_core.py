@@ -15,6 +15,7 @@ from ollie_nb.core import (
     AgentCore,
     Notice,
     PlanMade,
+    ServerState,
     SessionError,
     TextDelta,
     ToolCalled,
@@ -458,16 +459,16 @@ def test_switch_agent_rebuilds_servers_and_keeps_fallback(ollie_tasks, tmp_path)
             return before, env, during, after
 
     before, env, during, after = asyncio.run(scenario())
-    assert before["plan_backend"] == "<lambda>()"
+    assert before.plan_backend == "<lambda>()"
     assert env.task_server == "tasks"
-    assert during["plan_backend"] == "task server 'tasks'"
-    tasks_entry = next(s for s in during["servers"] if s["name"] == "tasks")
-    assert tasks_entry["state"] == "connected"
+    assert during.plan_backend == "task server 'tasks'"
+    tasks_entry = next(s for s in during.servers if s.name == "tasks")
+    assert tasks_entry.state is ServerState.CONNECTED
     assert (
         "task_create",
         "Create an open task and return its id (the only text of the result).",
-    ) in tasks_entry["tools"]
-    assert after["plan_backend"] == "<lambda>()"
+    ) in tasks_entry.tools
+    assert after.plan_backend == "<lambda>()"
     assert seen == ["Ship the report"]
     assert [p.number for p in core.plans] == [1, 2]  # numbering goes on across the switch
     assert core.plans[0].backend == "task server 'tasks'"

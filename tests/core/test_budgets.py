@@ -12,7 +12,7 @@ import json
 import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore, Notice
-from ollie_nb.core._budget import BudgetExceededError, Budgets, Caps, env_budgets
+from ollie_nb.core._budget import BudgetExceededError, Budgets, CapKind, Caps, env_budgets
 from ollie_nb.llm import AnthropicBackend, OfflineBackend, OpenAIBackend, RetryPolicy
 from tests.llm import test_anthropic as anthropic_wire
 from tests.llm import test_openai as openai_wire
@@ -122,10 +122,10 @@ def test_the_lowest_cap_of_file_environment_and_frontend_binds(tmp_path, monkeyp
 def test_a_cap_is_reached_at_the_spend_not_only_past_it():
     from ollie_nb.planning import Spend
 
-    assert Caps(tokens=10).reached(Spend(10)) == "tokens"
-    assert Caps(cost=0.5).reached(Spend(3, 0.5)) == "cost"
-    assert Caps(cost=0.5, tokens=10).reached(Spend(9, 0.49)) == ""
-    assert Caps(cost=0.5).reached(Spend(3, 0.0, unpriced=4)) == ""  # no price: no cost cap
+    assert Caps(tokens=10).reached(Spend(10)) is CapKind.TOKENS
+    assert Caps(cost=0.5).reached(Spend(3, 0.5)) is CapKind.COST
+    assert Caps(cost=0.5, tokens=10).reached(Spend(9, 0.49)) is None
+    assert Caps(cost=0.5).reached(Spend(3, 0.0, unpriced=4)) is None  # no price: no cost cap
 
 
 def test_budget_error_is_a_usage_error_under_the_root():

@@ -18,6 +18,8 @@ import time
 from ollie_nb.core import AgentCore, WatchWhat
 from ollie_nb.core._sessions import plan_to_dict
 from ollie_nb.llm import OfflineBackend
+from ollie_nb.planning import Origin, StepState, step_item
+from ollie_nb.tasks import open_store
 from tests.core.test_parallel_plans import (
     PARALLEL_AGENT,
     claims_and_dones,
@@ -94,7 +96,7 @@ def test_the_steps_of_a_sigkilled_claimer_reopen_by_lease_and_another_agent_fini
                 doomed.wait(10)
             killed = time.monotonic()
             read = core.plan_statuses
-            stale = [dict.fromkeys(record.ids, "open")]  # as read just before bob's claims
+            stale = [dict.fromkeys(record.ids, StepState.OPEN)]  # as read just before bob's claims
 
             async def first_read_stale(plan):
                 return stale.pop() if stale else await read(plan)
@@ -218,3 +220,27 @@ def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice
         assert len(dones.get(step_id, [])) == 1, (step_id, dones)
         assert len(claims[step_id]) == (2 if step_id in held_before else 1), claims
     assert sorted(t for t, _ in kinds(db, "lease_expired")) == sorted(held_before)
+
+
+def test_a_watch_step_another_claimer_took_first_is_not_worked_here(tmp_path):
+    """The watch queued a step, then another claimer took it before the turn: the claim is
+    refused, the turn is blocked and the step stays the other claimer's."""
+    db = tmp_path / "tasks.db"
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(PAIR)
+            record = core.plans[-1]
+            with open_store(db, create=False) as store:
+                store.claim(record.ids[0], "holder")
+            item = step_item(record, 0, Origin.WATCH, goal=record.goal)
+            return record, await core.submit(item)
+
+    record, result = asyncio.run(scenario())
+    assert result.blocked, result  # refused by the store: not worked here
+    step = record.ids[0]
+    by = [p["assignee"] for _, k, t, p in event_log(db) if k == "claimed" and t == step]
+    assert by == ["holder"], by
+    _claims, dones = claims_and_dones(db)
+    assert step not in dones, dones

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ollie_nb import core, llm
 from ollie_nb.core import (
     AgentCore,
     PlanMade,
@@ -62,3 +63,12 @@ def test_a_settled_step_status_becomes_its_notice_kind():
         WatchWhat.FAILED,  # a word the run does not know counts as a failure, as the run counts it
         WatchWhat.FAILED,
     ]
+
+
+def test_the_core_passes_on_the_models_deltas_as_one_class_each():
+    """A script matching the model's stream and the core's events matches one TextDelta."""
+    assert core.TextDelta is llm.TextDelta and core.ReasoningDelta is llm.ReasoningDelta
+    events: list = []
+    agent = AgentCore(OfflineBackend(turns=["hello there"]))
+    asyncio.run(agent.submit("hi", events.append))
+    assert "".join(e.text for e in events if isinstance(e, llm.TextDelta)) == "hello there"

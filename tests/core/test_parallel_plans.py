@@ -17,13 +17,14 @@ from ollie_nb.core import AgentConfig, AgentCore, WatchWhat
 from ollie_nb.core._sessions import plan_to_dict
 from ollie_nb.llm import LLMError, OfflineBackend
 from ollie_nb.llm._offline import demo_reply, is_step_prompt, parse_plan_prompt
-from ollie_nb.planning import read_step
+from ollie_nb.planning import StepState, read_step
 from tests.support.agents import FIXTURES, tasks_agent
 from tests.support.waits import until
 
 DIAMOND = "Ship it\n- Prepare\n- Left (after 1)\n- Middle (after 1)\n- Right (after 1)\n- Join (after 2, 3, 4)"
 WIDE = "Eight chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 9))
 PARALLEL_AGENT = FIXTURES / "parallel_agent.py"
+DONE, FAILED, CANCELLED = StepState.DONE, StepState.FAILED, StepState.CANCELLED
 
 
 def slow_steps(seconds: float, fail: str = ""):
@@ -304,3 +305,27 @@ def test_a_step_the_run_is_claiming_is_not_queued_by_a_watch_read_in_between(tmp
     record, run = asyncio.run(scenario())
     by_agent = [s.step_id for m in core.history if m.role == "user" if (s := read_step(m.content))]
     assert sorted(by_agent + list(run.workers)) == sorted(record.ids), (by_agent, run.workers)
+
+
+def test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped(tmp_path):
+    core = AgentCore(
+        OfflineBackend(slow_steps(0.01)), queue_fallback=True, workdir=tmp_path, autosave=False
+    )
+    plan = "Ship it\n- Prepare\n- Left (after 1)\n- Right (after 1)\n- Then (after 2)\n- Also (after 3)"
+
+    async def scenario():
+        async with core:
+            goal, steps = parse_plan_prompt(plan)
+            args = {"goal": goal, "steps": steps}
+            await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
+            record = core.plans[-1]
+            prepare, left, right, _, _ = record.ids
+            for step_id, state in ((prepare, DONE), (left, FAILED), (right, CANCELLED)):
+                core.plan_book.mark_queue_step(record.number, step_id, state)
+            run = await core.run_plan(parallel=2)
+            return record, run, await core.plan_statuses(record)
+
+    record, run, statuses = asyncio.run(scenario())
+    assert record.kind == "queue"
+    assert run.workers == {}  # "Then" waits for a failed step, "Also" for a skipped one
+    assert [statuses[i] for i in record.ids[3:]] == [StepState.OPEN, StepState.OPEN]

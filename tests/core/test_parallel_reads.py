@@ -32,7 +32,7 @@ def run_counting(tmp_path, **run_args):
             reads: list[int] = []
             calls: Counter[str] = Counter()
             plan_statuses, client = core.plan_statuses, core.env.task_client
-            call = client.call
+            call = client._call  # the one place the client calls a tool
 
             async def counted_read(plan):
                 reads.append(plan.number)
@@ -42,7 +42,7 @@ def run_counting(tmp_path, **run_args):
                 calls[tool] += 1
                 return await call(tool, args)
 
-            core.plan_statuses, client.call = counted_read, counted_call
+            core.plan_statuses, client._call = counted_read, counted_call
             run = await core.run_plan(**run_args)
             return record, run, reads, calls
 

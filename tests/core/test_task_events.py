@@ -351,3 +351,23 @@ def test_more_than_a_page_of_events_in_one_change_are_all_read(tmp_path, monkeyp
     assert [q.split("]")[0] for q in queued] == [
         f"Step {n} of 4 [task {ids[n - 1]}" for n in (2, 3, 4)
     ]
+
+
+def test_the_watch_never_queues_a_step_whose_blocker_was_skipped(tmp_path):
+    db = tmp_path / "tasks.db"
+    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, name="alice")
+    events: list = []
+
+    async def scenario():
+        async with core:
+            await core.submit(PROMPT)
+            ids = list(core.plans[-1].ids)
+            skipped = {"id": ids[1], "status": "cancelled"}
+            await second_agent(db, "bob", {"id": ids[0], "status": "done"}, skipped)
+            await core.start_watching(on_event=events.append)  # it reads every step's state
+            await core.run_until_idle(timeout=30)
+            await core.stop_watching()
+
+    asyncio.run(scenario())
+    assert not any(isinstance(e, WatchNotice) and e.what is WatchWhat.QUEUED for e in events)
+    assert updated_ids(events) == [] and statuses(db)["Publish"] == "open"

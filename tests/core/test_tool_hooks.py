@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ollie_nb.core import AgentConfig, AgentCore, Notice, ToolFinished
 from ollie_nb.llm import LLMHTTPError, OfflineBackend, OpenAIBackend, RetryPolicy, ToolCall
 from ollie_nb.tools import NotebookToolServer
@@ -114,6 +116,28 @@ print("checked " + event["tool"])
         (p["tool"], json.loads(p["args"])["text"], p["result"]) for p in payloads(tmp_path, "post")
     )
     assert logged == [("shout", "hi", "HI"), ("shout", "loud", "LOUD")]
+
+
+HOOK_KEY = "sk-ant-" + "h0ok" * 8  # a key format no environment variable holds
+
+
+@pytest.mark.slow
+def test_a_post_tool_hooks_output_holding_a_key_is_redacted(tmp_path):
+    """Issue 37: a postTool hook's text (appended or replacing) reached the model and the
+    cell with a key in it; hook output goes through the one redaction call."""
+    post = f"""
+if event["result"] == "LOUD":
+    print("withheld: key {HOOK_KEY}", file=sys.stderr)
+    sys.exit(2)
+print("checked with {HOOK_KEY}")
+"""
+    hooks = {"postTool": hook(tmp_path, "post", post)}
+    core, _ = shouting_core(tmp_path, hooks, [[call("hi", "c1"), call("loud", "c2")], "ok"])
+    _, events = submit(core)
+    got = results(core)
+    assert got == {"c1": "HI\nchecked with ***", "c2": "withheld: key ***"}
+    shown = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
+    assert shown == got
 
 
 def rate_limited(messages: list[Any], tools: list[Any]) -> Any:

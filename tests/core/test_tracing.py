@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -384,3 +385,55 @@ def test_a_queue_plan_step_the_agent_works_is_a_step_span_and_a_failed_one_is_an
     assert "the model broke down" in by_number[2].status.description
     [turn] = children(spans.get_finished_spans(), by_number[2])
     assert turn.attributes["ollie.step.id"] == record.ids[1]
+
+
+def test_tracing_turned_on_again_records_with_the_same_exporter_or_a_new_one(tmp_path):
+    """Issue 38: after disable_tracing(), the same exporter recorded nothing, silently."""
+
+    def one_turn() -> None:
+        async def scenario():
+            core = AgentCore(OfflineBackend(turns=["hi"]), workdir=tmp_path, autosave=False)
+            async with core:
+                await core.submit("hello")
+
+        asyncio.run(scenario())
+
+    same, new = InMemorySpanExporter(), InMemorySpanExporter()
+    for exporter, recorded in ((same, 1), (same, 2), (new, 1)):
+        enable_tracing(exporter)
+        try:
+            one_turn()
+        finally:
+            disable_tracing()
+        assert len(by_name(exporter.get_finished_spans(), "invoke_agent")) == recorded
+
+
+IMPORT_SWITCHES_NOTHING = """
+import os
+import ollie_nb.core
+from ollie_nb.core import _secrets, tracing
+os.environ["OLLIE_IMPORT_CHECK"] = "1"
+print(tracing().enabled, _secrets._changes.count)
+_secrets.Redactor()
+os.environ["OLLIE_IMPORT_CHECK"] = "2"
+print(_secrets._changes.count)
+"""
+
+
+@pytest.mark.slow
+def test_importing_the_core_switches_nothing_on_and_hooks_nothing():
+    """No audit hook at import (the first Redactor starts the environment watch) and
+    tracing stays off."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_SWITCHES_NOTHING],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    imported, started = done.stdout.split("\n")[:2]
+    assert imported == "False 0"
+    assert started == "1"

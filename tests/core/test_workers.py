@@ -309,3 +309,16 @@ def test_a_waiting_worker_reads_the_store_when_a_claim_it_saw_runs_out(tmp_path)
     assert lease <= took < lease + 5, took  # taken again once the lease ran out
     by = [p["assignee"] for _, k, t, p in event_log(db) if k == "claimed" and t == held]
     assert by[0] == "holder" and by[1].startswith("w1"), by
+
+
+def test_a_worker_finishes_a_plan_behind_a_full_page_of_other_tasks(tmp_path):
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:  # 60 ordinary tasks, 1.2 KB each: more than one listing page
+        for i in range(60):
+            store.create(f"Errand {i}", body="x" * 1200)
+    _goal, steps = plan_in_store(db, 1)
+    worker = start_worker(tmp_path, agent_file(tmp_path, db), "w1", "--until-idle")
+    out, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err[-2000:]
+    _claims, dones = claims_and_dones(db)
+    assert list(dones) == steps, out  # the plan's step, listed on a later page, was worked

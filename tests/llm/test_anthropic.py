@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import traceback
 from typing import Any
@@ -272,7 +271,8 @@ def test_500_is_a_clear_error(provider: FakeProvider):
     assert (info.value.status, str(info.value)) == (500, "anthropic: HTTP 500: Internal")
 
 
-def test_connection_reset_mid_stream(provider: FakeProvider):
+@pytest.mark.anyio
+async def test_connection_reset_mid_stream(provider: FakeProvider):
     provider.queue(Reply(chunks=TEXT_REPLY, reset_after=3))
     b = backend(provider)
     seen: list[StreamEvent] = []
@@ -282,7 +282,7 @@ def test_connection_reset_mid_stream(provider: FakeProvider):
             seen.append(e)
 
     with pytest.raises(LLMConnectionError) as info:
-        asyncio.run(run())
+        await run()
     assert str(info.value).startswith("anthropic: connection lost while streaming")
     assert seen == [TextDelta("Hello")]
 
@@ -301,7 +301,8 @@ def test_key_never_appears_in_errors_or_repr(provider: FakeProvider):
     assert FAKE_KEY not in "".join(traceback.format_exception(info.value))
 
 
-def test_models_and_context_length(provider: FakeProvider):
+@pytest.mark.anyio
+async def test_models_and_context_length(provider: FakeProvider):
     info = {
         "type": "model",
         "id": "claude-sonnet-4-6",
@@ -323,14 +324,15 @@ def test_models_and_context_length(provider: FakeProvider):
     async def run() -> tuple[list[str], int | None]:
         return await b.models(), await b.context_length()
 
-    assert asyncio.run(run()) == (["claude-haiku-4-5", "claude-sonnet-4-6"], 200000)
+    assert (await run()) == (["claude-haiku-4-5", "claude-sonnet-4-6"], 200000)
     assert [r.path.split("?")[0] for r in provider.requests] == [
         "/v1/models",
         "/v1/models/claude-sonnet-4-6",
     ]
 
 
-def test_overloaded_error_event_after_output_is_raised_not_retried(provider: FakeProvider):
+@pytest.mark.anyio
+async def test_overloaded_error_event_after_output_is_raised_not_retried(provider: FakeProvider):
     overloaded = sse(
         {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
         event="error",
@@ -344,7 +346,7 @@ def test_overloaded_error_event_after_output_is_raised_not_retried(provider: Fak
             seen.append(e)
 
     with pytest.raises(LLMHTTPError) as info:
-        asyncio.run(run())
+        await run()
     assert (info.value.status, str(info.value)) == (529, "anthropic: HTTP 529: Overloaded")
     assert seen == [TextDelta("Hel")]
     assert len(provider.requests) == 1

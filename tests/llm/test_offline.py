@@ -61,12 +61,13 @@ def plan_args(prompt: str) -> dict[str, Any]:
     return json.loads(call.arguments)
 
 
-def test_is_a_backend_with_offline_identity():
+@pytest.mark.anyio
+async def test_is_a_backend_with_offline_identity():
     b = OfflineBackend()
     assert isinstance(b, Backend)
     assert (b.name, b.model) == ("offline", "offline-planner")
-    assert asyncio.run(b.models()) == ["offline-planner"]
-    assert asyncio.run(b.context_length()) is None
+    assert (await b.models()) == ["offline-planner"]
+    assert (await b.context_length()) is None
     b.set_model("other")
     assert b.model == "other"
     assert repr(b) == "OfflineBackend(model='other', mode='demo')"
@@ -254,7 +255,8 @@ def test_same_input_gives_the_same_output():
     assert help_a == run(OfflineBackend(), [Message.user("hello")])
 
 
-def test_cancellation_stops_a_slow_stream_promptly():
+@pytest.mark.anyio
+async def test_cancellation_stops_a_slow_stream_promptly():
     b = OfflineBackend(turns=["word " * 200], chunk_delay=0.05)
 
     async def main() -> int:
@@ -271,7 +273,7 @@ def test_cancellation_stops_a_slow_stream_promptly():
             await task
         return len(got)
 
-    assert 1 <= asyncio.run(asyncio.wait_for(main(), 2)) < 10
+    assert 1 <= (await asyncio.wait_for(main(), 2)) < 10
 
 
 def test_a_scripted_thinking_reply_streams_its_reasoning_first_and_its_blocks_whole():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -164,7 +163,8 @@ def test_reset_mid_stream(provider: FakeProvider):
         collect(lambda: b.chat_stream([Message.user("hi")]))
 
 
-def test_models_and_context_length(provider: FakeProvider):
+@pytest.mark.anyio
+async def test_models_and_context_length(provider: FakeProvider):
     tags = {"models": [{"name": "llama3.1:latest"}, {"name": "qwen3:8b"}]}
     show = {
         "parameters": 'stop "<|eot_id|>"\nnum_ctx 16384',
@@ -176,7 +176,7 @@ def test_models_and_context_length(provider: FakeProvider):
     async def run() -> tuple[list[str], int | None]:
         return await b.models(), await b.context_length()
 
-    assert asyncio.run(run()) == (["llama3.1:latest", "qwen3:8b"], 16384)
+    assert (await run()) == (["llama3.1:latest", "qwen3:8b"], 16384)
     assert provider.requests[1].body == {"model": "llama3.1"}
     assert repr(b) == f"OllamaBackend(model='llama3.1', host='{provider.url}')"
 

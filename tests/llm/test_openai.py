@@ -193,7 +193,8 @@ def test_429_with_retry_after_is_retried_with_events(provider: FakeProvider):
     assert len(provider.requests) == 3
 
 
-def test_429_forever_gives_up_after_three_retries(provider: FakeProvider):
+@pytest.mark.anyio
+async def test_429_forever_gives_up_after_three_retries(provider: FakeProvider):
     limited = json_reply(429, {"error": {"message": "Rate limit reached"}})
     provider.queue(*[limited] * 5)
     b = backend(provider)
@@ -204,7 +205,7 @@ def test_429_forever_gives_up_after_three_retries(provider: FakeProvider):
             seen.append(event)
 
     with pytest.raises(LLMHTTPError) as info:
-        asyncio.run(run())
+        await run()
     assert info.value.status == 429
     assert str(info.value) == ("openai: HTTP 429: Rate limit reached (gave up after 3 retries)")
     assert [e.delay for e in seen] == [0.01, 0.02, 0.04]  # exponential backoff
@@ -221,7 +222,8 @@ def test_500_is_a_clear_error_without_retry(provider: FakeProvider):
     assert len(provider.requests) == 1
 
 
-def test_connection_reset_mid_stream_is_a_connection_error(provider: FakeProvider):
+@pytest.mark.anyio
+async def test_connection_reset_mid_stream_is_a_connection_error(provider: FakeProvider):
     provider.queue(Reply(chunks=TEXT_REPLY, reset_after=2))
     b = backend(provider)
     seen: list[StreamEvent] = []
@@ -231,7 +233,7 @@ def test_connection_reset_mid_stream_is_a_connection_error(provider: FakeProvide
             seen.append(event)
 
     with pytest.raises(LLMConnectionError) as info:
-        asyncio.run(run())
+        await run()
     assert "openai" in str(info.value)
     assert seen == [TextDelta("Hello")]
     assert len(provider.requests) == 1  # never retried once text has streamed
@@ -251,7 +253,8 @@ def test_key_never_appears_in_errors_or_repr(provider: FakeProvider):
     assert FAKE_KEY not in rendered and FAKE_KEY not in repr(info.value)
 
 
-def test_cancelling_the_consumer_closes_the_stream(provider: FakeProvider):
+@pytest.mark.anyio
+async def test_cancelling_the_consumer_closes_the_stream(provider: FakeProvider):
     # Two chunks, then the server keeps the response open: the client must hang up.
     provider.queue(Reply(chunks=TEXT_REPLY[:2], hold_open=True))
     b = backend(provider)
@@ -270,7 +273,7 @@ def test_cancelling_the_consumer_closes_the_stream(provider: FakeProvider):
         with pytest.raises(asyncio.CancelledError):
             await task
 
-    asyncio.run(asyncio.wait_for(run(), 5))
+    await asyncio.wait_for(run(), 5)
     assert got == ["Hello"]
     deadline = time.monotonic() + 5
     while provider.hangups == 0 and time.monotonic() < deadline:
@@ -278,7 +281,8 @@ def test_cancelling_the_consumer_closes_the_stream(provider: FakeProvider):
     assert provider.hangups == 1
 
 
-def test_models_and_context_length_from_models_listing(provider: FakeProvider):
+@pytest.mark.anyio
+async def test_models_and_context_length_from_models_listing(provider: FakeProvider):
     listing = {
         "object": "list",
         "data": [
@@ -296,7 +300,7 @@ def test_models_and_context_length_from_models_listing(provider: FakeProvider):
         b.set_model("qwen2.5-7b")
         return names, mini, again, await b.context_length()
 
-    assert asyncio.run(run()) == (["gpt-4o-mini", "qwen2.5-7b"], 128000, 128000, 32768)
+    assert (await run()) == (["gpt-4o-mini", "qwen2.5-7b"], 128000, 128000, 32768)
     assert [r.path for r in provider.requests] == ["/v1/models"] * 3
 
 

@@ -8,37 +8,38 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 import tests.llm.test_anthropic as anthropic_wire
 import tests.llm.test_openai as openai_wire
 from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.core._compact import COMPACT_PROMPT
 from ollie_nb.llm import AnthropicBackend, OpenAIBackend, RetryPolicy
+from tests.conftest import MakeCore
 from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply, json_reply, sse
 
 FAST = RetryPolicy(base_delay=0.01, max_delay=0.05)
 THOUGHT = json.dumps({"thought": "check first"})
 
 
-def submit(core: AgentCore, prompt: str) -> Any:
-    async def scenario() -> Any:
-        async with core:
-            return await core.submit(prompt)
-
-    return asyncio.run(asyncio.wait_for(scenario(), 60))
+async def submit(core: AgentCore, prompt: str) -> Any:
+    return await asyncio.wait_for(core.submit(prompt), 60)
 
 
-def anthropic_core(provider: FakeProvider, tmp_path, **agent: Any) -> AgentCore:
+async def anthropic_core(make_core: MakeCore, provider: FakeProvider, **agent: Any) -> AgentCore:
     backend = AnthropicBackend(
         "claude-sonnet-4-6", api_key=FAKE_KEY, base_url=provider.url, retry=FAST
     )
-    return AgentCore(backend, agent=AgentConfig.from_dict(agent), workdir=tmp_path, autosave=False)
+    return await make_core(backend, agent=AgentConfig.from_dict(agent))
 
 
-def openai_core(provider: FakeProvider, tmp_path, name: str = "openai", **agent: Any):
+async def openai_core(
+    make_core: MakeCore, provider: FakeProvider, name: str = "openai", **agent: Any
+) -> AgentCore:
     backend = OpenAIBackend(
         "gpt-4o-mini", base_url=provider.url + "/v1", api_key=FAKE_KEY, name=name, retry=FAST
     )
-    return AgentCore(backend, agent=AgentConfig.from_dict(agent), workdir=tmp_path, autosave=False)
+    return await make_core(backend, agent=AgentConfig.from_dict(agent))
 
 
 def openai_text(*pieces: str) -> Reply:
@@ -68,8 +69,9 @@ def openai_think_call(call_id: str) -> Reply:
 # -- Anthropic: thinking with signatures across a tool loop -------------------------------
 
 
-def test_signed_thinking_goes_back_with_the_tool_results_and_never_into_text(
-    provider: FakeProvider, tmp_path
+@pytest.mark.anyio
+async def test_signed_thinking_goes_back_with_the_tool_results_and_never_into_text(
+    make_core, provider: FakeProvider
 ):
     wire = anthropic_wire
     thinking_call = [
@@ -86,8 +88,8 @@ def test_signed_thinking_goes_back_with_the_tool_results_and_never_into_text(
         *wire.finish("end_turn", 9),
     ]
     provider.queue(Reply(chunks=thinking_call), Reply(chunks=answer))
-    core = anthropic_core(provider, tmp_path, reasoning=3000)
-    result = submit(core, "Think, then answer.")
+    core = await anthropic_core(make_core, provider, reasoning=3000)
+    result = await submit(core, "Think, then answer.")
     assert (result.reply, result.error) == ("All done.", "")
     first, second = (r.body for r in provider.requests)
     assert first["thinking"] == second["thinking"] == {"type": "enabled", "budget_tokens": 3000}
@@ -111,17 +113,19 @@ def test_signed_thinking_goes_back_with_the_tool_results_and_never_into_text(
     assert (core.usage.cache_write_tokens, core.usage.cache_read_tokens) == (1800, 1800)
 
 
-def test_the_agent_file_can_turn_the_cache_off(provider: FakeProvider, tmp_path):
+@pytest.mark.anyio
+async def test_the_agent_file_can_turn_the_cache_off(make_core, provider: FakeProvider):
     provider.queue(Reply(chunks=anthropic_wire.TEXT_REPLY))
-    core = anthropic_core(provider, tmp_path, promptCache=False)
-    submit(core, "hi")
+    core = await anthropic_core(make_core, provider, promptCache=False)
+    await submit(core, "hi")
     assert "cache_control" not in json.dumps(provider.requests[0].body)
 
 
-def test_cache_breakpoints_reach_a_real_turn(provider: FakeProvider, tmp_path):
+@pytest.mark.anyio
+async def test_cache_breakpoints_reach_a_real_turn(make_core, provider: FakeProvider):
     provider.queue(Reply(chunks=anthropic_wire.TEXT_REPLY))
-    core = anthropic_core(provider, tmp_path)
-    submit(core, "hi")
+    core = await anthropic_core(make_core, provider)
+    await submit(core, "hi")
     marks = anthropic_wire.breakpoints(provider.requests[0].body)
     assert marks[1:] == ["system", "user[0]:text"]
     assert marks[0].startswith("tool:") and len(marks) == 3
@@ -137,12 +141,13 @@ REFUSED = Reply(
 )
 
 
-def test_a_refused_tool_call_is_told_to_the_model_which_tries_again(
-    provider: FakeProvider, tmp_path
+@pytest.mark.anyio
+async def test_a_refused_tool_call_is_told_to_the_model_which_tries_again(
+    make_core, provider: FakeProvider
 ):
     provider.queue(REFUSED, openai_think_call("call_ok"), openai_text("Fixed it."))
-    core = openai_core(provider, tmp_path, name="groq")
-    result = submit(core, "Weather in Paris?")
+    core = await openai_core(make_core, provider, name="groq")
+    result = await submit(core, "Weather in Paris?")
     assert (result.reply, result.error) == ("Fixed it.", "")
     retry = provider.requests[1].body["messages"]
     assert retry[-1]["role"] == "user"
@@ -151,10 +156,13 @@ def test_a_refused_tool_call_is_told_to_the_model_which_tries_again(
     assert provider.requests[2].body["messages"][-1]["role"] == "tool"
 
 
-def test_refused_tool_calls_are_retried_a_bounded_number_of_times(provider: FakeProvider, tmp_path):
+@pytest.mark.anyio
+async def test_refused_tool_calls_are_retried_a_bounded_number_of_times(
+    make_core, provider: FakeProvider
+):
     provider.queue(REFUSED, REFUSED, REFUSED, openai_text("never sent"))
-    core = openai_core(provider, tmp_path, name="groq")
-    result = submit(core, "Weather in Paris?")
+    core = await openai_core(make_core, provider, name="groq")
+    result = await submit(core, "Weather in Paris?")
     assert result.error.startswith("groq: Failed to call a function.")
     assert len(provider.requests) == 3  # the first try and two retries
 
@@ -179,11 +187,12 @@ OVERFLOW = json_reply(
 MODELS = json_reply(200, {"object": "list", "data": [{"id": "gpt-4o-mini", "object": "model"}]})
 
 
-def test_a_context_overflow_compacts_and_retries_once(provider: FakeProvider, tmp_path):
+@pytest.mark.anyio
+async def test_a_context_overflow_compacts_and_retries_once(make_core, provider: FakeProvider):
     summary = openai_text("We talked about the weather.")
     provider.queue(OVERFLOW, summary, MODELS, openai_text("Sure."))
-    core = openai_core(provider, tmp_path)
-    result = submit(core, "And now?")
+    core = await openai_core(make_core, provider)
+    result = await submit(core, "And now?")
     assert (result.reply, result.error) == ("Sure.", "")
     chats = [r for r in provider.requests if r.path.endswith("/chat/completions")]
     summary_request, retried = (r.body["messages"] for r in chats[1:])
@@ -191,19 +200,23 @@ def test_a_context_overflow_compacts_and_retries_once(provider: FakeProvider, tm
     assert any("We talked about the weather." in m["content"] for m in retried)
 
 
-def test_a_second_overflow_ends_the_turn_with_the_error(provider: FakeProvider, tmp_path):
+@pytest.mark.anyio
+async def test_a_second_overflow_ends_the_turn_with_the_error(make_core, provider: FakeProvider):
     provider.queue(OVERFLOW, openai_text("Summary."), MODELS, OVERFLOW)
-    core = openai_core(provider, tmp_path)
-    result = submit(core, "And now?")
+    core = await openai_core(make_core, provider)
+    result = await submit(core, "And now?")
     assert "maximum context length" in result.error
     assert [r.path for r in provider.requests].count("/v1/chat/completions") == 3
 
 
-def test_openrouter_token_limit_chunk_ends_the_turn_as_that_error(provider: FakeProvider, tmp_path):
+@pytest.mark.anyio
+async def test_openrouter_token_limit_chunk_ends_the_turn_as_that_error(
+    make_core, provider: FakeProvider
+):
     limit = {"error": {"code": 400, "message": "Token limit reached"}, "choices": []}
     provider.queue(Reply(chunks=[openai_wire.chunk({"content": "Par"}), sse(limit)]))
-    core = openai_core(provider, tmp_path, name="openrouter")
-    result = submit(core, "hi")
+    core = await openai_core(make_core, provider, name="openrouter")
+    result = await submit(core, "hi")
     assert result.error == "openrouter: Token limit reached"
     assert [m.role for m in core.history] == ["user"]  # the error is no message of the model's
     assert core.conversation.errors[0]["error"] == "openrouter: Token limit reached"
@@ -213,25 +226,27 @@ def test_openrouter_token_limit_chunk_ends_the_turn_as_that_error(provider: Fake
 # -- agent-file settings ----------------------------------------------------------------------
 
 
-def test_ollie_generation_keys_reach_the_request(provider: FakeProvider, tmp_path):
+@pytest.mark.anyio
+async def test_ollie_generation_keys_reach_the_request(make_core, provider: FakeProvider):
     provider.queue(openai_text("ok"))
-    core = openai_core(
+    core = await openai_core(
+        make_core,
         provider,
-        tmp_path,
         topK=20,
         minP=0.05,
         reasoningEffort="low",
         maxCompletionTokens=900,
         tools=False,
     )
-    submit(core, "hi")
+    await submit(core, "hi")
     body = provider.requests[0].body
     assert (body["top_k"], body["min_p"]) == (20, 0.05)
     assert (body["reasoning_effort"], body["max_completion_tokens"]) == ("low", 900)
     assert "tools" not in body
 
 
-def test_openrouter_cost_and_cached_tokens_add_up_over_a_session(provider, tmp_path):
+@pytest.mark.anyio
+async def test_openrouter_cost_and_cached_tokens_add_up_over_a_session(make_core, provider):
     usage = {
         "prompt_tokens": 1000,
         "completion_tokens": 10,
@@ -241,14 +256,9 @@ def test_openrouter_cost_and_cached_tokens_add_up_over_a_session(provider, tmp_p
     reply = openai_text("ok")
     reply.chunks[-2] = openai_wire.chunk(None, usage=usage)
     provider.queue(reply, MODELS, reply)  # 1000 tokens in: the next turn asks the window
-    core = openai_core(provider, tmp_path, name="openrouter")
-
-    async def two_turns() -> None:
-        async with core:
-            await core.submit("one")
-            await core.submit("two")
-
-    asyncio.run(asyncio.wait_for(two_turns(), 60))
+    core = await openai_core(make_core, provider, name="openrouter")
+    await submit(core, "one")
+    await submit(core, "two")
     assert (core.usage.input_tokens, core.usage.cache_read_tokens) == (2000, 1800)
     assert core.usage.cost == 0.5
     assert str(core.usage).endswith("(1800 cached, 0 cache writes)")

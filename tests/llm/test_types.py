@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import json
 import subprocess
@@ -33,7 +32,6 @@ from ollie_nb.llm import (
     Usage,
     UsageReport,
     backend_secrets,
-    redact,
 )
 from ollie_nb.llm._retry import parse_retry_after, stream_with_retries
 from tests.support.llm_fake_provider import FAKE_KEY
@@ -110,7 +108,8 @@ def test_retry_policy_caps_and_backs_off():
     assert policy.delay(0, 5.0) == 5.0
 
 
-def test_rate_limit_after_output_is_not_retried():
+@pytest.mark.anyio
+async def test_rate_limit_after_output_is_not_retried():
     attempts = 0
 
     async def attempt():
@@ -126,7 +125,7 @@ def test_rate_limit_after_output_is_not_retried():
                 seen.append(event)
         return seen
 
-    assert asyncio.run(run()) == [TextDelta("partial")]
+    assert (await run()) == [TextDelta("partial")]
     assert attempts == 1
 
 
@@ -136,6 +135,7 @@ def test_error_messages_are_redacted():
     assert err.message == str(err)
 
 
+@pytest.mark.slow
 def test_importing_the_package_loads_no_provider_sdk():
     code = (
         "import sys, ollie_nb.llm; "
@@ -152,7 +152,6 @@ def test_overlapping_secrets_are_redacted_longest_first():
     expected = "long *** short ***"
     assert LLMError(text, secrets=[short, long]).message == expected
     assert LLMError(text, secrets=[long, short]).message == expected
-    assert redact("x sk-abc123-EXTENDED-PART y", [short, long, short]) == "x *** y"
 
 
 def test_tool_call_accepts_a_dict_and_gets_an_id():

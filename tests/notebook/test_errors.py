@@ -16,6 +16,7 @@ import pytest
 
 from tests.notebook.test_frontend import LIST_PROMPT, kernel_env
 from tests.support.kernel_harness import Kernel
+from tests.support.llm_fake_provider import FAKE_KEY, json_reply
 
 BUG = "(a bug, not your input: %ollie debug shows the traceback)"
 
@@ -129,6 +130,29 @@ def test_a_failing_notebook_tool_keeps_its_traceback_for_debug(kernel):
     debug = kernel.run("%ollie debug").text()
     assert debug.startswith("the last error, raised by your code:\nTraceback")
     assert "in lookup" in debug and "KeyError: 'zzz'" in debug
+
+
+def test_a_providers_failure_is_shown_as_the_providers_in_one_line(kernel, provider):
+    """The provider answers `/models` with HTTP 503: its fault, neither a usage line nor a
+    bug banner; the line says what to do and `%ollie debug` keeps the traceback."""
+    provider.queue(*[json_reply(503, {"error": {"message": "overloaded"}})] * 3)
+    backend = f"OpenAIBackend('m', base_url={provider.url + '/v1'!r}, api_key={FAKE_KEY!r})"
+    code = (
+        f"import ollie_nb\nfrom ollie_nb.llm import OpenAIBackend\nollie_nb.use_backend({backend})"
+    )
+    assert kernel.run(code).error is None
+    try:
+        run = kernel.run("%ollie models")
+    finally:
+        kernel.run("%ollie backend offline")
+    assert run.error is None and "UsageError" not in run.stderr()
+    assert run.text() == (
+        "✖ the chat provider failed: openai: HTTP 503: overloaded (not a bug: "
+        "try again, or %ollie backend NAME to use another)"
+    )
+    debug = kernel.run("%ollie debug").text()
+    assert debug.startswith("the last error, from the chat provider:\nTraceback")
+    assert "LLMHTTPError" in debug and FAKE_KEY not in debug
 
 
 def test_load_ext_imports_neither_the_core_nor_llm_nor_mcp(tmp_path):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from ollie_nb.planning import (
@@ -91,17 +89,14 @@ BAD_INPUT = [
 
 
 @pytest.mark.parametrize(("args", "expected"), BAD_INPUT)
-def test_bad_plan_input_is_refused_readably(args, expected):
-    async def call():
-        dispatcher = Dispatcher()
-        dispatcher.add_server("reasoning", ReasoningServer())
-        bad = await dispatcher.dispatch("reasoning", "reasoning_plan", args)
-        good = await dispatcher.dispatch(
-            "reasoning", "reasoning_plan", {"goal": "g", "steps": [OK_STEP]}
-        )
-        return bad, good
-
-    bad, good = asyncio.run(call())
+@pytest.mark.anyio
+async def test_bad_plan_input_is_refused_readably(args, expected):
+    dispatcher = Dispatcher()
+    dispatcher.add_server("reasoning", ReasoningServer())
+    bad = await dispatcher.dispatch("reasoning", "reasoning_plan", args)
+    good = await dispatcher.dispatch(
+        "reasoning", "reasoning_plan", {"goal": "g", "steps": [OK_STEP]}
+    )
     assert bad.is_error
     assert bad.text.startswith("error: ")
     assert expected in bad.text
@@ -144,22 +139,21 @@ def test_format_plan_layout():
     assert format_plan("Goal", steps, ["only-one"]).splitlines()[1] == "1. A"
 
 
-def test_reasoning_think_and_unknown_tool():
-    async def call():
-        server = ReasoningServer()
-        return (
-            await server.call_tool("reasoning_think", {"thought": "hmm"}),
-            await server.call_tool("reasoning_think", {}),
-            await server.call_tool("reasoning_nope", {}),
-        )
-
-    ok, missing, unknown = asyncio.run(call())
+@pytest.mark.anyio
+async def test_reasoning_think_and_unknown_tool():
+    server = ReasoningServer()
+    ok, missing, unknown = (
+        await server.call_tool("reasoning_think", {"thought": "hmm"}),
+        await server.call_tool("reasoning_think", {}),
+        await server.call_tool("reasoning_nope", {}),
+    )
     assert ok.text == "ok" and not ok.is_error
     assert missing.is_error and "'thought' is required" in missing.text
     assert unknown.is_error and "unknown tool 'reasoning_nope'" in unknown.text
 
 
-def test_dispatcher_errors_never_raise():
+@pytest.mark.anyio
+async def test_dispatcher_errors_never_raise():
     class Exploding:
         async def list_tools(self):
             raise RuntimeError("cannot list")
@@ -170,18 +164,15 @@ def test_dispatcher_errors_never_raise():
         async def aclose(self):
             pass
 
-    async def call():
-        d = Dispatcher()
-        d.add_server("x", Exploding())
-        d.add_server("reasoning", ReasoningServer())
-        return (
-            await d.dispatch("nope", "t", {}),
-            await d.dispatch("x", "t", {}),
-            await d.dispatch("reasoning", "reasoning_plan", ["not", "a", "dict"]),
-            [t.name for t in await d.list_tools()],
-        )
-
-    unknown, exploding, not_dict, tools = asyncio.run(call())
+    d = Dispatcher()
+    d.add_server("x", Exploding())
+    d.add_server("reasoning", ReasoningServer())
+    unknown, exploding, not_dict, tools = (
+        await d.dispatch("nope", "t", {}),
+        await d.dispatch("x", "t", {}),
+        await d.dispatch("reasoning", "reasoning_plan", ["not", "a", "dict"]),
+        [t.name for t in await d.list_tools()],
+    )
     assert unknown.is_error and "no tool server named 'nope'" in unknown.text
     assert exploding.is_error and "x.t failed: RuntimeError: kaboom" in exploding.text
     assert not_dict.is_error and "must be a JSON object" in not_dict.text

@@ -42,6 +42,7 @@ def _read(tmp_path: Path, mode: str, ids, goal_id: str = "g", reads: int = 1):
     return results, calls.read_text().splitlines()
 
 
+@pytest.mark.slow
 def test_json_listing_is_used_when_the_server_gives_it(tmp_path):
     """The text lines of this server say `open` for all: only the JSON answer is right."""
     (statuses,), calls = _read(tmp_path, "json", ["t1", "t2", "t3"])
@@ -49,11 +50,13 @@ def test_json_listing_is_used_when_the_server_gives_it(tmp_path):
     assert calls == ['task_list {"format": "json", "parent": "g", "status": "all"}']
 
 
+@pytest.mark.slow
 def test_a_bare_json_list_works_too(tmp_path):
     (statuses,), _ = _read(tmp_path, "jsonlist", ["t2", "t3"])
     assert statuses == {"t2": "in_progress", "t3": "open"}
 
 
+@pytest.mark.slow
 def test_a_server_refusing_format_is_read_in_text_and_not_asked_again(tmp_path):
     (first, second), calls = _read(tmp_path, "strict", ["t1", "t2"], reads=2)
     assert first == second == {"t1": "done", "t2": "in_progress"}
@@ -64,12 +67,14 @@ def test_a_server_refusing_format_is_read_in_text_and_not_asked_again(tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_a_server_ignoring_format_is_parsed_as_text(tmp_path):
     (statuses,), calls = _read(tmp_path, "text", ["t1", "t3"])
     assert statuses == {"t1": "done", "t3": "open"}
     assert calls == ['task_list {"format": "json", "parent": "g", "status": "all"}']
 
 
+@pytest.mark.slow
 def test_without_a_listing_each_task_is_read_json_first(tmp_path):
     (statuses,), calls = _read(tmp_path, "json", ["t1", "t9"], goal_id="")
     assert statuses == {"t1": "done"}  # t9 is unknown: left out
@@ -80,12 +85,15 @@ def test_without_a_listing_each_task_is_read_json_first(tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_task_read_text_fallback_when_listing_fails(tmp_path):
     (statuses,), _ = _read(tmp_path, "readonly", ["t1", "t2", "t3"])
     assert statuses == {"t1": "done", "t2": "in_progress", "t3": "open"}
 
 
-def test_real_ollie_tasks_statuses(tmp_path):
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_real_ollie_tasks_statuses(tmp_path):
     """Real ollie-tasks: a plan persisted, one step updated, statuses read back."""
     command = str(Path(sys.executable).with_name("ollie-tasks"))
     if not os.path.exists(command):
@@ -105,7 +113,7 @@ def test_real_ollie_tasks_statuses(tmp_path):
         finally:
             await d.aclose()
 
-    ids, statuses = asyncio.run(run())
+    ids, statuses = await run()
     assert statuses == {ids[0]: "done", ids[1]: "open"}
 
 

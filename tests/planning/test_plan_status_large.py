@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from ollie_nb.planning import TaskClient, TaskServerPlanBackend
 from ollie_nb.tasks import SqliteTaskStore
@@ -24,7 +25,9 @@ class Counting(Dispatcher):
         return await super().dispatch(server, tool, args)
 
 
-def test_the_statuses_of_a_3000_step_plan_take_a_few_paged_calls(tmp_path):
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_the_statuses_of_a_3000_step_plan_take_a_few_paged_calls(tmp_path):
     db = tmp_path / "tasks.db"
     with SqliteTaskStore(db, create=True) as store:
         goal = store.create("A big goal")
@@ -47,7 +50,7 @@ def test_the_statuses_of_a_3000_step_plan_take_a_few_paged_calls(tmp_path):
         finally:
             await d.aclose()
 
-    statuses, calls = asyncio.run(run())
+    statuses, calls = await run()
     assert statuses == {s: "done" if i % 7 == 0 else "open" for i, s in enumerate(steps)}
     assert [tool for tool, _ in calls] == ["task_list"] * len(calls) and 2 <= len(calls) <= 3
     assert all(args["fields"] == ["id", "status"] for _, args in calls)

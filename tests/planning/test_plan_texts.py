@@ -8,7 +8,6 @@ work the steps now. Each case runs against real servers (stdio subprocesses).
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
 import pytest
@@ -94,26 +93,31 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_model_facing_plan_texts(case, fake_task_server):
+@pytest.mark.anyio
+async def test_model_facing_plan_texts(case, fake_task_server):
     make, plan_text, sentence = CASES[case]
     servers, fallback = make(fake_task_server)
-    env, text, said = asyncio.run(_plan(servers, fallback))
+    env, text, said = await _plan(servers, fallback)
     record = env.reasoning.plans[-1]
     ids = dict(zip(("s1", "s2"), record.ids))
     assert text == plan_text.format(goal=record.goal_id, **ids)
     assert said == sentence
 
 
-def test_a_failed_task_server_warns_on_the_plan():
-    _env, text, _ = asyncio.run(_plan(_failing("tasks")))
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_failed_task_server_warns_on_the_plan():
+    _env, text, _ = await _plan(_failing("tasks"))
     assert text.splitlines()[-1].startswith(
         "warning: no plan backend: MCP server 'tasks' failed to connect ("
     )
     assert text.endswith("; this plan lives in context only.")
 
 
-def test_a_failed_server_without_env_names_env_as_the_fix():
-    env, _, _ = asyncio.run(_plan(_failing("web")))
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_failed_server_without_env_names_env_as_the_fix():
+    env, _, _ = await _plan(_failing("web"))
     detail = env.servers["web"].detail
     assert detail.endswith(
         "(it has no 'env' key, so it ran in a minimal environment (PATH, HOME, USER, SHELL, "

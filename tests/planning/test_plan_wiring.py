@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from ollie_nb.core import AgentConfig, build_agent_env
@@ -44,9 +42,10 @@ class RecordingFallback:
         return [f"f{i}" for i in range(len(steps))]
 
 
-def test_task_server_persists_plan_with_parent_and_blockers(ollie_tasks, db_tasks):
+@pytest.mark.anyio
+async def test_task_server_persists_plan_with_parent_and_blockers(ollie_tasks, db_tasks):
     servers, db = ollie_tasks()
-    env, result = asyncio.run(plan_with(servers))
+    env, result = await plan_with(servers)
     assert env.task_server == "tasks"
     assert "exposes task_create" in env.plan_backend_reason
     assert not result.is_error
@@ -71,9 +70,11 @@ def test_task_server_persists_plan_with_parent_and_blockers(ollie_tasks, db_task
     assert record.persisted and record.goal_id == goal_id
 
 
-def test_missing_command_degrades_to_in_context_with_warning(tmp_path):
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_missing_command_degrades_to_in_context_with_warning(tmp_path):
     servers = {"tasks": {"command": str(tmp_path / "no-such-task-server")}}
-    env, result = asyncio.run(plan_with(servers))
+    env, result = await plan_with(servers)
     assert env.task_server is None
     assert any("command not found" in m for m in env.messages)
     assert env.servers["tasks"].state == "failed"
@@ -84,11 +85,12 @@ def test_missing_command_degrades_to_in_context_with_warning(tmp_path):
     assert "context only" in last
 
 
-def test_server_crash_mid_plan_rolls_back_no_orphans(fake_task_server, stored_tasks):
+@pytest.mark.anyio
+async def test_server_crash_mid_plan_rolls_back_no_orphans(fake_task_server, stored_tasks):
     # the server dies on its 4th create (goal + 2 steps made); the restart then
     # crashes again, so rollback must delete through a fresh session
     servers = fake_task_server("crash_after:3")
-    env, result = asyncio.run(plan_with(servers))
+    env, result = await plan_with(servers)
     assert not result.is_error
     assert "warning: task server 'tasks' failed" in result.text
     assert "context only" in result.text
@@ -96,9 +98,10 @@ def test_server_crash_mid_plan_rolls_back_no_orphans(fake_task_server, stored_ta
     assert env.reasoning.plans[-1].ids == ()
 
 
-def test_task_create_is_error_degrades(fake_task_server):
+@pytest.mark.anyio
+async def test_task_create_is_error_degrades(fake_task_server):
     servers = fake_task_server("error")
-    _, result = asyncio.run(plan_with(servers))
+    _, result = await plan_with(servers)
     last = result.text.splitlines()[-1]
     assert "task_create failed" in last
     assert "task store is read-only" in last
@@ -106,9 +109,10 @@ def test_task_create_is_error_degrades(fake_task_server):
     assert "[t" not in result.text  # no ids shown for an unsaved plan
 
 
-def test_hanging_task_server_ends_within_timeout(fake_task_server):
+@pytest.mark.anyio
+async def test_hanging_task_server_ends_within_timeout(fake_task_server):
     servers = fake_task_server("hang", timeout=1.0)
-    _, result = asyncio.run(plan_with(servers))
+    _, result = await plan_with(servers)
     assert "timed out after 1 s" in result.text  # the call's own timeout ended it
     assert result.text.splitlines()[-1].startswith("warning:")
 
@@ -117,11 +121,12 @@ def test_hanging_task_server_ends_within_timeout(fake_task_server):
     ("fault", "reason"),
     [("empty_after:3", "empty id"), ("two_ids_after:3", "expected exactly one id")],
 )
-def test_task_server_wrong_ids_rolls_back_what_it_can(
+@pytest.mark.anyio
+async def test_task_server_wrong_ids_rolls_back_what_it_can(
     fake_task_server, fault, reason, stored_tasks
 ):
     servers = fake_task_server(fault)
-    _, result = asyncio.run(plan_with(servers))
+    _, result = await plan_with(servers)
     status = result.text.splitlines()[-1]
     assert reason in status and status.startswith("warning:")
     assert "rolled back 3 created tasks" in status
@@ -132,26 +137,29 @@ def test_task_server_wrong_ids_rolls_back_what_it_can(
     assert stored_tasks(servers) == {}
 
 
-def test_server_without_task_delete_still_persists(fake_task_server):
+@pytest.mark.anyio
+async def test_server_without_task_delete_still_persists(fake_task_server):
     servers = fake_task_server("no_delete")
     servers["tasks"]["env"]["FAULT"] = "no_delete"
-    env, result = asyncio.run(plan_with(servers))
+    env, result = await plan_with(servers)
     assert env.task_server == "tasks"  # no task_delete is fine while nothing fails
     assert result.text.splitlines()[-1].startswith("Plan saved")
 
 
-def test_task_server_wins_over_fallback(ollie_tasks, db_tasks):
+@pytest.mark.anyio
+async def test_task_server_wins_over_fallback(ollie_tasks, db_tasks):
     fallback = RecordingFallback()
     servers, db = ollie_tasks()
-    env, _result = asyncio.run(plan_with(servers, fallback))
+    env, _result = await plan_with(servers, fallback)
     assert fallback.calls == []
     assert env.task_server == "tasks"
     assert len(db_tasks(db)) == 6
 
 
-def test_fallback_used_without_task_server():
+@pytest.mark.anyio
+async def test_fallback_used_without_task_server():
     fallback = RecordingFallback()
-    env, result = asyncio.run(plan_with({}, fallback))
+    env, result = await plan_with({}, fallback)
     assert len(fallback.calls) == 1
     goal, steps = fallback.calls[0]
     assert goal == "Ship the report"
@@ -161,8 +169,9 @@ def test_fallback_used_without_task_server():
     assert "fallback" in env.plan_backend_reason
 
 
-def test_no_backend_in_context_only():
-    env, result = asyncio.run(plan_with({}))
+@pytest.mark.anyio
+async def test_no_backend_in_context_only():
+    env, result = await plan_with({})
     assert env.plan_backend is None
     assert result.text.splitlines()[-1] == (
         "No plan backend is configured; this plan lives in context only. "
@@ -170,69 +179,71 @@ def test_no_backend_in_context_only():
     )
 
 
-def test_disabled_server_is_not_started(ollie_tasks):
+@pytest.mark.anyio
+async def test_disabled_server_is_not_started(ollie_tasks):
     servers, db = ollie_tasks()
     servers["tasks"]["disabled"] = True
-    env, _ = asyncio.run(plan_with(servers))
+    env, _ = await plan_with(servers)
     assert env.servers["tasks"].state == "disabled"
     assert env.task_server is None
     assert not db.exists()  # the server never ran, so it never made its database
 
 
-def test_rebuild_rewires_from_scratch(ollie_tasks):
+@pytest.mark.anyio
+async def test_rebuild_rewires_from_scratch(ollie_tasks):
     """An agent switch: the env is built again and the backend follows the new servers."""
 
-    async def scenario():
-        fallback = RecordingFallback()
-        with_server = AgentConfig.from_dict({"mcpServers": ollie_tasks()[0]})
-        env1 = await build_agent_env(with_server, Dispatcher(), ".", fallback)
-        first = env1.task_server
-        await env1.aclose()
-        env2 = await build_agent_env(AgentConfig(), Dispatcher(), ".", fallback)
-        result = await env2.dispatcher.dispatch("reasoning", "reasoning_plan", PLAN)
-        await env2.aclose()
-        return first, env2, result, fallback
-
-    first, env2, result, fallback = asyncio.run(scenario())
+    fallback = RecordingFallback()
+    with_server = AgentConfig.from_dict({"mcpServers": ollie_tasks()[0]})
+    env1 = await build_agent_env(with_server, Dispatcher(), ".", fallback)
+    first = env1.task_server
+    await env1.aclose()
+    env2 = await build_agent_env(AgentConfig(), Dispatcher(), ".", fallback)
+    result = await env2.dispatcher.dispatch("reasoning", "reasoning_plan", PLAN)
+    await env2.aclose()
     assert first == "tasks"
     assert env2.task_server is None
     assert len(fallback.calls) == 1
     assert "[f0]" in result.text
 
 
-def test_env_vars_expanded_at_connect(ollie_tasks, monkeypatch, db_tasks):
+@pytest.mark.anyio
+async def test_env_vars_expanded_at_connect(ollie_tasks, monkeypatch, db_tasks):
     servers, db = ollie_tasks()
     monkeypatch.setenv("OLLIE_TEST_DB", str(db))
     args = servers["tasks"]["args"]
     args[args.index(str(db))] = "${OLLIE_TEST_DB}"
     servers["tasks"]["env"] = {"UNSET_ONE": "$OLLIE_SURELY_NOT_SET"}
-    env, _result = asyncio.run(plan_with(servers))
+    env, _result = await plan_with(servers)
     assert env.task_server == "tasks"
     assert len(db_tasks(db)) == 6
     assert any("$OLLIE_SURELY_NOT_SET not set" in m for m in env.messages)
 
 
-def test_concurrent_layer_creation_keeps_step_order(ollie_tasks, db_tasks):
+@pytest.mark.anyio
+async def test_concurrent_layer_creation_keeps_step_order(ollie_tasks, db_tasks):
     wide = {"goal": "Wide", "steps": [{"title": f"s{i}"} for i in range(30)]}
     servers, db = ollie_tasks()
-    env, _result = asyncio.run(plan_with(servers, plan=wide))
+    env, _result = await plan_with(servers, plan=wide)
     record = env.reasoning.plans[-1]
     tasks = db_tasks(db)
     assert [tasks[i]["title"] for i in record.ids] == [f"s{i}" for i in range(30)]
 
 
-def test_plan_result_message_reaches_the_model():
+@pytest.mark.anyio
+async def test_plan_result_message_reaches_the_model():
     class Messenger:
         async def create_plan(self, goal, steps):
             return PlanResult(ids=["a", "b"], message="Filed in the lab notebook.")
 
     plan = {"goal": "g", "steps": [{"title": "x"}, {"title": "y", "after": [0]}]}
-    _, result = asyncio.run(plan_with({}, Messenger(), plan))
+    _, result = await plan_with({}, Messenger(), plan)
     assert result.text.splitlines()[-1] == "Filed in the lab notebook."
     assert "[a] x" in result.text
 
 
-def test_fake_task_server_deletes_like_ollie_tasks(fake_task_server, ollie_tasks):
+@pytest.mark.anyio
+async def test_fake_task_server_deletes_like_ollie_tasks(fake_task_server, ollie_tasks):
     """The fault-mode fake keeps the task_delete convention of the real server."""
     from mcp import Client, StdioServerParameters
 
@@ -257,6 +268,6 @@ def test_fake_task_server_deletes_like_ollie_tasks(fake_task_server, ollie_tasks
                 (gone[0], ""),
             ]
 
-    real = asyncio.run(deletes(ollie_tasks()[0]["tasks"]))
-    fake = asyncio.run(deletes(fake_task_server()["tasks"]))
+    real = await deletes(ollie_tasks()[0]["tasks"])
+    fake = await deletes(fake_task_server()["tasks"])
     assert real == fake == [(True, ""), (False, "deleted G and 1 subtask: S"), (True, "")]

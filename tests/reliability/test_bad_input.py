@@ -6,7 +6,6 @@ the notebook user) and everything keeps working: the next call, the next cell.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import textwrap
@@ -89,17 +88,12 @@ PLAN_ARGS = [
 
 
 @pytest.mark.parametrize(("args", "expected"), PLAN_ARGS)
-def test_bad_plan_arguments_are_refused_in_one_line(args, expected):
-    async def call():
-        dispatcher = Dispatcher()
-        dispatcher.add_server("reasoning", ReasoningServer())
-        bad = await dispatcher.dispatch("reasoning", "reasoning_plan", args)
-        good = await dispatcher.dispatch(
-            "reasoning", "reasoning_plan", {"goal": "g", "steps": [OK]}
-        )
-        return bad, good
-
-    bad, good = asyncio.run(call())
+@pytest.mark.anyio
+async def test_bad_plan_arguments_are_refused_in_one_line(args, expected):
+    dispatcher = Dispatcher()
+    dispatcher.add_server("reasoning", ReasoningServer())
+    bad = await dispatcher.dispatch("reasoning", "reasoning_plan", args)
+    good = await dispatcher.dispatch("reasoning", "reasoning_plan", {"goal": "g", "steps": [OK]})
     assert bad == ToolResult(f"error: {expected}", is_error=True)
     assert good == ToolResult("Plan: g\n1. ok\n\n" + NO_BACKEND)
 
@@ -108,7 +102,8 @@ def call(name: str, arguments: str, call_id: str) -> ToolCall:
     return ToolCall(call_id, name, arguments)
 
 
-def test_raw_arguments_the_model_might_send(tmp_path):
+@pytest.mark.anyio
+async def test_raw_arguments_the_model_might_send(tmp_path):
     deep = "[" * 100_000 + "]" * 100_000
     turns = [
         [
@@ -138,7 +133,7 @@ def test_raw_arguments_the_model_might_send(tmp_path):
             second = await core.submit("again")
             return first, second, events
 
-    first, second, events = asyncio.run(scenario())
+    first, second, events = await scenario()
     results = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
     assert (
         results["null"] == "error: arguments of reasoning_plan must be a JSON object, got NoneType"
@@ -157,7 +152,8 @@ def test_raw_arguments_the_model_might_send(tmp_path):
     assert_consistent(core.history)
 
 
-def test_lone_surrogates_in_arguments_do_not_poison_the_session(tmp_path, provider):
+@pytest.mark.anyio
+async def test_lone_surrogates_in_arguments_do_not_poison_the_session(tmp_path, provider):
     # "\ud800" is a legal JSON escape but no UTF-8 text: a model can send it, and the
     # plan text then carries it into the history, the saved session and the next request.
     plan = '{"goal": "ship \\ud800 it", "steps": [{"title": "emoji \\ud83d\\ude00"}, {"title": "half \\udfff"}]}'
@@ -176,7 +172,7 @@ def test_lone_surrogates_in_arguments_do_not_poison_the_session(tmp_path, provid
             second = await core.submit("next", events.append)
             return first, saved, second, events
 
-    first, saved, second, events = asyncio.run(scenario())
+    first, saved, second, events = await scenario()
     assert first.reply == "done"
     assert saved is not None and json.loads(saved.read_text(encoding="utf-8"))["id"]
     assert not [e.text for e in events if isinstance(e, Notice) and e.level == "error"]
@@ -186,18 +182,19 @@ def test_lone_surrogates_in_arguments_do_not_poison_the_session(tmp_path, provid
     assert_consistent(core.history)
 
 
-def test_control_characters_in_a_plan_draw_as_valid_svg():
-    async def call():
-        server = ReasoningServer()
-        return await server.call_tool(
+@pytest.mark.anyio
+async def test_control_characters_in_a_plan_draw_as_valid_svg():
+    server = ReasoningServer()
+    result, record = (
+        await server.call_tool(
             "reasoning_plan",
             {
                 "goal": "nul \x00 bell \x07",
                 "steps": [{"title": "tab\tform\x0cfeed", "body": "esc \x1b[31m red"}],
             },
-        ), server.plans[-1]
-
-    result, record = asyncio.run(call())
+        ),
+        server.plans[-1],
+    )
     assert not result.is_error
     svg = plan_svg(record.goal, record.steps)
     assert ET.fromstring(svg).tag.endswith("svg")

@@ -137,7 +137,8 @@ def test_hanging_sync_fallback_is_cut_by_plan_timeout(tmp_path):
     assert seconds < 2.0
 
 
-def test_hanging_async_fallback_is_cancelled(tmp_path):
+@pytest.mark.anyio
+async def test_hanging_async_fallback_is_cancelled(tmp_path):
     cancelled = []
 
     class Forever:
@@ -166,7 +167,7 @@ def test_hanging_async_fallback_is_cancelled(tmp_path):
             await core.submit("plan", events.append)
             return [e.result for e in events if isinstance(e, ToolFinished)]
 
-    (text,) = asyncio.run(scenario())
+    (text,) = await scenario()
     assert text.endswith(
         "Forever failed (no answer within 0.3 s); this plan lives in context only."
     )

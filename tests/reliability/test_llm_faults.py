@@ -212,7 +212,8 @@ def test_error_after_a_tool_call_leaves_the_call_answered(provider, wire, tmp_pa
     assert sent.count("call_1") == 2
 
 
-def test_stalled_stream_is_interrupted_and_the_connection_closed(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_stalled_stream_is_interrupted_and_the_connection_closed(provider, wire, tmp_path):
     provider.queue(
         Reply(chunks=wire.text("Hello", " and then")[:3], hold_open=True),
         Reply(chunks=wire.text("fine again")),
@@ -231,7 +232,7 @@ def test_stalled_stream_is_interrupted_and_the_connection_closed(provider, wire,
             events: list = []
             return stalled, (await core.submit("again", events.append), events)
 
-    stalled, nxt = asyncio.run(asyncio.wait_for(scenario(), 20))
+    stalled, nxt = await asyncio.wait_for(scenario(), 20)
     assert stalled.interrupted
     assert core.history[1].content.endswith("[interrupted by the user]")
     assert_next_turn_works(nxt, provider, 1)
@@ -239,5 +240,5 @@ def test_stalled_stream_is_interrupted_and_the_connection_closed(provider, wire,
     for _ in range(200):
         if provider.hangups:
             break
-        asyncio.run(asyncio.sleep(0.01))
+        await asyncio.sleep(0.01)
     assert provider.hangups == 1

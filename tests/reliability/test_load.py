@@ -7,6 +7,8 @@ import json
 import time
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from ollie_nb.core import AgentConfig, AgentCore, TurnEnded, TurnStarted
 from ollie_nb.core._sessions import load_session
 from ollie_nb.llm import OfflineBackend, ToolCall
@@ -29,7 +31,9 @@ def thousand_steps() -> list[dict]:
     return steps
 
 
-def test_thousand_step_plan_on_the_task_server_and_its_graph(tmp_path):
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_thousand_step_plan_on_the_task_server_and_its_graph(tmp_path):
     db = tmp_path / "tasks.db"
     steps = thousand_steps()
     plan = json.dumps({"goal": "A thousand steps", "steps": steps})
@@ -48,7 +52,7 @@ def test_thousand_step_plan_on_the_task_server_and_its_graph(tmp_path):
             statuses = await core.plan_statuses(record)
             return result, record, statuses, persisted
 
-    result, record, statuses, persisted = asyncio.run(scenario())
+    result, record, statuses, persisted = await scenario()
     assert result.reply == "planned"
     assert record.persisted, record.status
     assert len(record.ids) == len(set(record.ids)) == STEPS
@@ -83,7 +87,8 @@ def test_thousand_step_plan_on_the_task_server_and_its_graph(tmp_path):
     assert len(edges) == len(want) + 100  # blocker edges, plus goal -> first-layer steps
 
 
-def test_two_hundred_queued_prompts_drain_in_order(tmp_path):
+@pytest.mark.anyio
+async def test_two_hundred_queued_prompts_drain_in_order(tmp_path):
     def model(messages, tools):
         return f"done: {messages[-1].content.split()[-1]}"
 
@@ -109,7 +114,7 @@ def test_two_hundred_queued_prompts_drain_in_order(tmp_path):
             result = await core.submit(prompts[0], sink)
             return result, events, time.perf_counter() - started
 
-    result, events, seconds = asyncio.run(scenario())
+    result, events, seconds = await scenario()
     print(f"210 queued turns in {seconds:.2f} s")
     starts = [e for e in events if isinstance(e, TurnStarted)]
     assert [e.prompt for e in starts] == prompts + late

@@ -3,7 +3,6 @@ only; a tool outside trustedTools never runs unapproved."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -37,7 +36,8 @@ def assert_no_key(*texts: object) -> None:
 # -- the API key ------------------------------------------------------------------
 
 
-def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
+@pytest.mark.anyio
+async def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
     provider, tmp_path, monkeypatch, caplog
 ):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
@@ -65,7 +65,7 @@ def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
                 out.append((await core.submit(prompt, events.append), events))
             return out, repr(core), repr(core.env), core.list_servers(), core.system_prompt()
 
-    turns, *views = asyncio.run(scenario())
+    turns, *views = await scenario()
     errors = [
         e.text
         for _, events in turns
@@ -88,7 +88,8 @@ def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
     assert_consistent(core.history)
 
 
-def test_the_key_never_appears_in_execute_code_output(tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_the_key_never_appears_in_execute_code_output(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     turns = [
         [ToolCall("env", "execute_code", json.dumps({"code": "env; echo $OPENAI_API_KEY >&2"}))],
@@ -102,7 +103,7 @@ def test_the_key_never_appears_in_execute_code_output(tmp_path, monkeypatch):
             await core.submit("show the environment", events.append)
             return events
 
-    events = asyncio.run(scenario())
+    events = await scenario()
     (output,) = [e.result for e in events if isinstance(e, ToolFinished)]
     assert output.startswith("exit code 0\n")
     assert "PATH=" in output  # the environment was listed, without the secret-named variable
@@ -120,6 +121,7 @@ def key_provider():
     server.stop()
 
 
+@pytest.mark.slow
 def test_the_key_never_appears_in_a_real_kernel(tmp_path, key_provider):
     env = kernel_env(tmp_path)
     env.update(
@@ -148,7 +150,10 @@ def test_the_key_never_appears_in_a_real_kernel(tmp_path, key_provider):
     shown = [(r.outputs, r.error) for r in runs]
     assert_no_key(*shown)
     assert "HTTP 401: Incorrect API key provided: ***" in runs[4].text() + runs[4].stderr()
-    assert "HTTP 401" in runs[5].stderr()  # %ollie models: a one-line UsageError
+    # %ollie models: one line naming the provider, and what to check
+    assert "✖ the chat provider failed: openai: HTTP 401" in runs[5].text()
+    assert "check the backend's API key" in runs[5].text()
+    assert "UsageError" not in runs[5].stderr()
     assert "backend: openai, model gpt-4o-mini" in runs[3].text()
     assert "<ollie agent 'default': openai/gpt-4o-mini" in runs[8].text()
     assert "key=set" in runs[8].text()
@@ -160,7 +165,8 @@ def test_the_key_never_appears_in_a_real_kernel(tmp_path, key_provider):
 # -- session files ------------------------------------------------------------------
 
 
-def test_session_files_are_0600_whatever_the_umask_and_the_old_mode(tmp_path):
+@pytest.mark.anyio
+async def test_session_files_are_0600_whatever_the_umask_and_the_old_mode(tmp_path):
     core = AgentCore(OfflineBackend(turns=["one", "two", "summary"]), workdir=tmp_path)
     old = os.umask(0)
     try:
@@ -176,7 +182,7 @@ def test_session_files_are_0600_whatever_the_umask_and_the_old_mode(tmp_path):
                 await core.compact()
                 return first, second
 
-        first, second = asyncio.run(scenario())
+        first, second = await scenario()
     finally:
         os.umask(old)
     assert first == second
@@ -224,6 +230,7 @@ def _outward_address() -> str | None:
 TASKS_HTTP = [sys.executable, "-m", "ollie_nb.tasks", "serve", "--http"]
 
 
+@pytest.mark.slow
 def test_http_task_server_listens_on_loopback_only(tmp_path):
     port = _free_port()
     proc = subprocess.Popen(
@@ -273,6 +280,7 @@ def _raises(name, args):
     raise RuntimeError("approval UI crashed")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("trusted", "approve"),
     [
@@ -290,7 +298,8 @@ def _raises(name, args):
         "near-misses",
     ],
 )
-def test_untrusted_tools_never_run_unapproved(tmp_path, trusted, approve):
+@pytest.mark.anyio
+async def test_untrusted_tools_never_run_unapproved(tmp_path, trusted, approve):
     markers = {name: tmp_path / f"{name}.ran" for name in ("execute", "touch", "reasoning")}
     calls = [
         ToolCall("e", "execute_code", json.dumps({"code": f"touch {markers['execute']}"})),
@@ -312,7 +321,7 @@ def test_untrusted_tools_never_run_unapproved(tmp_path, trusted, approve):
             await core.submit("go", events.append)
             return events
 
-    events = asyncio.run(scenario())
+    events = await scenario()
     results = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
     for call_id, name in (("e", "execute_code"), ("t", "touch"), ("r", "reasoning_notes")):
         assert results[call_id] == (
@@ -327,7 +336,9 @@ def test_untrusted_tools_never_run_unapproved(tmp_path, trusted, approve):
     assert_consistent(core.history)
 
 
-def test_trusted_patterns_do_let_tools_run(tmp_path):
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_trusted_patterns_do_let_tools_run(tmp_path):
     # the positive control: the same calls run when trusted, so the test above can see a run
     marker = tmp_path / "touch.ran"
     calls = [
@@ -340,11 +351,8 @@ def test_trusted_patterns_do_let_tools_run(tmp_path):
         workdir=tmp_path,
     )
 
-    async def scenario():
-        async with core:
-            await core.submit("go")
-
-    asyncio.run(scenario())
+    async with core:
+        await core.submit("go")
     assert marker.exists() and (tmp_path / "r.ran").exists()
 
 
@@ -363,6 +371,7 @@ scripted = OfflineBackend(model)
 """
 
 
+@pytest.mark.slow
 def test_approval_deny_and_ask_without_stdin_in_a_real_kernel(tmp_path):
     agent = tmp_path / "strict.json"
     agent.write_text(json.dumps({"trustedTools": ["reasoning_*"]}))

@@ -79,8 +79,10 @@ def assert_small_plan_persisted(db, record) -> None:
     assert mine == want
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [1, 50], ids=["chain", "wide-layers"])
-def test_sigkill_mid_plan_rolls_back_and_the_next_plan_reconnects(tmp_path, width):
+@pytest.mark.anyio
+async def test_sigkill_mid_plan_rolls_back_and_the_next_plan_reconnects(tmp_path, width):
     db = tmp_path / "tasks.db"
     kill_at = 120
     model = PlanningModel({"big": big_plan(300, width), "small": SMALL})
@@ -108,7 +110,7 @@ def test_sigkill_mid_plan_rolls_back_and_the_next_plan_reconnects(tmp_path, widt
             assert server_pids(db) == after_rollback[1]  # no restart for the second plan
             return first_pid, killed, first, events, after_rollback, second, core.plans
 
-    first_pid, killed, first, events, after_rollback, second, plans = asyncio.run(scenario())
+    first_pid, killed, first, events, after_rollback, second, plans = await scenario()
     assert killed and killed[0] >= kill_at, "the server was never killed mid-plan"
     (plan_text,) = tool_results(events)
     status = plan_text.splitlines()[-1]
@@ -128,7 +130,10 @@ def test_sigkill_mid_plan_rolls_back_and_the_next_plan_reconnects(tmp_path, widt
     assert_consistent(core.history)
 
 
-def test_fake_server_crash_mid_plan_leaves_no_orphans(tmp_path, fake_task_server, stored_tasks):
+@pytest.mark.anyio
+async def test_fake_server_crash_mid_plan_leaves_no_orphans(
+    tmp_path, fake_task_server, stored_tasks
+):
     # One create in flight at a time: the crash (os._exit on the 41st create) never loses
     # the answer of a create the server committed (see docs/RELIABILITY.md for that race).
     servers = fake_task_server("crash_after:40")
@@ -147,7 +152,7 @@ def test_fake_server_crash_mid_plan_leaves_no_orphans(tmp_path, fake_task_server
             await core.submit("small plan", events.append)
             return events, left
 
-    events, left = asyncio.run(scenario())
+    events, left = await scenario()
     first, second = tool_results(events)
     assert "is gone" in first and "rolled back 40 created tasks" in first
     assert "1. s0" in first and "[t" not in first
@@ -157,7 +162,9 @@ def test_fake_server_crash_mid_plan_leaves_no_orphans(tmp_path, fake_task_server
     assert_consistent(core.history)
 
 
-def test_hung_server_tool_call_ends_within_its_timeout_and_the_session_recovers(tmp_path):
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_hung_server_tool_call_ends_within_its_timeout_and_the_session_recovers(tmp_path):
     db = tmp_path / "tasks.db"
     model = PlanningModel(
         {},
@@ -181,7 +188,7 @@ def test_hung_server_tool_call_ends_within_its_timeout_and_the_session_recovers(
             await core.submit("create one", events.append)
             return pid, hung, events, server_pids(db)
 
-    pid, hung, events, pids = asyncio.run(scenario())
+    pid, hung, events, pids = await scenario()
     listed, created = tool_results(events)
     assert listed == "error: tasks.task_list timed out after 1 s"
     assert hung.reply == "noted: error: tasks.task_list timed out after 1 s"
@@ -191,7 +198,9 @@ def test_hung_server_tool_call_ends_within_its_timeout_and_the_session_recovers(
     assert_consistent(core.history)
 
 
-def test_server_hung_mid_plan_ends_within_the_plan_timeout(tmp_path):
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_server_hung_mid_plan_ends_within_the_plan_timeout(tmp_path):
     db = tmp_path / "tasks.db"
     model = PlanningModel({"big": big_plan(100, 1), "small": SMALL})
     config = AgentConfig.from_dict({"planTimeout": 2, "mcpServers": task_server(db, timeout=1.0)})
@@ -219,7 +228,7 @@ def test_server_hung_mid_plan_ends_within_the_plan_timeout(tmp_path):
             await core.submit("small plan", more.append)
             return pid, elapsed, events, more, server_pids(db), core.plans
 
-    pid, elapsed, events, more, pids, plans = asyncio.run(scenario())
+    pid, elapsed, events, more, pids, plans = await scenario()
     status = tool_results(events)[0].splitlines()[-1]
     assert status.startswith("warning: task server 'tasks' failed (")
     assert status.endswith("this plan lives in context only.")
@@ -231,7 +240,8 @@ def test_server_hung_mid_plan_ends_within_the_plan_timeout(tmp_path):
     assert_consistent(core.history)
 
 
-def test_fake_server_that_never_answers_is_cut_by_plan_timeout(tmp_path, fake_task_server):
+@pytest.mark.anyio
+async def test_fake_server_that_never_answers_is_cut_by_plan_timeout(tmp_path, fake_task_server):
     servers = fake_task_server("hang", timeout=30.0)
     config = AgentConfig.from_dict({"planTimeout": 1, "mcpServers": servers})
     core = AgentCore(
@@ -244,7 +254,7 @@ def test_fake_server_that_never_answers_is_cut_by_plan_timeout(tmp_path, fake_ta
             result = await core.submit("small plan", events.append)
             return result, events
 
-    result, events = asyncio.run(scenario())
+    result, events = await scenario()
     (text,) = tool_results(events)
     assert text.splitlines()[-1] == (
         "warning: task server 'tasks' failed (no answer within 1 s); "
@@ -255,7 +265,9 @@ def test_fake_server_that_never_answers_is_cut_by_plan_timeout(tmp_path, fake_ta
     assert_consistent(core.history)
 
 
-def test_rollback_on_a_hung_server_takes_about_one_call_timeout(tmp_path):
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_rollback_on_a_hung_server_takes_about_one_call_timeout(tmp_path):
     db = tmp_path / "tasks.db"
     model = PlanningModel({"big": big_plan(40, 1)})
     config = AgentConfig.from_dict({"mcpServers": task_server(db, timeout=0.5)})
@@ -280,5 +292,5 @@ def test_rollback_on_a_hung_server_takes_about_one_call_timeout(tmp_path):
                 os.kill(pid, signal.SIGCONT)
             return elapsed
 
-    elapsed = asyncio.run(scenario())
+    elapsed = await scenario()
     assert elapsed < 40 * 0.5, f"{elapsed:.1f} s: a 0.5 s call timeout per task, not one in all"

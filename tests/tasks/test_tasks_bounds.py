@@ -24,6 +24,7 @@ RESULT_CAP = 100_000
 NOTE = 16_000  # characters: under the 16 KiB note limit
 
 
+@pytest.mark.slow
 async def test_seven_large_notes_make_pages_that_fit_and_a_cursor_reads_on(
     any_db: str | Path,
 ) -> None:
@@ -55,6 +56,7 @@ async def test_seven_large_notes_make_pages_that_fit_and_a_cursor_reads_on(
     assert since == seen[-1]["seq"]
 
 
+@pytest.mark.slow
 async def test_an_events_page_says_more_when_the_limit_cut_it(db: Path) -> None:
     async with connect(db) as client:
         for i in range(3):
@@ -67,6 +69,7 @@ async def test_an_events_page_says_more_when_the_limit_cut_it(db: Path) -> None:
     assert empty == {"events": [], "next": rest["next"], "more": False}
 
 
+@pytest.mark.slow
 async def test_task_read_of_a_task_with_4000_notes_is_small_and_fast(db: Path) -> None:
     with SqliteTaskStore(db, create=True) as store:
         task = store.create("Flooded with notes")
@@ -90,6 +93,7 @@ async def test_task_read_of_a_task_with_4000_notes_is_small_and_fast(db: Path) -
     assert [n["text"].split()[1] for n in oldest["notes"]] == ["1", "2"]
 
 
+@pytest.mark.slow
 async def test_task_list_json_gives_bodies_only_when_its_fields_name_body(db: Path) -> None:
     with SqliteTaskStore(db, create=True) as store:
         goal = store.create("Plan", body="the goal's own words")
@@ -106,6 +110,7 @@ async def test_task_list_json_gives_bodies_only_when_its_fields_name_body(db: Pa
     ]
 
 
+@pytest.mark.slow
 async def test_task_list_json_is_paged_by_size_filtered_by_ids_and_fields(db: Path) -> None:
     with SqliteTaskStore(db, create=True) as store:
         goal = store.create("Big plan")
@@ -164,6 +169,7 @@ def _chain_by_sql(db: Path, top: str, depth: int) -> str:
     return parent
 
 
+@pytest.mark.slow
 def test_tree_of_a_1200_deep_chain_prints_in_text_and_json(db: Path) -> None:
     with SqliteTaskStore(db, create=True) as store:
         top = store.create("level 1")

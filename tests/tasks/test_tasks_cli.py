@@ -27,6 +27,7 @@ def plan(db: Path) -> dict[str, str]:
     return {"g": g, "a": a, "b": b, "c": c}
 
 
+@pytest.mark.slow
 def test_list_default_shows_open_tasks_one_per_line(db: Path, plan: dict[str, str]) -> None:
     run = cli(db, "list")
     assert run.returncode == 0, run.stderr
@@ -37,6 +38,7 @@ def test_list_default_shows_open_tasks_one_per_line(db: Path, plan: dict[str, st
     ]
 
 
+@pytest.mark.slow
 def test_list_status_and_json(db: Path, plan: dict[str, str]) -> None:
     done = cli(db, "list", "--status", "done")
     assert [ln.split()[0] for ln in done.stdout.splitlines()] == [plan["a"]]
@@ -46,12 +48,14 @@ def test_list_status_and_json(db: Path, plan: dict[str, str]) -> None:
     assert cli(db, "list", "--status", "bogus").returncode == 2  # argparse usage error
 
 
+@pytest.mark.slow
 def test_ready(db: Path, plan: dict[str, str]) -> None:
     assert [ln.split()[0] for ln in cli(db, "ready").stdout.splitlines()] == [plan["g"], plan["b"]]
     rows = json.loads(cli(db, "ready", "--json").stdout)
     assert [r["id"] for r in rows] == [plan["g"], plan["b"]]
 
 
+@pytest.mark.slow
 def test_show(db: Path, plan: dict[str, str]) -> None:
     text = cli(db, "show", plan["b"]).stdout
     assert text.startswith(f"{plan['b']}  Test\nstatus: open (ready)\n")
@@ -63,6 +67,7 @@ def test_show(db: Path, plan: dict[str, str]) -> None:
     assert [d["id"] for d in task["dependents"]] == [plan["c"]]
 
 
+@pytest.mark.slow
 def test_events(db: Path, plan: dict[str, str]) -> None:
     lines = cli(db, "events").stdout.splitlines()
     assert [ln.split()[2] for ln in lines] == ["created"] * 4 + ["status_changed", "unblocked"]
@@ -74,6 +79,7 @@ def test_events(db: Path, plan: dict[str, str]) -> None:
     assert cli(db, "events", "--since", "6").stdout == "no events\n"
 
 
+@pytest.mark.slow
 def test_tree(db: Path, plan: dict[str, str]) -> None:
     assert cli(db, "tree").stdout.splitlines() == [
         f"{plan['g']}  [open]  Ship the release",
@@ -86,6 +92,7 @@ def test_tree(db: Path, plan: dict[str, str]) -> None:
     assert [c["id"] for c in node["children"]] == [plan["c"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [("show", "t-zzzzz"), ("tree", "t-zzzzz"), ("list", "--parent", "t-zzzzz")],
@@ -102,6 +109,7 @@ def test_bad_id_is_one_line_on_stderr_and_exit_1(
     )
 
 
+@pytest.mark.slow
 def test_missing_database_is_an_error_and_is_not_created(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere" / "tasks.db"
     run = cli(missing, "list")
@@ -111,6 +119,7 @@ def test_missing_database_is_an_error_and_is_not_created(tmp_path: Path) -> None
     assert not missing.parent.exists()
 
 
+@pytest.mark.slow
 def test_db_from_option_after_subcommand_env_var_or_pwd(db: Path, plan: dict[str, str]) -> None:
     after = cli(None, "ready", "--db", str(db))
     assert plan["b"] in after.stdout
@@ -123,6 +132,7 @@ def test_db_from_option_after_subcommand_env_var_or_pwd(db: Path, plan: dict[str
     assert plan["b"] in cli(None, "ready", env=env).stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [("serve",), ()], ids=["serve", "no-subcommand"])
 def test_serve_on_closed_stdin_creates_the_database_and_exits(
     tmp_path: Path, args: tuple[str, ...]
@@ -135,6 +145,7 @@ def test_serve_on_closed_stdin_creates_the_database_and_exits(
         assert store.list("all") == []
 
 
+@pytest.mark.slow
 def test_console_script_is_installed() -> None:
     script = shutil.which("ollie-tasks", path=str(Path(sys.executable).parent))
     assert script is not None
@@ -143,23 +154,28 @@ def test_console_script_is_installed() -> None:
     assert all(cmd in run.stdout for cmd in ("serve", "list", "ready", "show", "events", "tree"))
 
 
+@pytest.mark.slow
 def test_the_package_imports_nothing_else_of_ollie_nb() -> None:
-    # A standalone program: the core talks to it only over MCP. The CLI's reading
-    # commands also stay free of the MCP SDK, which only `serve` needs.
+    # A standalone program: the core talks to it only over MCP; of the rest it takes only
+    # the mask (the redaction leaf), without loading detect-secrets at start. The CLI's
+    # reading commands also stay free of the MCP SDK, which only `serve` needs.
     code = (
         "import json, sys, ollie_nb.tasks.cli\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp')))\n"
         "import ollie_nb.tasks.server\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('ollie_nb'))))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('detect_secrets'))))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    mcp_modules, ours = (json.loads(line) for line in run.stdout.splitlines())
-    assert mcp_modules == []
+    mcp_modules, ours, detectors = (json.loads(line) for line in run.stdout.splitlines())
+    assert mcp_modules == [] and detectors == []
     assert "ollie_nb.tasks.server" in ours
-    assert [m for m in ours if m != "ollie_nb" and not m.startswith("ollie_nb.tasks")] == []
+    leaves = ("ollie_nb", "ollie_nb.redaction")
+    assert [m for m in ours if m not in leaves and not m.startswith("ollie_nb.tasks")] == []
 
 
+@pytest.mark.slow
 def test_events_limit_0_is_a_usage_error_and_columns_stay_aligned(
     db: Path, plan: dict[str, str]
 ) -> None:
@@ -173,12 +189,14 @@ def test_events_limit_0_is_a_usage_error_and_columns_stay_aligned(
     assert len({line.index(" 20") for line in lines}) == 1  # the time column starts alike
 
 
+@pytest.mark.slow
 def test_new_database_and_its_directory_are_private(db: Path) -> None:
     assert cli(db, "serve").returncode == 0
     assert db.stat().st_mode & 0o777 == 0o600
     assert db.parent.stat().st_mode & 0o777 == 0o700
 
 
+@pytest.mark.slow
 def test_claim_from_the_command_line(db: Path, plan: dict[str, str]) -> None:
     claimed = cli(db, "claim", plan["b"], "--as", "ann", "--lease", "0")
     assert claimed.stdout == f"claimed: {plan['b']}  [in_progress]  Test @ann, no lease\n"
@@ -207,6 +225,7 @@ def test_postgresql_url_works_and_its_password_is_never_printed(pg_cluster) -> N
         assert "postgres:***@" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["list", "serve"])
 def test_a_postgresql_url_without_psycopg_says_what_to_install(command: str) -> None:
     # As in an install without the postgres extra: psycopg cannot be imported.

@@ -25,6 +25,7 @@ CLAIMER = FIXTURES / "tasks_claimer.py"
 EVENT_WRITER = FIXTURES / "tasks_event_writer.py"
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_four_servers_create_1000_distinct_tasks(any_db: str | Path) -> None:
     db = any_db
@@ -95,6 +96,7 @@ def _kill_writer_midway(db: str | Path, after: int) -> int:
     return count
 
 
+@pytest.mark.slow
 def test_sigkill_mid_write_leaves_no_half_created_task(any_db: str | Path) -> None:
     db = any_db
     open_store(db).close()  # the schema (and the SQLite file) exist before the first kill
@@ -130,6 +132,7 @@ def test_sigkill_mid_write_leaves_no_half_created_task(any_db: str | Path) -> No
     assert notes == done_events
 
 
+@pytest.mark.slow
 def test_eight_claimers_racing_claim_each_ready_task_exactly_once(any_db: str | Path) -> None:
     with open_store(any_db) as store:
         ids = [store.create(f"ready {i}") for i in range(100)]
@@ -174,6 +177,7 @@ def _server_pid(db: str | Path) -> int:
     return found[0]
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_server_killed_mid_write_keeps_every_answered_create_whole(
     any_db: str | Path,
@@ -211,6 +215,7 @@ async def test_a_server_killed_mid_write_keeps_every_answered_create_whole(
     assert len(tasks) < calls  # the kill did cut the run short
 
 
+@pytest.mark.slow
 def test_six_processes_opening_a_new_database_at_once_migrate_it_once(
     any_db: str | Path,
 ) -> None:
@@ -225,6 +230,7 @@ def test_six_processes_opening_a_new_database_at_once_migrate_it_once(
     assert versions == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
 
 
+@pytest.mark.slow
 def test_a_reader_following_events_by_cursor_sees_every_event_once(any_db: str | Path) -> None:
     """Four writers commit 300 events each while a reader pages on with `since=last seq`.
 

@@ -54,6 +54,7 @@ async def _claim_when_free(client: Client, task: str, who: str, lease: float) ->
             await anyio.sleep(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_lapsed_lease_hands_the_task_to_the_next_claimer(any_db: str | Path) -> None:
     async with connect(any_db) as ann, connect(any_db) as bob:
@@ -96,6 +97,7 @@ async def test_a_lapsed_lease_hands_the_task_to_the_next_claimer(any_db: str | P
     assert 0.9 < _seconds(events[3][1]["lease_until"]) - _seconds(claimed_at) < 1.5
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_heartbeats_keep_a_claim_past_its_lease(any_db: str | Path) -> None:
     async with connect(any_db) as ann, connect(any_db) as bob:
@@ -138,6 +140,7 @@ async def test_heartbeats_keep_a_claim_past_its_lease(any_db: str | Path) -> Non
     assert lease_ends == [""]  # a finished task holds no lease
 
 
+@pytest.mark.slow
 def test_a_lapsed_claim_reads_as_open_with_no_write_in_between(any_db: str | Path) -> None:
     with open_store(any_db) as store:
         task = store.create("Worker died")
@@ -155,6 +158,7 @@ def test_a_lapsed_claim_reads_as_open_with_no_write_in_between(any_db: str | Pat
         assert [(e.task, e.payload["assignee"]) for e in lapsed] == [(task, "ann")]
 
 
+@pytest.mark.slow
 def test_eight_claimers_on_expiring_leases_hold_each_task_once_per_lease(
     any_db: str | Path, tmp_path: Path
 ) -> None:
@@ -211,6 +215,7 @@ def test_eight_claimers_on_expiring_leases_hold_each_task_once_per_lease(
     print("claims per claimer:", sorted(len(tasks) for _, tasks in won))
 
 
+@pytest.mark.slow
 def test_claim_and_heartbeat_from_the_command_line_and_list_shows_the_lease(
     any_db: str | Path,
 ) -> None:
@@ -236,6 +241,7 @@ def test_claim_and_heartbeat_from_the_command_line_and_list_shows_the_lease(
     assert bad.returncode == 2 and "--lease: must be 0 (no lease) or more seconds" in bad.stderr
 
 
+@pytest.mark.slow
 def test_a_client_whose_clock_runs_an_hour_ahead_leaves_the_lease_alone(
     any_db: str | Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -301,6 +307,7 @@ def store_versions(db: str | Path) -> list[int]:
     return [int(r[0]) for r in rows]
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_lapse_found_by_a_read_signals_the_servers_own_subscribers(
     any_db: str | Path,

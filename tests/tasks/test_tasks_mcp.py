@@ -367,6 +367,7 @@ async def test_subscriber_gets_a_signal_after_task_create(client: Client) -> Non
     assert str(event.uri) == "tasks://events"
 
 
+@pytest.mark.slow
 async def test_subscriber_gets_a_signal_for_a_change_by_another_process(
     any_db: str | Path,
 ) -> None:
@@ -386,6 +387,7 @@ async def test_subscriber_gets_a_signal_for_a_change_by_another_process(
 # --- persistence and other transports ------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_tasks_survive_restart_and_are_shared_between_processes(any_db: str | Path) -> None:
     db = any_db
     async with connect(db) as first:
@@ -407,6 +409,7 @@ async def test_tasks_survive_restart_and_are_shared_between_processes(any_db: st
         assert types == ["created", "created", "status_changed", "unblocked"]
 
 
+@pytest.mark.slow
 async def test_legacy_handshake_gives_the_same_create_result(db: Path) -> None:
     async with connect(db, mode="legacy") as legacy:
         result = await legacy.call_tool("task_create", {"title": "Old client"})
@@ -417,6 +420,7 @@ async def test_legacy_handshake_gives_the_same_create_result(db: Path) -> None:
     assert re.fullmatch(ID_RE, result.content[0].text)
 
 
+@pytest.mark.slow
 async def test_streamable_http_requires_the_bearer_token(any_db: str | Path) -> None:
     # On PostgreSQL with a password in the URL (trust auth ignores it): never printed.
     db = str(any_db).replace("postgres@", "postgres:Pw-in-url@")
@@ -452,6 +456,7 @@ async def test_streamable_http_requires_the_bearer_token(any_db: str | Path) -> 
     assert "Pw-in-url" not in stderr and "serving MCP on" in stderr
 
 
+@pytest.mark.slow
 async def test_http_without_a_token_prints_a_fresh_one_and_warns_off_loopback(
     tmp_path: Path,
 ) -> None:

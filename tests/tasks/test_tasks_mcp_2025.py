@@ -41,6 +41,7 @@ def mcp1_python() -> Iterator[Path]:
     yield python
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_an_sdk1_client_subscribes_and_sees_a_change_made_by_another_process(
     mcp1_python: Path, tmp_path: Path
@@ -71,6 +72,7 @@ async def test_an_sdk1_client_subscribes_and_sees_a_change_made_by_another_proce
     assert out.splitlines() == ["updated tasks://events", "quiet"]
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_server_info_has_the_package_version_and_the_prompts_are_workflows(
     tmp_path: Path,

@@ -26,6 +26,7 @@ def _warnings(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if "WARNING" in line]
 
 
+@pytest.mark.slow
 def test_a_password_in_db_on_the_command_line_is_warned_about_and_never_printed() -> None:
     run = cli(DB_URL, "list", env=_env())
     assert run.returncode == 1  # nothing to connect to
@@ -37,12 +38,14 @@ def test_a_password_in_db_on_the_command_line_is_warned_about_and_never_printed(
     assert "s3cret-pw" not in run.stderr + run.stdout
 
 
+@pytest.mark.slow
 def test_the_database_url_from_the_environment_gives_no_warning() -> None:
     run = cli(None, "list", env=_env(OLLIE_TASKS_DB=DB_URL))
     assert run.returncode == 1 and "127.0.0.1" in run.stderr  # it was the database tried
     assert _warnings(run.stderr) == [] and "s3cret-pw" not in run.stderr
 
 
+@pytest.mark.slow
 def test_a_url_without_password_and_a_file_path_give_no_warning(tmp_path: Path) -> None:
     assert _warnings(cli("postgresql://app@127.0.0.1:1/tasks", "list", env=_env()).stderr) == []
     assert _warnings(cli(tmp_path / "t.db", "list", env=_env()).stderr) == []
@@ -85,6 +88,7 @@ def _serve_http(db: Path, *args: str, env: dict[str, str]) -> tuple[int, str]:
     return status, proc.stderr.read()
 
 
+@pytest.mark.slow
 def test_the_token_comes_from_a_file_without_warning(tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text("tok-file-1\n")
@@ -93,6 +97,7 @@ def test_the_token_comes_from_a_file_without_warning(tmp_path: Path) -> None:
     assert _warnings(stderr) == [] and "tok-file-1" not in stderr
 
 
+@pytest.mark.slow
 def test_a_token_on_the_command_line_is_warned_about(tmp_path: Path) -> None:
     status, stderr = _serve_http(tmp_path / "t.db", "--token", "other-tok", env=_env())
     assert status == 401
@@ -103,11 +108,13 @@ def test_a_token_on_the_command_line_is_warned_about(tmp_path: Path) -> None:
     assert "other-tok" not in stderr
 
 
+@pytest.mark.slow
 def test_the_token_from_the_environment_is_required_without_warning(tmp_path: Path) -> None:
     status, stderr = _serve_http(tmp_path / "t.db", env=_env(OLLIE_TASKS_TOKEN="tok-file-1"))
     assert status != 401 and _warnings(stderr) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("content", "error"), [(None, "cannot read"), ("\n", "is empty")])
 def test_a_bad_token_file_is_one_clear_line(
     tmp_path: Path, content: str | None, error: str

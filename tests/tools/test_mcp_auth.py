@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig, AgentCore, EnvDescription, ServerDescription, ServerState
 from ollie_nb.llm import OfflineBackend
 from ollie_nb.tools import McpServer
 from tests.support.tasks_harness import PYTHON_M
@@ -57,22 +57,22 @@ def tasks_url(tmp_path_factory) -> Iterator[str]:
         yield url
 
 
-def _servers(url: str, headers: dict[str, str] | None, tmp_path) -> dict:
+def _servers(url: str, headers: dict[str, str] | None, tmp_path) -> EnvDescription:
     entry: dict = {"url": url, "timeout": 20.0}
     if headers is not None:
         entry["headers"] = headers
     config = AgentConfig.from_dict({"mcpServers": {"tasks": entry}})
     core = AgentCore(OfflineBackend(), agent=config, workdir=tmp_path)
 
-    async def scenario() -> dict:
+    async def scenario() -> EnvDescription:
         async with core:
             return core.list_servers()
 
     return asyncio.run(scenario())
 
 
-def _status(listing: dict) -> dict:
-    return next(s for s in listing["servers"] if s["name"] == "tasks")
+def _status(listing: EnvDescription) -> ServerDescription:
+    return next(s for s in listing.servers if s.name == "tasks")
 
 
 def test_a_wrong_token_from_a_variable_names_the_header_and_variable(
@@ -81,25 +81,25 @@ def test_a_wrong_token_from_a_variable_names_the_header_and_variable(
     monkeypatch.setenv("TASKS_TOKEN", "wrong-token-value")
     listing = _servers(tasks_url, {"Authorization": "Bearer ${TASKS_TOKEN}"}, tmp_path)
     status = _status(listing)
-    assert status["state"] == "failed"
-    assert status["detail"] == (
+    assert status.state is ServerState.FAILED
+    assert status.detail == (
         f"tasks: {REFUSED}; the headers come from mcpServers.tasks.headers "
         "(Authorization from $TASKS_TOKEN)"
     )
     assert "wrong-token-value" not in str(listing)
-    assert f"MCP server {status['detail']}" in listing["messages"]
+    assert f"MCP server {status.detail}" in listing.messages
 
 
 def test_a_token_written_in_the_file_is_never_quoted(tasks_url, tmp_path):
     listing = _servers(tasks_url, {"Authorization": "Bearer literal-secret"}, tmp_path)
-    assert _status(listing)["detail"] == (
+    assert _status(listing).detail == (
         f"tasks: {REFUSED}; the headers come from mcpServers.tasks.headers (Authorization)"
     )
     assert "literal-secret" not in str(listing)
 
 
 def test_no_headers_says_how_to_give_them(tasks_url, tmp_path):
-    detail = _status(_servers(tasks_url, None, tmp_path))["detail"]
+    detail = _status(_servers(tasks_url, None, tmp_path)).detail
     assert detail == (
         f"tasks: {REFUSED}; no headers are set: give the token as mcpServers.tasks.headers, "
         'e.g. {"Authorization": "Bearer ${TOKEN}"}'
@@ -109,9 +109,10 @@ def test_no_headers_says_how_to_give_them(tasks_url, tmp_path):
 def test_the_right_token_connects(tasks_url, tmp_path, monkeypatch):
     monkeypatch.setenv("TASKS_TOKEN", "the-right-token")
     status = _status(_servers(tasks_url, {"Authorization": "Bearer ${TASKS_TOKEN}"}, tmp_path))
-    assert status["state"] == "connected" and "task_create" in [n for n, _ in status["tools"]]
+    assert status.state is ServerState.CONNECTED and "task_create" in [n for n, _ in status.tools]
 
 
+@pytest.mark.slow
 def test_a_token_refused_during_a_session_is_reported_on_the_call(tmp_path):
     """The server comes back with another token: the next call says it was refused."""
     port, db = _free_port(), tmp_path / "tasks.db"

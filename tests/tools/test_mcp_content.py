@@ -154,7 +154,8 @@ def test_images_resources_and_links_reach_the_model(
         assert body["messages"][-1] == wire.tool_result(call_id, texts[call_id])
 
 
-def test_a_task_only_tool_is_not_offered_and_says_why(provider, everything, tmp_path):
+@pytest.mark.anyio
+async def test_a_task_only_tool_is_not_offered_and_says_why(provider, everything, tmp_path):
     wire = WIRES[0]
     provider.queue(Reply(chunks=wire.text("ok")))
     core = _core(wire, provider, everything, tmp_path)
@@ -164,18 +165,19 @@ def test_a_task_only_tool_is_not_offered_and_says_why(provider, everything, tmp_
             await core.submit("hello")
             return core.list_servers()
 
-    listing = asyncio.run(scenario())
+    listing = await scenario()
     offered = wire.tools(provider.requests[0].body)
     assert "get-tiny-image" in offered and "simulate-research-query" not in offered
-    (server,) = [s for s in listing["servers"] if s["name"] == "everything"]
-    assert server["withheld"] == [("simulate-research-query", TASK_REQUIRED)]
+    (server,) = [s for s in listing.servers if s.name == "everything"]
+    assert server.withheld == (("simulate-research-query", TASK_REQUIRED),)
     assert (
         f"MCP server everything: tool 'simulate-research-query' is not offered: {TASK_REQUIRED}"
-        in listing["messages"]
+        in listing.messages
     )
 
 
-def test_calling_a_task_only_tool_directly_says_why_without_a_request(everything):
+@pytest.mark.anyio
+async def test_calling_a_task_only_tool_directly_says_why_without_a_request(everything):
     server = McpServer("ev", command=everything[0], args=everything[1:], call_timeout=30)
 
     async def run():
@@ -186,7 +188,7 @@ def test_calling_a_task_only_tool_directly_says_why_without_a_request(everything
         finally:
             await server.aclose()
 
-    names, result = asyncio.run(run())
+    names, result = await run()
     assert "simulate-research-query" not in names and "echo" in names
     assert result.is_error
     assert result.text == f"error: ev.simulate-research-query is not offered: {TASK_REQUIRED}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 
 import pytest
@@ -73,7 +72,8 @@ def test_bad_names_and_signatures_are_refused():
         server.add(42, name="number")
 
 
-def test_async_tools_run_on_the_loop_and_sync_ones_through_the_runner():
+@pytest.mark.anyio
+async def test_async_tools_run_on_the_loop_and_sync_ones_through_the_runner():
     seen = {}
 
     async def runner(fn):
@@ -91,14 +91,12 @@ def test_async_tools_run_on_the_loop_and_sync_ones_through_the_runner():
     server.add(fetch)
     server.add(plain)
 
-    async def main():
-        d = Dispatcher()
-        d.add_server("notebook", server)
-        return await d.dispatch("notebook", "fetch", {"key": "k"}), await d.dispatch(
-            "notebook", "plain", {"n": "3"}
-        )
-
-    fetched, listed = asyncio.run(main())
+    d = Dispatcher()
+    d.add_server("notebook", server)
+    fetched, listed = (
+        await d.dispatch("notebook", "fetch", {"key": "k"}),
+        await d.dispatch("notebook", "plain", {"n": "3"}),
+    )
     assert fetched.text == '{"key": "k"}' and listed.text == "[0, 1, 2]"
     assert "runner" in seen and seen["async"] == threading.current_thread().name
 
@@ -119,21 +117,22 @@ def test_run_code_keeps_the_namespace_the_value_and_the_error():
     assert capped.output.startswith("y" * 100) and "901 more characters" in capped.output
 
 
-def test_python_server_offers_exec_only_when_on_and_proposes_with_the_note():
+@pytest.mark.anyio
+async def test_python_server_offers_exec_only_when_on_and_proposes_with_the_note():
     bench = Bench()
     python = PythonServer(bench)
 
     async def names():
         return [t.name for t in await python.list_tools()]
 
-    assert "python_exec" not in asyncio.run(names())
-    refused = asyncio.run(python.call_tool("python_exec", {"code": "x = 1"}))
+    assert "python_exec" not in (await names())
+    refused = await python.call_tool("python_exec", {"code": "x = 1"})
     assert refused.is_error and "%ollie python on" in refused.text and "x" not in bench.ns
     python.agent_enables = True
-    assert "python_exec" in asyncio.run(names())
+    assert "python_exec" in (await names())
     python.override = False
-    assert "python_exec" not in asyncio.run(names())
-    asyncio.run(python.call_tool("python_propose", {"code": "df.head()", "note": "look\nfirst"}))
+    assert "python_exec" not in (await names())
+    await python.call_tool("python_propose", {"code": "df.head()", "note": "look\nfirst"})
     assert bench.proposed == ["# look first\ndf.head()"]
 
 
@@ -148,7 +147,8 @@ def test_list_vars_is_bounded_and_skips_noise():
     ]
 
 
-def test_a_script_core_takes_extra_servers_and_its_trusted_tools_decide():
+@pytest.mark.anyio
+async def test_a_script_core_takes_extra_servers_and_its_trusted_tools_decide():
     from ollie_nb.core import AgentConfig, AgentCore
     from ollie_nb.llm import OfflineBackend, ToolCall
 
@@ -173,13 +173,13 @@ def test_a_script_core_takes_extra_servers_and_its_trusted_tools_decide():
             autosave=False,
         )
         async with core:
-            assert "notebook" in [s["name"] for s in core.list_servers()["servers"]]
+            assert "notebook" in [s.name for s in core.list_servers().servers]
             return (await core.submit("go")).reply
 
-    assert asyncio.run(turn(AgentConfig())) == "got 42"
-    denied = asyncio.run(turn(AgentConfig(trusted_tools=("reasoning_*",))))
+    assert (await turn(AgentConfig())) == "got 42"
+    denied = await turn(AgentConfig(trusted_tools=("reasoning_*",)))
     assert "not in trustedTools and was not approved" in denied
-    assert asyncio.run(turn(AgentConfig(trusted_tools=("notebook/*",)))) == "got 42"
+    assert (await turn(AgentConfig(trusted_tools=("notebook/*",)))) == "got 42"
 
 
 def test_many_small_prints_stay_capped_for_the_whole_run():

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
+
+import pytest
 
 from ollie_nb.tools import Dispatcher, McpServer, clean_arguments
 from tests.support.agents import FIXTURES
@@ -29,7 +30,9 @@ def test_clean_arguments_fixes_every_string_at_any_depth():
     }
 
 
-def test_a_lone_surrogate_in_arguments_does_not_end_a_stdio_session():
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_lone_surrogate_in_arguments_does_not_end_a_stdio_session():
     """Decoded JSON `"\\ud800"` in a nested argument: the call answers, and so does the next."""
     server = McpServer("bounds", command=sys.executable, args=[str(FIXTURES / "bounds_server.py")])
     args = json.loads(
@@ -47,7 +50,7 @@ def test_a_lone_surrogate_in_arguments_does_not_end_a_stdio_session():
         finally:
             await d.aclose()
 
-    first, second, connected = asyncio.run(run())
+    first, second, connected = await run()
     assert not first.is_error, first.text
     assert json.loads(first.text) == {
         "text": "bad \ufffd end",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
+
+import pytest
 
 from ollie_nb.tools import (
     DEFAULT_RESULT_CAP,
@@ -43,13 +44,11 @@ def test_cap_text_keeps_head_and_tail_and_says_how_much_was_cut():
     assert cap_text("abc", 0) == "abc"  # 0 means no cap
 
 
-def test_dispatch_caps_every_result_at_the_default_cap():
-    async def run():
-        d = Dispatcher()
-        d.add_server("echo", Echo(5_000_000))
-        return await d.dispatch("echo", "big", {})
-
-    result = asyncio.run(run())
+@pytest.mark.anyio
+async def test_dispatch_caps_every_result_at_the_default_cap():
+    d = Dispatcher()
+    d.add_server("echo", Echo(5_000_000))
+    result = await d.dispatch("echo", "big", {})
     assert DEFAULT_RESULT_CAP == 100_000
     half = DEFAULT_RESULT_CAP // 2
     cut = 5_000_000 - DEFAULT_RESULT_CAP
@@ -59,21 +58,20 @@ def test_dispatch_caps_every_result_at_the_default_cap():
     assert not result.is_error
 
 
-def test_dispatcher_cap_is_a_constructor_argument_and_small_results_pass_unchanged():
-    async def run():
-        d = Dispatcher(result_cap=10)
-        d.add_server("echo", Echo(8))
-        small = await d.dispatch("echo", "t", {})
-        d.result_cap = 4
-        big = await d.dispatch("echo", "t", {})
-        return small, big
-
-    small, big = asyncio.run(run())
+@pytest.mark.anyio
+async def test_dispatcher_cap_is_a_constructor_argument_and_small_results_pass_unchanged():
+    d = Dispatcher(result_cap=10)
+    d.add_server("echo", Echo(8))
+    small = await d.dispatch("echo", "t", {})
+    d.result_cap = 4
+    big = await d.dispatch("echo", "t", {})
     assert small.text == "aaaazzzz"
     assert big.text == "aa\n[... 4 characters cut of 8 ...]\nzz"
 
 
-def test_an_mcp_tool_result_of_20_mb_enters_the_history_capped():
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_an_mcp_tool_result_of_20_mb_enters_the_history_capped():
     """A real stdio MCP server answering 20 MB: the dispatcher hands on 100,000 characters."""
     server = McpServer("big", command=sys.executable, args=[str(FIXTURES / "bounds_server.py")])
 
@@ -86,7 +84,7 @@ def test_an_mcp_tool_result_of_20_mb_enters_the_history_capped():
         finally:
             await d.aclose()
 
-    result = asyncio.run(run())
+    result = await run()
     head, marker, tail = result.text.split("\n")
     assert head == "h" * 50_000 and tail == "t" * 50_000
     assert marker == f"[... {20_000_000 - 100_000} characters cut of 20000000 ...]"
@@ -118,12 +116,13 @@ def _execute_in_fresh_process(args: dict, workdir: Path) -> dict:
     return json.loads(done.stdout)
 
 
-def test_execute_code_stops_reading_at_its_cap_and_kills_the_writer(tmp_path):
+@pytest.mark.anyio
+async def test_execute_code_stops_reading_at_its_cap_and_kills_the_writer(tmp_path):
     """`yes` writes forever: the result is the capped head and the process group is gone."""
     pid_file = tmp_path / "pid"
     server = ExecuteServer(str(tmp_path), output_cap=100_000)
-    result = asyncio.run(
-        server.call_tool("execute_code", {"code": f"echo $$ > {pid_file}; yes", "timeout": 30})
+    result = await server.call_tool(
+        "execute_code", {"code": f"echo $$ > {pid_file}; yes", "timeout": 30}
     )
     first, rest = result.text.split("\n", 1)
     assert result.is_error
@@ -132,6 +131,7 @@ def test_execute_code_stops_reading_at_its_cap_and_kills_the_writer(tmp_path):
     _assert_group_gone(int(pid_file.read_text()))
 
 
+@pytest.mark.slow
 def test_execute_code_300_mb_of_output_does_not_grow_memory(tmp_path):
     """The issue's case: 300 MB written at once; the reading process's peak RSS stays flat."""
     baseline = _execute_in_fresh_process({"code": "echo hi"}, tmp_path)
@@ -145,19 +145,19 @@ def test_execute_code_300_mb_of_output_does_not_grow_memory(tmp_path):
     assert grown < 20, f"reading 300 MB of output raised the peak RSS by {grown:.0f} MB"
 
 
-def test_execute_code_output_under_the_cap_is_whole(tmp_path):
+@pytest.mark.anyio
+async def test_execute_code_output_under_the_cap_is_whole(tmp_path):
     server = ExecuteServer(str(tmp_path), output_cap=1000)
-    result = asyncio.run(
-        server.call_tool("execute_code", {"code": "printf 'a%.0s' $(seq 1000); exit 3"})
-    )
+    result = await server.call_tool("execute_code", {"code": "printf 'a%.0s' $(seq 1000); exit 3"})
     assert result == ToolResult("exit code 3\n" + "a" * 1000, is_error=True)
 
 
-def test_execute_code_timeout_still_kills_the_group(tmp_path):
+@pytest.mark.anyio
+async def test_execute_code_timeout_still_kills_the_group(tmp_path):
     pid_file = tmp_path / "pid"
     server = ExecuteServer(str(tmp_path))
     code = f"echo $$ > {pid_file}; sleep 30 & sleep 30"
-    result = asyncio.run(server.call_tool("execute_code", {"code": code, "timeout": 0.5}))
+    result = await server.call_tool("execute_code", {"code": code, "timeout": 0.5})
     assert result == ToolResult("error: killed after 0.5 s (timeout)", is_error=True)
     _assert_group_gone(int(pid_file.read_text()))
 

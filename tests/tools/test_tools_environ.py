@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from ollie_nb.tools import ExecuteServer, is_secret_name, subprocess_env, url_credentials
+from ollie_nb.redaction import is_secret_name, url_credentials
+from ollie_nb.tools import ExecuteServer, subprocess_env
 
 
 @pytest.mark.parametrize(
@@ -63,7 +62,8 @@ def test_subprocess_env_drops_secret_names_values_and_url_passwords_keeps_passth
     assert env == {"PATH": "/usr/bin", "HOME": "/home/u", "HF_TOKEN": "hf-three"}
 
 
-def test_execute_code_env_shows_no_secret(tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_execute_code_env_shows_no_secret(tmp_path, monkeypatch):
     """A real `env` run: the keys of the kernel's environment are not in it, passthrough is."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai-0123456789")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
@@ -72,7 +72,7 @@ def test_execute_code_env_shows_no_secret(tmp_path, monkeypatch):
     monkeypatch.setenv("SHARED_TOKEN", "passed-on-purpose")
     monkeypatch.setenv("OLLIE_TEST_PLAIN", "plain-value")
     server = ExecuteServer(str(tmp_path), env_passthrough=["SHARED_TOKEN"], secrets=["plain-value"])
-    result = asyncio.run(server.call_tool("execute_code", {"code": "env"}))
+    result = await server.call_tool("execute_code", {"code": "env"})
     assert result.text.startswith("exit code 0\n")
     lines = set(result.text.splitlines()[1:])
     assert "SHARED_TOKEN=passed-on-purpose" in lines

@@ -17,7 +17,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "support" / "fixtures"
 TASKS = [sys.executable, "-m", "ollie_nb.tasks", "serve", "--db"]
 
 
-def test_a_result_of_many_items_is_joined_only_up_to_the_cap():
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_result_of_many_items_is_joined_only_up_to_the_cap():
     """2,000 items of 10,000 characters (20 MB): McpServer itself keeps head and tail."""
     server = McpServer("big", command=sys.executable, args=[str(FIXTURES / "bounds_server.py")])
 
@@ -30,7 +32,7 @@ def test_a_result_of_many_items_is_joined_only_up_to_the_cap():
         finally:
             await server.aclose()
 
-    direct, dispatched = asyncio.run(run())
+    direct, dispatched = await run()
     total = 2000 * 10_000 + 1999
     assert len(direct.text) < DEFAULT_RESULT_CAP + 100
     assert direct.text.startswith("a" * 10_000 + "\n" + "b" * 10_000 + "\n")
@@ -49,7 +51,9 @@ def test_cap_parts_is_cap_text_of_the_join_and_cap_text_leaves_it_alone(parts, c
     assert cap_text(joined, cap) == joined
 
 
-def test_a_2025_protocol_server_is_subscribed_with_resources_subscribe(tmp_path):
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_2025_protocol_server_is_subscribed_with_resources_subscribe(tmp_path):
     """ollie-tasks over the 2025 handshake: resources/subscribe, then a change made by
     another process (a second server on the same file) arrives as a signal."""
     db = str(tmp_path / "tasks.db")
@@ -70,28 +74,27 @@ def test_a_2025_protocol_server_is_subscribed_with_resources_subscribe(tmp_path)
             await writer.aclose()
             await watcher.aclose()
 
-    created, signal, after = asyncio.run(run())
+    created, signal, after = await run()
     assert not created.is_error and not after.is_error
     assert str(signal.uri) == "tasks://events"
     assert watcher._signals.open_count("tasks://events") == 0  # the stream is closed
 
 
-def test_a_subscription_ends_with_an_error_when_the_session_dies(tmp_path):
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_subscription_ends_with_an_error_when_the_session_dies(tmp_path):
     db = str(tmp_path / "tasks.db")
     watcher = McpServer("tasks", command=TASKS[0], args=[*TASKS[1:], db], mode="legacy")
 
-    async def run():
-        try:
-            async with watcher.resource_updates("tasks://events") as signals:
-                waiting = asyncio.ensure_future(signals.__anext__())
-                await asyncio.sleep(0)
-                watcher._closing.set()  # the session task ends, as when the server is gone
-                with pytest.raises(RuntimeError, match="session ended"):
-                    await asyncio.wait_for(waiting, 10)
-        finally:
-            await watcher.aclose()
-
-    asyncio.run(run())
+    try:
+        async with watcher.resource_updates("tasks://events") as signals:
+            waiting = asyncio.ensure_future(signals.__anext__())
+            await asyncio.sleep(0)
+            watcher._closing.set()  # the session task ends, as when the server is gone
+            with pytest.raises(RuntimeError, match="session ended"):
+                await asyncio.wait_for(waiting, 10)
+    finally:
+        await watcher.aclose()
 
 
 @pytest.mark.parametrize(
@@ -111,7 +114,9 @@ def test_stderr_quote_is_from_the_line_that_says_what_went_wrong(tail, quote):
     assert stderr_quote(tail) == quote
 
 
-def test_a_crash_after_a_banner_quotes_the_error_not_the_banner():
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_crash_after_a_banner_quotes_the_error_not_the_banner():
     script = (
         "import sys; print('Fancy Server v3 (c) 2026', file=sys.stderr); "
         "print('fatal: the API key is missing', file=sys.stderr); "
@@ -119,18 +124,17 @@ def test_a_crash_after_a_banner_quotes_the_error_not_the_banner():
     )
     server = McpServer("fancy", command=sys.executable, args=["-c", script], connect_timeout=20)
 
-    async def run():
-        with pytest.raises(McpConnectError) as failed:
-            await server.connect()
-        return str(failed.value)
-
-    message = asyncio.run(run())
+    with pytest.raises(McpConnectError) as failed:
+        await server.connect()
+    message = str(failed.value)
     assert message.endswith(
         "(server stderr: fatal: the API key is missing | Fancy Server v3 exiting)"
     ), message
 
 
-def test_a_2025_protocol_server_without_subscribe_gives_no_signals():
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_2025_protocol_server_without_subscribe_gives_no_signals():
     """bounds_server.py lists resources but serves no resources/subscribe: no stream."""
     server = McpServer(
         "plain", command=sys.executable, args=[str(FIXTURES / "bounds_server.py")], mode="legacy"
@@ -143,6 +147,6 @@ def test_a_2025_protocol_server_without_subscribe_gives_no_signals():
         finally:
             await server.aclose()
 
-    signals, resources = asyncio.run(run())
+    signals, resources = await run()
     assert resources is not None and resources.subscribe is False
     assert signals is None

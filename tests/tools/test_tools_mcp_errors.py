@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
+
+import pytest
 
 from ollie_nb.tools import McpServer, ToolResult
 from tests.support.agents import FIXTURES
@@ -19,7 +20,9 @@ def _server(timeout: float = 5.0) -> McpServer:
     )
 
 
-def test_an_error_whose_text_says_closed_or_timed_out_is_just_an_error():
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_an_error_whose_text_says_closed_or_timed_out_is_just_an_error():
     """A JSON-RPC error (invalid params) whose message reads like a lost connection."""
     server = _server()
 
@@ -33,7 +36,7 @@ def test_an_error_whose_text_says_closed_or_timed_out_is_just_an_error():
         finally:
             await server.aclose()
 
-    refused, connected, after = asyncio.run(run())
+    refused, connected, after = await run()
     assert refused == ToolResult(
         "error: b.refuse: MCPError: upstream connection closed; it timed out", is_error=True
     )
@@ -41,7 +44,9 @@ def test_an_error_whose_text_says_closed_or_timed_out_is_just_an_error():
     assert after == ToolResult("slept")
 
 
-def test_request_timeout_and_connection_closed_by_code():
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_request_timeout_and_connection_closed_by_code():
     server = _server(timeout=0.5)
 
     async def run():
@@ -59,8 +64,8 @@ def test_request_timeout_and_connection_closed_by_code():
         finally:
             await server.aclose()
 
-    slow, usable, lost = asyncio.run(run())
-    assert slow == ToolResult("error: b.slow timed out after 0.5 s", is_error=True)
+    slow, usable, lost = await run()
+    assert slow == ToolResult.timeout("b.slow timed out after 0.5 s")
     assert usable == ToolResult("slept")
     assert lost == ToolResult(
         "error: MCP server b is gone (MCPError: Connection closed); "

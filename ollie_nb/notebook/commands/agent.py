@@ -23,7 +23,9 @@ from ollie_nb.notebook.commands._args import (
 from ollie_nb.notebook.commands._registry import COMMANDS
 
 if TYPE_CHECKING:
-    from ollie_nb.core import AgentCore
+    from collections.abc import Sequence
+
+    from ollie_nb.core import AgentCore, ServerDescription
 
 command = COMMANDS.command
 
@@ -55,8 +57,9 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
             ("agent", core.config.name + (f" ({core.config.path})" if core.config.path else "")),
             *problem,
             ("work dir", core.workdir),
-            ("servers", _servers_line(info["servers"])),
-            ("plan backend", info["plan_backend"] or "none (in-context plans)"),
+            ("servers", _servers_line(info.servers)),
+            ("plan backend", info.plan_backend or "none (in-context plans)"),
+            *([("task server", info.plan_backend_reason)] if info.task_server else []),
             ("state", state),
             ("queue", str(len(core.queued))),
             ("usage", str(core.usage)),
@@ -66,9 +69,9 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
     return Table("ollie status", ["", ""], ctx.on_loop(rows))
 
 
-def _servers_line(servers: list[dict[str, Any]]) -> str:
-    connected = [s["name"] for s in servers if s["state"] in ("connected", "built-in")]
-    failed = [s["name"] for s in servers if s["state"] == "failed"]
+def _servers_line(servers: Sequence[ServerDescription]) -> str:
+    connected = [s.name for s in servers if s.state.is_up]
+    failed = [s.name for s in servers if s.state.is_failed]
     return ", ".join(connected) + (f"; failed: {', '.join(failed)}" if failed else "")
 
 
@@ -171,7 +174,7 @@ def _agent_rows(core: AgentCore) -> list[tuple[str, str]]:
     config, rows = core.config, [("agent", core.config.name)]
     path = config.path
     rows.append(("file", str(path) if path else "(built in: no file)"))
-    rows.append(("servers", _servers_line(core.list_servers()["servers"]) or "none"))
+    rows.append(("servers", _servers_line(core.list_servers().servers) or "none"))
     if path:
         from pathlib import Path
 
@@ -190,15 +193,15 @@ def cmd_mcp(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "mcp", most=0, usage="mcp")
     info = ctx.on_loop(lambda core: core.list_servers())
     rows = []
-    for server in info["servers"]:
-        tools = ", ".join(name for name, _ in server["tools"])
-        state = server["state"] + (f": {server['detail']}" if server["detail"] else "")
-        rows.append((server["name"], server["transport"] or "-", state, tools))
-    footer = f"plan backend: {info['plan_backend'] or 'none'} ({info['plan_backend_reason']})"
+    for server in info.servers:
+        tools = ", ".join(name for name, _ in server.tools)
+        state = str(server.state) + (f": {server.detail}" if server.detail else "")
+        rows.append((server.name, server.transport or "-", state, tools))
+    footer = f"plan backend: {info.plan_backend or 'none'} ({info.plan_backend_reason})"
     parts: list[Displayable] = [
         Table("MCP and built-in servers", ["server", "transport", "state", "tools"], rows, footer)
     ]
-    parts.extend(Notice(message, "warning") for message in info.get("messages", []))
+    parts.extend(Notice(message, "warning") for message in info.messages)
     return Group(*parts)
 
 

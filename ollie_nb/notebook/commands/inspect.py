@@ -24,8 +24,8 @@ def cmd_tools(ctx: CommandContext, rest: str) -> Displayable:
     def rows(core: AgentCore) -> list[tuple[str, str, str]]:
         listing = core.router.by_server()
         found = [(name, server, line) for server, tools in listing.items() for name, line in tools]
-        for server in core.list_servers()["servers"]:  # listed by a server, not offered: why
-            found += [(n, server["name"], f"not offered: {why}") for n, why in server["withheld"]]
+        for server in core.list_servers().servers:  # listed by a server, not offered: why
+            found += [(n, server.name, f"not offered: {why}") for n, why in server.withheld]
         return found
 
     return Table("tools", ["tool", "server", "what it does"], ctx.on_loop(rows), empty="(no tools)")
@@ -65,18 +65,18 @@ def cmd_cost(ctx: CommandContext, rest: str) -> Displayable:
 def cmd_debug(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "debug", most=0, usage="debug")
     failure = last_failure()
-    # redacted (the core's known secrets, then key formats): a provider error can quote the
+    # redacted (the core's known secrets and key formats): a provider error can quote the
     # header that carried the key
     kept = failure.traceback if failure is not None else None
     text = ctx.on_loop(lambda core: _redacted(core, core.last_error if kept is None else kept))
     if failure is not None and failure.users:
         return TextBlock(text, title="the last error, raised by your code:")
+    if failure is not None and failure.source:
+        return TextBlock(text, title=f"the last error, from {failure.source}:")
     if not text:
         return Notice("no internal error in this kernel so far")
     return TextBlock(text, title="the last internal error:")
 
 
 def _redacted(core: AgentCore, text: str) -> str:
-    from ollie_nb.tools import hide_secrets  # with the core, on the loop
-
-    return hide_secrets(core.redact(text)) if text else ""
+    return core.redact(text) if text else ""

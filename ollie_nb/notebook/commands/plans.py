@@ -16,9 +16,11 @@ from ollie_nb.notebook.commands._args import (
     words_of,
 )
 from ollie_nb.notebook.commands._registry import COMMANDS
+from ollie_nb.planning import TaskCallError
 
 if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
+    from ollie_nb.planning import StepState
 
 command = COMMANDS.command
 
@@ -79,10 +81,10 @@ def cmd_plans(ctx: CommandContext, rest: str) -> Displayable:
     )
 
 
-def plan_state(record: Any, statuses: dict[str, str]) -> str:
+def plan_state(record: Any, statuses: dict[str, StepState]) -> str:
     """A plan's state, from its steps' states: done, failed, N of M done, or where it lives;
     a plan in review: held for review, sent back or discarded."""
-    from ollie_nb.planning import Review, read_state
+    from ollie_nb.planning import Review, StepState
 
     in_review = {
         Review.HELD: "held for review",
@@ -95,7 +97,7 @@ def plan_state(record: Any, statuses: dict[str, str]) -> str:
         return "warning"
     if record.kind == "context":
         return "in context"
-    known = [read_state(statuses.get(i)) for i in record.ids]
+    known = [statuses.get(i, StepState.UNKNOWN) for i in record.ids]
     done = sum(1 for s in known if s.is_finished)
     if any(s.is_failed for s in known):
         return f"failed ({done} of {len(known)} done)"
@@ -113,16 +115,19 @@ def cmd_tasks(ctx: CommandContext, rest: str) -> Displayable:
     words = words_of(rest, "tasks", most=1, usage="tasks [STATUS]")
     status = words[0] if words else "all"
 
-    async def listing(core: AgentCore) -> tuple[str, Any]:
+    async def listing(core: AgentCore) -> tuple[str, str | TaskCallError]:
         env = core.env
         if env is None or env.task_client is None:
             raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
-        return env.task_client.server, await env.task_client.list(status)
+        try:
+            return env.task_client.server, await env.task_client.listing(status)
+        except TaskCallError as exc:
+            return env.task_client.server, exc
 
-    server, result = ctx.core_call(listing)
-    if result.is_error:
-        return Notice(result.text, "error")
-    return TextBlock(result.text, title=f"tasks on '{server}' ({status})")
+    server, answer = ctx.core_call(listing)
+    if isinstance(answer, TaskCallError):
+        return Notice(str(answer), "error")
+    return TextBlock(answer, title=f"tasks on '{server}' ({status})")
 
 
 @command(
@@ -293,7 +298,7 @@ def _plan_show(ctx: CommandContext, words: list[str]) -> Any:
     _at_most(words, 1, "show", "plan show [N]")
     number = _latest_number(ctx, words, "show")
 
-    async def found(core: AgentCore) -> tuple[Any, Any, dict[str, str]]:
+    async def found(core: AgentCore) -> tuple[Any, Any, dict[str, StepState]]:
         record = core.review.record(number)
         draft = core.plan_draft(number) if record.held else None
         return record, draft, await core.plan_statuses(record)
@@ -310,7 +315,7 @@ def plan_editor(ctx: CommandContext, words: list[str]) -> Any:
     _at_most(words, 1, "edit", "plan edit [N]")
     number = _latest_number(ctx, words, "edit")
 
-    async def found(core: AgentCore) -> tuple[Any, Any, dict[str, str]]:
+    async def found(core: AgentCore) -> tuple[Any, Any, dict[str, StepState]]:
         record = core.review.record(number)
         return record, core.plan_draft(number), await core.plan_statuses(record)
 

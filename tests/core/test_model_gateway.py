@@ -1,0 +1,255 @@
+"""The model gateway: every request is checked against the caps, reserved while in flight and
+counted, whatever path sends it (turns, compaction, sub-agents, parallel runs).
+
+The offline model counts words as tokens; the gateway reserves about a quarter of a
+request's characters, so a prompt of N words ("word " each) is held as about 1.25 N.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ollie_nb.core import (
+    AgentCore,
+    BudgetExceededError,
+    Budgets,
+    CapKind,
+    Caps,
+    UsageReported,
+)
+from ollie_nb.core._budget import Ledger, Scope
+from ollie_nb.core._compact import COMPACT_PROMPT
+from ollie_nb.llm import Message, OfflineBackend, ToolCall, Usage
+from ollie_nb.llm._offline import demo_reply, is_step_prompt
+from ollie_nb.planning import Spend, StepState
+from tests.core.test_budget_runs import THREE, store_states
+from tests.support.agents import tasks_agent
+
+CAP_LINE = "the session's token cap 1 is reached: "
+
+
+def _recording(requests: list):
+    """A model that answers briefly and summarises when asked; it keeps every request."""
+
+    def reply(messages, tools):
+        requests.append(messages[-1].content)
+        if messages[-1].content.startswith(COMPACT_PROMPT):
+            return "SUMMARY: the user said hello"
+        return "fine"
+
+    return reply
+
+
+def _summaries(requests: list) -> int:
+    return sum(text.startswith(COMPACT_PROMPT) for text in requests)
+
+
+def test_a_compaction_is_counted_in_the_session_spend(tmp_path):
+    requests: list = []
+    core = AgentCore(OfflineBackend(_recording(requests)), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit("hello there")
+            before = core.spend.session.spend.tokens, core.usage.input_tokens
+            await core.compact()
+            return before
+
+    (spent, read) = asyncio.run(scenario())
+    assert _summaries(requests) == 1
+    # the summary request's tokens count in the ledger and in the usage totals alike
+    assert core.spend.session.spend.tokens > spent
+    assert core.usage.input_tokens > read and core.usage.requests == 2
+    assert core.spend.session.spend.tokens == core.usage.input_tokens + core.usage.output_tokens
+
+
+def test_ollie_compact_at_a_reached_cap_is_refused_and_keeps_the_history(tmp_path):
+    requests: list = []
+    core = AgentCore(OfflineBackend(_recording(requests)), workdir=tmp_path, autosave=False)
+    core.user_budgets = Budgets(session=Caps(tokens=1))
+
+    async def scenario():
+        async with core:
+            await core.submit("hello there")
+            kept = list(core.history)
+            with pytest.raises(BudgetExceededError) as refused:
+                await core.compact()
+            return kept, refused.value
+
+    kept, refused = asyncio.run(scenario())
+    assert str(refused).startswith(CAP_LINE) and refused.kind is CapKind.TOKENS
+    assert _summaries(requests) == 0 and core.usage.requests == 1  # nothing was sent
+    assert core.history == kept and not core.archive_path.exists()
+
+
+def test_the_automatic_compaction_at_a_reached_cap_is_not_sent(tmp_path):
+    requests: list = []
+    backend = OfflineBackend(_recording(requests), context_length=2400)
+    core = AgentCore(backend, workdir=tmp_path, autosave=False)
+    core.user_budgets = Budgets(session=Caps(tokens=1))
+
+    async def scenario():
+        async with core:
+            await core.submit("hello there")  # spends: the cap is reached
+            long = [Message.user("detail " * 1000), Message.assistant("noted")]
+            core.conversation.history[:0] = long  # the context is past 75% of the window
+            kept = list(core.history)
+            return kept, await core.submit("go on")
+
+    kept, result = asyncio.run(scenario())
+    assert _summaries(requests) == 0 and requests == ["hello there"]
+    assert result.capped and result.error.startswith(CAP_LINE)
+    assert core.history[: len(kept)] == kept  # nothing compacted away
+
+
+@pytest.mark.slow
+def test_a_sub_agent_cap_in_a_parallel_run_refuses_each_childs_second_request(tmp_path):
+    agent = tasks_agent(tmp_path / "t.db", maxSubagentTokens=10)
+    core = AgentCore(OfflineBackend(), agent=agent, workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(THREE)
+            return await core.run_plan(parallel=2)
+
+    run = asyncio.run(scenario())
+    for name in set(run.workers.values()):
+        child = core.subagents.children[name]
+        assert child.usage.requests == child.turns  # one request per step, none after it
+        assert child.error.startswith(f"sub-agent {name}'s token cap 10 is reached: ")
+        assert child.capped
+
+
+@pytest.mark.slow
+def test_a_plan_run_cap_binds_before_the_steps_next_request(tmp_path):
+    def model(messages, tools):
+        last = messages[-1]
+        if last.role == "user" and is_step_prompt(last.content):  # a long answer, then more
+            return Message.assistant("word " * 700, [ToolCall(name="no_such_tool")])
+        return demo_reply(messages, tools)
+
+    core = AgentCore(OfflineBackend(model), agent=tasks_agent(tmp_path / "t.db"), workdir=tmp_path)
+    core.autosave = False
+    core.user_budgets = Budgets(plan=Caps(tokens=500))
+
+    async def scenario():
+        async with core:
+            await core.submit(THREE)
+            record = core.plans[-1]
+            return record, await core.run_plan(parallel=1), await store_states(core, record)
+
+    record, run, states = asyncio.run(scenario())
+    (worker,) = set(run.workers.values())
+    child = core.subagents.children[worker]
+    assert child.usage.requests == 1  # the step's second request was refused
+    assert child.error.startswith("plan 1's token cap 500 is reached: ")
+    assert run.capped.startswith("plan 1's token cap 500 is reached: ")
+    assert list(run.workers) == [record.ids[0]]  # no other step started
+    assert states == dict.fromkeys(record.ids, StepState.OPEN)  # its step handed back
+
+
+def test_four_children_spawned_at_once_end_within_the_cap_plus_one_request(tmp_path):
+    spawns = [
+        {"name": "subagent_spawn", "arguments": {"name": f"c{i}", "prompt": "word " * 200}}
+        for i in range(1, 5)
+    ]
+    wait = {"name": "subagent_wait", "arguments": {"names": ["c1", "c2", "c3", "c4"]}}
+
+    def model(messages, tools):
+        if "You are sub-agent" in messages[0].content:
+            return "done"
+        last = messages[-1]
+        if last.role == "user":
+            return spawns  # about 900 tokens: the cap is not reached yet
+        return [wait] if last.name == "subagent_spawn" else "all waited"
+
+    core = AgentCore(OfflineBackend(model), workdir=tmp_path, autosave=False)
+    core.user_budgets = Budgets(session=Caps(tokens=1000))
+    core.subagents.limit = 4
+    events: list = []
+
+    async def scenario():
+        async with core:
+            await core.submit("spawn four", events.append)
+            await asyncio.gather(*(c.until_idle() for c in core.subagents.children.values()))
+
+    asyncio.run(scenario())
+    children = list(core.subagents.children.values())
+    requests = [e.input_tokens + e.output_tokens for e in events if isinstance(e, UsageReported)]
+    requests += [c.usage.input_tokens + c.usage.output_tokens for c in children if c.turns]
+    assert core.spend.session.spend.tokens <= 1000 + max(requests)
+    refused = [c for c in children if not c.usage.requests]
+    assert refused and all(c.capped and "the session's token cap 1,000" in c.error for c in refused)
+    assert any("in requests under way" in c.error for c in refused)
+
+
+def test_a_reservation_holds_its_estimate_on_the_chain_until_released():
+    session = Ledger(Scope.SESSION, lambda: Caps(tokens=100))
+    child = Ledger(Scope.SUBAGENT, parent=session, name="c1")
+    held = child.reserve(Spend(100))
+    assert session.in_flight == child.in_flight == Spend(100)
+    with pytest.raises(BudgetExceededError) as refused:
+        child.reserve(Spend(1))  # spend 0, but 100 tokens under way reach the cap
+    assert "about 100 tokens in requests under way" in str(refused.value)
+    assert child.exceeded() is None  # nothing spent yet: a parallel run is not stopped
+    held.release()
+    held.release()  # once only
+    assert session.in_flight == child.in_flight == Spend()
+    child.reserve(Spend(1)).release()  # free again
+
+
+@pytest.mark.slow
+def test_a_plan_run_cap_holds_off_the_workers_that_would_start_together(tmp_path):
+    async def model(messages, tools):
+        last = messages[-1]
+        if last.role == "user" and is_step_prompt(last.content):
+            await asyncio.sleep(0.5)  # the workers' first requests overlap
+        return demo_reply(messages, tools)
+
+    core = AgentCore(OfflineBackend(model), agent=tasks_agent(tmp_path / "t.db"), workdir=tmp_path)
+    core.autosave = False
+    core.user_budgets = Budgets(plan=Caps(tokens=150))  # under two steps' first requests
+
+    async def scenario():
+        async with core:
+            await core.submit(THREE)
+            return await core.run_plan(parallel=3)
+
+    run = asyncio.run(scenario())
+    workers = [core.subagents.children[name] for name in run.workers.values()]
+    sent = [w for w in workers if w.usage.requests]
+    biggest = max(w.usage.input_tokens + w.usage.output_tokens for w in sent)
+    assert sum(s.tokens for s in run.spend.values()) <= 150 + biggest
+    held_off = [w for w in workers if not w.usage.requests]
+    assert held_off and all("in requests under way" in w.error for w in held_off)
+    assert run.capped.startswith("plan 1's token cap 150 is reached: ")
+
+
+@given(
+    cap=st.integers(1, 10_000),
+    spent=st.integers(0, 10_000),
+    held=st.lists(st.integers(0, 5_000), max_size=6),
+)
+def test_a_request_is_refused_exactly_when_spend_and_requests_in_flight_reach_the_cap(
+    cap, spent, held
+):
+    session = Ledger(Scope.SESSION, lambda: Caps(tokens=cap))
+    child = Ledger(Scope.SUBAGENT, parent=session, name="c1")
+    child.add(Usage(input_tokens=spent))
+    holds = []
+    for tokens in held:
+        under_way = session.in_flight.tokens
+        try:
+            holds.append(child.reserve(Spend(tokens)))
+        except BudgetExceededError as refused:
+            assert spent + under_way >= cap and refused.kind is CapKind.TOKENS
+        else:
+            assert spent + under_way < cap
+    for hold in holds:
+        hold.release()
+    assert session.in_flight == child.in_flight == Spend()
+    assert (session.exceeded() is None) == (spent < cap)  # what was spent, only
