@@ -391,6 +391,8 @@ class ParallelRun:
         except asyncio.CancelledError:
             self._claiming[step_id] = claim
             raise
+        if claimed.note:  # said once (the server needs leases)
+            self.emit(WatchWhat.NOTE, claimed.note, step_id)
         if not claimed.taken:
             self._skip[step_id] = False
             self._stale = self._late  # others took steps the late view shows open
@@ -437,7 +439,8 @@ class ParallelRun:
 
         def lost(why: str) -> None:  # another claimer may hold it now: the child stops
             self._lost.add(step_id)
-            self.emit(WatchWhat.NOTE, f"the claim of {step_id} was lost: {why}", step_id)
+            which = f"step {self.record.ids.index(step_id) + 1} ({step_id})"
+            self.emit(WatchWhat.NOTE, f"the claim of {which} was lost: {why}", step_id)
             child.interrupt()
 
         beat = asyncio.ensure_future(self.store.keep(step_id, assignee, lost))

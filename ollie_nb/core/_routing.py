@@ -15,11 +15,11 @@ import inspect
 import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ollie_nb.llm import ToolCall, ToolDef
-from ollie_nb.planning import TASK_TOOLS
+from ollie_nb.planning import TASK_TOOLS, HeldClaims, without_tokens
 from ollie_nb.redaction import redact, redact_data, secret_paths
 from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary
 
@@ -129,6 +129,8 @@ class ToolRouter:
     defs: list[ToolDef] = field(default_factory=list)
     alone: frozenset[str] = frozenset()  # model-visible names whose server says: run alone
     read_only: frozenset[str] = frozenset()  # model-visible names of tools that change nothing
+    task_server: str = ""  # the wired task server: its task_* calls carry this agent's claims
+    held: HeldClaims = field(default_factory=HeldClaims)  # the claims this agent made
 
     async def refresh(self) -> None:
         """Map model-visible tool names to (server, tool); later duplicates get a server prefix."""
@@ -207,7 +209,17 @@ class ToolRouter:
     async def dispatch(self, call: ToolCall, args: dict[str, Any]) -> ToolResult:
         """Run a checked, approved call on its server."""
         server, tool = self.routes[call.name]
-        return await self.dispatcher.dispatch(server, tool, args)
+        if server != self.task_server or tool not in TASK_TOOLS:
+            return await self.dispatcher.dispatch(server, tool, args)
+        return await self._task_call(server, tool, args)
+
+    async def _task_call(self, server: str, tool: str, args: dict[str, Any]) -> ToolResult:
+        """A task-store call of the model: a task this agent holds is worked with its claim's
+        token, which the model never sees (its `token:` lines are cut from the answer)."""
+        sent = self.held.with_token(tool, args)
+        result = await self.dispatcher.dispatch(server, tool, sent)
+        self.held.answered(tool, sent, not result.is_error, result.text)
+        return replace(result, text=without_tokens(result.text))
 
 
 def parse_arguments(raw: str) -> tuple[Any, str]:

@@ -57,7 +57,9 @@ def child_router(parent: ToolRouter) -> ToolRouter:
     """The parent's tools without the `subagent` server's: children spawn no children."""
     routes = {k: v for k, v in parent.routes.items() if v[0] != "subagent"}
     defs = [d for d in parent.defs if d.name in routes]
-    return ToolRouter(parent.dispatcher, routes, defs)
+    return ToolRouter(
+        parent.dispatcher, routes, defs, task_server=parent.task_server, held=parent.held
+    )
 
 
 class ChildSession:
