@@ -17,7 +17,9 @@ is safe (a claim of a step someone took meanwhile is refused), so the view read 
 with what this run's children settled since, stands in for up to REFRESH s while it
 shows a step to start; it is read afresh when it shows none (or claims are not atomic).
 Runs that share a plan with other claimers (headless workers) take its ready steps in
-an order of their own (`spread`), so that they seldom race for the same step.
+an order of their own (`spread`), so that they seldom race for the same step, and end when
+only other claimers' steps are at work: the worker waits for those (or not, for a claim
+without end) on the store's change signal and their leases.
 """
 
 from __future__ import annotations
@@ -323,7 +325,10 @@ class ParallelRun:
             taken_now = len(self._skip) > skipped
             if taken_now and self._late:
                 return True  # the late view misled: read afresh at once, no pause
-            active = self._agent_works or taken_now or any(s.is_active for s in states)
+            # a shared plan's run (spread: a worker) leaves others' claims to its worker,
+            # which waits on the store's signal and on their leases, not on POLL
+            others = self._order is None and any(s.is_active for s in states)
+            active = self._agent_works or taken_now or others
             if not active and not self._ready(statuses):
                 return False  # nothing runs and nothing can: blocked by a failed step
             await asyncio.sleep(POLL)  # another agent works a step this plan waits for

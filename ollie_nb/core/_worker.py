@@ -4,8 +4,9 @@ A worker is an AgentCore without a notebook: it reads the goals of its agent's t
 server (all of them, or the one `--plan` names), and works each plan with ready steps
 as a parallel run (`--parallel N` sub-agents at once, each step claimed with a lease and
 renewed while its child works), each step's prompt carrying its goal and body as in a
-notebook's parallel run. It logs one line per step. With `--until-idle` it exits 0 once
-no step is ready or claimed; without it, it waits for the store's change signal (the
+notebook's parallel run. It logs one line per step. With `--until-idle` it exits once no
+step is ready or held with a lease by another (a claim without end is not waited on): 0, or
+EXIT_FAILED when a step failed; without it, it waits for the store's change signal (the
 `tasks://events` resource subscription) and looks again, polling the event log every
 WAIT_POLL s only on a server that offers no signal. SIGINT / SIGTERM stop the run: its children are
 interrupted and their steps handed back (open again); so does a spend cap (BUDGETS.md),
@@ -58,6 +59,7 @@ WAIT_POLL = 1.0  # s between reads of the event log while waiting, without a cha
 SIGNAL_CHECK = 30.0  # s: with a signal, the event log is read this often anyway
 LEASE_MARGIN = 0.2  # s past a claim's lease end before the store is read again
 LEASE_RECHECK = 1.0  # s between reads while a lease looks over but its claim stands (skew)
+EXIT_FAILED = 1  # a step failed (a spend cap stops it with 1 too; signals: 130 / 143)
 
 
 class WorkerError(OllieError):
@@ -87,7 +89,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--until-idle",
         action="store_true",
-        help="exit 0 when no step is ready or claimed (default: keep watching the store)",
+        help="exit when no step is ready or held with a lease: 0, or 1 if a step failed "
+        "(default: keep watching the store)",
     )
     return p
 
@@ -134,6 +137,8 @@ class Worker:
         self.waits = ""  # how it last waited for a change: "signal" or "poll"
         self.capped = ""  # the spend cap that stopped it (a new run would only meet it again)
         self.lease_ends: list[float] = []  # when the claims it saw last run out (epoch s)
+        self.held: list[Task] = []  # the steps of its plans others hold, as last listed
+        self._told: set[tuple[str, str]] = set()  # (step, holder) pairs the log named
         self._stop = asyncio.Event()
 
     def _log(self, line: str) -> None:
@@ -164,7 +169,10 @@ class Worker:
         states = {t.id: t.state for t in tasks}
         ready = {t.id for t in tasks if t.ready}
         self.lease_ends = lease_ends(tasks)
-        return plans_of(tasks, self.options.plan), states, ready
+        records = plans_of(tasks, self.options.plan)
+        ids = {i for r in records for i in r.ids}
+        self.held = [t for t in tasks if t.id in ids and t.state.is_active]
+        return records, states, ready
 
     def _look_within(self) -> float:
         """How long to wait for a signal: SIGNAL_CHECK, or until the first lease the store
@@ -194,7 +202,7 @@ class Worker:
         failed = False
         seen = await self._last_seq()
         while True:
-            records, states, ready_ids = await self.plans()
+            records, _, ready_ids = await self.plans()
             if self.options.plan and not records:
                 raise WorkerError(f"no plan with the goal id {self.options.plan!r} in the store")
             ready = [r for r in records if any(i in ready_ids for i in r.ids)]
@@ -206,16 +214,24 @@ class Worker:
                 worked, failed = worked + steps, failed or broke
             if self.capped:
                 self._log(f"stopped: {self.capped}; its claimed steps were handed back")
-                return 1
+                return EXIT_FAILED
             if self.stopping:
                 self._log(f"stopped by {self.stopping}: claimed steps handed back")
                 return 130 if self.stopping == "SIGINT" else 143
-            claimed = any(_has_claims(r, states) for r in records)
-            if not ready and self.options.until_idle and not claimed:
-                self._log("idle: no step is ready or claimed")
-                return 1 if failed else 0
+            leased = [t for t in self.held if t.leased]  # claims that end unless renewed
+            if not ready and self.options.until_idle and not leased:
+                self._log("idle: no step is ready or held with a lease" + _endless(self.held))
+                return EXIT_FAILED if failed else 0
             if not worked:  # nothing to do, or every claim refused: wait for a change
+                self._tell_holders()
                 seen = await self._wait_change(seen)
+
+    def _tell_holders(self) -> None:
+        """Log who holds the steps it waits on, once per step and holder."""
+        for task in self.held:
+            if (task.id, task.assignee) not in self._told:
+                self._told.add((task.id, task.assignee))
+                self._log(f"held: {holder_line(task)}")
 
     async def _work(self, record: PlanRecord) -> tuple[int, bool]:
         """One parallel run of `record`: how many steps it worked, and whether one failed."""
@@ -331,8 +347,19 @@ def lease_ends(tasks: list[Task]) -> list[float]:
     return ends
 
 
-def _has_claims(record: PlanRecord, states: dict[str, StepState]) -> bool:
-    return any(states.get(step_id, StepState.UNKNOWN).is_active for step_id in record.ids)
+def holder_line(task: Task) -> str:
+    """Who holds a step, and until when: `t-1 (title) by bob, lease ends ...Z`."""
+    who = task.assignee or "someone unnamed"
+    until = f"lease ends {task.lease_until}" if task.lease_until else "no lease: not waited on"
+    return f"{task.id} ({task.title}) by {who}, {until}"
+
+
+def _endless(held: list[Task]) -> str:
+    """The idle line's tail naming steps held without end (never waited on)."""
+    endless = [t for t in held if not t.leased]
+    if not endless:
+        return ""
+    return " (held without end, not waited on: " + "; ".join(map(holder_line, endless)) + ")"
 
 
 def default_name() -> str:

@@ -54,7 +54,7 @@ Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
 
 MAX_LIST_PAGES = 1000  # pages of one listing, against a server whose cursor loops
 HEARTBEATS_PER_LEASE = 3
-LIST_FIELDS = ("id", "title", "status", "parent", "blockers", "body", "lease_until")
+LIST_FIELDS = ("id", "title", "status", "parent", "blockers", "body", "lease_until", "assignee")
 
 
 def _json_object(text: str) -> Any:
@@ -292,6 +292,7 @@ class Task:
     blockers: tuple[str, ...] = ()
     body: str | None = None
     lease_until: str = ""
+    assignee: str = ""  # who holds it (over HTTP with named users: the user)
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Task:
@@ -305,7 +306,13 @@ class Task:
             tuple(str(b) for b in data.get("blockers") or ()),
             None if body is None else str(body),
             str(data.get("lease_until") or ""),
+            str(data.get("assignee") or ""),
         )
+
+    @property
+    def leased(self) -> bool:
+        """Held with a lease that runs out unless renewed (a claim with an end)."""
+        return self.state.is_active and bool(self.lease_until)
 
     @property
     def ready(self) -> bool:
