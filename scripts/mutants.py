@@ -1649,6 +1649,100 @@ MUTANTS: tuple[Mutant, ...] = (
         "a C1 control (CSI as one byte) in a step title reaches the terminal reading the log",
         quick=True,
     ),
+    Mutant(
+        "model-task-call-without-token",
+        "ollie_nb/core/_routing.py",
+        "        sent = self.held.with_token(tool, args)",
+        "        sent = args",
+        (
+            "tests/core/test_claim_tokens.py::test_the_model_claims_and_settles_a_task_without_ever_seeing_its_token",
+        ),
+        "the model's task_update of a task the agent claimed is refused: no token went with it",
+        quick=True,
+    ),
+    Mutant(
+        "token-shown-to-the-model",
+        "ollie_nb/core/_routing.py",
+        "        return replace(result, text=without_tokens(result.text))",
+        "        return result",
+        (
+            "tests/core/test_claim_tokens.py::test_the_model_claims_and_settles_a_task_without_ever_seeing_its_token",
+        ),
+        "the claim token reaches the model's context (and the saved session)",
+        quick=True,
+    ),
+    Mutant(
+        "heartbeat-refusal-ignored",
+        "ollie_nb/planning/_client.py",
+        "            if why:\n                lost(why)\n                return",
+        "            if why:\n                return",
+        (
+            "tests/core/test_claim_tokens.py::test_a_sub_agent_whose_claim_is_lost_stops_and_leaves_the_step_to_its_new_holder",
+            "tests/core/test_claim_tokens.py::test_a_watch_turn_whose_claim_is_lost_stops_and_leaves_the_step_to_its_new_holder",
+        ),
+        "a sub-agent keeps working a step another client holds now, and nobody is told",
+        quick=True,
+    ),
+    Mutant(
+        "watch-turn-goes-on-after-a-lost-claim",
+        "ollie_nb/core/_core.py",
+        "                self._runner.interrupting = True  # this turn only stops: not a shutdown\n"
+        "                self._task.cancel()",
+        "                pass",
+        (
+            "tests/core/test_claim_tokens.py::test_a_watch_turn_whose_claim_is_lost_stops_and_leaves_the_step_to_its_new_holder",
+        ),
+        "a watch turn keeps working a step bob holds now, after its claim was lost",
+        quick=True,
+    ),
+    Mutant(
+        "lease-read-from-the-asked-value",
+        "ollie_nb/planning/_client.py",
+        "                    granted = float(words[0])",
+        "                    granted = asked",
+        (
+            "tests/core/test_claim_tokens.py::test_heartbeats_follow_the_lease_the_server_granted_not_the_one_asked",
+        ),
+        "a lease the server cut to its cap lapses mid-step: heartbeats follow the lease asked",
+        quick=True,
+    ),
+    Mutant(
+        "claim-lease-0-refused-not-retried",
+        "ollie_nb/planning/_client.py",
+        "        if _endless_refused(args, result):",
+        "        if False:",
+        (
+            "tests/core/test_claim_tokens.py::test_claim_lease_0_on_a_server_that_needs_leases_says_so_once_and_takes_its_default",
+        ),
+        "with claimLease 0 every claim is refused by a server that needs leases: nothing is worked",
+        quick=True,
+    ),
+    Mutant(
+        "until-idle-exits-while-a-leased-claim-stands",
+        "ollie_nb/core/_worker.py",
+        "            leased = [t for t in self.held if t.leased]",
+        "            leased = []",
+        (
+            "tests/core/test_workers.py::test_until_idle_waits_for_a_leased_claim_names_its_holder_then_works_what_it_unblocks",
+        ),
+        "ollie-work --until-idle exits 0 while another worker holds a step: what it unblocks waits",
+    ),
+    Mutant(
+        "until-idle-waits-on-claims-without-end",
+        "ollie_nb/planning/_client.py",
+        "        return self.state.is_active and bool(self.lease_until)",
+        "        return self.state.is_active",
+        ("tests/core/test_workers.py::test_until_idle_does_not_wait_on_a_claim_without_end",),
+        "ollie-work --until-idle never exits while someone holds a step with no lease",
+    ),
+    Mutant(
+        "worker-exits-0-after-a-failed-step",
+        "ollie_nb/core/_worker.py",
+        "                return EXIT_FAILED if failed else 0",
+        "                return 0",
+        ("tests/core/test_workers.py::test_a_worker_exits_1_after_a_step_failed",),
+        "a worker whose step failed exits 0: scripts and CI see success",
+    ),
 )
 
 
