@@ -57,7 +57,10 @@ def test_the_model_claims_and_settles_a_task_without_ever_seeing_its_token(tmp_p
     with open_store(db) as store:
         task = store.create("Sweep")
     core = AgentCore(
-        OfflineBackend(claiming_model(task)), agent=tasks_agent(db), workdir=tmp_path, autosave=False
+        OfflineBackend(claiming_model(task)),
+        agent=tasks_agent(db),
+        workdir=tmp_path,
+        autosave=False,
     )
 
     async def scenario():
