@@ -12,10 +12,13 @@ from bench import (
     fanout_large,
     first_prompt,
     first_tool_call,
+    hostile_text,
     lease_reclaim,
+    notebook_call,
     notebook_tool,
     parallel_tools,
     plan_graph,
+    plan_graph_large,
     plan_persistence,
     prompt_cache,
     status_read,
@@ -49,6 +52,9 @@ ROWS: tuple[Row, ...] = (
     first_tool_call.ROW,
     fanout_large.ROW,
     tracing.ROW,
+    hostile_text.ROW,
+    notebook_call.ROW,
+    plan_graph_large.ROW,
 )
 
 

@@ -28,7 +28,7 @@ def slow(seconds: float):
 
 async def main(agent: str, name: str, seconds: float) -> int:
     core = AgentCore(OfflineBackend(slow(seconds)), agent=agent, name=name, autosave=False)
-    worker = Worker(core, WorkOptions(agent, name=name), lambda line: None)
+    worker = Worker(core, WorkOptions(agent, name=name, every=True), lambda line: None)
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, worker.stop, "SIGTERM")
     async with core:
         print("ready", flush=True)

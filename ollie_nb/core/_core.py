@@ -306,7 +306,12 @@ class AgentCore:
     def gate(self) -> TrustGate:
         """The trust gate for this agent's config, wired task server and approval callback."""
         return gate_for(
-            self.env, self.config.trusted_tools, self.approve, self.emit, self.redact.values
+            self.env,
+            self.config.trusted_tools,
+            self.approve,
+            self.emit,
+            self.redact.values,
+            lambda: self.reviewing,
         )
 
     @property

@@ -438,6 +438,7 @@ def gate_for(
     approve: Approver | None,
     emit: Callable[[Event], None],
     known_secrets: Callable[[], Sequence[str]] = tuple,
+    reviewing: Callable[[], bool] = lambda: False,
 ) -> TrustGate:
     """The trust gate of an env: its built-ins, its task server, the servers' own advice."""
 
@@ -457,4 +458,5 @@ def gate_for(
         lambda message: emit(Notice(message, "error")),
         advice,
         known_secrets,
+        reviewing,
     )

@@ -62,6 +62,17 @@ class ToolFinished:
 
 
 @dataclass(frozen=True)
+class ToolRefused:
+    """The trust gate denied a call (not in trustedTools, beyond its step, not approved):
+    it did not run. Sent before its ToolFinished; `args` redacted, for a log's line."""
+
+    id: str
+    tool: str
+    server: str
+    args: Any
+
+
+@dataclass(frozen=True)
 class PlanMade:
     """`reasoning_plan` handled a plan; `warning` is the user's line when it lives in context only."""
 
@@ -160,6 +171,7 @@ Event: TypeAlias = (
     | ReasoningDelta
     | ToolCalled
     | ToolFinished
+    | ToolRefused
     | PlanMade
     | UsageReported
     | Retrying

@@ -46,6 +46,7 @@ from ollie_nb.planning import (
     Origin,
     PlanRecord,
     Spend,
+    StepRef,
     StepState,
     TaskClient,
     state_label,
@@ -408,7 +409,7 @@ class ParallelRun:
         assert item.step is not None
         span = tracing().step_span(item.step, self.record.goal_id, assignee, detached=False)
         with span.current():  # the child's turns nest under the step's span
-            child = self._hand(item.text, self.record.steps[index].title)
+            child = self._hand(item.text, item.step)
         self.result.workers[step_id] = child.name
         text = f"step {index + 1} ({step_id}) -> {child.name}"
         self.emit(WatchWhat.CLAIMED, text, step_id, child.name)
@@ -417,18 +418,18 @@ class ParallelRun:
         )
         self._inflight[asyncio.ensure_future(work)] = step_id
 
-    def _hand(self, prompt: str, title: str) -> ChildSession:
+    def _hand(self, prompt: str, step: StepRef) -> ChildSession:
         """A free worker of this run gets the step; else a new one (at most `width` busy)."""
         busy = {self.result.workers[s] for s in self._inflight.values()}
-        children = self.agents.children
+        children, title = self.agents.children, step.title
         free = next((n for n in self._pool if n not in busy and not children[n].busy), None)
         if free is not None:
-            children[free].assign(title, self.ledger)
+            children[free].assign(title, self.ledger, step)
             return self.agents.send(free, prompt, bypass_limit=True)
         name = self._new_worker()
         self.agents.retire(name)  # a former run's worker: made afresh, with today's tools
         child = self.agents.spawn(name, prompt, step=title, notify=False, bypass_limit=True)
-        child.assign(title, self.ledger)  # before its first request: the loop has not run it
+        child.assign(title, self.ledger, step)  # before its first request: the loop has not run it
         return child
 
     def _new_worker(self) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import functools
 import inspect
 import json
 import re
@@ -19,8 +18,22 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ollie_nb.llm import ToolCall, ToolDef
-from ollie_nb.planning import TASK_TOOLS, HeldClaims, without_tokens
-from ollie_nb.redaction import redact, redact_data, secret_paths
+from ollie_nb.planning import (
+    TASK_CLAIM,
+    TASK_CREATE,
+    TASK_DEP,
+    TASK_EDIT,
+    TASK_EVENTS,
+    TASK_HEARTBEAT,
+    TASK_LIST,
+    TASK_READ,
+    TASK_TOOLS,
+    TASK_UPDATE,
+    HeldClaims,
+    StepRef,
+    without_tokens,
+)
+from ollie_nb.redaction import mask_args, secret_paths
 from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary
 
 Approver = Callable[[str, dict[str, Any]], "bool | Awaitable[bool]"]
@@ -56,6 +69,46 @@ def pattern_trusts(pattern: str, tool: str, server: str, builtin: str | None) ->
     return owner is None or owner == builtin
 
 
+TASK_READS = frozenset({TASK_READ, TASK_LIST, TASK_EVENTS})
+"""The convention's tools that change nothing: a step's turn may always call them."""
+OWN_TASK_TOOLS = frozenset({TASK_UPDATE, TASK_CLAIM, TASK_HEARTBEAT, TASK_EDIT})
+"""Tools a step's turn may call on its own task (status, notes, its claim, its text)."""
+
+
+@dataclass(frozen=True)
+class StepScope:
+    """What a step's turn (a parallel run's sub-agent, a watch turn, a worker's) may change
+    in the task store unasked: its own task, and new tasks or dependencies within its goal.
+
+    The goal's tasks are the plan's steps as the run knows them, the goal and the step."""
+
+    task: str
+    goal: str
+    plan: frozenset[str]
+
+    @classmethod
+    def of(cls, step: StepRef | None) -> StepScope | None:
+        """The scope of a turn that works `step`; None for a turn that works no stored step."""
+        if step is None or step.task_id is None or not step.goal_id:
+            return None
+        return cls(step.task_id, step.goal_id, frozenset(step.plan_ids))
+
+    def permits(self, tool: str, args: dict[str, Any]) -> bool:
+        """Whether a task-server call stays within the step: a read, a change of its own task
+        (not moving it out of its goal), a task created under its goal or step, or a
+        dependency between two of its goal's tasks. Deletes and all else: no."""
+        goal = {self.goal, self.task, *self.plan}
+        if tool in TASK_READS:
+            return True
+        if tool in OWN_TASK_TOOLS:
+            return args.get("id") == self.task and args.get("parent") in (None, "", self.goal)
+        if tool == TASK_CREATE:
+            return args.get("parent") in (self.goal, self.task)
+        if tool == TASK_DEP:
+            return args.get("id") in goal and args.get("blocker") in goal
+        return False
+
+
 class MaskedArgs(dict[str, Any]):
     """A call's arguments as the approver sees them when they hold secret-looking values:
     those values are *** here, and `secret_paths` says where they are (`config.api_key`)."""
@@ -72,7 +125,9 @@ class TrustGate:
     Planning built-ins always run. A built-in server may advise (`advice`): ASK tools
     always ask; without `trustedTools`, DEFAULT tools (notebook tools, read-only python
     tools) and the wired task server's convention tools (the agent's own plan store) run
-    too. With `trustedTools` the list is the whole truth for everything else. What is
+    too, except a step turn's call outside its StepScope and, while plans are held for
+    review (`reviewing`), a raw `task_create`. With `trustedTools` the list is the whole
+    truth for everything else. What is
     not trusted asks, and with no one to ask (`approve` is None) it is denied. A call
     whose arguments hold a secret-looking value (a key format, or one of `known_secrets`)
     asks even when trusted; the approver gets MaskedArgs, never the value.
@@ -85,9 +140,16 @@ class TrustGate:
     on_error: Callable[[str], None] = lambda message: None
     advice: Callable[[str, str], Trust | None] = lambda server, tool: None  # built-ins' say
     known_secrets: Callable[[], Sequence[str]] = tuple  # the kernel's own keys
+    reviewing: Callable[[], bool] = lambda: False  # plans are held for the user's review
 
-    def trusts(self, tool: str, server: str) -> bool:
-        """Whether `tool` of `server` runs without asking."""
+    def trusts(
+        self,
+        tool: str,
+        server: str,
+        args: dict[str, Any] | None = None,
+        scope: StepScope | None = None,
+    ) -> bool:
+        """Whether `tool` of `server`, called with `args` in a turn of `scope`, runs unasked."""
         builtin = self.builtin_of(server)
         if builtin in PLANNING_BUILTINS:
             return True
@@ -95,18 +157,33 @@ class TrustGate:
         if advice is Trust.ASK:
             return False
         if self.trusted is None:
-            is_task = server == self.task_server and tool in TASK_TOOLS
-            return is_task or advice is Trust.DEFAULT
+            if server == self.task_server and tool in TASK_TOOLS:
+                return self._task_call_trusted(tool, args or {}, scope)
+            return advice is Trust.DEFAULT
         return any(pattern_trusts(p, tool, server, builtin) for p in self.trusted)
 
-    async def allows(self, name: str, tool: str, server: str, args: dict[str, Any]) -> bool:
+    def _task_call_trusted(self, tool: str, args: dict[str, Any], scope: StepScope | None) -> bool:
+        """The implicit trust of the task server: a plan filed past the review asks, and so
+        does a step turn's call that reaches beyond its own task and goal."""
+        if tool == TASK_CREATE and self.reviewing():
+            return False
+        return scope is None or scope.permits(tool, args)
+
+    async def allows(
+        self,
+        name: str,
+        tool: str,
+        server: str,
+        args: dict[str, Any],
+        scope: StepScope | None = None,
+    ) -> bool:
         known = tuple(self.known_secrets())
         paths = tuple(secret_paths(args, known))
-        if not paths and self.trusts(tool, server):
+        if not paths and self.trusts(tool, server, args, scope):
             return True
         if self.approve is None:
             return False
-        redacted = redact_data(args, functools.partial(redact, known=known))
+        redacted = mask_args(args, known)
         shown = MaskedArgs(redacted, paths) if paths else redacted
         try:
             answer = self.approve(name, shown)
@@ -196,11 +273,11 @@ class ToolRouter:
         return None
 
     async def approval(
-        self, call: ToolCall, args: dict[str, Any], gate: TrustGate
+        self, call: ToolCall, args: dict[str, Any], gate: TrustGate, scope: StepScope | None = None
     ) -> ToolResult | None:
         """None when the gate lets a well-formed call run, else the denial the model reads."""
         server, tool = self.routes[call.name]
-        if await gate.allows(call.name, tool, server, args):
+        if await gate.allows(call.name, tool, server, args, scope):
             return None
         return ToolResult.error(
             f"{call.name} is not in trustedTools and was not approved; it did not run"

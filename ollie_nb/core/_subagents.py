@@ -30,6 +30,7 @@ from ollie_nb.llm import Message
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
+    from ollie_nb.planning import StepRef
 
 NOTE_LINES = 3  # the reply lines a completion note carries
 MAX_NAME = 40
@@ -68,6 +69,7 @@ class ChildSession:
     def __init__(self, name: str, parent: ChildParent, sink: ChildSink, step: str = "") -> None:
         self.name = name
         self.step = step  # what it works, for displays (a plan step's title)
+        self.work: StepRef | None = None  # the plan step it was assigned: its turns' scope
         self._parent = parent
         self._sink = sink
         self.config = parent.config
@@ -90,9 +92,10 @@ class ChildSession:
     def history(self) -> list[Message]:
         return self.conversation.history
 
-    def assign(self, step: str, within: Ledger) -> None:
-        """A new piece of work (a plan step): its spend counts afresh, under `within`."""
-        self.step = step
+    def assign(self, step: str, within: Ledger, work: StepRef | None = None) -> None:
+        """A new piece of work (a plan step): its spend counts afresh, under `within`; its
+        turns work `work` (what their task calls may change unasked)."""
+        self.step, self.work = step, work
         self.ledger = self._parent.spend.subagent(self.name, within)
 
     @property
@@ -182,7 +185,7 @@ class ChildSession:
         self.error = ""
         before = copy.copy(self.usage)
         try:
-            result = await self._runner.run(TurnStarted(prompt))
+            result = await self._runner.run(TurnStarted(prompt, step=self.work))
         except Exception as exc:  # an internal error: the runner kept it; the parent is told
             result = TurnResult(error=f"internal error: {type(exc).__name__}")
         finally:  # the parent's session counts every request its children made

@@ -18,10 +18,10 @@ from collections.abc import Awaitable, Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ollie_nb.core._events import ToolCalled, ToolFinished
+from ollie_nb.core._events import ToolCalled, ToolFinished, ToolRefused
 from ollie_nb.core._guardrails import call_key, duplicates
 from ollie_nb.core._hooks import HookOutcome
-from ollie_nb.core._routing import parse_arguments
+from ollie_nb.core._routing import StepScope, parse_arguments
 from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import Message, ToolCall
 from ollie_nb.planning.prompts import CANCELLED_RESULT
@@ -55,9 +55,16 @@ class PendingCall:
 class ToolStep:
     """The calls of one response: approve them, run them, join their results to the history."""
 
-    def __init__(self, host: TurnHost, calls: Sequence[ToolCall], hooks: Hooks) -> None:
+    def __init__(
+        self,
+        host: TurnHost,
+        calls: Sequence[ToolCall],
+        hooks: Hooks,
+        scope: StepScope | None = None,
+    ) -> None:
         self.host = host
         self._hooks = hooks
+        self.scope = scope  # the step the turn works: what its task calls may change unasked
         router = host.router
         patterns = host.config.sequential_tools
         builtin_of = host.gate.builtin_of
@@ -89,7 +96,12 @@ class ToolStep:
             if outcome.block:
                 reason = self.host.redact(outcome.block)
                 return ToolResult.error(f"a preTool hook denied {pending.call.name}: {reason}")
-        return await router.approval(pending.call, pending.args, self.host.gate)
+        denied = await router.approval(pending.call, pending.args, self.host.gate, self.scope)
+        if denied is not None:
+            shown = redact_data(pending.args, self.host.redact)
+            call = pending.call
+            self.host.emit(ToolRefused(call.id, call.name, pending.server, shown))
+        return denied
 
     # -- run -----------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ from ollie_nb.core._guardrails import (
 from ollie_nb.core._history import close_interrupted
 from ollie_nb.core._hooks import HookOutcome, run_hooks
 from ollie_nb.core._model_gateway import Meter, send_request
-from ollie_nb.core._routing import ToolRouter, TrustGate
+from ollie_nb.core._routing import StepScope, ToolRouter, TrustGate
 from ollie_nb.core._tool_step import ToolStep
 from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import (
@@ -127,6 +127,7 @@ class TurnRunner:
         self.error_hooked: bool | None = None  # what the turnError hooks said before a retry
         self.failed_rounds = FailedRounds()  # this turn's rounds in which every call failed
         self.context_warning = ContextWarning()  # said once, again after a compaction
+        self.scope: StepScope | None = None  # the stored step this turn works, if any
 
     async def run(self, start: TurnStarted) -> TurnResult:
         """One turn; an internal error runs the turnError hooks and is kept for `%ollie debug`."""
@@ -142,6 +143,7 @@ class TurnRunner:
     async def _run(self, start: TurnStarted) -> TurnResult:
         """Prompt hooks, compaction if due, then model and tool steps until a final reply."""
         host = self.host
+        self.scope = StepScope.of(start.step)
         host.emit(start)
         try:
             prompt = await self._prompt_hooks(start.prompt)
@@ -325,7 +327,7 @@ class TurnRunner:
         """Approve the calls in call order, run the approved ones together, join the results in
         call order (ToolStep); an interruption still answers every call. Says whether the
         failing-rounds guard nudges the model or stops the turn."""
-        step = ToolStep(self.host, calls, self.hooks)
+        step = ToolStep(self.host, calls, self.hooks, self.scope)
         try:
             await step.approve()
             await step.run()

@@ -1,7 +1,8 @@
 """Headless workers: `python -m ollie_nb work --agent FILE` works the plans of a task store.
 
 A worker is an AgentCore without a notebook: it reads the goals of its agent's task
-server (all of them, or the one `--plan` names), and works each plan with ready steps
+server (those marked approved for work, the ones `--plan` names, or with `--all` every
+one), and works each plan with ready steps
 as a parallel run (`--parallel N` sub-agents at once, each step claimed with a lease and
 renewed while its child works), each step's prompt carrying its goal and body as in a
 notebook's parallel run. It logs one line per step. With `--until-idle` it exits once no
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -30,11 +32,12 @@ from datetime import datetime
 from typing import Any
 
 from ollie_nb.core._core import AgentCore
-from ollie_nb.core._events import Event, WatchNotice, WatchWhat
+from ollie_nb.core._events import Event, ToolRefused, WatchNotice, WatchWhat
 from ollie_nb.core._terminal import terminal_safe
 from ollie_nb.core._watch import Updates
 from ollie_nb.errors import OllieError
 from ollie_nb.planning import (
+    APPROVED_LABEL,
     EVENTS_URI,
     TASK_CLAIM,
     TASK_CREATE,
@@ -60,6 +63,7 @@ SIGNAL_CHECK = 30.0  # s: with a signal, the event log is read this often anyway
 LEASE_MARGIN = 0.2  # s past a claim's lease end before the store is read again
 LEASE_RECHECK = 1.0  # s between reads while a lease looks over but its claim stands (skew)
 EXIT_FAILED = 1  # a step failed (a spend cap stops it with 1 too; signals: 130 / 143)
+MAX_ARGS_SHOWN = 300  # characters of a refused call's arguments in its log line
 
 
 class WorkerError(OllieError):
@@ -71,10 +75,24 @@ class WorkOptions:
     """What `work` was asked for (see `parser`)."""
 
     agent: str
-    plan: str = ""  # a goal id; '' for every plan in the store
+    plans: tuple[str, ...] = ()  # goal ids; none: the approved plans (or all, `every`)
     parallel: int = 1
     name: str = ""
     until_idle: bool = False
+    every: bool = False  # `--all`: every plan in the store, approved or not
+
+    def wants(self, goal: Task) -> bool:
+        """Whether the worker works the plan of `goal`: named, approved, or all asked for."""
+        if self.plans:
+            return goal.id in self.plans
+        return self.every or APPROVED_LABEL in goal.labels
+
+    @property
+    def what(self) -> str:
+        """What it works, for its first log line."""
+        if self.plans:
+            return "plan " + ", ".join(self.plans)
+        return "every plan" if self.every else f"the plans labelled {APPROVED_LABEL!r}"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -83,7 +101,18 @@ def parser() -> argparse.ArgumentParser:
         description="Work the ready steps of the plans in the agent's task store, headless.",
     )
     p.add_argument("--agent", required=True, help="the agent JSON file (or an agent's name)")
-    p.add_argument("--plan", default="", help="work only this goal's steps (a task id)")
+    p.add_argument(
+        "--plan",
+        action="append",
+        default=[],
+        help="work this goal's steps (a task id; repeatable); default: the approved plans",
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        dest="every",
+        help="work every plan in the store, approved for work or not",
+    )
     p.add_argument("--parallel", type=int, default=1, help="steps worked at once (default 1)")
     p.add_argument("--name", default="", help="the worker's name in claims (default host-pid)")
     p.add_argument(
@@ -95,8 +124,11 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def plans_of(tasks: list[Task], only: str = "") -> list[PlanRecord]:
-    """The store's goals with their steps, as plan records (from a listing of its tasks)."""
+def plans_of(
+    tasks: list[Task], wants: Callable[[Task], bool] = lambda goal: True
+) -> list[PlanRecord]:
+    """The store's goals that `wants` takes, with their steps, as plan records (from a
+    listing of its tasks)."""
     children: dict[str, list[Task]] = {}
     for task in tasks:
         if task.parent:
@@ -104,7 +136,7 @@ def plans_of(tasks: list[Task], only: str = "") -> list[PlanRecord]:
     goals = [t for t in tasks if not t.parent and t.id in children]
     records = []
     for number, goal in enumerate(goals, 1):
-        if only and goal.id != only:
+        if not wants(goal):
             continue
         steps_raw = children[goal.id]
         ids = tuple(s.id for s in steps_raw)
@@ -140,6 +172,7 @@ class Worker:
         self.held: list[Task] = []  # the steps of its plans others hold, as last listed
         self._told: set[tuple[str, str]] = set()  # (step, holder) pairs the log named
         self._stop = asyncio.Event()
+        core.subagents.listeners.append(self._child_event)  # its steps' refused calls
 
     def _log(self, line: str) -> None:
         """Write one log line; its titles and notes are the store's text: escaped for a terminal."""
@@ -169,7 +202,7 @@ class Worker:
         states = {t.id: t.state for t in tasks}
         ready = {t.id for t in tasks if t.ready}
         self.lease_ends = lease_ends(tasks)
-        records = plans_of(tasks, self.options.plan)
+        records = plans_of(tasks, self.options.wants)
         ids = {i for r in records for i in r.ids}
         self.held = [t for t in tasks if t.id in ids and t.state.is_active]
         return records, states, ready
@@ -203,8 +236,9 @@ class Worker:
         seen = await self._last_seq()
         while True:
             records, _, ready_ids = await self.plans()
-            if self.options.plan and not records:
-                raise WorkerError(f"no plan with the goal id {self.options.plan!r} in the store")
+            if self.options.plans and not records:
+                named = ", ".join(self.options.plans)
+                raise WorkerError(f"no plan with the goal id {named} in the store")
             ready = [r for r in records if any(i in ready_ids for i in r.ids)]
             worked = 0
             for record in ready:
@@ -254,6 +288,12 @@ class Worker:
     def _notice(self, event: Event) -> None:
         if isinstance(event, WatchNotice) and event.what in LOGGED:
             self._log(f"{event.what.value}: {event.text}")
+
+    def _child_event(self, child: str, event: Event) -> None:
+        """A step's call the trust gate refused (beyond its step, not trusted): one line."""
+        if isinstance(event, ToolRefused):
+            args = json.dumps(event.args, ensure_ascii=True, default=str)[:MAX_ARGS_SHOWN]
+            self._log(f"refused: {child} called {event.tool} {args}: not approved, not run")
 
     async def _last_seq(self) -> int:
         events = await self._events(0)
@@ -377,8 +417,7 @@ async def work(options: WorkOptions, log: Callable[[str], None]) -> int:
             loop.add_signal_handler(sig, worker.stop, sig.name)
     try:
         async with core:
-            plans = "plan " + options.plan if options.plan else "every plan"
-            log(terminal_safe(f"{name}: working {plans}"))
+            log(terminal_safe(f"{name}: working {options.what}"))
             return await worker.run()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -390,12 +429,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     options_ns = parser().parse_args(argv)
     if options_ns.parallel < 1:
         parser().error("--parallel must be at least 1")
+    if options_ns.plan and options_ns.every:
+        parser().error("--plan and --all: name plans, or work them all")
     options = WorkOptions(
         options_ns.agent,
-        options_ns.plan,
+        tuple(options_ns.plan),
         options_ns.parallel,
         options_ns.name,
         options_ns.until_idle,
+        options_ns.every,
     )
 
     def log(line: str) -> None:

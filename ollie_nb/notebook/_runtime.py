@@ -29,6 +29,8 @@ log = logging.getLogger("ollie_nb.notebook")
 
 T = TypeVar("T")
 INTERRUPT_GRACE = 5.0  # seconds the pump waits for a cancelled turn to wind down
+TICK = 0.05  # seconds between `tick` calls while a pump waits; a finished call wakes it sooner
+_WAKE = object()  # put in the inbox when a pumped future finishes: the pump looks at once
 
 
 class _MainCall:
@@ -158,6 +160,7 @@ class NotebookRuntime:
     ) -> T:
         """Render events and run main-thread calls until `future` is done."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        future.add_done_callback(self._wake)
         self._pumping.set()
         try:
             while True:
@@ -171,12 +174,16 @@ class NotebookRuntime:
                     future.cancel()
                     raise TimeoutError("the ollie runtime did not answer in time")
                 try:
-                    item = self._inbox.get(timeout=0.05)
+                    item = self._inbox.get(timeout=TICK)
                 except queue.Empty:
                     continue
                 self._handle(item)
         finally:
             self._pumping.clear()
+
+    def _wake(self, _future: concurrent.futures.Future[Any]) -> None:
+        """A pumped future finished (on any thread): wake the pump waiting on the inbox."""
+        self._inbox.put(_WAKE)
 
     def drain(self) -> int:
         """Handle whatever is waiting in the inbox now; return how many items."""
@@ -190,6 +197,8 @@ class NotebookRuntime:
             count += 1
 
     def _handle(self, item: Any) -> None:
+        if item is _WAKE:
+            return
         if isinstance(item, _MainCall):
             item.run()
         elif self.view is not None:

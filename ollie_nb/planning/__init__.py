@@ -31,11 +31,17 @@ from ollie_nb.planning._client import (
     without_tokens,
 )
 from ollie_nb.planning._convention import (
+    APPROVED_LABEL,
     EVENTS_URI,
     TASK_CLAIM,
     TASK_CREATE,
+    TASK_DEP,
+    TASK_EDIT,
+    TASK_EVENTS,
+    TASK_HEARTBEAT,
     TASK_LIST,
     TASK_PREFIX,
+    TASK_READ,
     TASK_TOOLS,
     TASK_UPDATE,
 )
@@ -85,6 +91,7 @@ from ollie_nb.planning._validate import (
     parse_plan,
 )
 from ollie_nb.planning.graph import (
+    COLLAPSE_FROM,
     DOT_TIMEOUT,
     STATUSES,
     GraphTimeout,
@@ -99,6 +106,8 @@ from ollie_nb.planning.graph import (
 from ollie_nb.planning.prompts import HELD_MESSAGE, NO_BACKEND, QUEUED_MESSAGE
 
 __all__ = [
+    "APPROVED_LABEL",
+    "COLLAPSE_FROM",
     "DOT_TIMEOUT",
     "EVENTS_URI",
     "HELD_MESSAGE",
@@ -112,8 +121,13 @@ __all__ = [
     "STATUSES",
     "TASK_CLAIM",
     "TASK_CREATE",
+    "TASK_DEP",
+    "TASK_EDIT",
+    "TASK_EVENTS",
+    "TASK_HEARTBEAT",
     "TASK_LIST",
     "TASK_PREFIX",
+    "TASK_READ",
     "TASK_TOOLS",
     "TASK_UPDATE",
     "AdaptedPlanBackend",

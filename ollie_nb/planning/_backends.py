@@ -10,7 +10,7 @@ from typing import Any
 
 from ollie_nb.planning._adapter import PlanBackendError
 from ollie_nb.planning._client import Deleted, TaskCallError, TaskClient
-from ollie_nb.planning._convention import TASK_DELETE
+from ollie_nb.planning._convention import APPROVED_LABEL, TASK_DELETE
 from ollie_nb.planning._state import StepState, read_state
 from ollie_nb.planning._steps import Origin, QueuedPrompt, StepRef, step_prompt
 from ollie_nb.planning._types import PlanKind, PlanResult, PlanStep
@@ -36,7 +36,9 @@ class TaskServerPlanBackend:
     """Persists a plan as tasks on the MCP server that exposes `task_create`.
 
     One goal task, then one child task per step (`parent` = goal, `blockers` =
-    its `after` steps' ids). Steps of one dependency layer are created
+    its `after` steps' ids). The goal carries the label `approved` where the server
+    takes labels: filed here, a plan was approved (or needed no review), and workers
+    work such plans by default. Steps of one dependency layer are created
     concurrently; ids stay in step order. On any failure every task created so
     far is deleted again (when the server has `task_delete`) before raising.
     """
@@ -60,7 +62,8 @@ class TaskServerPlanBackend:
         created: list[str] = []
         try:
             goal_title, goal_body = _goal_task_text(goal, len(steps))
-            goal_id = await self._create(title=goal_title, body=goal_body)
+            mark = {"labels": [APPROVED_LABEL]} if self.client.caps.labels else {}
+            goal_id = await self._create(title=goal_title, body=goal_body, **mark)
             created.append(goal_id)
             ids: list[str] = [""] * len(steps)
             for layer in dependency_layers(steps):

@@ -54,7 +54,17 @@ Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
 
 MAX_LIST_PAGES = 1000  # pages of one listing, against a server whose cursor loops
 HEARTBEATS_PER_LEASE = 3
-LIST_FIELDS = ("id", "title", "status", "parent", "blockers", "body", "lease_until", "assignee")
+LIST_FIELDS = (
+    "id",
+    "title",
+    "status",
+    "parent",
+    "blockers",
+    "body",
+    "lease_until",
+    "labels",
+    "assignee",
+)
 
 
 def _json_object(text: str) -> Any:
@@ -93,6 +103,7 @@ class TaskCaps:
     edit: bool = True
     dep: bool = True
     subscriptions: bool = False  # the server signals its changes (MCP resource updates)
+    labels: bool = False  # task_create takes labels (a goal's approval mark): only when seen
     tokens: bool = True  # task_claim answers a claim token its holder presents (ollie-tasks)
 
     @classmethod
@@ -110,6 +121,7 @@ class TaskCaps:
             edit=TASK_EDIT in schemas,
             dep=TASK_DEP in schemas,
             subscriptions=subscriptions,
+            labels=_takes(schemas, TASK_CREATE, "labels"),
             tokens=_takes(schemas, TASK_CLAIM, "token"),
         )
 
@@ -292,6 +304,7 @@ class Task:
     blockers: tuple[str, ...] = ()
     body: str | None = None
     lease_until: str = ""
+    labels: tuple[str, ...] = ()
     assignee: str = ""  # who holds it (over HTTP with named users: the user)
 
     @classmethod
@@ -306,6 +319,7 @@ class Task:
             tuple(str(b) for b in data.get("blockers") or ()),
             None if body is None else str(body),
             str(data.get("lease_until") or ""),
+            tuple(str(label) for label in data.get("labels") or ()),
             str(data.get("assignee") or ""),
         )
 

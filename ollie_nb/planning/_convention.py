@@ -19,6 +19,7 @@ TASK_EVENTS: Final = "task_events"
 TASK_DELETE: Final = "task_delete"
 TASK_EDIT: Final = "task_edit"
 TASK_DEP: Final = "task_dep"
+APPROVED_LABEL: Final = "approved"  # the goal's label: a plan approved for workers to work
 EVENTS_URI: Final = "tasks://events"  # the resource ollie-tasks signals on every change
 TASK_TOOLS: Final = frozenset(
     {

@@ -42,6 +42,8 @@ class StepRef:
     step_id: str  # the plan's id for it: `q2`, or the task id
     kind: PlanKind  # "queue" or "tasks"
     title: str = ""
+    goal_id: str = ""  # a task-server plan's goal task ('' for a queue plan)
+    plan_ids: tuple[str, ...] = ()  # the ids of every step of its plan
 
     @property
     def number(self) -> int:
@@ -110,6 +112,8 @@ def step_item(
         record.ids[index],
         kind,
         record.steps[index].title,
+        record.goal_id,
+        tuple(record.ids),
     )
     return QueuedPrompt(text, origin, ref)
 

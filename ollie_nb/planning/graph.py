@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar, Union, cast
 
 from ._backends import dependency_layers
+from ._collapse import Box, collapse
 from ._dot import (
     DOT_TIMEOUT,
     INSTALL_HINT,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     import graphviz
 
 __all__ = [
+    "COLLAPSE_FROM",
     "DOT_TIMEOUT",
     "INSTALL_HINT",
     "STATUSES",
@@ -196,6 +198,20 @@ _FONT = "Helvetica,Arial,sans-serif"
 _COMPACT_FROM = 40
 # Above this many steps edges are drawn straight: spline routing dominates dot's time.
 _STRAIGHT_FROM = 150
+# Above this many steps the graph is drawn collapsed (finished chains and fan-outs as boxes)
+# unless asked for in full: dot needs seconds per thousand nodes, and so does a reader.
+COLLAPSE_FROM = 500
+_BOX_TOOLTIP_STEPS = 20  # a box's tooltip lists this many of its steps
+# The order in which a box of several states takes the style of one: what needs a look first.
+_BOX_STATE_ORDER = (
+    StepState.FAILED,
+    StepState.IN_PROGRESS,
+    StepState.BLOCKED,
+    StepState.OPEN,
+    StepState.DONE,
+    StepState.CANCELLED,
+    StepState.DEFERRED,
+)
 # A dependency layer wider than this is staggered over several columns.
 _STAGGER_FROM = 10
 # A compact node's column pitch over its row pitch: staggering a layer of w steps over
@@ -214,6 +230,7 @@ class PlanView:
     goal_id: str = ""
     groups: tuple[str, ...] = ()
     spend: tuple[Spend | None, ...] = ()  # what working each step used, where known
+    heads: tuple[str, ...] = ()  # each node's first line, when not its step number and id
 
 
 def plan_view(
@@ -336,16 +353,70 @@ def plan_graph(
     rankdir: str = "LR",
     legend: bool = True,
     compact: bool | None = None,
+    expand: bool = False,
 ) -> graphviz.Digraph:
     """Build the plan's graph: goal node, one node per step coloured by status, `after` edges.
 
     Edges point from blocker to dependent; steps without `after` hang off the goal by
     dashed edges. Hovering a step shows its body. `compact` (default: more than 40
     steps) uses smaller nodes and shorter tooltips; big plans also get straight edges
-    and staggered wide layers so dot stays fast and the drawing stays readable.
+    and staggered wide layers so dot stays fast and the drawing stays readable. Past
+    COLLAPSE_FROM steps the graph is drawn collapsed (see collapsed_view) unless `expand`.
     """
     view = plan_view(goal, steps, ids, statuses, goal_id=goal_id, groups=groups, spend=spend)
+    if not expand and len(view.steps) > COLLAPSE_FROM:
+        view = collapsed_view(view)
     return _graph_of(view, rankdir=rankdir, legend=legend, compact=compact)
+
+
+def collapsed_view(view: PlanView) -> PlanView:
+    """The view with finished chains and fan-out groups as one box each, with their counts."""
+    boxes = collapse(direct_after(view.steps), view.statuses)
+    return PlanView(
+        goal=view.goal,
+        steps=tuple(_box_step(view, box) for box in boxes),
+        ids=tuple(_box_head(view, box) for box in boxes),
+        statuses=tuple(_box_state(view, box) for box in boxes),
+        goal_id=view.goal_id,
+        heads=tuple(_box_head(view, box) for box in boxes),
+    )
+
+
+def _step_head(view: PlanView, i: int) -> str:
+    """A step's first line: its number, then its task id when that differs."""
+    number = str(i + 1)  # as the plan's text and the commands name it
+    return number if view.ids[i] == number else f"{number} · {view.ids[i]}"
+
+
+def _box_head(view: PlanView, box: Box) -> str:
+    if len(box.members) == 1:
+        return _step_head(view, box.members[0])
+    first, last = box.members[0] + 1, box.members[-1] + 1
+    return f"{len(box.members):,} steps ({first}–{last})"
+
+
+def _box_counts(view: PlanView, box: Box) -> dict[StepState, int]:
+    counts = dict.fromkeys(_BOX_STATE_ORDER, 0)
+    for i in box.members:
+        counts[view.statuses[i]] += 1
+    return {state: n for state, n in counts.items() if n}
+
+
+def _box_state(view: PlanView, box: Box) -> StepState:
+    return next(iter(_box_counts(view, box)))
+
+
+def _box_step(view: PlanView, box: Box) -> PlanStep:
+    """A box as a step: its one step, or its counts as title and a list of its steps as body."""
+    if len(box.members) == 1:
+        step = view.steps[box.members[0]]
+        return PlanStep(step.title, step.body, box.after)
+    counts = _box_counts(view, box)
+    title = " · ".join(f"{n:,} {STATUS_STYLES[state].label}" for state, n in counts.items())
+    shown = [f"{i + 1}. {view.steps[i].title}" for i in box.members[:_BOX_TOOLTIP_STEPS]]
+    more = len(box.members) - len(shown)
+    body = "\n".join([*shown, f"… and {more:,} more"] if more else shown)
+    return PlanStep(title, body, box.after)
 
 
 def _graph_of(
@@ -457,8 +528,7 @@ def _add_steps(
     for i, step in enumerate(view.steps):
         status = view.statuses[i]
         st = STATUS_STYLES[status]
-        number = str(i + 1)  # as the plan's text and the commands name it, then its task id
-        head = number if view.ids[i] == number else f"{number} · {view.ids[i]}"
+        head = view.heads[i] if view.heads else _step_head(view, i)
         lines = [_one_line(head), *_wrap_title(step.title)]
         if st.inactive:
             lines[0] = f"{lines[0]} ({st.label})"
@@ -492,6 +562,7 @@ def plan_svg(
     rankdir: str = "LR",
     legend: bool = True,
     compact: bool | None = None,
+    expand: bool = False,
     timeout: float = DOT_TIMEOUT,
 ) -> str:
     """Render the plan graph as SVG text ready to inline in HTML (no prolog, no version comment).
@@ -510,5 +581,6 @@ def plan_svg(
         rankdir=rankdir,
         legend=legend,
         compact=compact,
+        expand=expand,
     )
     return svg_of(g, timeout)

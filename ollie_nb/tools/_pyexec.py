@@ -16,16 +16,20 @@ from types import TracebackType
 from typing import Any
 
 from ollie_nb.redaction import redact
-from ollie_nb.tools._pyvars import cut
+from ollie_nb.tools._pyvars import HIDDEN, cut, names_secret
 
 OUTPUT_CAP = 20_000  # characters of stdout/stderr kept per run
 VALUE_CHARS = 2_000  # characters of the last expression's repr
 TRACEBACK_CHARS = 4_000
+# Characters past a cap that redaction reads before the cut: a key the cut would halve is
+# found whole and hidden, not left as a head no pattern knows (python_vars does the same).
+REDACT_MARGIN = 256
 FILENAME = "<python_exec>"
 
 
 class BoundedWriter(io.TextIOBase):
-    """A text stream that keeps the first `cap` characters and counts the rest."""
+    """A text stream that keeps the first `cap` characters (and REDACT_MARGIN more, for
+    redaction to read) and counts the rest."""
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
@@ -36,7 +40,7 @@ class BoundedWriter(io.TextIOBase):
         return True
 
     def write(self, text: str) -> int:
-        room = self.cap - self.kept
+        room = self.cap + REDACT_MARGIN - self.kept
         if room > 0:
             self.parts.append(text[:room])
             self.kept += min(room, len(text))
@@ -44,10 +48,11 @@ class BoundedWriter(io.TextIOBase):
         return len(text)
 
     def getvalue(self) -> str:
-        text = "".join(self.parts)
-        return text + (
-            f"\n[... {self.dropped} more characters of output cut]" if self.dropped else ""
-        )
+        """The output, secret-looking values hidden, then cut to the cap."""
+        text, total = redact("".join(self.parts)), self.kept + self.dropped
+        if total <= self.cap:
+            return text
+        return text[: self.cap] + f"\n[... {total - self.cap} more characters of output cut]"
 
 
 @dataclass
@@ -58,12 +63,13 @@ class CodeRun:
     value: Any = None
     has_value: bool = False
     error: str = ""
+    hidden: bool = False  # the expression names a secret (`api_key`, `cfg.token`): no value shown
 
     def text(self) -> str:
         """The run as the model reads it: output, then `value:` / `error:` sections."""
         parts = [self.output.rstrip()] if self.output.strip() else []
         if self.has_value:
-            parts.append("value: " + value_repr(self.value))
+            parts.append("value: " + (HIDDEN if self.hidden else value_repr(self.value)))
         if self.error:
             parts.append(self.error)
         return "\n".join(parts) or "done (no output)"
@@ -91,6 +97,7 @@ def run_code(code: str, namespace: dict[str, Any], cap: int = OUTPUT_CAP) -> Cod
                 expression = ast.Expression(last.value)
                 run.value = eval(compile(expression, FILENAME, "eval"), namespace)
                 run.has_value = run.value is not None
+                run.hidden = names_secret(last.value)
     except Exception as exc:
         run.error = error_text(type(exc), exc, exc.__traceback__, skip=1)
     run.output = writer.getvalue()
@@ -98,10 +105,15 @@ def run_code(code: str, namespace: dict[str, Any], cap: int = OUTPUT_CAP) -> Cod
 
 
 def value_repr(value: Any) -> str:
+    """The value's repr, secret-looking values hidden before the cut (no half key is left)."""
     try:
-        return cut(repr(value), VALUE_CHARS)
+        text = repr(value)
     except Exception as exc:
         return f"<{type(value).__name__}: repr failed: {type(exc).__name__}>"
+    shown = redact(text[: VALUE_CHARS + REDACT_MARGIN])
+    return (
+        shown if len(text) <= VALUE_CHARS else f"{shown[:VALUE_CHARS]}... ({len(text)} characters)"
+    )
 
 
 def error_text(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import reprlib
 import types
@@ -41,6 +42,18 @@ def summarise(name: str, value: Any) -> str:
         return _describe(value)
     except Exception as exc:  # a broken __repr__ or property must not hide the others
         return f"(no summary: {type(exc).__name__})"
+
+
+def names_secret(expression: ast.expr) -> bool:
+    """Whether an expression reads a secret by name: `api_key`, `cfg.token`, `env["GH_PAT"]`."""
+    if isinstance(expression, ast.Name):
+        return is_secret_name(expression.id)
+    if isinstance(expression, ast.Attribute):
+        return is_secret_name(expression.attr)
+    if isinstance(expression, ast.Subscript) and isinstance(expression.slice, ast.Constant):
+        key = expression.slice.value
+        return isinstance(key, str) and is_secret_name(key)
+    return False
 
 
 def _describe(value: Any) -> str:

@@ -43,9 +43,19 @@ def agent_file(tmp: Path, db: Path, lease: float = 10, **extra) -> Path:
     return path
 
 
-def start_worker(tmp: Path, agent: Path, name: str, *args: str) -> subprocess.Popen[str]:
+def start_worker(
+    tmp: Path,
+    agent: Path,
+    name: str,
+    *args: str,
+    every: bool = True,
+    model: dict[str, str] | None = None,
+) -> subprocess.Popen[str]:
+    """A worker process; `every`: `--all` (these tests put plans in the store unapproved);
+    `model`: the chat backend's variables (default: the offline model)."""
     cmd = [sys.executable, "-m", "ollie_nb", "work", "--agent", str(agent), "--name", name]
-    env = {**os.environ, **kernel_env(tmp / name)}
+    cmd += ["--all"] if every else []
+    env = {**os.environ, **kernel_env(tmp / name), **(model or {})}
     return subprocess.Popen(
         [*cmd, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp
     )
@@ -187,7 +197,8 @@ def test_a_worker_prompt_carries_the_goal_and_the_step_body(tmp_path):
         "OLLIE_MODEL": "gpt-4o-mini",
     }
     try:
-        cmd = [sys.executable, "-m", "ollie_nb", "work", "--agent", str(agent_file(tmp_path, db))]
+        agent = str(agent_file(tmp_path, db))
+        cmd = [sys.executable, "-m", "ollie_nb", "work", "--agent", agent, "--all"]
         env = {**os.environ, **kernel_env(tmp_path / "w"), **model}
         done = subprocess.run(
             [*cmd, "--until-idle"],
@@ -223,7 +234,7 @@ def test_a_waiting_worker_keeps_its_signal_through_its_safety_reads(tmp_path, mo
         store.update(store.create("Chore 1", parent=goal), status="done")
     core = AgentCore(OfflineBackend(), agent=tasks_agent(db), name="w1", autosave=False)
     lines: list[str] = []
-    worker = Worker(core, WorkOptions("tasks", name="w1"), lines.append)
+    worker = Worker(core, WorkOptions("tasks", name="w1", every=True), lines.append)
 
     async def until(check, within: float = 30.0) -> None:
         deadline = time.monotonic() + within
@@ -287,7 +298,7 @@ def test_a_waiting_worker_reads_the_store_when_a_claim_it_saw_runs_out(tmp_path)
         store.claim(held, "holder", lease=lease)  # a worker that died: never renewed
     claimed = time.monotonic()
     core = AgentCore(OfflineBackend(), agent=tasks_agent(db), name="w1", autosave=False)
-    worker = Worker(core, WorkOptions("tasks", name="w1"), lambda line: None)
+    worker = Worker(core, WorkOptions("tasks", name="w1", every=True), lambda line: None)
 
     async def scenario() -> float:
         async with core:

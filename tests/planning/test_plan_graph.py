@@ -463,7 +463,7 @@ def test_plans_of_many_steps_render(n):
     steps = _random_plan(n)
     words = ("closed", "open", "in_progress", "failed")
     statuses = {i: words[i % 4] for i in range(n)}
-    root = _parse(plan_svg("A big goal", steps, statuses=statuses))
+    root = _parse(plan_svg("A big goal", steps, statuses=statuses, expand=True))
     drawn = _steps(root)
     assert set(drawn) == {f"s{i}" for i in range(n)}
     view = plan_view("A big goal", steps, statuses=statuses)
@@ -513,7 +513,7 @@ def test_dot_past_its_timeout_is_stopped_with_graph_timeout():
     steps = _random_plan(1000)
     started = time.monotonic()
     with pytest.raises(GraphTimeout) as info:
-        plan_svg("g", steps, timeout=0.05)
+        plan_svg("g", steps, timeout=0.05, expand=True)
     assert time.monotonic() - started < 5  # dot was stopped, not waited for
     assert str(info.value) == (
         "cannot draw the plan graph: dot took longer than 0.05 s and was stopped"
@@ -525,7 +525,7 @@ def test_dot_past_its_timeout_is_stopped_with_graph_timeout():
 @pytest.mark.parametrize("n", [100, 1000])
 def test_wide_fan_out_is_spread_over_several_columns(n):
     steps = [PlanStep("hub")] + [PlanStep(f"leaf {i}", after=(0,)) for i in range(1, n)]
-    root = _parse(plan_svg("g", steps))
+    root = _parse(plan_svg("g", steps, expand=True))
     leaves = [node for name, node in _steps(root).items() if name != "s0"]
     assert len(leaves) == n - 1
     columns = {round(_centre_x(node)) for node in leaves}

@@ -73,7 +73,7 @@ async def test_thousand_step_plan_on_the_task_server_and_its_graph(tmp_path):
     assert len(statuses) == STEPS and set(statuses.values()) == {"open"}
 
     started = time.perf_counter()
-    svg = plan_svg(record.goal, record.steps, record.ids, statuses, goal_id=goal)
+    svg = plan_svg(record.goal, record.steps, record.ids, statuses, goal_id=goal, expand=True)
     print(f"plan_svg of 1000 steps: {time.perf_counter() - started:.2f} s")
     root = ET.fromstring(svg)
     nodes = [g for g in root.iter(f"{SVG}g") if "plan-step" in (g.get("class") or "").split()]

@@ -17,6 +17,7 @@ from ollie_nb.core._secrets import Redactor
 from ollie_nb.llm import OfflineBackend, ToolCall
 from ollie_nb.redaction import MASK, redact
 from ollie_nb.tools import PythonServer
+from ollie_nb.tools._pyvars import HIDDEN
 
 SHORT, LONG = "sk-abc123", "sk-abc123-EXTENDED-PART"
 
@@ -47,6 +48,15 @@ def test_short_values_of_secret_names_are_hidden(password: str) -> None:
     assert redact(f"db_password = '{password}'") == "db_password = '***'"
     assert redact(f"{{'api_key': '{password}'}}") == "{'api_key': '***'}"
     assert redact("key=None token=true") == "key=None token=true"  # settings, not secrets
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "Basic", "token"])
+def test_an_authorization_header_hides_its_scheme_and_credential(scheme: str) -> None:
+    """34: AUTHORIZATION is a secret name; the credential after its scheme's word is hidden."""
+    assert redact(f"-H 'Authorization: {scheme} ab12cd34ef'") == "-H 'Authorization: ***'"
+    assert redact(f"HTTP_AUTHORIZATION={scheme} ab12cd34ef") == "HTTP_AUTHORIZATION=***"
+    hint = f'{{"Authorization": "{scheme} ${{TOKEN}}"}}'  # a variable's name, not its value
+    assert redact(hint) == hint
 
 
 def test_short_env_passwords_are_known_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,6 +125,32 @@ def test_python_output_and_approvals_hide_short_passwords(
     for shown in (json.dumps(asked), json.dumps(called.args), finished.result):
         assert not {"hunt3r", "s3cr7", "tk9x1"} & set(shown.replace("'", " ").split()), shown
     assert finished.result == "*** {'password': '***', 'user': 'me'}"
+
+
+GHP = "ghp_" + "Q7" * 18  # a GitHub token's format
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "print('x' * 90 + key)",  # printed across the output cap
+        "'x' * 1990 + key",  # a value's repr across its cut
+        "print(cfg); cfg",  # a secret-named key of a dict, printed and as the value
+        "api_key",  # a secret-named variable as the value
+        "cfg['token']",
+    ],
+)
+def test_python_exec_output_and_value_are_checked_as_python_vars_is(code: str) -> None:
+    """34: python_exec's output and value get python_vars' check, before their cut: key
+    formats and secret-named values hidden, a secret-named expression shown as hidden."""
+    ns = {"key": GHP, "api_key": "plain words", "cfg": {"token": "tk9x1", "user": "me"}}
+    python = PythonServer(Bench(ns), output_cap=100)
+    python.override = True
+    exec_text = asyncio.run(python.call_tool("python_exec", {"code": code})).text
+    vars_text = asyncio.run(python.call_tool("python_vars", {})).text
+    for shown in (exec_text, vars_text):
+        assert not [v for v in ("ghp_Q7", "plain words", "tk9x1") if v in shown], shown
+    assert "'user': 'me'" in vars_text and ("api_key" not in code or HIDDEN in exec_text)
 
 
 _PARTS = st.text(alphabet="abcXYZ0-", min_size=4, max_size=12)

@@ -62,6 +62,8 @@ class FakeProvider:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[Recorded] = []
+        # with no reply queued: a model scripted on the request (None: an HTTP 500)
+        self.respond: Callable[[Recorded], Reply] | None = None
         self.hangups = 0  # held-open responses the client closed
         provider = self
 
@@ -84,19 +86,19 @@ class FakeProvider:
                     body: Any = json.loads(raw) if raw else None
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
-                provider.requests.append(
-                    Recorded(
-                        self.command,
-                        self.path,
-                        {k.lower(): v for k, v in self.headers.items()},
-                        body,
-                    )
+                recorded = Recorded(
+                    self.command,
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body,
                 )
-                reply = (
-                    provider.replies.popleft()
-                    if provider.replies
-                    else json_reply(500, {"error": {"message": "no reply scripted"}})
-                )
+                provider.requests.append(recorded)
+                if provider.replies:
+                    reply = provider.replies.popleft()
+                elif provider.respond is not None:
+                    reply = provider.respond(recorded)
+                else:
+                    reply = json_reply(500, {"error": {"message": "no reply scripted"}})
                 self.send_response(reply.status)
                 self.send_header("Content-Type", reply.content_type)
                 for key, value in reply.headers.items():

@@ -8,7 +8,7 @@ import pytest
 
 from ollie_nb.core._routing import TrustGate
 from ollie_nb.tools import Dispatcher, NotebookToolServer, PythonServer, Trust
-from ollie_nb.tools._pyexec import run_code
+from ollie_nb.tools._pyexec import REDACT_MARGIN, BoundedWriter, run_code
 from ollie_nb.tools._pyvars import list_vars
 
 
@@ -189,3 +189,7 @@ def test_many_small_prints_stay_capped_for_the_whole_run():
     kept, cut = run.output.split("\n[... ")
     assert kept == "".join(f"{i}\n" for i in range(5000))[:100]
     assert cut == f"{total - 100} more characters of output cut]"
+    writer = BoundedWriter(100)
+    for i in range(5000):
+        writer.write(f"{i}\n")
+    assert writer.kept == 100 + REDACT_MARGIN  # held while the code runs: the cap and a margin

@@ -24,6 +24,11 @@ from ollie_nb.tools import ExecuteServer, subprocess_env
         "AZURE_CREDENTIAL",
         "apikey",
         "Db_Password",
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        "HTTP_AUTHORIZATION",
+        "SESSION_COOKIE",
+        "browser_cookies",
     ],
 )
 def test_secret_names(name):
@@ -32,7 +37,18 @@ def test_secret_names(name):
 
 @pytest.mark.parametrize(
     "name",
-    ["PATH", "HOME", "PWD", "SSH_AUTH_SOCK", "TOKENIZERS_PARALLELISM", "KEYRING_BACKEND", "LANG"],
+    [
+        "PATH",
+        "HOME",
+        "PWD",
+        "SSH_AUTH_SOCK",
+        "TOKENIZERS_PARALLELISM",
+        "KEYRING_BACKEND",
+        "LANG",
+        "OLLIE_SESSION_ID",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "HEADER_ROWS",
+    ],
 )
 def test_ordinary_names(name):
     assert not is_secret_name(name)
@@ -46,6 +62,19 @@ def test_url_credentials_finds_passwords_and_token_users_only():
     )
     assert url_credentials(text) == ["s3cr%40t", "ghp_abcdefghijklmnopqrstuvwx"]
     assert url_credentials("no urls here: user@host, a:b@c") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x" * 40 + "https://app:s3cretpw@db/x",  # a scheme at the end of a long run
+        "12+postgresql://app:s3cretpw@db/x",  # a run that starts with no letter
+        "see a://b/c then postgresql://app:s3cretpw@db/x",
+        "a://b?c=d and postgresql://app@db/x?password=s3cretpw",
+    ],
+)
+def test_url_credentials_after_long_runs_and_other_urls_are_found(text):
+    assert url_credentials(text) == ["s3cretpw"]
 
 
 def test_subprocess_env_drops_secret_names_values_and_url_passwords_keeps_passthrough():

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from ollie_nb.errors import TaskServerError  # the planning package loads with the first agent
 from ollie_nb.notebook._context import CommandContext
 from ollie_nb.notebook._display import Displayable, Group, Notice, Table, TextBlock, plural
 from ollie_nb.notebook.commands._args import (
@@ -16,7 +17,6 @@ from ollie_nb.notebook.commands._args import (
     words_of,
 )
 from ollie_nb.notebook.commands._registry import COMMANDS
-from ollie_nb.planning import TaskCallError
 
 if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
@@ -115,17 +115,17 @@ def cmd_tasks(ctx: CommandContext, rest: str) -> Displayable:
     words = words_of(rest, "tasks", most=1, usage="tasks [STATUS]")
     status = words[0] if words else "all"
 
-    async def listing(core: AgentCore) -> tuple[str, str | TaskCallError]:
+    async def listing(core: AgentCore) -> tuple[str, str | TaskServerError]:
         env = core.env
         if env is None or env.task_client is None:
             raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
         try:
             return env.task_client.server, await env.task_client.listing(status)
-        except TaskCallError as exc:
+        except TaskServerError as exc:
             return env.task_client.server, exc
 
     server, answer = ctx.core_call(listing)
-    if isinstance(answer, TaskCallError):
+    if isinstance(answer, TaskServerError):
         return Notice(str(answer), "error")
     return TextBlock(answer, title=f"tasks on '{server}' ({status})")
 
