@@ -337,6 +337,7 @@ def _claim_answer(claim: Claim, granted: float, asked: float) -> str:
     return "\n".join([*lines, _lease_line(granted, asked)])
 
 
+# long: three tool registrations, each its description, arguments and a few lines of work
 def _add_updates(
     server: MCPServer, store: SqlTaskStore, calls: _StoreCalls, leases: LeaseBounds
 ) -> None:
@@ -430,6 +431,7 @@ def _add_updates(
         return "\n".join(lines)
 
 
+# long: three tool registrations, each its description, arguments and a few lines of work
 def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
     """The tools task_edit, task_delete and task_dep: a task's text, the tree and its edges."""
 
