@@ -34,7 +34,8 @@ from tests.support.tasks_harness import (
     wait_listening,
 )
 
-pytestmark = pytest.mark.anyio
+# every test runs ollie-tasks or its CLI in a process
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def _claim(client: Client, task: str, who: str, lease: float = 300) -> str:
