@@ -262,11 +262,14 @@ def test_tab_completion(kernel):
 
 OTHER_CLIENT = """
 import sys
+from pathlib import Path
+import ollie_nb
 from ollie_nb.tools import McpServer
 
 async def other_client(db, *updates):
     args = ["-m", "ollie_nb.tasks", "serve", "--db", db]
-    other = McpServer("other", command=sys.executable, args=args)
+    tree = {"PYTHONPATH": str(Path(ollie_nb.__file__).parents[1])}  # the tree under test
+    other = McpServer("other", command=sys.executable, args=args, env=tree)
     await other.connect()
     try:
         for update in updates:
