@@ -1,15 +1,13 @@
-"""Run every tutorial top to bottom after the install its first cell names, in a fresh venv.
+"""Run every tutorial top to bottom after exactly the README's tutorial install, in a fresh venv.
 
     python3 scripts/check_tutorials.py              # fresh venv in $TUTORIALS_VENV
     python3 scripts/check_tutorials.py --reuse      # keep that venv (still reinstalls ollie_nb)
     python3 scripts/check_tutorials.py notebooks/07-notebook-tools.ipynb
 
-What a new user does: a fresh venv, `pip install -e '.[openai]' jupyter` in a clone, then
-each notebook. The venv gets `pip install -e '.[openai]' jupyter nbclient`; each notebook's
-first cell names the install it needs (`pip install -e '.[openai]'`, or more extras): the
-notebooks that need no more than the base install run first, then each extra is added before
-the first notebook that names it (so a notebook runs with what it names, plus what the
-notebooks before it named). Every notebook runs with
+What a new user does: a fresh venv, the README's tutorial install (`pip install -e
+'.[openai,tutorials]'`, read from the README's install block, so the check follows what the
+README says) plus `jupyter nbclient`, then each notebook. A notebook whose first cell names an
+extra that install lacks fails the check before anything runs. Every notebook runs with
 nbclient in a copy of the repository, with no OLLIE_* setting, API key or user config of this
 machine. Outputs are not compared (pytest's nbval does that in the dev venv); a cell that
 raises fails the check. scripts/check_binder.sh does the same for the Binder image (slower).
@@ -28,8 +26,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BASE_EXTRAS = frozenset({"openai"})
 INSTALL = re.compile(r"pip install (?:-e )?'\.\[([a-z0-9_,-]+)\]'")
+README_TUTORIALS = re.compile(r"^pip install -e '\.\[([a-z0-9_,-]+)\]' +# the tutorials\b", re.M)
 
 RUNNER = """
 import sys
@@ -61,6 +59,14 @@ def named_extras(notebook: Path) -> frozenset[str]:
     match = INSTALL.search(first)
     if match is None:
         sys.exit(f"check_tutorials: the first cell of {notebook.name} names no install")
+    return frozenset(x.strip() for x in match[1].split(",") if x.strip())
+
+
+def readme_extras(readme: Path = ROOT / "README.md") -> frozenset[str]:
+    """The extras of the README's tutorial install line (`pip install -e '.[...]'  # the tutorials`)."""
+    match = README_TUTORIALS.search(readme.read_text(encoding="utf-8"))
+    if match is None:
+        sys.exit("check_tutorials: the README has no tutorial install line")
     return frozenset(x.strip() for x in match[1].split(",") if x.strip())
 
 
@@ -128,7 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     notebooks = [p.resolve() for p in args.notebooks] or sorted(ROOT.glob("notebooks/0*.ipynb"))
-    wanted = {nb: named_extras(nb) for nb in notebooks}
+    lacking = {nb.name: named_extras(nb) - readme_extras() for nb in notebooks}
+    lacking = {name: extras for name, extras in lacking.items() if extras}
+    if lacking:
+        sys.exit(f"check_tutorials: the README's tutorial install lacks extras: {lacking}")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ollie-tutorials-") as work:
         repo, home = Path(work) / "repo", Path(work) / "home"
@@ -140,18 +149,12 @@ def main(argv: list[str] | None = None) -> int:
             say(f"fresh venv {venv}")
             shutil.rmtree(venv, ignore_errors=True)
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        say("pip install -e '.[openai]' jupyter nbclient")
-        pip(venv, "-e", f"{repo}[{','.join(sorted(BASE_EXTRAS))}]", "jupyter", "nbclient")
-        installed = set(BASE_EXTRAS)
+        extras = ",".join(sorted(readme_extras()))
+        say(f"pip install -e '.[{extras}]' jupyter nbclient (the README's tutorial install)")
+        pip(venv, "-e", f"{repo}[{extras}]", "jupyter", "nbclient")
         env = clean_env(venv, home)
         failed = []
-        # Fewest extras first: the base install alone must be enough for most of them.
-        for notebook in sorted(notebooks, key=lambda nb: (len(wanted[nb] - BASE_EXTRAS), nb.name)):
-            extras = wanted[notebook]
-            if not extras <= installed:
-                installed |= extras
-                say(f"pip install -e '.[{','.join(sorted(installed))}]' (named by {notebook.name})")
-                pip(venv, "-e", f"{repo}[{','.join(sorted(installed))}]")
+        for notebook in notebooks:
             ok, seconds, log = run_notebook(venv, repo / "notebooks" / notebook.name, env)
             print(f"{'ok  ' if ok else 'FAIL'}  {notebook.name} ({seconds:.0f} s)", flush=True)
             if not ok:
@@ -161,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         say(f"{len(failed)} tutorial(s) failed in {total:.0f} s: {', '.join(failed)}")
         return 1
-    say(f"every tutorial ran after the install its first cell names ({total:.0f} s)")
+    say(f"every tutorial ran after the README's tutorial install ({total:.0f} s)")
     return 0
 
 

@@ -11,6 +11,7 @@ the list must follow the code.
     python scripts/mutants.py            # the whole list (before a release)
     python scripts/mutants.py --quick    # the CI subset
     python scripts/mutants.py --list     # ids, files and covering tests
+    python scripts/mutants.py --jobs 2   # two mutants at once, each in a copy of its own
     python scripts/mutants.py ID ...     # only these mutants
 
 Exit status 0 when every mutant run was killed, 1 when one survived or is stale.
@@ -21,12 +22,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -1874,6 +1877,403 @@ MUTANTS: tuple[Mutant, ...] = (
         "a C1 control (CSI as one byte) in a step title reaches the terminal reading the log",
         quick=True,
     ),
+    # Edges no one had listed (issue 37)
+    Mutant(
+        "unindexed-tool-calls-merged",
+        "ollie_nb/llm/_openai.py",
+        "        if not call_id:\n            return max(self._slots, default=0)",
+        "        if True:\n            return max(self._slots, default=0)",
+        (
+            "tests/llm/test_openai.py::test_parallel_calls_without_index_are_told_apart_by_their_ids",
+            "tests/llm/test_stream_properties.py::test_openai_tool_calls_come_out_whole_however_the_stream_is_cut",
+        ),
+        'two parallel calls from a server without `index` become one with `{"p": 1}{"f": 2}`',
+        quick=True,
+    ),
+    Mutant(
+        "unindexed-argument-piece-a-new-call",
+        "ollie_nb/llm/_openai.py",
+        "            return max(self._slots, default=0)",
+        "            return len(self._slots)",
+        (
+            "tests/llm/test_openai.py::test_parallel_calls_without_index_are_told_apart_by_their_ids",
+            "tests/llm/test_stream_properties.py::test_openai_tool_calls_come_out_whole_however_the_stream_is_cut",
+        ),
+        "a call's arguments streamed in pieces without `index` become nameless calls of their own",
+        quick=True,
+    ),
+    Mutant(
+        "thinking-budget-equal-to-max-tokens",
+        "ollie_nb/llm/_anthropic.py",
+        'if body["max_tokens"] <= budget:',
+        'if body["max_tokens"] < budget:',
+        (
+            "tests/llm/test_anthropic.py::test_max_tokens_equal_to_the_thinking_budget_is_raised_above_it",
+        ),
+        "maxTokens equal to the thinking budget: Claude's request goes out 4000/4000, refused",
+        quick=True,
+    ),
+    Mutant(
+        "anthropic-tool-input-last-piece-only",
+        "ollie_nb/llm/_anthropic.py",
+        'self.calls[index]["json"].append(delta.partial_json)',
+        'self.calls[index]["json"] = [delta.partial_json]',
+        (
+            "tests/llm/test_stream_properties.py::test_anthropic_text_and_tool_calls_come_out_whole_however_cut",
+        ),
+        "a tool call's arguments streamed in pieces arrive as their last piece: the call fails",
+        quick=True,
+    ),
+    Mutant(
+        "billed-cost-replaced-by-table",
+        "ollie_nb/llm/_prices.py",
+        "    if usage.cost is not None:\n        return usage\n",
+        "",
+        ("tests/llm/test_turns.py::test_the_cost_openrouter_bills_wins_over_the_price_table",),
+        "OpenRouter billed $0.50 and %ollie cost shows the table's $0.00021",
+        quick=True,
+    ),
+    Mutant(
+        "draft-key-reused-after-delete",
+        "ollie_nb/planning/_draft.py",
+        "key = 1 + max((r.key for r in (*self.rows, *self.original)), default=-1)",
+        "key = 1 + max((r.key for r in self.rows), default=-1)",
+        (
+            "tests/planning/test_plan_draft.py::test_the_last_step_deleted_then_a_step_added_is_a_deletion_and_an_addition",
+            "tests/planning/test_plan_draft_properties.py::test_edits_in_any_order_keep_every_row_once_and_the_summary_true",
+            "tests/planning/test_plan_draft_properties.py::test_deleted_rows_are_never_reported_as_renamed_added_ones",
+        ),
+        "delete the last step, add one: the model is told \"step 3: title changed to 'new'\"",
+        quick=True,
+    ),
+    Mutant(
+        "draft-order-releases-a-step-early",
+        "ollie_nb/planning/_draft.py",
+        "                if not waiting[dependent]:",
+        "                if len(waiting[dependent]) <= 1:",
+        (
+            "tests/planning/test_plan_draft_properties.py::test_edits_in_any_order_keep_every_row_once_and_the_summary_true",
+        ),
+        "an edited plan saves a step before one of the two steps it waits for",
+        quick=True,
+    ),
+    Mutant(
+        "draft-edits-miss-a-deletion",
+        "ollie_nb/planning/_draft.py",
+        "        for key, gone in before.items():\n            if key not in now:",
+        "        for key, gone in list(before.items())[:-1]:\n            if key not in now:",
+        (
+            "tests/planning/test_plan_draft_properties.py::test_edits_in_any_order_keep_every_row_once_and_the_summary_true",
+        ),
+        "the model is not told that the user deleted the plan's last step",
+        quick=True,
+    ),
+    Mutant(
+        "saved-plan-dependency-kept-on-server",
+        "ollie_nb/core/_review.py",
+        "            await self.client.depend(row.task_id, blocker, remove=True)\n",
+        "",
+        (
+            "tests/core/test_plan_review.py::test_a_dependency_removed_from_a_saved_plan_is_removed_on_the_task_server",
+        ),
+        "a dependency removed from a saved plan keeps the step blocked; the model is told it is not",
+    ),
+    Mutant(
+        "unmarked-step-span-without-error",
+        "ollie_nb/core/_tracing.py",
+        '                error = error or "the step failed"',
+        "                error = error",
+        ("tests/core/test_tracing.py::test_a_step_the_sub_agent_left_unmarked_is_an_error_span",),
+        "a step the sub-agent ended without marking done is a failed step span with no error status",
+    ),
+    Mutant(
+        "traced-tool-arguments-known-secrets-only",
+        "ollie_nb/core/_tracing.py",
+        "shown = redact_data(pending.args, redact)",
+        "shown = redact_data(pending.args, host.redact.known_only)",
+        (
+            "tests/core/test_tracing.py::test_a_key_the_model_wrote_into_tool_arguments_is_redacted_in_the_trace",
+        ),
+        "with content capture on, a key the model wrote into a tool call reaches the trace store",
+    ),
+    Mutant(
+        "traced-reply-known-secrets-only",
+        "ollie_nb/core/_tracing.py",
+        'span.set_attribute("gen_ai.output.messages", _messages_json(reply, host.redact))',
+        'span.set_attribute("gen_ai.output.messages", _messages_json(reply, host.redact.known_only))',
+        (
+            "tests/core/test_tracing.py::test_a_key_the_model_wrote_into_tool_arguments_is_redacted_in_the_trace",
+        ),
+        "with content capture on, a key in the model's reply or its call's arguments is traced whole",
+    ),
+    Mutant(
+        "post-turn-output-carried-forever",
+        "ollie_nb/core/_turn.py",
+        "        self.carried = []\n",
+        "",
+        (
+            "tests/core/test_tool_hooks.py::test_a_post_turn_hooks_output_reaches_the_next_prompt_only",
+        ),
+        "a postTurn hook's output is appended to every later prompt and keeps growing",
+    ),
+    Mutant(
+        "cost-cap-reached-only-past-it",
+        "ollie_nb/core/_budget.py",
+        "if self.cost is not None and spend.cost >= self.cost:",
+        "if self.cost is not None and spend.cost > self.cost:",
+        (
+            "tests/core/test_budget_properties.py::test_a_cap_is_reached_exactly_at_its_figure_the_dollars_first",
+        ),
+        "a session spent exactly its $1.00 cap and the next request is still sent",
+        quick=True,
+    ),
+    Mutant(
+        "tighter-caps-keep-the-first",
+        "ollie_nb/core/_budget.py",
+        "    return a if b is None else min(a, b)",
+        "    return a",
+        (
+            "tests/core/test_budget_properties.py::test_the_tighter_of_two_caps_is_the_lower_of_each",
+        ),
+        "an agent's $5 cap under the environment's $1 cap lets $5 be spent",
+        quick=True,
+    ),
+    Mutant(
+        "outer-cap-named-before-the-innermost",
+        "ollie_nb/core/_budget.py",
+        "        for ledger in self.chain():\n            caps, held",
+        "        for ledger in reversed(list(self.chain())):\n            caps, held",
+        (
+            "tests/core/test_budget_properties.py::test_the_innermost_ledger_whose_cap_is_reached_is_named",
+        ),
+        "a sub-agent at its own cap is told the session's cap is reached (and the run stops)",
+        quick=True,
+    ),
+    Mutant(
+        "environment-cap-of-zero-refuses-all",
+        "ollie_nb/core/_budget.py",
+        "    return value if value > 0 else None",
+        "    return value if value >= 0 else None",
+        (
+            "tests/core/test_budget_properties.py::test_an_environment_cost_cap_is_a_number_above_zero",
+            "tests/core/test_budget_properties.py::test_an_environment_token_cap_is_a_whole_number_above_zero",
+        ),
+        "OLLIE_MAX_SESSION_COST=0 (ollie's 'no cap') refuses every request",
+        quick=True,
+    ),
+    Mutant(
+        "footer-numbers-unseparated",
+        "ollie_nb/notebook/_render.py",
+        'f"this turn: {tokens_in:,} tokens in',
+        'f"this turn: {tokens_in} tokens in',
+        (
+            "tests/notebook/test_render.py::test_the_footer_and_the_usage_row_write_numbers_with_thousands_separators",
+        ),
+        "the footer says 1592 tokens where the run summary says 1,592",
+        quick=True,
+    ),
+    Mutant(
+        "usage-numbers-unseparated",
+        "ollie_nb/core/_history.py",
+        '{self.input_tokens:,} tokens in, "',
+        '{self.input_tokens} tokens in, "',
+        (
+            "tests/notebook/test_render.py::test_the_footer_and_the_usage_row_write_numbers_with_thousands_separators",
+        ),
+        "%ollie usage prints 2195 tokens in while run summaries print 1,592",
+        quick=True,
+    ),
+    Mutant(
+        "one-plan-as-a-range",
+        "ollie_nb/core/_review.py",
+        'f"plans 1 to {count}" if count > 1 else "only plan 1" if count else "no plans yet"',
+        'f"plans 1 to {count}" if count else "no plans yet"',
+        (
+            "tests/core/test_plan_review.py::test_a_missing_plan_with_one_plan_in_the_session_says_only_plan_1",
+        ),
+        "there is no plan 2 (this session has plans 1 to 1)",
+        quick=True,
+    ),
+    Mutant(
+        "backend-takes-a-url-as-model",
+        "ollie_nb/notebook/commands/agent.py",
+        'if len(words) > 1 and "://" in words[1]:',
+        "if False:",
+        ("tests/notebook/test_settings.py::test_a_bad_option_is_one_usage_line",),
+        "%ollie backend openai http://127.0.0.1:9 answers: backend openai, model http://127.0.0.1:9",
+    ),
+    Mutant(
+        "magics-doc-lacks-trust",
+        "docs/MAGICS.md",
+        "| `agent [NAME \\| PATH] [--trust]` |",
+        "| `agent [NAME \\| PATH]` |",
+        (
+            "tests/meta/test_magics_doc.py::test_every_command_of_the_help_is_in_the_table_with_its_options",
+        ),
+        "docs/MAGICS.md does not say how to trust a project agent",
+        quick=True,
+    ),
+    Mutant(
+        "magics-doc-lacks-python",
+        "docs/MAGICS.md",
+        "| `python [on \\| off]` |",
+        "| `pyth [on \\| off]` |",
+        (
+            "tests/meta/test_magics_doc.py::test_every_command_of_the_help_is_in_the_table_with_its_options",
+        ),
+        "docs/MAGICS.md has no row for %ollie python, which tutorial 07 uses",
+        quick=True,
+    ),
+    Mutant(
+        "tutorials-extra-without-otel",
+        "pyproject.toml",
+        'tutorials = ["pandas>=2.0", "ollie-nb[otel]"]',
+        'tutorials = ["pandas>=2.0"]',
+        ("tests/meta/test_tutorial_install.py",),
+        "after the README's tutorial install, Run All stops at tutorial 06 (no opentelemetry.sdk)",
+        quick=True,
+    ),
+    Mutant(
+        "demo-planner-drops-silently",
+        "ollie_nb/llm/_offline.py",
+        """        if dropped:
+            head += """,
+        """        if False:
+            head += """,
+        (
+            "tests/llm/test_offline.py::test_the_demo_planner_says_which_dependencies_it_left_out_and_why",
+        ),
+        "(after 7) in a 3-step list vanishes from the plan and the reply says nothing of it",
+        quick=True,
+    ),
+    Mutant(
+        "demo-planner-cycle-kept-quiet",
+        "ollie_nb/llm/_offline.py",
+        """        elif int(word) - 1 >= i:
+            notes.append(""",
+        """        elif int(word) - 1 >= i:
+            pass
+        if False:
+            notes.append(""",
+        (
+            "tests/llm/test_offline.py::test_the_demo_planner_says_which_dependencies_it_left_out_and_why",
+        ),
+        "a forward reference that could make a cycle is dropped without a word",
+        quick=True,
+    ),
+    Mutant(
+        "demo-planner-plans-a-refused-plan",
+        "ollie_nb/llm/_offline.py",
+        'if first is not None and first.content.startswith("error:"):',
+        "if False:",
+        ("tests/llm/test_offline.py::test_a_refused_plan_is_reported_as_refused_not_as_planned",),
+        "a 5,000-step plan is refused, yet the reply says Planned 5000 steps",
+        quick=True,
+    ),
+    Mutant(
+        "mcp-refused-as-raw-connecterror",
+        "ollie_nb/tools/_mcp.py",
+        '        unreachable = _unreachable(exc) if self.url else ""',
+        '        unreachable = ""',
+        ("tests/tools/test_mcp_unreachable.py::test_a_closed_port_says_refused_and_what_to_check",),
+        "an MCP URL where nothing listens reads ConnectError: All connection attempts failed",
+        quick=True,
+    ),
+    Mutant(
+        "mcp-failure-shows-the-token-in-the-url",
+        "ollie_nb/tools/_mcp.py",
+        "            return _bare_url(self.url)",
+        "            return self.url",
+        ("tests/tools/test_mcp_unreachable.py::test_a_closed_port_says_refused_and_what_to_check",),
+        "a token in the server URL's query is shown in the connect failure",
+        quick=True,
+    ),
+    Mutant(
+        "mcp-handshake-timeout-without-where",
+        "ollie_nb/tools/_mcp.py",
+        """                f"{self.name} ({self.target}): no answer to the MCP handshake within \"""",
+        """                f"{self.name}: no answer to the MCP handshake within \"""",
+        (
+            "tests/tools/test_mcp_unreachable.py::test_a_silent_server_says_no_handshake_and_names_the_timeout_key",
+        ),
+        "a silent MCP server's timeout does not say which URL was tried",
+        quick=True,
+    ),
+    Mutant(
+        "worker-hides-why-it-has-no-task-server",
+        "ollie_nb/core/_worker.py",
+        '            failures = "; ".join(env.failures) if env is not None else ""',
+        '            failures = ""',
+        (
+            "tests/core/test_worker_errors.py::test_a_refused_url_names_the_server_and_says_it_was_refused",
+            "tests/core/test_worker_errors.py::test_a_wrong_token_names_the_server_and_the_401",
+        ),
+        "ollie-work with a refused task server URL says only that the agent has no task server",
+    ),
+    Mutant(
+        "demo-planner-repeats-the-warning",
+        "ollie_nb/llm/_offline.py",
+        """        if result_lines and result_lines[-1].startswith("warning:"):""",
+        """        if False:""",
+        (
+            "tests/llm/test_offline.py::test_a_plan_in_context_only_is_said_once_the_warning_line_not_repeated",
+        ),
+        "a plan that lives in context only has its warning shown twice in the cell",
+        quick=True,
+    ),
+    Mutant(
+        "run-empty-queue-hides-the-saved-plan",
+        "ollie_nb/notebook/commands/plans.py",
+        """    saved = [r for r in plans if r.kind == "tasks" and r.persisted]""",
+        """    saved = []""",
+        (
+            "tests/notebook/test_render.py::test_an_empty_queue_with_a_plan_on_a_task_server_says_how_to_work_it",
+            "tests/notebook/test_parallel.py::test_parallel_run_shows_a_tab_per_child_and_a_deterministic_summary",
+        ),
+        "%ollie run after a plan was saved on a task server only says the queue is empty",
+    ),
+    Mutant(
+        "otlp-retries-spill-into-cells",
+        "ollie_nb/core/_tracing.py",
+        "        logging.getLogger(OTLP_LOGGER).setLevel(logging.CRITICAL)",
+        "        pass",
+        (
+            "tests/notebook/test_tracing_trait.py::test_an_endpoint_where_nothing_listens_is_said_once_and_status_shows_tracing",
+        ),
+        "a wrong OTEL_EXPORTER_OTLP_ENDPOINT spills the SDK's retry lines into later cells",
+    ),
+    Mutant(
+        "otlp-failure-said-every-time",
+        "ollie_nb/core/_tracing.py",
+        "        if not ok and not self._said:",
+        "        if not ok:",
+        (
+            "tests/notebook/test_tracing_trait.py::test_an_endpoint_where_nothing_listens_is_said_once_and_status_shows_tracing",
+        ),
+        "every failed span export prints the tracing line again",
+    ),
+    Mutant(
+        "status-without-tracing",
+        "ollie_nb/notebook/commands/agent.py",
+        """            ("tracing", core.redact(tracing().state)),\n""",
+        "",
+        (
+            "tests/notebook/test_tracing_trait.py::test_an_endpoint_where_nothing_listens_is_said_once_and_status_shows_tracing",
+        ),
+        "%ollie status does not say whether tracing is on or where spans go",
+    ),
+    Mutant(
+        "setup-does-not-wait-for-the-apt-lock",
+        "scripts/setup.sh",
+        """  [ -e "$file" ] || return 0\n""",
+        """  return 0\n""",
+        (
+            "tests/meta/test_setup_script.py::test_a_held_lock_is_waited_for_and_the_wait_says_so",
+            "tests/meta/test_setup_script.py::test_a_lock_held_past_the_limit_says_what_to_do_and_fails",
+        ),
+        "scripts/setup.sh fails at once (apt-get rc 100) when another apt-get holds the lock",
+        quick=True,
+    ),
     Mutant(
         "pump-not-woken-by-a-finished-call",
         "ollie_nb/notebook/_runtime.py",
@@ -2098,6 +2498,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-baseline", action="store_true", help="skip running the tests unmutated first"
     )
+    parser.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="mutants run at once (default 1)"
+    )
     args = parser.parse_args(argv)
     unknown = set(args.ids) - {m.id for m in MUTANTS}
     if unknown:
@@ -2114,19 +2517,32 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, str] = {}
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ollie-mutants-") as tmp:
-        tree = Path(tmp)
-        copy_tree(tree)
+        trees = [Path(tmp) / f"tree{n}" for n in range(max(1, args.jobs))]
+        for tree in trees:
+            tree.mkdir()
+            copy_tree(tree)
         if not args.no_baseline:  # a test that fails unmutated would "kill" every mutant
             tests = list(dict.fromkeys(t for m in chosen for t in m.tests))
-            passed, output = run_tests(tree, tests, TIMEOUT * 2)
+            passed, output = run_tests(trees[0], tests, TIMEOUT * 2)
             print(f"baseline: the {len(tests)} covering tests {'pass' if passed else 'FAIL'}")
             if not passed:
                 print(output)
                 return 1
-        for m in chosen:
-            begun = time.monotonic()
-            results[m.id] = run_mutant(m, tree, args.verbose)
-            print(f"{results[m.id]:>8}  {m.id}  ({time.monotonic() - begun:.0f} s)", flush=True)
+        free: queue.Queue[Path] = queue.Queue()
+        for tree in trees:
+            free.put(tree)
+
+        def one(m: Mutant) -> None:
+            tree = free.get()  # each copy holds one mutant at a time
+            try:
+                begun = time.monotonic()
+                results[m.id] = run_mutant(m, tree, args.verbose)
+                print(f"{results[m.id]:>8}  {m.id}  ({time.monotonic() - begun:.0f} s)", flush=True)
+            finally:
+                free.put(tree)
+
+        with ThreadPoolExecutor(len(trees)) as pool:  # the work is in the tests' processes
+            list(pool.map(one, chosen))
     bad = [i for i, r in results.items() if r != "killed"]
     print(
         f"{len(results) - len(bad)} of {len(results)} mutants killed "

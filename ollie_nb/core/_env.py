@@ -120,6 +120,11 @@ class AgentEnv:
     task_client: TaskClient | None = None  # the one way to call the wired task server
     status_reader: StepStatusReader | None = None  # reads step statuses of task-server plans
 
+    @property
+    def failures(self) -> list[str]:
+        """One line per configured server that failed to connect: which, where, why, what to check."""
+        return [f"MCP server {s.detail}" for s in self.servers.values() if s.state.is_failed]
+
     async def aclose(self) -> None:
         """Close every server of this env (MCP sessions end, subprocesses exit)."""
         await self.dispatcher.aclose()

@@ -153,9 +153,11 @@ class UsageTotals:
     def __str__(self) -> str:
         requests = "request" if self.requests == 1 else "requests"
         text = (
-            f"{self.requests} {requests}, {self.input_tokens} tokens in, "
-            f"{self.output_tokens} tokens out"
+            f"{self.requests:,} {requests}, {self.input_tokens:,} tokens in, "
+            f"{self.output_tokens:,} tokens out"
         )
         if self.cache_read_tokens or self.cache_write_tokens:
-            text += f" ({self.cache_read_tokens} cached, {self.cache_write_tokens} cache writes)"
+            text += (
+                f" ({self.cache_read_tokens:,} cached, {self.cache_write_tokens:,} cache writes)"
+            )
         return text

@@ -86,7 +86,9 @@ class PlanReview:
         record = self.book.get(number)
         if record is None:
             count = len(self.book.records)
-            there = f"plans 1 to {count}" if count else "no plans yet"
+            there = (
+                f"plans 1 to {count}" if count > 1 else "only plan 1" if count else "no plans yet"
+            )
             raise NoPlanError(f"there is no plan {number} (this session has {there})")
         return record
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import sys
 from collections import OrderedDict
@@ -121,6 +122,11 @@ class Tracing:
     enabled = False
     capture = False  # message contents are recorded (redacted)
 
+    @property
+    def state(self) -> str:
+        """Whether tracing is on, where spans go and whether they get there (`%ollie status`)."""
+        return "off"
+
     def turn(
         self, host: TracedHost, start: TurnStarted, work: Awaitable[TurnResult]
     ) -> Awaitable[TurnResult]:
@@ -195,11 +201,13 @@ class TracingSwitch:
             raise TracingUnavailableError(MISSING_EXTRA) from None
         capture = _capture_from_env() if capture_content is None else capture_content
         owned = provider is None
+        report = ExportReport("your TracerProvider" if provider else "your exporter")
         if provider is None:
             provider = SdkProvider(resource=_resource())
-            provider.add_span_processor(_processor(exporter, batch))
+            processor, report = _processor(exporter, batch, report)
+            provider.add_span_processor(processor)
         self.disable()
-        self.active = OtelTracing(provider, capture, owned)
+        self.active = OtelTracing(provider, capture, owned, report)
         if not self._exit_hooked:
             atexit.register(self.disable)
             self._exit_hooked = True
@@ -281,7 +289,10 @@ def _resource() -> Any:
     return Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or SERVICE_NAME})
 
 
-def _processor(exporter: SpanExporter | None, batch: bool | None) -> SpanProcessor:
+def _processor(
+    exporter: SpanExporter | None, batch: bool | None, report: ExportReport
+) -> tuple[SpanProcessor, ExportReport]:
+    """The span processor of a provider made here, and the report of its exports."""
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
     if exporter is None:
@@ -289,11 +300,64 @@ def _processor(exporter: SpanExporter | None, batch: bool | None) -> SpanProcess
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         except ImportError:
             raise TracingUnavailableError(MISSING_EXTRA) from None
-        exporter = OTLPSpanExporter()
+        otlp = OTLPSpanExporter()
+        report = ExportReport(f"OTLP to {getattr(otlp, '_endpoint', '') or 'the default'}")
+        # The SDK logs every retry of a failed export where a notebook shows it, in whatever
+        # cell runs then: the report says it once instead (and %ollie status shows it).
+        logging.getLogger(OTLP_LOGGER).setLevel(logging.CRITICAL)
+        exporter = _reported(otlp, report)
         batch = True if batch is None else batch
     else:
         exporter = _borrowed(exporter)
-    return BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter)
+    processor = BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter)
+    return processor, report
+
+
+OTLP_LOGGER = "opentelemetry.exporter.otlp.proto.http"
+
+
+class ExportReport:
+    """Where spans go and whether the last export went through; the first failure is said
+    once, as ollie_nb's own line on stderr (the SDK's retry lines are kept quiet)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.failing = False
+        self._said = False
+
+    def exported(self, ok: bool) -> None:
+        self.failing = not ok
+        if not ok and not self._said:
+            self._said = True
+            print(
+                f"ollie_nb: tracing could not export spans ({self.target}): nothing answered "
+                f"or it refused them; check {ENDPOINT_VARS[1]}. Spans are dropped while it "
+                "fails; this is said once (%ollie status shows tracing)",
+                file=sys.stderr,
+            )
+
+    def __str__(self) -> str:
+        return f"on: {self.target}" + ("; the last export failed" if self.failing else "")
+
+
+def _reported(exporter: SpanExporter, report: ExportReport) -> SpanExporter:
+    """`exporter`, each export's outcome told to `report`."""
+    from opentelemetry.sdk.trace.export import SpanExporter as Base
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    class Reported(Base):
+        def export(self, spans: Sequence[Any]) -> Any:
+            result = exporter.export(spans)
+            report.exported(result is SpanExportResult.SUCCESS)
+            return result
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return exporter.force_flush(timeout_millis)
+
+        def shutdown(self) -> None:
+            exporter.shutdown()
+
+    return Reported()
 
 
 def _borrowed(exporter: SpanExporter) -> SpanExporter:
@@ -322,9 +386,12 @@ class OtelTracing(Tracing):
 
     enabled = True
 
-    def __init__(self, provider: TracerProvider, capture: bool, owned: bool) -> None:
+    def __init__(
+        self, provider: TracerProvider, capture: bool, owned: bool, report: ExportReport
+    ) -> None:
         from opentelemetry import trace
 
+        self.report = report  # where spans go, and whether the last export went through
         self.provider = provider
         self.capture = capture
         self._owned = owned  # made by enable_tracing: shut down with it
@@ -539,6 +606,10 @@ class OtelTracing(Tracing):
 
         span.set_status(Status(StatusCode.ERROR, description or None))
         span.set_attribute("error.type", kind)
+
+    @property
+    def state(self) -> str:
+        return str(self.report)
 
     def flush(self) -> None:
         self.provider.force_flush()

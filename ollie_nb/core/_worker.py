@@ -189,9 +189,14 @@ class Worker:
     def client(self) -> TaskClient:
         env = self.core.env
         if env is None or env.task_client is None:
+            failures = "; ".join(env.failures) if env is not None else ""
             raise WorkerError(
-                f"the agent {self.options.agent!r} has no task server: a worker needs one "
-                f"(an MCP server with {TASK_CREATE}, {TASK_UPDATE}, {TASK_LIST} and {TASK_CLAIM})"
+                f"the agent {self.options.agent!r} has no task server: "
+                + (
+                    failures
+                    or f"a worker needs one (an MCP server with {TASK_CREATE}, {TASK_UPDATE}, "
+                    f"{TASK_LIST} and {TASK_CLAIM})"
+                )
             )
         return env.task_client
 

@@ -96,6 +96,18 @@ def parse_plan_prompt(text: str) -> tuple[str, list[dict[str, Any]]] | None:
     "(independent)" / "(after none)"; indented lines under an item become its body.
     Returns None when the text has no goal line before a list.
     """
+    parsed = _parse_plan(text)
+    return None if parsed is None else (parsed[0], parsed[1])
+
+
+def plan_prompt_notes(text: str) -> list[str]:
+    """What the list of a plan prompt said that its plan leaves out, and why (one line each)."""
+    parsed = _parse_plan(text)
+    return [] if parsed is None else parsed[2]
+
+
+def _parse_plan(text: str) -> tuple[str, list[dict[str, Any]], list[str]] | None:
+    """The goal, the steps and the notes on what was dropped (see parse_plan_prompt)."""
     goal = ""
     items: list[tuple[str, list[str]]] = []
     base_indent: int | None = None
@@ -117,19 +129,42 @@ def parse_plan_prompt(text: str) -> tuple[str, list[dict[str, Any]]] | None:
             goal = _GOAL_PREFIX.sub("", raw.strip()).rstrip(":").strip() or raw.strip()
     if not goal or not items:
         return None
-    steps = []
+    steps: list[dict[str, Any]] = []
+    notes: list[str] = []
     for i, (item, body) in enumerate(items):
         after = [i - 1] if i else []
         if _INDEPENDENT.search(item):
             after = []
         elif annotation := _AFTER.search(item):
-            words = annotation.group(1)
-            numbers = [int(n) - 1 for n in re.findall(r"\d+", words)]
-            after = [] if "none" in words.lower() else list(dict.fromkeys(numbers))
-            after = [j for j in after if 0 <= j < i]
-        title = " ".join(_INDEPENDENT.sub("", _AFTER.sub("", item)).split()) or f"Step {i + 1}"
+            after = _after_of(annotation.group(1), i, len(items), notes)
+        title = " ".join(_INDEPENDENT.sub("", _AFTER.sub("", item)).split())
+        if not title:
+            title = f"Step {i + 1}"
+            notes.append(f"item {i + 1} has no title: it is called {title!r}")
         steps.append({"title": title, "body": "\n".join(body), "after": after})
-    return goal, steps
+    return goal, steps, notes
+
+
+def _after_of(words: str, i: int, count: int, notes: list[str]) -> list[int]:
+    """The 0-based steps item `i` waits for, from its "(after ...)" words; what cannot be a
+    dependency goes into `notes` with the reason."""
+    if "none" in words.lower():
+        return []
+    after: list[int] = []
+    where = f"item {i + 1}'s (after{' ' + words.strip() if words.strip() else ''})"
+    for word in re.findall(r"[^\s,;]+", re.sub(r"\b(?:and|steps?)\b", " ", words, flags=re.I)):
+        if not word.isdigit():
+            notes.append(f"{where}: {word!r} is not a step number; it was left out")
+        elif not 1 <= int(word) <= count:
+            notes.append(f"{where}: there is no step {word} (the list has {count}); left out")
+        elif int(word) - 1 >= i:
+            notes.append(
+                f"{where}: step {word} is not before it (waiting for it could make a cycle); "
+                "left out"
+            )
+        elif int(word) - 1 not in after:
+            after.append(int(word) - 1)
+    return after
 
 
 def _words(text: str) -> int:
@@ -334,8 +369,17 @@ def _after_tool(messages: list[Message]) -> str:
         steps = arguments.get("steps") if isinstance(arguments, dict) else None
         goal = arguments.get("goal", "") if isinstance(arguments, dict) else ""
         count = len(steps) if isinstance(steps, list) else 0
+        if first is not None and first.content.startswith("error:"):
+            return f"The plan for {goal} was refused: {result_lines[0].removeprefix('error: ')}"
         head = f"Planned {count} step{'s' if count != 1 else ''} for: {goal}."
-        # the result's last line says where the plan went (saved, queued, in context only)
+        prompt = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        dropped = "".join(f"\n- {note}" for note in plan_prompt_notes(prompt))
+        if dropped:
+            head += f"\n\nFrom your list:{dropped}"
+        # the result's last line says where the plan went (saved, queued, in context only);
+        # a warning is shown to the user as its own line already: not said twice
+        if result_lines and result_lines[-1].startswith("warning:"):
+            return f"{head}\n\nIt was not saved: it lives in context only (the warning says why)."
         return f"{head}\n\n{result_lines[-1]}" if result_lines else head
     if call is not None and call.name == TASK_UPDATE_TOOL:
         prompt = next((m.content for m in reversed(messages) if m.role == "user"), "")

@@ -150,11 +150,8 @@ class _ToolCallAssembler:
     def add(self, delta: Any) -> None:
         index = getattr(delta, "index", None)
         call_id = getattr(delta, "id", None) or ""
-        if index is None:  # some servers leave out `index`: match by id, else a new call
-            index = next(
-                (i for i, s in self._slots.items() if call_id and s["id"] == call_id),
-                len(self._slots),
-            )
+        if index is None:  # some servers leave out `index`
+            index = self._index_by_id(call_id)
         slot = self._slots.setdefault(index, {"id": "", "name": "", "arguments": []})
         if call_id and not slot["id"]:
             slot["id"] = call_id
@@ -164,6 +161,14 @@ class _ToolCallAssembler:
                 slot["name"] = function.name
             if function.arguments:
                 slot["arguments"].append(function.arguments)
+
+    def _index_by_id(self, call_id: str) -> int:
+        """The slot of a delta without `index`: its id's call, a new call for a new id,
+        else (a piece of arguments alone) the call being streamed."""
+        if not call_id:
+            return max(self._slots, default=0)
+        found = (i for i, s in self._slots.items() if s["id"] == call_id)
+        return next(found, max(self._slots, default=-1) + 1)
 
     def calls(self) -> list[ToolCall]:
         return [

@@ -299,14 +299,14 @@ class TurnView:
         """This cell's figures, then the session's (which counts its sub-agents' requests)."""
         tokens_in, tokens_out, requests = self._turn_usage
         return (
-            f"this turn: {tokens_in} tokens in · {tokens_out} out · "
+            f"this turn: {tokens_in:,} tokens in · {tokens_out:,} out · "
             f"{_count(requests, 'request')} · {seconds:.1f} s — session: "
-            f"{u.total_input} in · {u.total_output} out · {_count(u.requests, 'request')}"
+            f"{u.total_input:,} in · {u.total_output:,} out · {_count(u.requests, 'request')}"
         )
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def code_span(text: str) -> str:

@@ -27,6 +27,9 @@ from ollie_nb.tools._listing import DEFAULT_LISTING_CAPS, ListingCaps, fit_listi
 from ollie_nb.tools._mcp_signals import ResourceSignals, subscribed
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
+if sys.version_info < (3, 11):  # Python 3.10
+    from exceptiongroup import BaseExceptionGroup
+
 log = logging.getLogger("ollie_nb.tools")
 
 DEFAULT_CALL_TIMEOUT = 60.0
@@ -135,7 +138,9 @@ class McpServer:
         except asyncio.TimeoutError:
             await self.aclose()
             raise McpConnectError(
-                f"{self.name}: no answer to the MCP handshake within {self.connect_timeout:g} s"
+                f"{self.name} ({self.target}): no answer to the MCP handshake within "
+                f"{self.connect_timeout:g} s; check that the server runs and answers MCP there, "
+                f"or raise mcpServers.{self.name}.connectTimeout"
             ) from None
         except asyncio.CancelledError:
             await self.aclose()
@@ -143,7 +148,15 @@ class McpServer:
         except Exception as exc:
             reason = self._take_refusal() or self._failure_reason(exc)
             await self.aclose()
-            raise McpConnectError(f"{self.name}: {reason}") from None
+            raise McpConnectError(f"{self.name} ({self.target}): {reason}") from None
+
+    @property
+    def target(self) -> str:
+        """Where the server is, for messages: its URL without credentials or query, or its
+        command without arguments (either may carry a token)."""
+        if self.url:
+            return _bare_url(self.url)
+        return f"command {self.command}"
 
     async def _own_session(self, ready: asyncio.Future[None]) -> None:
         from mcp import Client
@@ -212,7 +225,13 @@ class McpServer:
 
     def _failure_reason(self, exc: BaseException) -> str:
         if isinstance(exc, FileNotFoundError):
-            return f"command not found: {self.command}"
+            return (
+                f"command not found: {self.command}; check that it is on the kernel's PATH, "
+                "or give its absolute path"
+            )
+        unreachable = _unreachable(exc) if self.url else ""
+        if unreachable:
+            return unreachable
         reason = exc_summary(exc)
         quote = stderr_quote(self.stderr_tail())
         if quote:
@@ -431,6 +450,55 @@ def _body_message(body: bytes) -> str:
             value = data.get(key)
             if isinstance(value, str):
                 return value
+    return ""
+
+
+def _bare_url(url: str) -> str:
+    """The URL's scheme, host, port and path: no user, password, query or fragment."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else url
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """Every exception under `exc`: the leaves of its groups and each one's causes."""
+    found: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        current = todo.pop()
+        if current in found:
+            continue
+        found.append(current)
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return found
+
+
+def _unreachable(exc: BaseException) -> str:
+    """Why an HTTP server could not be reached, and what to check ("": it was reached)."""
+    import socket
+
+    import httpx2
+
+    causes = _causes(exc)
+    if any(isinstance(e, ConnectionRefusedError) for e in causes):
+        return (
+            "connection refused: nothing listens at that host and port; check that the server "
+            "runs and that the URL's host and port are right"
+        )
+    if any(isinstance(e, socket.gaierror) for e in causes):
+        return "the host name does not resolve; check the URL's host"
+    if any(isinstance(e, (TimeoutError, httpx2.TimeoutException)) for e in causes):
+        return (
+            "the connection timed out; check that the host is up and that no firewall "
+            "drops the connection"
+        )
+    if any(isinstance(e, OSError) for e in causes):
+        return f"could not connect ({exc_summary(exc)}); check that the server runs at that URL"
     return ""
 
 

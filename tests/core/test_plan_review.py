@@ -289,6 +289,25 @@ def test_a_saved_plan_is_edited_on_the_task_server(tmp_path) -> None:
     assert statuses(db)[prepare] == "done" and len(tasks(db)) == 6  # the refusals changed nothing
 
 
+def test_a_dependency_removed_from_a_saved_plan_is_removed_on_the_task_server(tmp_path) -> None:
+    db = tmp_path / "tasks.db"
+    core = AgentCore(agent=tasks_agent(db), workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            await core.submit(DIAMOND)
+            draft = core.plan_draft(1)
+            draft.remove_dependency(4, 2)  # Join no longer waits for Left
+            changes = await core.edit_saved_plan(1, draft)
+            return core.plans[0], changes, core.prompts.with_notes("next")
+
+    record, changes, told = asyncio.run(scenario())
+    _, left, right, join = record.ids
+    assert blockers(db, join) == {right}  # the edge is gone from the store, not only the text
+    assert changes == [f"step [{join}] no longer waits for [{left}]"]
+    assert f"no longer waits for [{left}]" in told
+
+
 def test_an_approved_plan_is_worked_by_the_watch_and_by_a_parallel_run(tmp_path) -> None:
     db = tmp_path / "tasks.db"
     core = AgentCore(agent=reviewing(db), workdir=tmp_path, autosave=False)
@@ -355,3 +374,12 @@ def test_approving_through_a_failing_fallback_degrades_as_an_unreviewed_plan_doe
     assert failed.warning in queued[0]  # the model is told, as for a plan saved when made
     assert saved.kind == "custom" and saved.ids == ("row-0", "row-1", "row-2", "row-3")
     assert "[row-3] Join" in queued[1]
+
+
+def test_a_missing_plan_with_one_plan_in_the_session_says_only_plan_1(tmp_path) -> None:
+    from ollie_nb.planning import PlanRecord, PlanStep
+
+    core = AgentCore(agent=AgentConfig.from_dict({}), workdir=tmp_path, autosave=False)
+    core.plan_book.reset([PlanRecord(1, "Goal", (PlanStep("a"),), text="Plan: Goal")])
+    with pytest.raises(NoPlanError, match=r"^there is no plan 2 \(this session has only plan 1\)$"):
+        core.plan_draft(2)

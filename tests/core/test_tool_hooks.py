@@ -150,6 +150,34 @@ def failing_core(tmp_path: Path, body: str) -> AgentCore:
     return AgentCore(OfflineBackend(rate_limited), agent=agent, workdir=tmp_path, autosave=False)
 
 
+@pytest.mark.slow
+def test_a_post_turn_hooks_output_reaches_the_next_prompt_only(tmp_path):
+    counting = (
+        "count = len(pathlib.Path({log!r}).read_text().splitlines())\n"
+        "print(f'after turn {{count}}')"
+    ).format(log=str(tmp_path / "postTurn.jsonl"))
+    prompts: list[str] = []
+
+    def reply(messages, tools):
+        prompts.append(messages[-1].content)
+        return "ok"
+
+    core = AgentCore(
+        OfflineBackend(reply),
+        agent=AgentConfig.from_dict({"hooks": {"postTurn": hook(tmp_path, "postTurn", counting)}}),
+        workdir=tmp_path,
+        autosave=False,
+    )
+
+    async def scenario():
+        async with core:
+            for prompt in ("one", "two", "three"):
+                await core.submit(prompt)
+
+    asyncio.run(scenario())
+    assert prompts == ["one", "two\n\nafter turn 1", "three\n\nafter turn 2"]
+
+
 def test_turn_error_hook_that_exits_0_handles_the_error(tmp_path):
     core = failing_core(tmp_path, 'print("switched to the backup model")')
     result, events = submit(core)

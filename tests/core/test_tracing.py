@@ -24,10 +24,12 @@ from ollie_nb.core import (
     tracing,
 )
 from ollie_nb.llm import OfflineBackend
+from ollie_nb.llm._offline import demo_reply, is_step_prompt
+from ollie_nb.planning import read_step
 from tests.conftest import read_db
 from tests.core.test_parallel_plans import slow_steps
 from tests.support.absent import skip_or_fail
-from tests.support.agents import ROOT
+from tests.support.agents import ROOT, tasks_agent
 
 try:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -176,6 +178,33 @@ def test_a_step_that_failed_is_an_error_span_and_the_others_are_not(tmp_path, sp
     assert plan_run.status.status_code is StatusCode.ERROR
 
 
+@pytest.mark.slow
+def test_a_step_the_sub_agent_left_unmarked_is_an_error_span(tmp_path, spans):
+    db = tmp_path / "tasks.db"
+
+    def reply(messages, tools):
+        last = messages[-1]
+        step = read_step(last.content) if last.role == "user" else None
+        if step is not None and step.title == "Check" and is_step_prompt(last.content):
+            return "I looked at it."  # ends without marking the step done
+        return demo_reply(messages, tools)
+
+    core = AgentCore(OfflineBackend(reply), agent=tasks_agent_with_secret(db), workdir=tmp_path)
+
+    async def scenario():
+        async with core:
+            await core.submit("Ship it\n- Prepare\n- Check (independent)")
+            return await core.run_plan(parallel=2)
+
+    run = asyncio.run(scenario())
+    assert sorted(run.outcome.values()) == ["done", "failed"]
+    steps = by_name(spans.get_finished_spans(), "work_step")
+    failed = next(s for s in steps if s.attributes["ollie.step.status"] == "failed")
+    assert failed.status.status_code is StatusCode.ERROR
+    assert failed.status.description == "the step failed"
+    assert failed.attributes["error.type"] == "step_not_done"
+
+
 def test_a_failed_tool_call_is_an_error_span(tmp_path, spans):
     db = tmp_path / "tasks.db"
     call = {"name": "task_update", "arguments": {"id": "t-none", "status": "done"}}
@@ -266,6 +295,39 @@ def test_message_contents_are_recorded_only_when_asked_and_then_redacted(tmp_pat
     [tool] = by_name(finished, "execute_tool")
     assert "***" in tool.attributes["gen_ai.tool.call.arguments"]
     assert "gen_ai.tool.call.result" in tool.attributes
+
+
+@pytest.mark.slow
+def test_a_key_the_model_wrote_into_tool_arguments_is_redacted_in_the_trace(tmp_path, monkeypatch):
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    exporter = InMemorySpanExporter()
+    enable_tracing(exporter)
+    written = "ghp_Xq7Lm2Pz9Rt4Vw8Yb3Nc6Hd1Jf5Kg0Sa2Ue"  # in no environment: only detection sees it
+    call = {"name": "task_update", "arguments": {"id": "t-none", "note": f"use {written}"}}
+    backend = OfflineBackend(turns=[[call], f"I used {written}"])
+    core = AgentCore(
+        backend,
+        agent=tasks_agent(tmp_path / "tasks.db"),
+        workdir=tmp_path,
+        approve=lambda n, a: True,
+    )
+
+    async def scenario():
+        async with core:
+            await core.submit("note the token")
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        disable_tracing()
+    finished = exporter.get_finished_spans()
+    assert written not in json.dumps([dict(s.attributes) for s in finished])
+    [tool] = by_name(finished, "execute_tool")
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"])["note"] == "use ***"
+    first, last = sorted(by_name(finished, "chat"), key=lambda s: s.start_time)
+    [part] = json.loads(first.attributes["gen_ai.output.messages"])[0]["parts"]
+    assert json.loads(part["arguments"])["note"] == "use ***"
+    assert "I used ***" in last.attributes["gen_ai.output.messages"]
 
 
 def test_tracing_asked_for_without_the_extra_is_one_usage_line(monkeypatch):

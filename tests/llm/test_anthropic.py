@@ -468,6 +468,17 @@ def test_thinking_blocks_go_back_first_and_unchanged(provider: FakeProvider):
     assert "interleaved-thinking" in request.headers["anthropic-beta"]
 
 
+def test_max_tokens_equal_to_the_thinking_budget_is_raised_above_it(provider: FakeProvider):
+    """The API refuses max_tokens <= budget_tokens: the answer's room is added to the budget."""
+    provider.queue(Reply(chunks=TEXT_REPLY))
+    b = backend(provider)
+    params = GenerationParams(thinking_budget=4000, max_tokens=4000)
+    collect(lambda: b.chat_stream([Message.user("hi")], [], params))
+    body = provider.requests[0].body
+    assert body["thinking"]["budget_tokens"] == 4000
+    assert body["max_tokens"] == 4000 + 8192  # the budget plus the backend's usual room
+
+
 def test_no_thinking_settings_without_a_budget(provider: FakeProvider):
     provider.queue(Reply(chunks=TEXT_REPLY))
     b = backend(provider)

@@ -283,3 +283,62 @@ def test_a_scripted_thinking_reply_streams_its_reasoning_first_and_its_blocks_wh
     assert events[0] == ReasoningDelta("Plan the answer.")
     assert text_of(events) == "Done."
     assert ThinkingReady((block,)) in events
+
+
+def reply_to(prompt: str) -> str:
+    """The offline model's reply to a plan prompt, after a real core's reasoning_plan answered."""
+    from ollie_nb.core import AgentConfig, AgentCore
+
+    async def scenario() -> str:
+        core = AgentCore(OfflineBackend(), agent=AgentConfig.from_dict({}), autosave=False)
+        async with core:
+            return (await core.submit(prompt)).reply
+
+    return asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("items", "note", "steps"),
+    [
+        ("- a\n- b\n- c (after 7)", "item 3's (after 7): there is no step 7 (the list has 3)", 3),
+        ("- a\n- b (after two)\n- c", "item 2's (after two): 'two' is not a step number", 3),
+        (
+            "- a\n- b (after 3)\n- c (after 2)",
+            "item 2's (after 3): step 3 is not before it (waiting for it could make a cycle)",
+            3,
+        ),
+        ("- a\n- b\n- (after 1)", "item 3 has no title: it is called 'Step 3'", 3),
+    ],
+)
+def test_the_demo_planner_says_which_dependencies_it_left_out_and_why(items, note, steps):
+    reply = reply_to(f"Cook dinner\n{items}")
+    assert reply.startswith(f"Planned {steps} steps for: Cook dinner.\n\nFrom your list:\n- "), (
+        reply
+    )
+    assert note in reply
+
+
+def test_a_good_list_gets_no_notes():
+    assert "From your list" not in reply_to(
+        "Cook dinner\n- a\n- b (after 1)\n- c (after step 1, 2)"
+    )
+
+
+def test_a_refused_plan_is_reported_as_refused_not_as_planned():
+    reply = reply_to("Big job\n" + "".join(f"- step {i}\n" for i in range(5000)))
+    assert reply.startswith("The plan for Big job was refused: the plan has 5000 steps; "), reply
+    assert "Planned" not in reply
+
+
+def test_a_plan_in_context_only_is_said_once_the_warning_line_not_repeated():
+    """The user sees the ⚠ line of the plan's warning; the reply does not say it again."""
+    b = OfflineBackend()
+    prompt = Message.user("Clean the house\n- kitchen\n- bathroom")
+    (call,) = calls_of(run(b, [prompt], [PLAN]))
+    warning = "warning: no plan backend: MCP server 'tasks' failed to connect (refused)"
+    result = f"Plan: Clean the house\n1. kitchen\n2. bathroom\n\n{warning}; in context only."
+    history = [prompt, Message.assistant("", [call]), Message.tool(call.id, result, call.name)]
+    assert text_of(run(b, history, [PLAN])) == (
+        "Planned 2 steps for: Clean the house.\n\n"
+        "It was not saved: it lives in context only (the warning says why)."
+    )

@@ -125,6 +125,34 @@ def test_parallel_tool_calls_are_assembled_from_interleaved_deltas(provider: Fak
     ]
 
 
+def unindexed_delta(args: str, call_id: str | None = None, name: str | None = None) -> bytes:
+    """A tool-call delta as servers that leave out `index` send it (an id opens a call)."""
+    piece: dict[str, Any] = {"function": {"arguments": args}}
+    if call_id:
+        piece.update(id=call_id, type="function")
+        piece["function"]["name"] = name
+    return chunk({"tool_calls": [piece]})
+
+
+def test_parallel_calls_without_index_are_told_apart_by_their_ids(provider: FakeProvider):
+    provider.queue(
+        Reply(
+            chunks=[
+                unindexed_delta('{"p": ', "call_p", "get_weather"),
+                unindexed_delta("1}"),
+                unindexed_delta('{"f": 2}', "call_f", "get_time"),
+                chunk({}, "tool_calls"),
+                DONE,
+            ]
+        )
+    )
+    b = backend(provider)
+    events = collect(lambda: b.chat_stream(HISTORY, [WEATHER, TIME]))
+    assert events[0] == ToolCallsReady(
+        [ToolCall("call_p", "get_weather", '{"p": 1}'), ToolCall("call_f", "get_time", '{"f": 2}')]
+    )
+
+
 def test_request_body_carries_converted_messages_tools_and_params(provider: FakeProvider):
     provider.queue(Reply(chunks=TEXT_REPLY))
     b = backend(provider)

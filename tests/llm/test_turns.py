@@ -14,7 +14,7 @@ import tests.llm.test_anthropic as anthropic_wire
 import tests.llm.test_openai as openai_wire
 from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.core._compact import COMPACT_PROMPT
-from ollie_nb.llm import AnthropicBackend, OpenAIBackend, RetryPolicy
+from ollie_nb.llm import AnthropicBackend, OpenAIBackend, RetryPolicy, Usage, priced
 from tests.conftest import MakeCore
 from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply, json_reply, sse
 
@@ -261,4 +261,20 @@ async def test_openrouter_cost_and_cached_tokens_add_up_over_a_session(make_core
     await submit(core, "two")
     assert (core.usage.input_tokens, core.usage.cache_read_tokens) == (2000, 1800)
     assert core.usage.cost == 0.5
-    assert str(core.usage).endswith("(1800 cached, 0 cache writes)")
+    assert str(core.usage).endswith("(1,800 cached, 0 cache writes)")
+
+
+@pytest.mark.anyio
+async def test_the_cost_openrouter_bills_wins_over_the_price_table(make_core, provider):
+    usage = {"prompt_tokens": 1000, "completion_tokens": 10, "cost": 0.5}
+    reply = openai_text("ok")
+    reply.chunks[-2] = openai_wire.chunk(None, usage=usage)
+    provider.queue(reply)
+    model = "openai/gpt-4o-mini"  # a model the price table knows on openrouter
+    backend = OpenAIBackend(
+        model, base_url=provider.url + "/v1", api_key=FAKE_KEY, name="openrouter", retry=FAST
+    )
+    core = await make_core(backend)
+    await submit(core, "one")
+    assert priced(Usage(1000, 10), "openrouter", model).cost not in (None, 0.5)  # it has one
+    assert core.usage.cost == 0.5  # the billed figure, not the table's estimate

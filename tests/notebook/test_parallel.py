@@ -29,6 +29,11 @@ def test_parallel_run_shows_a_tab_per_child_and_a_deterministic_summary(kernel):
     k.run(f"%ollie agent {tasks_agent_file(base)}")
     assert k.run("%ollie subagents").text() == "sub-agents\n(no sub-agents yet)"
     k.run(PLAN)
+    idle = k.run("%ollie run").text()  # the plan is on the task server, not in the queue
+    assert idle.startswith(
+        "ℹ the queue is empty; plan 1 is saved on the task server: work it with "
+    )
+    assert "%ollie run --parallel" in idle and "%ollie watch on" in idle and "ollie-work" in idle
     run = k.run("%ollie run --parallel 3")
     assert run.error is None, run.error
     texts = run.texts()

@@ -13,6 +13,7 @@ from ollie_nb.core import (
     ToolFinished,
     TurnEnded,
     UsageReported,
+    UsageTotals,
 )
 from ollie_nb.notebook._render import Settings, TurnView
 from ollie_nb.planning import PlanRecord, PlanStep
@@ -141,6 +142,22 @@ def test_the_footer_tells_the_turns_figures_from_the_sessions():
     assert footer.endswith(" — session: 530 in · 100 out · 12 requests")
 
 
+def test_the_footer_and_the_usage_row_write_numbers_with_thousands_separators():
+    """One number format: the footer, `%ollie usage` and the run summaries all say 1,592."""
+    cell = Cell()
+    view = TurnView(Settings(), cell.show, cell.live)
+    view(UsageReported(1592, 2195, total_input=12345, total_output=6789, requests=1001))
+    view.finish()
+    footer = cell.texts()[-1]
+    assert footer.startswith("this turn: 1,592 tokens in · 2,195 out · 1 request · "), footer
+    assert footer.endswith(" — session: 12,345 in · 6,789 out · 1,001 requests"), footer
+    totals = UsageTotals(2195, 1592, 3, cache_read_tokens=1024, cache_write_tokens=0)
+    assert (
+        str(totals)
+        == "3 requests, 2,195 tokens in, 1,592 tokens out (1,024 cached, 0 cache writes)"
+    )
+
+
 def test_plan_text_plain_shows_each_step_status_and_the_progress():
     from ollie_nb.notebook._plans import PlanGraphView
     from ollie_nb.planning import format_plan
@@ -184,3 +201,16 @@ def test_a_remote_image_in_a_reply_or_a_tool_result_is_a_link_naming_its_host():
     assert '<img src="https://' not in shown and "<img src='https://" not in shown
     assert "[image: ok (from attacker.example, not loaded)]" in shown
     assert '<img src="data:image/png;base64,iVBORw0KGgo=" alt="inline" />' in streaming
+
+
+def test_an_empty_queue_with_a_plan_on_a_task_server_says_how_to_work_it():
+    from ollie_nb.notebook.commands.plans import empty_queue_text
+
+    in_context = PlanRecord(1, "Goal", (PlanStep("a"),), text="Plan: Goal")
+    saved = PlanRecord(2, "Goal", (PlanStep("a"),), ("t-1",), "t-g", backend="tasks", kind="tasks")
+    assert empty_queue_text([in_context]) == "the queue is empty"
+    assert empty_queue_text([saved, in_context]) == (
+        "the queue is empty; plan 2 is saved on the task server: work it with "
+        "%ollie run --parallel, or %ollie watch on (the agent works each step as it becomes "
+        "ready), or a worker (ollie-work --agent FILE)"
+    )

@@ -74,6 +74,11 @@ def test_a_good_workdir_is_taken(kernel):
         ),
         ("run --parallel 0", "UsageError: %ollie run: argument --parallel: 0; give 1 or more"),
         ("watch on --interval 0", "UsageError: %ollie watch: argument --interval: 0 s; give more"),
+        (
+            "backend openai http://127.0.0.1:9",
+            "UsageError: %ollie backend: http://127.0.0.1:9 is a URL, not a model: the syntax is "
+            "%ollie backend NAME [MODEL]",
+        ),
     ],
 )
 def test_a_bad_option_is_one_usage_line(kernel, line, message):

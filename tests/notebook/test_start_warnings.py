@@ -38,7 +38,9 @@ def kernel(tmp_path_factory):
 WARNING = "⚠ agentSpawn hook exited 3: refused key *** (echo 'refused key ***' >&2; exit 3)"
 
 
-SERVER = "⚠ MCP server bad: MCPError: Connection closed (server stderr: refused key ***)"
+SERVER = (
+    "⚠ MCP server bad (command sh): MCPError: Connection closed (server stderr: refused key ***)"
+)
 
 
 def _warnings(run) -> list[str]:

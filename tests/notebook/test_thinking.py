@@ -80,7 +80,9 @@ def test_usage_and_cost_show_the_prompt_cache_and_the_cost(kernel, provider):
     assert kernel.run(backend).error is None
     assert kernel.run("%%ollie\nhi").error is None
     usage = kernel.run("%ollie usage").text()
-    assert "1 request, 1200 tokens in, 7 tokens out (1024 cached, 0 cache writes), $0.0123" in usage
+    assert (
+        "1 request, 1,200 tokens in, 7 tokens out (1,024 cached, 0 cache writes), $0.0123" in usage
+    )
     cost = kernel.run("%ollie cost").text()
     assert "$0.0123 this session" in cost and "prompt cache: 1024 tokens read, 0 written" in cost
     fields = kernel.run("u = %ollie usage\nprint(u.cache_read_tokens, u.cost)").text()

@@ -3,6 +3,8 @@ without the otel extra one line says how to get it, and the trait stays off."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.support.agents import kernel_env
@@ -44,3 +46,31 @@ def test_without_the_extra_the_trait_is_one_line_and_stays_off(kernel):
         "OllieMagics.tracing: tracing needs OpenTelemetry: pip install 'ollie-nb[otel]'" in lines[0]
     )
     assert state(kernel) == "False False"
+
+
+def test_an_endpoint_where_nothing_listens_is_said_once_and_status_shows_tracing(tmp_path):
+    env = kernel_env(tmp_path)
+    env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = "http://127.0.0.1:9/v1/traces"  # nothing there
+    env["OTEL_BSP_SCHEDULE_DELAY"] = "50"  # ms: the batch goes out at once
+    env["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"] = "1"  # s: the SDK's retries end soon
+    k = Kernel(str(tmp_path), env)
+    try:
+        outputs = [k.run("%load_ext ollie_nb"), k.run("%ollie status")]
+        assert re.search(r"tracing +on: OTLP to http://127.0.0.1:9/v1/traces\n", outputs[-1].text())
+        failing = "from ollie_nb.core import tracing; print(tracing().report.failing)"
+        for _ in range(3):  # each turn's spans fail to export; the line comes once
+            outputs.append(k.run("%ollie ask hello"))
+            outputs.append(k.run("from ollie_nb.core import tracing; tracing().flush()"))
+        assert k.run(failing).text().strip() == "True"
+        outputs.append(k.run("%ollie status"))
+        said = "\n".join(run.text() for run in outputs)  # stream text included
+        assert (
+            said.count(
+                "ollie_nb: tracing could not export spans (OTLP to http://127.0.0.1:9/v1/traces)"
+            )
+            == 1
+        ), said
+        assert "Transient error" not in said and "Failed to export" not in said, said
+        assert "the last export failed" in outputs[-1].text()
+    finally:
+        k.shutdown()

@@ -98,3 +98,10 @@ def test_bad_step_numbers_are_one_clear_line() -> None:
         draft.add_dependency(2, 2)
     with pytest.raises(PlanValidationError, match="integer"):
         draft.row("2")  # type: ignore[arg-type]
+
+
+def test_the_last_step_deleted_then_a_step_added_is_a_deletion_and_an_addition() -> None:
+    draft = diamond()
+    draft.delete(4)
+    assert draft.add("new") == 4
+    assert draft.edits() == ["deleted step 4 ('release')", "added step 4 ('new')"]

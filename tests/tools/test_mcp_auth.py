@@ -83,7 +83,7 @@ def test_a_wrong_token_from_a_variable_names_the_header_and_variable(
     status = _status(listing)
     assert status.state is ServerState.FAILED
     assert status.detail == (
-        f"tasks: {REFUSED}; the headers come from mcpServers.tasks.headers "
+        f"tasks ({tasks_url}): {REFUSED}; the headers come from mcpServers.tasks.headers "
         "(Authorization from $TASKS_TOKEN)"
     )
     assert "wrong-token-value" not in str(listing)
@@ -93,7 +93,7 @@ def test_a_wrong_token_from_a_variable_names_the_header_and_variable(
 def test_a_token_written_in_the_file_is_never_quoted(tasks_url, tmp_path):
     listing = _servers(tasks_url, {"Authorization": "Bearer literal-secret"}, tmp_path)
     assert _status(listing).detail == (
-        f"tasks: {REFUSED}; the headers come from mcpServers.tasks.headers (Authorization)"
+        f"tasks ({tasks_url}): {REFUSED}; the headers come from mcpServers.tasks.headers (Authorization)"
     )
     assert "literal-secret" not in str(listing)
 
@@ -101,7 +101,7 @@ def test_a_token_written_in_the_file_is_never_quoted(tasks_url, tmp_path):
 def test_no_headers_says_how_to_give_them(tasks_url, tmp_path):
     detail = _status(_servers(tasks_url, None, tmp_path)).detail
     assert detail == (
-        f"tasks: {REFUSED}; no headers are set: give the token as mcpServers.tasks.headers, "
+        f"tasks ({tasks_url}): {REFUSED}; no headers are set: give the token as mcpServers.tasks.headers, "
         'e.g. {"Authorization": "Bearer ${TOKEN}"}'
     )
 

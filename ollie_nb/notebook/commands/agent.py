@@ -47,6 +47,8 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
     state = "running" if runtime.busy else "idle"
     problem = [("agent problem", runtime.agent_problem)] if runtime.agent_problem else []
 
+    from ollie_nb.core import tracing  # the core: loaded with the runtime
+
     def rows(core: AgentCore) -> list[tuple[str, str]]:
         info = core.list_servers()
         # The server requests go to: what the troubleshooting table says to check.
@@ -63,6 +65,7 @@ def cmd_status(ctx: CommandContext, rest: str) -> Displayable:
             ("state", state),
             ("queue", str(len(core.queued))),
             ("usage", str(core.usage)),
+            ("tracing", core.redact(tracing().state)),
             ("session", core.session_id + (f" ({core.session_name})" if core.session_name else "")),
         ]
 
@@ -98,6 +101,12 @@ def cmd_backend(ctx: CommandContext, rest: str) -> Displayable:
     else:
         from ollie_nb.llm import LLMError, make_backend  # the llm layer: on first use
 
+        if len(words) > 1 and "://" in words[1]:
+            raise UsageError(
+                f"%ollie backend: {words[1]} is a URL, not a model: the syntax is "
+                f"%ollie backend NAME [MODEL]; a server's URL comes from OLLIE_OPENAI_URL "
+                f"(openai, openrouter) or OLLIE_OLLAMA_URL (ollama)"
+            )
         try:
             backend = make_backend(words[0], model=words[1] if len(words) > 1 else None)
         except LLMError as exc:

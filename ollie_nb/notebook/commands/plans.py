@@ -20,7 +20,7 @@ from ollie_nb.notebook.commands._registry import COMMANDS
 
 if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
-    from ollie_nb.planning import StepState
+    from ollie_nb.planning import PlanRecord, StepState
 
 command = COMMANDS.command
 
@@ -179,12 +179,25 @@ def cmd_run(ctx: CommandContext, rest: str) -> Any:
 
     prompt = ctx.core_call(lambda core: core.next_prompt())
     if prompt is None:
-        return Notice("the queue is empty")
+        return Notice(empty_queue_text(ctx.on_loop(lambda core: list(core.plans))))
     if args.bg:
         from ollie_nb.notebook._widgets import BackgroundTurn  # ipywidgets: on first use
 
         return BackgroundTurn(ctx.settings(), runtime, prompt)
     return ctx.foreground(runtime, prompt)
+
+
+def empty_queue_text(plans: list[PlanRecord]) -> str:
+    """What `%ollie run` says with nothing queued: how to work the latest plan saved on a task
+    server (its steps are there, not in the queue)."""
+    saved = [r for r in plans if r.kind == "tasks" and r.persisted]
+    if not saved:
+        return "the queue is empty"
+    return (
+        f"the queue is empty; plan {saved[-1].number} is saved on the task server: work it with "
+        "%ollie run --parallel, or %ollie watch on (the agent works each step as it becomes "
+        "ready), or a worker (ollie-work --agent FILE)"
+    )
 
 
 @command(
