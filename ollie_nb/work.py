@@ -48,7 +48,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--until-idle",
         action="store_true",
-        help="exit 0 when no step is ready or claimed (default: keep watching the store)",
+        help="exit when no step is ready or held with a lease: 0, or 1 if a step failed "
+        "(default: keep watching the store)",
     )
     return p
 

@@ -260,7 +260,10 @@ class AgentCore:
         )
         self.env.reasoning.add_plan_listener(self._on_plan)
         self.env.reasoning.hold_plans = lambda: self.reviewing
-        self.router = ToolRouter(self.env.dispatcher)
+        client = self.env.task_client
+        self.router = ToolRouter(self.env.dispatcher, task_server=self.env.task_server or "")
+        if client is not None:  # the model's task_* calls carry the claims the agent made
+            self.router.held = client.held
         await self.router.refresh()
         context, warnings = await spawn_hooks(
             self.config, self._workdir, self.session.session_id, self.subprocess_env()
@@ -417,7 +420,8 @@ class AgentCore:
         """One item as a turn; the step it works is known from it (a queue plan's is marked)."""
         step = item.step
         self.watch.took(step)  # before the claim's round trip: the watch queues it no more
-        held = await self.watch.admit(item, self._claim_lost(item))  # a watch step: claimed
+        lost: list[str] = []  # why the claim of the item's step was lost, once it is
+        held = await self.watch.admit(item, self._claim_lost(item, lost))  # a watch step
         if held.refused:
             return TurnResult(blocked=held.refused)  # another worker holds it: not worked here
         marked = step if step is not None and step.kind == "queue" else None
@@ -435,8 +439,9 @@ class AgentCore:
             self.turn.ledger = self.spend.session
             if held.beat is not None:
                 held.beat.cancel()
-            with contextlib.suppress(Exception):  # the lease ends a claim left behind anyway
-                await self.watch.release(item)  # a watch step goes back unless it is closed
+            if not lost:  # a lost claim is the new holder's: never released over it
+                with contextlib.suppress(Exception):  # the lease ends a claim left anyway
+                    await self.watch.release(item)  # a watch step goes back unless closed
         if marked is not None:
             state = (
                 StepState.OPEN
@@ -458,10 +463,20 @@ class AgentCore:
         watch = item.origin is Origin.WATCH
         return traced.step(step, goal_id, self.agent_name, watch, work)
 
-    def _claim_lost(self, item: QueuedPrompt) -> Callable[[str], None]:
-        """What a lost claim of the item's step tells the user (a warning in its turn)."""
-        label = item.step.label if item.step is not None else "the step"
-        return lambda why: self.emit(Notice(f"{label}: the claim was lost: {why}", "warning"))
+    def _claim_lost(self, item: QueuedPrompt, lost: list[str]) -> Callable[[str], None]:
+        """A lost claim of the item's step: the user is told, and the turn working it stops
+        (another holds the step now; `lost` keeps why, so the turn's end leaves it be)."""
+        step = item.step
+        which = f"step {step.number} ({step.step_id})" if step is not None else "the step"
+
+        def stop(why: str) -> None:
+            lost.append(why)
+            self.emit(Notice(f"the claim of {which} was lost: {why}", "warning"))
+            if self._task is not None and not self._task.done():
+                self._runner.interrupting = True  # this turn only stops: not a shutdown
+                self._task.cancel()
+
+        return stop
 
     async def _steps_became_ready(self) -> bool:
         """With a watcher on, read task events before the queue is called empty."""

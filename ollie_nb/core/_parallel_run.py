@@ -17,7 +17,9 @@ is safe (a claim of a step someone took meanwhile is refused), so the view read 
 with what this run's children settled since, stands in for up to REFRESH s while it
 shows a step to start; it is read afresh when it shows none (or claims are not atomic).
 Runs that share a plan with other claimers (headless workers) take its ready steps in
-an order of their own (`spread`), so that they seldom race for the same step.
+an order of their own (`spread`), so that they seldom race for the same step, and end when
+only other claimers' steps are at work: the worker waits for those (or not, for a claim
+without end) on the store's change signal and their leases.
 """
 
 from __future__ import annotations
@@ -324,7 +326,10 @@ class ParallelRun:
             taken_now = len(self._skip) > skipped
             if taken_now and self._late:
                 return True  # the late view misled: read afresh at once, no pause
-            active = self._agent_works or taken_now or any(s.is_active for s in states)
+            # a shared plan's run (spread: a worker) leaves others' claims to its worker,
+            # which waits on the store's signal and on their leases, not on POLL
+            others = self._order is None and any(s.is_active for s in states)
+            active = self._agent_works or taken_now or others
             if not active and not self._ready(statuses):
                 return False  # nothing runs and nothing can: blocked by a failed step
             await asyncio.sleep(POLL)  # another agent works a step this plan waits for
@@ -392,6 +397,8 @@ class ParallelRun:
         except asyncio.CancelledError:
             self._claiming[step_id] = claim
             raise
+        if claimed.note:  # said once (the server needs leases)
+            self.emit(WatchWhat.NOTE, claimed.note, step_id)
         if not claimed.taken:
             self._skip[step_id] = False
             self._stale = self._late  # others took steps the late view shows open
@@ -438,7 +445,8 @@ class ParallelRun:
 
         def lost(why: str) -> None:  # another claimer may hold it now: the child stops
             self._lost.add(step_id)
-            self.emit(WatchWhat.NOTE, f"the claim of {step_id} was lost: {why}", step_id)
+            which = f"step {self.record.ids.index(step_id) + 1} ({step_id})"
+            self.emit(WatchWhat.NOTE, f"the claim of {which} was lost: {why}", step_id)
             child.interrupt()
 
         beat = asyncio.ensure_future(self.store.keep(step_id, assignee, lost))

@@ -14,7 +14,7 @@ import inspect
 import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ollie_nb.llm import ToolCall, ToolDef
@@ -29,7 +29,9 @@ from ollie_nb.planning import (
     TASK_READ,
     TASK_TOOLS,
     TASK_UPDATE,
+    HeldClaims,
     StepRef,
+    without_tokens,
 )
 from ollie_nb.redaction import mask_args, secret_paths
 from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary
@@ -204,6 +206,8 @@ class ToolRouter:
     defs: list[ToolDef] = field(default_factory=list)
     alone: frozenset[str] = frozenset()  # model-visible names whose server says: run alone
     read_only: frozenset[str] = frozenset()  # model-visible names of tools that change nothing
+    task_server: str = ""  # the wired task server: its task_* calls carry this agent's claims
+    held: HeldClaims = field(default_factory=HeldClaims)  # the claims this agent made
 
     async def refresh(self) -> None:
         """Map model-visible tool names to (server, tool); later duplicates get a server prefix."""
@@ -282,7 +286,17 @@ class ToolRouter:
     async def dispatch(self, call: ToolCall, args: dict[str, Any]) -> ToolResult:
         """Run a checked, approved call on its server."""
         server, tool = self.routes[call.name]
-        return await self.dispatcher.dispatch(server, tool, args)
+        if server != self.task_server or tool not in TASK_TOOLS:
+            return await self.dispatcher.dispatch(server, tool, args)
+        return await self._task_call(server, tool, args)
+
+    async def _task_call(self, server: str, tool: str, args: dict[str, Any]) -> ToolResult:
+        """A task-store call of the model: a task this agent holds is worked with its claim's
+        token, which the model never sees (its `token:` lines are cut from the answer)."""
+        sent = self.held.with_token(tool, args)
+        result = await self.dispatcher.dispatch(server, tool, sent)
+        self.held.answered(tool, sent, not result.is_error, result.text)
+        return replace(result, text=without_tokens(result.text))
 
 
 def parse_arguments(raw: str) -> tuple[Any, str]:
@@ -311,4 +325,6 @@ def child_router(parent: ToolRouter) -> ToolRouter:
     """The parent's tools without the `subagent` server's: children spawn no children."""
     routes = {k: v for k, v in parent.routes.items() if v[0] != "subagent"}
     defs = [d for d in parent.defs if d.name in routes]
-    return ToolRouter(parent.dispatcher, routes, defs)
+    return ToolRouter(
+        parent.dispatcher, routes, defs, task_server=parent.task_server, held=parent.held
+    )

@@ -102,12 +102,14 @@ class AgentWatch:
             return Hold()
         client, assignee = env.task_client, self._name()
         lease = client.lease(env.config.claim_lease)
-        claim = await client.claim(step.task_id, assignee, lease if lease.active else None)
+        claim = await client.claim(step.task_id, assignee, lease)
+        if claim.note:
+            self.emit(WatchNotice(claim.note, WatchWhat.NOTE, step_id=step.task_id))
         if not claim.taken:
             why = claim.reason or claim.outcome.value
             self.refused(step, why)
             return Hold(refused=why)
-        if not lease.active:
+        if not claim.renewal.active:
             return Hold()
         beat = asyncio.ensure_future(client.keep(step.task_id, assignee, lease, lost))
         return Hold(beat=beat)
@@ -128,7 +130,12 @@ class AgentWatch:
         if env is None or env.task_client is None:
             return
         note = f"{self._name()}'s turn on it did not finish"
-        await env.task_client.release(step.task_id, note)
+        released = await env.task_client.release(step.task_id, note)
+        if released.refused:  # the claim is someone else's now: theirs to settle
+            text = (
+                f"{step.label}: left as it is, the server refused its release: {released.refused}"
+            )
+            self.emit(WatchNotice(text, WatchWhat.NOTE, step_id=step.task_id))
 
     async def start(
         self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True

@@ -7,8 +7,9 @@ server (those marked approved for work, the ones `--plan` names, or with `--all`
 one), and works each plan with ready steps
 as a parallel run (`--parallel N` sub-agents at once, each step claimed with a lease and
 renewed while its child works), each step's prompt carrying its goal and body as in a
-notebook's parallel run. It logs one line per step. With `--until-idle` it exits 0 once
-no step is ready or claimed; without it, it waits for the store's change signal (the
+notebook's parallel run. It logs one line per step. With `--until-idle` it exits once no
+step is ready or held with a lease by another (a claim without end is not waited on): 0, or
+EXIT_FAILED when a step failed; without it, it waits for the store's change signal (the
 `tasks://events` resource subscription) and looks again, polling the event log every
 WAIT_POLL s only on a server that offers no signal. SIGINT / SIGTERM stop the run: its children are
 interrupted and their steps handed back (open again); so does a spend cap (BUDGETS.md),
@@ -58,6 +59,7 @@ WAIT_POLL = 1.0  # s between reads of the event log while waiting, without a cha
 SIGNAL_CHECK = 30.0  # s: with a signal, the event log is read this often anyway
 LEASE_MARGIN = 0.2  # s past a claim's lease end before the store is read again
 LEASE_RECHECK = 1.0  # s between reads while a lease looks over but its claim stands (skew)
+EXIT_FAILED = 1  # a step failed (a spend cap stops it with 1 too; signals: 130 / 143)
 MAX_ARGS_SHOWN = 300  # characters of a refused call's arguments in its log line
 
 
@@ -135,6 +137,8 @@ class Worker:
         self.waits = ""  # how it last waited for a change: "signal" or "poll"
         self.capped = ""  # the spend cap that stopped it (a new run would only meet it again)
         self.lease_ends: list[float] = []  # when the claims it saw last run out (epoch s)
+        self.held: list[Task] = []  # the steps of its plans others hold, as last listed
+        self._told: set[tuple[str, str]] = set()  # (step, holder) pairs the log named
         self._stop = asyncio.Event()
         core.subagents.listeners.append(self._child_event)  # its steps' refused calls
 
@@ -171,7 +175,10 @@ class Worker:
         states = {t.id: t.state for t in tasks}
         ready = {t.id for t in tasks if t.ready}
         self.lease_ends = lease_ends(tasks)
-        return plans_of(tasks, self.options.wants), states, ready
+        records = plans_of(tasks, self.options.wants)
+        ids = {i for r in records for i in r.ids}
+        self.held = [t for t in tasks if t.id in ids and t.state.is_active]
+        return records, states, ready
 
     def _look_within(self) -> float:
         """How long to wait for a signal: SIGNAL_CHECK, or until the first lease the store
@@ -201,7 +208,7 @@ class Worker:
         failed = False
         seen = await self._last_seq()
         while True:
-            records, states, ready_ids = await self.plans()
+            records, _, ready_ids = await self.plans()
             if self.options.plans and not records:
                 named = ", ".join(self.options.plans)
                 raise WorkerError(f"no plan with the goal id {named} in the store")
@@ -214,16 +221,24 @@ class Worker:
                 worked, failed = worked + steps, failed or broke
             if self.capped:
                 self._log(f"stopped: {self.capped}; its claimed steps were handed back")
-                return 1
+                return EXIT_FAILED
             if self.stopping:
                 self._log(f"stopped by {self.stopping}: claimed steps handed back")
                 return 130 if self.stopping == "SIGINT" else 143
-            claimed = any(_has_claims(r, states) for r in records)
-            if not ready and self.options.until_idle and not claimed:
-                self._log("idle: no step is ready or claimed")
-                return 1 if failed else 0
+            leased = [t for t in self.held if t.leased]  # claims that end unless renewed
+            if not ready and self.options.until_idle and not leased:
+                self._log("idle: no step is ready or held with a lease" + _endless(self.held))
+                return EXIT_FAILED if failed else 0
             if not worked:  # nothing to do, or every claim refused: wait for a change
+                self._tell_holders()
                 seen = await self._wait_change(seen)
+
+    def _tell_holders(self) -> None:
+        """Log who holds the steps it waits on, once per step and holder."""
+        for task in self.held:
+            if (task.id, task.assignee) not in self._told:
+                self._told.add((task.id, task.assignee))
+                self._log(f"held: {holder_line(task)}")
 
     async def _work(self, record: PlanRecord) -> tuple[int, bool]:
         """One parallel run of `record`: how many steps it worked, and whether one failed."""
@@ -345,5 +360,16 @@ def lease_ends(tasks: list[Task]) -> list[float]:
     return ends
 
 
-def _has_claims(record: PlanRecord, states: dict[str, StepState]) -> bool:
-    return any(states.get(step_id, StepState.UNKNOWN).is_active for step_id in record.ids)
+def holder_line(task: Task) -> str:
+    """Who holds a step, and until when: `t-1 (title) by bob, lease ends ...Z`."""
+    who = task.assignee or "someone unnamed"
+    until = f"lease ends {task.lease_until}" if task.lease_until else "no lease: not waited on"
+    return f"{task.id} ({task.title}) by {who}, {until}"
+
+
+def _endless(held: list[Task]) -> str:
+    """The idle line's tail naming steps held without end (never waited on)."""
+    endless = [t for t in held if not t.leased]
+    if not endless:
+        return ""
+    return " (held without end, not waited on: " + "; ".join(map(holder_line, endless)) + ")"

@@ -21,11 +21,14 @@ from ollie_nb.planning._client import (
     Deleted,
     Dispatch,
     EventsPage,
+    HeldClaims,
     LeasePolicy,
+    Released,
     Task,
     TaskCallError,
     TaskCaps,
     TaskClient,
+    without_tokens,
 )
 from ollie_nb.planning._convention import (
     APPROVED_LABEL,
@@ -136,6 +139,7 @@ __all__ = [
     "EventsPage",
     "GraphTimeout",
     "GraphvizUnavailable",
+    "HeldClaims",
     "KindedPlanBackend",
     "LeasePolicy",
     "Origin",
@@ -152,6 +156,7 @@ __all__ = [
     "PlanView",
     "QueuePlanBackend",
     "QueuedPrompt",
+    "Released",
     "Review",
     "ReviewNote",
     "Spend",
@@ -189,4 +194,5 @@ __all__ = [
     "status_wrong_ids",
     "step_item",
     "step_prompt",
+    "without_tokens",
 ]

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import enum
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ollie_nb.errors import TaskServerError
@@ -53,7 +54,17 @@ Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
 
 MAX_LIST_PAGES = 1000  # pages of one listing, against a server whose cursor loops
 HEARTBEATS_PER_LEASE = 3
-LIST_FIELDS = ("id", "title", "status", "parent", "blockers", "body", "lease_until", "labels")
+LIST_FIELDS = (
+    "id",
+    "title",
+    "status",
+    "parent",
+    "blockers",
+    "body",
+    "lease_until",
+    "labels",
+    "assignee",
+)
 
 
 def _json_object(text: str) -> Any:
@@ -93,6 +104,7 @@ class TaskCaps:
     dep: bool = True
     subscriptions: bool = False  # the server signals its changes (MCP resource updates)
     labels: bool = False  # task_create takes labels (a goal's approval mark): only when seen
+    tokens: bool = True  # task_claim answers a claim token its holder presents (ollie-tasks)
 
     @classmethod
     def of(cls, schemas: Mapping[str, Mapping[str, Any]], subscriptions: bool) -> TaskCaps:
@@ -110,6 +122,7 @@ class TaskCaps:
             dep=TASK_DEP in schemas,
             subscriptions=subscriptions,
             labels=_takes(schemas, TASK_CREATE, "labels"),
+            tokens=_takes(schemas, TASK_CLAIM, "token"),
         )
 
     @property
@@ -149,16 +162,117 @@ class ClaimOutcome(enum.Enum):
 
 @dataclass(frozen=True)
 class Claim:
-    """A claim's outcome: claimed (with its lease, and whether atomic), or why not."""
+    """A claim's outcome: claimed (with the lease granted, its token, and whether atomic),
+    or why not. The token is the holder's secret: never shown (not in its repr)."""
 
     outcome: ClaimOutcome
     reason: str = ""
-    lease: float = 0.0  # seconds the claim holds unless renewed (0: no expiry)
+    lease: float = 0.0  # seconds the server granted unless renewed (0: no expiry)
     atomic: bool = True  # task_claim took it (not a task_update another agent may race)
+    token: str = field(default="", repr=False)  # '' from a server without tokens
+    note: str = ""  # said once to the user (the server refused claimLease 0)
 
     @property
     def taken(self) -> bool:
         return self.outcome is ClaimOutcome.CLAIMED
+
+    @property
+    def renewal(self) -> LeasePolicy:
+        """How the claim is kept: renewed at a third of the lease granted (none: no renewals)."""
+        return LeasePolicy(self.lease, renews=self.lease > 0)
+
+
+TOKEN_PREFIX = "token:"
+LEASE_PREFIX = "lease:"
+TOKEN_TOOLS = frozenset({TASK_CLAIM, TASK_HEARTBEAT, TASK_UPDATE})
+"""The convention's tools that take a claim token on a server with tokens."""
+
+
+def claim_answer(text: str, asked: float) -> tuple[str, float]:
+    """The token and the lease granted that a task_claim or task_heartbeat answer gives
+    (`token: ...`, `lease: 300 s` / `lease: none`); a server without them: '' and `asked`."""
+    token, granted = "", asked
+    for line in text.splitlines()[1:]:
+        line = line.strip()
+        if line.startswith(TOKEN_PREFIX):
+            token = line.removeprefix(TOKEN_PREFIX).strip()
+        elif line.startswith(LEASE_PREFIX):
+            words = line.removeprefix(LEASE_PREFIX).split()
+            if words and words[0] == "none":
+                granted = 0.0
+            elif words:
+                with contextlib.suppress(ValueError):
+                    granted = float(words[0])
+    return token, granted
+
+
+def without_tokens(text: str) -> str:
+    """A task tool's answer without its `token:` lines (what the model may read)."""
+    lines = text.splitlines(keepends=True)
+    return "".join(line for line in lines if not line.strip().startswith(TOKEN_PREFIX))
+
+
+class HeldClaims:
+    """The claims this agent made, by task id: filled when it claims, read by its own
+    task-store calls and by the tool gateway, which attaches the token to the model's
+    task_* calls of such a task. The tokens are never shown (its repr names ids only)."""
+
+    def __init__(self) -> None:
+        self._claims: dict[str, Claim] = {}
+
+    def __repr__(self) -> str:
+        return f"HeldClaims({sorted(self._claims)!r})"
+
+    def hold(self, task_id: str, claim: Claim) -> None:
+        self._claims[task_id] = claim
+
+    def get(self, task_id: str) -> Claim | None:
+        return self._claims.get(task_id)
+
+    def drop(self, task_id: str) -> None:
+        self._claims.pop(task_id, None)
+
+    def with_token(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        """`args` with the held claim's token for a token-taking call on a held task (a
+        token given already stays)."""
+        held = self._claims.get(str(args.get("id", ""))) if tool in TOKEN_TOOLS else None
+        if held is None or not held.token or args.get("token"):
+            return args
+        return {**args, "token": held.token}
+
+    def answered(self, tool: str, args: Mapping[str, Any], ok: bool, text: str) -> None:
+        """Keep what a call did to a held claim: a claim made (its token), a claim that
+        ended (the task left in_progress, went to another assignee, or a renewal refused)."""
+        task_id = str(args.get("id", ""))
+        if tool == TASK_CLAIM and ok:
+            token, granted = claim_answer(text, float(args.get("lease", 0) or 0))
+            if token:
+                self.hold(task_id, Claim(ClaimOutcome.CLAIMED, lease=granted, token=token))
+        elif (tool == TASK_HEARTBEAT and not ok) or (
+            tool == TASK_UPDATE and ok and _ends_claim(args)
+        ):
+            self.drop(task_id)
+
+
+def _ends_claim(args: Mapping[str, Any]) -> bool:
+    """Whether a task_update with `args` ends its task's claim (the server voids the token)."""
+    status = str(args.get("status") or "")
+    return bool(status and status != StepState.IN_PROGRESS.value) or bool(args.get("assignee"))
+
+
+@dataclass(frozen=True)
+class Released:
+    """How a release ended: the task opened again, or the server's refusal (one line)."""
+
+    opened: bool
+    refused: str = ""
+
+
+def _endless_refused(args: Mapping[str, Any], result: ToolResultLike) -> bool:
+    """Whether a task_claim asked with lease 0 was refused for it (the server needs leases)."""
+    if args.get("lease") != 0 or not result.is_error or result.timed_out:
+        return False
+    return "lease" in first_line(result.text).lower()
 
 
 class Deleted(enum.Enum):
@@ -191,6 +305,7 @@ class Task:
     body: str | None = None
     lease_until: str = ""
     labels: tuple[str, ...] = ()
+    assignee: str = ""  # who holds it (over HTTP with named users: the user)
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Task:
@@ -205,7 +320,13 @@ class Task:
             None if body is None else str(body),
             str(data.get("lease_until") or ""),
             tuple(str(label) for label in data.get("labels") or ()),
+            str(data.get("assignee") or ""),
         )
+
+    @property
+    def leased(self) -> bool:
+        """Held with a lease that runs out unless renewed (a claim with an end)."""
+        return self.state.is_active and bool(self.lease_until)
 
     @property
     def ready(self) -> bool:
@@ -223,13 +344,20 @@ class TaskClient:
         self._no_json: set[str] = set()  # read tools that refused format="json"
         self._by_ids = True  # task_list takes ids= (one query for one task's status)
         self._paged_events = self.caps.event_pages  # until the server refuses format="page"
+        self.held = HeldClaims()  # the claims this agent made: their tokens and leases
+        self._endless = True  # the server may take claimLease 0, until it refuses it
 
     def __repr__(self) -> str:
         return f"TaskClient(server={self.server!r})"
 
     async def _call(self, tool: str, args: dict[str, Any]) -> ToolResultLike:
-        """One tool call as it answered (errors are results, not raised)."""
-        return await self._dispatch(self.server, tool, args)
+        """One tool call as it answered (errors are results, not raised); a call on a task
+        this agent holds presents the claim's token, and what it did to the claim is kept."""
+        if self.caps.tokens:
+            args = self.held.with_token(tool, args)
+        result = await self._dispatch(self.server, tool, args)
+        self.held.answered(tool, args, not result.is_error, result.text)
+        return result
 
     async def create(self, **fields: Any) -> str:
         """Create a task; its id (TaskCallError when refused or not one id)."""
@@ -253,8 +381,10 @@ class TaskClient:
         return result.text.removeprefix("error: ") if result.is_error else ""
 
     async def set_state(self, task_id: str, state: StepState, note: str) -> StepState:
-        """Set a task's state with a note (the server's refusal is logged in its own log)."""
-        await self.update(task_id, status=state.value, note=note[:500])
+        """Set a task's state with a note: the state it has then (refused, e.g. another
+        holds the claim now: the state the server reports, as it stands)."""
+        if await self.update(task_id, status=state.value, note=note[:500]):
+            return await self.status(task_id)
         return state
 
     def lease(self, seconds: float) -> LeasePolicy:
@@ -266,51 +396,70 @@ class TaskClient:
     async def claim(self, task_id: str, assignee: str, lease: LeasePolicy | None = None) -> Claim:
         """Take a task for `assignee`: atomically with task_claim when the server has it,
         else by setting it in progress with task_update (which another agent may race).
-        `lease` is passed only when the server takes leases: others are called as before."""
+        `lease` is passed only when the server takes leases: others are called as before.
+        The claim carries the lease the server granted and its token (kept in `held`)."""
         if not self.caps.claims:
             why = await self.update(task_id, status="in_progress", assignee=assignee)
             if why:
                 return Claim(ClaimOutcome.REFUSED, why, atomic=False)
             return Claim(ClaimOutcome.CLAIMED, atomic=False)
         args: dict[str, Any] = {"id": task_id, "assignee": assignee}
-        if lease is not None and lease.renews:
+        if lease is not None and lease.renews and (lease.seconds > 0 or self._endless):
             args["lease"] = lease.seconds
         result = await self._call(TASK_CLAIM, args)
-        if not result.is_error:
-            return Claim(ClaimOutcome.CLAIMED, lease=args.get("lease", 0.0))
-        outcome = ClaimOutcome.FAILED if result.timed_out else ClaimOutcome.REFUSED
-        return Claim(outcome, result.text.removeprefix("error: "))
+        note = ""
+        if _endless_refused(args, result):
+            self._endless = False  # said once: later claims take the default at once
+            note = (
+                f"the task server needs leases (claimLease 0 refused: {first_line(result.text)})"
+                "; claims take its default lease"
+            )
+            del args["lease"]
+            result = await self._call(TASK_CLAIM, args)
+        if result.is_error:
+            outcome = ClaimOutcome.FAILED if result.timed_out else ClaimOutcome.REFUSED
+            return Claim(outcome, result.text.removeprefix("error: "), note=note)
+        token, granted = claim_answer(result.text, float(args.get("lease", 0.0)))
+        claim = Claim(ClaimOutcome.CLAIMED, lease=granted, token=token, note=note)
+        self.held.hold(task_id, claim)
+        return claim
 
     async def renew(self, task_id: str, assignee: str, lease: LeasePolicy) -> str:
-        """Renew `assignee`'s claim for the lease (task_heartbeat, or task_claim again):
-        '' when renewed, else why not (the claim is gone)."""
+        """Renew `assignee`'s claim for the lease granted (task_heartbeat, or task_claim
+        again), presenting its token: '' when renewed, else why not (the claim is gone)."""
         tool = TASK_HEARTBEAT if self.caps.heartbeat else TASK_CLAIM
-        args = {"id": task_id, "assignee": assignee, "lease": lease.seconds}
+        args = {"id": task_id, "assignee": assignee, "lease": self._renewal(task_id, lease).seconds}
         result = await self._call(tool, args)
         return result.text.removeprefix("error: ") if result.is_error else ""
+
+    def _renewal(self, task_id: str, lease: LeasePolicy) -> LeasePolicy:
+        """How a claim is renewed: by the lease granted when this agent claimed it."""
+        held = self.held.get(task_id)
+        return held.renewal if held is not None and lease.renews else lease
 
     async def keep(
         self, task_id: str, assignee: str, lease: LeasePolicy, lost: Callable[[str], None]
     ) -> None:
-        """Renew the claim every `lease.interval` s until cancelled; `lost(why)` when refused.
-
-        Runs for ever without a lease (a server without them, or `claimLease: 0`).
-        """
-        if not lease.active:
+        """Renew the claim every third of its granted lease until cancelled; `lost(why)`
+        when refused. Runs for ever without a lease (a server without them, `claimLease: 0`)."""
+        renewal = self._renewal(task_id, lease)
+        if not renewal.active:
             await asyncio.Event().wait()
         while True:
-            await asyncio.sleep(lease.interval)
-            why = await self.renew(task_id, assignee, lease)
+            await asyncio.sleep(renewal.interval)
+            why = await self.renew(task_id, assignee, renewal)
             if why:
                 lost(why)
                 return
 
-    async def release(self, task_id: str, note: str) -> bool:
-        """Open a claimed task again when it is still in progress; True if it was."""
+    async def release(self, task_id: str, note: str) -> Released:
+        """Open a claimed task again when it is still in progress, with the claim's token:
+        a server with tokens refuses when the claim is someone else's now."""
         if not (await self.read(task_id)).is_active:
-            return False
-        await self.update(task_id, status=StepState.OPEN.value, note=note)
-        return True
+            return Released(False)
+        why = await self.update(task_id, status=StepState.OPEN.value, note=note)
+        self.held.drop(task_id)
+        return Released(not why, first_line(why, "") if why else "")
 
     async def delete(self, task_id: str, *, recursive: bool = False) -> Deleted:
         """How one task_delete call ended."""

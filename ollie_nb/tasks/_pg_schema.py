@@ -76,6 +76,10 @@ PG_MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN lease_until DOUBLE PRECISION",
         "CREATE INDEX tasks_lease ON tasks(lease_until) WHERE lease_until IS NOT NULL",
     ),
+    (
+        # The SHA-256 of the token of the claim that holds the task (NULL: none).
+        "ALTER TABLE tasks ADD COLUMN claim_token TEXT",
+    ),
 )
 
 PG_SCHEMA_VERSION: int = len(PG_MIGRATIONS)

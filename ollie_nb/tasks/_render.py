@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 
 from ollie_nb.tasks._store import Event, Task, TaskNode, TaskRef, TaskSummary, plural
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 """json.dumps(..., ensure_ascii=False) without building an encoder on each call."""
+
+_SHOWN_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Controls a terminal acts on: C0 but tab and newline (carriage return too), DEL, C1."""
+_JSON_CONTROLS = re.compile("[\x7f-\x9f]")
+"""The controls json.dumps leaves raw (it escapes C0 itself)."""
+
+
+def visible_controls(text: str) -> str:
+    """`text` with each control character a terminal acts on written as `\\x1b`."""
+    return _SHOWN_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def json_controls(text: str) -> str:
+    """JSON text with DEL and C1 written as `\\u009b` escapes: still JSON, and inert."""
+    return _JSON_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
 
 SEQ_WIDTH = 7
 """Width of the seq column of event lines, so columns line up up to seq 9,999,999."""

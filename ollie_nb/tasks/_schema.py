@@ -82,6 +82,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN lease_until REAL",
         "CREATE INDEX tasks_lease ON tasks(lease_until) WHERE lease_until IS NOT NULL",
     ),
+    (
+        # The SHA-256 of the token task_claim answered, NULL for a task no task_claim holds:
+        # only its holder may renew, settle, release or hand over the claim.
+        "ALTER TABLE tasks ADD COLUMN claim_token TEXT",
+    ),
 )
 
 SCHEMA_VERSION: int = len(MIGRATIONS)

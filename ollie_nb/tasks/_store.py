@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import builtins
+import contextvars
 import dataclasses
+import hashlib
 import json
 import math
+import re
 import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, NoReturn, Protocol, TypeVar
 
 from ollie_nb.tasks._errors import (
     CycleError,
@@ -39,6 +42,12 @@ DEFAULT_LEASE = 300.0
 
 MAX_LEASE = 7 * 24 * 3600.0
 """The longest lease a claim can ask for (a week); 0 asks for none."""
+
+LEASE_CAP = 3600.0
+"""The longest lease an MCP client gets by default (`serve --max-lease` changes it)."""
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""C0 controls but tab, newline and carriage return, DEL and C1: refused in stored text."""
 
 _READ_ATTEMPTS = 3
 
@@ -78,6 +87,55 @@ def plural(count: int, word: str, many: str = "") -> str:
 def _new_id(length: int) -> str:
     """A fresh random task id such as `t-7kq2m`."""
     return ID_PREFIX + "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
+
+
+@dataclass(frozen=True)
+class Caller:
+    """An MCP client as the store sees it: the claim token it presents ('' for none) and
+    the user its HTTP token names ('' when the server knows no names)."""
+
+    token: str = ""
+    user: str = ""
+
+
+@dataclass(frozen=True)
+class LeaseBounds:
+    """The leases a server grants its MCP clients: at most `cap` seconds, 0 only if `endless`."""
+
+    cap: float = LEASE_CAP
+    endless: bool = False
+
+    def grant(self, asked: float) -> float:
+        """The lease to grant for `asked` seconds: refused at 0 unless endless, cut to the cap."""
+        seconds = _lease(asked) or 0.0
+        if seconds == 0 and not self.endless:
+            raise InvalidTaskError(
+                f"lease 0 (a claim without end) is refused by this server: give 1 to {self.cap:g} "
+                "seconds and renew the claim while working"
+            )
+        return min(seconds, self.cap)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim task_claim made: the task and the token its holder presents from then on."""
+
+    task: Task
+    token: str
+
+
+# The HTTP user a change is made by, for its events: set around one transaction's work.
+_ACTOR: contextvars.ContextVar[str] = contextvars.ContextVar("ollie_tasks_actor", default="")
+
+
+def _actor(caller: Caller | None) -> str:
+    """The user a change is logged as: an HTTP user, else nobody named."""
+    return caller.user if caller is not None else ""
+
+
+def _digest(token: str) -> str:
+    """What the store keeps of a claim token: its SHA-256, so a read of the DB holds none."""
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -211,8 +269,20 @@ def _task_id(raw: str, what: str = "id") -> str:
     return raw.strip().lower()
 
 
+def _plain(text: str, what: str) -> str:
+    """`text` unless it holds a control character that could drive a terminal (ESC, BEL...)."""
+    found = _CONTROL.search(text)
+    if found is not None:
+        raise InvalidTaskError(
+            f"{what} holds the control character {found.group()!a} at {found.start()}: "
+            "remove it (tab, newline and carriage return are the only ones allowed)"
+        )
+    return text
+
+
 def _title(raw: str) -> str:
-    title = raw.strip() if isinstance(raw, str) else ""
+    # Checked before strip(): str.strip() takes C1's NEL and C0's separators for spaces.
+    title = _plain(raw, "title").strip() if isinstance(raw, str) else ""
     if not title:
         raise InvalidTaskError("title is empty: give the task a short one-line title")
     if "\n" in title or "\r" in title:
@@ -226,6 +296,7 @@ def _title(raw: str) -> str:
 
 
 def _limited_text(text: str, what: str, limit: int) -> str:
+    _plain(text, what)
     size = len(text.encode("utf-8"))
     if size > limit:
         raise InvalidTaskError(
@@ -236,7 +307,7 @@ def _limited_text(text: str, what: str, limit: int) -> str:
 
 
 def _assignee(raw: str) -> str:
-    assignee = raw.strip()
+    assignee = _plain(raw, "assignee").strip()
     if len(assignee) > MAX_ASSIGNEE_CHARS or "\n" in assignee:
         raise InvalidTaskError(
             f"assignee must be one line of at most {MAX_ASSIGNEE_CHARS} characters"
@@ -247,7 +318,7 @@ def _assignee(raw: str) -> str:
 def _labels(raw: Iterable[str]) -> list[str]:
     labels: list[str] = []
     for item in raw:
-        label = item.strip() if isinstance(item, str) else ""
+        label = _plain(item, "label").strip() if isinstance(item, str) else ""
         if not label or len(label) > MAX_LABEL_CHARS or "," in label or label.split() != [label]:
             raise InvalidTaskError(
                 f"bad label {item!r}: a label is 1-{MAX_LABEL_CHARS} characters "
@@ -276,8 +347,15 @@ def _lease(raw: float) -> float | None:
     return float(raw) or None
 
 
-def _claimer(raw: str) -> str:
+def _claimer(raw: str, caller: Caller | None = None) -> str:
+    """Who claims: the assignee given; over HTTP with named users, the caller's own name."""
     who = _assignee(raw)
+    user = caller.user if caller is not None else ""
+    if user and who not in ("", user):
+        raise InvalidTaskError(
+            f"you are {user} on this server: claim, renew and take tasks as {user}, not {who}"
+        )
+    who = who or user
     if not who:
         raise InvalidTaskError("assignee is empty: say who claims the task")
     return who
@@ -433,15 +511,16 @@ class SqlTaskStore(ABC):
     def _transact(self, work: Callable[[Conn], _T], *, write: bool) -> _T:
         """Run `work` in one transaction; writes are serialised across processes."""
 
-    def _run(self, work: Callable[[Conn], _T], *, write: bool) -> _T:
+    def _run(self, work: Callable[[Conn], _T], *, write: bool, actor: str = "") -> _T:
         """Run `work` in one transaction, the claims whose lease ran out handed back first.
 
         A write expires them in its own transaction, so a claim finds a lapsed claim open
         atomically: never claimed twice, never lost. A read that finds one lapsed lets a
         write expire it and reads again, so every read sees the leases as they stand.
+        `actor` (an HTTP user) is recorded as `by` in the events of `work`.
         """
         if write:
-            return self._transact(lambda conn: self._expire_then(work, conn), write=True)
+            return self._transact(lambda conn: self._expire_then(work, conn, actor), write=True)
         for _ in range(_READ_ATTEMPTS):
             outcome = self._transact(
                 lambda conn: None if self._lapsed(conn) else (work(conn),), write=False
@@ -456,9 +535,13 @@ class SqlTaskStore(ABC):
         sql = f"SELECT 1 FROM tasks WHERE lease_until <= {self.dialect.clock} LIMIT 1"
         return conn.execute(sql).fetchone() is not None
 
-    def _expire_then(self, work: Callable[[Conn], _T], conn: Conn) -> _T:
+    def _expire_then(self, work: Callable[[Conn], _T], conn: Conn, actor: str) -> _T:
         self._expire_leases(conn)
-        return work(conn)
+        reset = _ACTOR.set(actor)
+        try:
+            return work(conn)
+        finally:
+            _ACTOR.reset(reset)
 
     def _expire_leases(self, conn: Conn) -> None:
         """Reopen every claim whose lease has ended, each with its `lease_expired` event."""
@@ -470,7 +553,7 @@ class SqlTaskStore(ABC):
         for task_id, holder, until in lapsed:
             reopened = conn.execute(
                 "UPDATE tasks SET status = 'open', assignee = '', lease_until = NULL, "
-                "updated_at = ? WHERE id = ? AND lease_until = ?",
+                "claim_token = NULL, updated_at = ? WHERE id = ? AND lease_until = ?",
                 (now, task_id, until),
             ).rowcount
             if reopened != 1:  # renewed meanwhile (only possible without the write lock)
@@ -514,6 +597,8 @@ class SqlTaskStore(ABC):
     def _event(
         self, conn: Conn, now: str, type_: str, task_id: str, payload: dict[str, Any]
     ) -> None:
+        if actor := _ACTOR.get():
+            payload = {**payload, "by": actor}
         conn.execute(
             "INSERT INTO events (time, type, task, payload) VALUES (?, ?, ?, ?)",
             (now, type_, task_id, json.dumps(payload, ensure_ascii=False, separators=(",", ":"))),
@@ -560,8 +645,10 @@ class SqlTaskStore(ABC):
         parent: str = "",
         blockers: Iterable[str] = (),
         labels: Iterable[str] = (),
+        *,
+        caller: Caller | None = None,
     ) -> str:
-        """Create an open task and return its new id."""
+        """Create an open task and return its new id (`caller`: whose events, over HTTP)."""
         title = _title(title)
         body = _limited_text(body, "body", MAX_BODY_BYTES)
         parent_id = _task_id(parent, "parent") if parent.strip() else None
@@ -597,7 +684,7 @@ class SqlTaskStore(ABC):
             self._event(conn, now, "created", task_id, payload)
             return task_id
 
-        return self._run(work, write=True)
+        return self._run(work, write=True, actor=_actor(caller))
 
     @staticmethod
     def _insert_task(conn: Conn, title: str, body: str, parent: str | None, now: str) -> str:
@@ -616,51 +703,48 @@ class SqlTaskStore(ABC):
         raise StoreError("could not draw an unused task id; the id space looks exhausted")
 
     def update(
-        self, task_id: str, status: str = "", assignee: str = "", note: str = ""
+        self,
+        task_id: str,
+        status: str = "",
+        assignee: str = "",
+        note: str = "",
+        *,
+        caller: Caller | None = None,
     ) -> tuple[TaskRef, ...]:
-        """Change status and/or assignee, and/or append a note; return the tasks this unblocked."""
+        """Change status and/or assignee, and/or append a note; return the tasks this unblocked.
+
+        An MCP `caller` (None: the trusted CLI) changes a task task_claim holds only with
+        that claim's token; a task no task_claim holds stays free to update.
+        """
         task_id = _task_id(task_id)
         new_status = _status(status) if status.strip() else ""
         new_assignee = _assignee(assignee)
-        note = _limited_text(note.strip(), "note", MAX_NOTE_BYTES)
+        if new_status == "in_progress" and caller is not None and caller.user:
+            new_assignee = _claimer(new_assignee, caller)
+        note = _limited_text(_plain(note, "note").strip(), "note", MAX_NOTE_BYTES)
         if not (new_status or new_assignee or note):
             raise InvalidTaskError("nothing to update: give status, assignee or note")
 
         def work(conn: Conn) -> tuple[TaskRef, ...]:
             old_status = self._require(conn, task_id)[0]
+            if caller is not None:
+                self._check_token(conn, task_id, caller)
             now = _now()
             unblocked: tuple[TaskRef, ...] = ()
             changed = False
             if new_status and new_status != old_status:
-                if new_status in CLOSED_STATUSES:
-                    closed_at = None if old_status in CLOSED_STATUSES else now
-                    conn.execute(
-                        "UPDATE tasks SET status = ?, closed_at = coalesce(?, closed_at), "
-                        "lease_until = NULL WHERE id = ?",
-                        (new_status, closed_at, task_id),
-                    )
-                else:
-                    conn.execute(
-                        "UPDATE tasks SET status = ?, closed_at = NULL, lease_until = NULL "
-                        "WHERE id = ?",
-                        (new_status, task_id),
-                    )
-                self._event(
-                    conn, now, "status_changed", task_id, {"from": old_status, "to": new_status}
-                )
+                self._set_status(conn, now, task_id, old_status, new_status)
                 changed = True
                 if new_status == "done":
-                    dependents = [
-                        row[0]
-                        for row in conn.execute(
-                            "SELECT task FROM deps WHERE blocker = ? ORDER BY task", (task_id,)
-                        )
-                    ]
-                    unblocked = self._emit_unblocked(conn, now, dependents, task_id, "done")
-                    unblocked += self._close_finished_goals(conn, now, task_id)
+                    unblocked = self._finish(conn, now, task_id)
             payload: dict[str, Any] = {}
             if new_assignee:
-                conn.execute("UPDATE tasks SET assignee = ? WHERE id = ?", (new_assignee, task_id))
+                # Handing a claimed task to someone else ends the claim: its token is void.
+                conn.execute(
+                    "UPDATE tasks SET claim_token = CASE WHEN assignee = ? THEN claim_token END, "
+                    "assignee = ? WHERE id = ?",
+                    (new_assignee, new_assignee, task_id),
+                )
                 payload["assignee"] = new_assignee
             if note:
                 conn.execute(
@@ -674,7 +758,56 @@ class SqlTaskStore(ABC):
                 conn.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (now, task_id))
             return unblocked
 
-        return self._run(work, write=True)
+        return self._run(work, write=True, actor=_actor(caller))
+
+    def _set_status(self, conn: Conn, now: str, task_id: str, old: str, new: str) -> None:
+        """Move a task from status `old` to `new`; any claim on it ends (lease and token)."""
+        if new in CLOSED_STATUSES:
+            closed_at = None if old in CLOSED_STATUSES else now
+            conn.execute(
+                "UPDATE tasks SET status = ?, closed_at = coalesce(?, closed_at), "
+                "lease_until = NULL, claim_token = NULL WHERE id = ?",
+                (new, closed_at, task_id),
+            )
+        else:
+            conn.execute(
+                "UPDATE tasks SET status = ?, closed_at = NULL, lease_until = NULL, "
+                "claim_token = NULL WHERE id = ?",
+                (new, task_id),
+            )
+        self._event(conn, now, "status_changed", task_id, {"from": old, "to": new})
+
+    def _finish(self, conn: Conn, now: str, task_id: str) -> tuple[TaskRef, ...]:
+        """Log what a task's getting done unblocked and close the goals it finished."""
+        dependents = [
+            row[0]
+            for row in conn.execute(
+                "SELECT task FROM deps WHERE blocker = ? ORDER BY task", (task_id,)
+            )
+        ]
+        unblocked = self._emit_unblocked(conn, now, dependents, task_id, "done")
+        return unblocked + self._close_finished_goals(conn, now, task_id)
+
+    @staticmethod
+    def _check_token(conn: Conn, task_id: str, caller: Caller) -> None:
+        """Refuse `caller`'s change unless it presents the token of the claim holding the
+        task, or none when no task_claim holds it (a token of a claim gone is refused)."""
+        status, holder, stored = conn.execute(
+            "SELECT status, assignee, claim_token FROM tasks WHERE id = ?", (task_id,)
+        ).fetchone()
+        given = _digest(caller.token) if caller.token else None
+        if stored == given:
+            return
+        if stored is None:
+            raise InvalidTaskError(
+                f"{task_id} is {status}: the claim this token was for is gone (its lease ran "
+                "out, or it was released or handed over): stop working on it"
+            )
+        what = "the token given is not the token" if given else "pass the token"
+        raise InvalidTaskError(
+            f"{task_id} is claimed by {holder} with task_claim: {what} of that claim "
+            "(task_claim's answer); only its holder may renew, settle, release or reassign it"
+        )
 
     def _close_finished_goals(self, conn: Conn, now: str, task_id: str) -> tuple[TaskRef, ...]:
         """Mark done each goal above `task_id` whose children are now all done.
@@ -710,66 +843,122 @@ class SqlTaskStore(ABC):
             parent = grandparent
         return unblocked
 
-    def claim(self, task_id: str, assignee: str, lease: float = DEFAULT_LEASE) -> Task:
+    def claim(
+        self,
+        task_id: str,
+        assignee: str,
+        lease: float = DEFAULT_LEASE,
+        *,
+        caller: Caller | None = None,
+    ) -> Claim:
         """Take a ready, unclaimed task for `assignee`: in_progress, in one conditional UPDATE.
 
         Of several claimers racing for one task exactly one wins, on both backends, and the
         others get an error saying who holds it. The claim holds for `lease` seconds (0:
-        until the task changes status); claiming again a task one holds renews the lease
-        and logs nothing, so a retried call is harmless and doubles as a heartbeat.
+        until the task changes status) and answers with a fresh token its holder presents
+        to change the task from then on. Claiming again a task one holds (with its token)
+        renews the lease and logs nothing, so a retried call doubles as a heartbeat.
         """
-        task_id, who, seconds = _task_id(task_id), _claimer(assignee), _lease(lease)
+        task_id, seconds, who = _task_id(task_id), _lease(lease), _claimer(assignee, caller)
+        fresh = secrets.token_urlsafe(24)
 
-        def work(conn: Conn) -> None:
+        def work(conn: Conn) -> str:
             now = _now()
             claimed = conn.execute(
                 "UPDATE tasks SET status = 'in_progress', assignee = ?, updated_at = ?, "
-                f"lease_until = {self.dialect.clock} + ? "
+                f"lease_until = {self.dialect.clock} + ?, claim_token = ? "
                 "WHERE id = ? AND status = 'open' AND assignee IN ('', ?) "
                 "AND NOT EXISTS (SELECT 1 FROM deps d JOIN tasks b ON b.id = d.blocker "
                 "WHERE d.task = ? AND b.status <> 'done')",
-                (who, now, seconds, task_id, who, task_id),
+                (who, now, seconds, _digest(fresh), task_id, who, task_id),
             ).rowcount
-            if claimed == 1:
-                self._event(
-                    conn, now, "status_changed", task_id, {"from": "open", "to": "in_progress"}
-                )
-                self._event(conn, now, "claimed", task_id, {"assignee": who, "lease": seconds or 0})
-            elif not self._renew(conn, task_id, who, seconds):
-                self._refuse_claim(conn, task_id, who)
+            if claimed != 1:
+                return self._claim_again(conn, task_id, who, seconds, caller, fresh)
+            self._event(conn, now, "status_changed", task_id, {"from": "open", "to": "in_progress"})
+            self._event(conn, now, "claimed", task_id, {"assignee": who, "lease": seconds or 0})
+            return fresh
 
-        self._run(work, write=True)
-        return self.get(task_id)
+        token = self._run(work, write=True, actor=_actor(caller))
+        return Claim(self.get(task_id), token)
 
-    def heartbeat(self, task_id: str, assignee: str, lease: float = DEFAULT_LEASE) -> Task:
+    def _claim_again(
+        self,
+        conn: Conn,
+        task_id: str,
+        who: str,
+        seconds: float | None,
+        caller: Caller | None,
+        fresh: str,
+    ) -> str:
+        """Renew `who`'s own claim and return its token; a client must present the token
+        (a task set in progress without task_claim is bound to `fresh` now)."""
+        row = conn.execute(
+            "SELECT claim_token FROM tasks WHERE id = ? AND status = 'in_progress' AND assignee = ?",
+            (task_id, who),
+        ).fetchone()
+        if row is None:
+            self._refuse_claim(conn, task_id, who)
+        if caller is None:
+            self._renew(conn, task_id, who, seconds)
+            return ""
+        if row[0] is not None:
+            self._check_token(conn, task_id, caller)
+            self._renew(conn, task_id, who, seconds)
+            return caller.token
+        conn.execute("UPDATE tasks SET claim_token = ? WHERE id = ?", (_digest(fresh), task_id))
+        self._renew(conn, task_id, who, seconds)
+        return fresh
+
+    def heartbeat(
+        self,
+        task_id: str,
+        assignee: str,
+        lease: float = DEFAULT_LEASE,
+        *,
+        caller: Caller | None = None,
+    ) -> Task:
         """Renew the lease of a claim `assignee` holds: it ends `lease` seconds from now.
 
         Refused when the claim is gone: its lease ran out first (the task is open again, or
-        someone else's), or the task left in_progress; the worker should stop then.
+        someone else's), or the task left in_progress; the worker should stop then. An MCP
+        `caller` renews a claim made with task_claim only with its token.
         """
-        task_id, who, seconds = _task_id(task_id), _claimer(assignee), _lease(lease)
+        task_id, seconds, who = _task_id(task_id), _lease(lease), _claimer(assignee, caller)
 
         def work(conn: Conn) -> None:
-            if not self._renew(conn, task_id, who, seconds):
-                self._refuse_heartbeat(conn, task_id, who)
+            if not self._renew(conn, task_id, who, seconds, caller):
+                self._refuse_heartbeat(conn, task_id, who, caller)
 
-        self._run(work, write=True)
+        self._run(work, write=True, actor=_actor(caller))
         return self.get(task_id)
 
-    def _renew(self, conn: Conn, task_id: str, who: str, seconds: float | None) -> bool:
-        """Restart the lease of `who`'s claim on `task_id`; False when `who` holds no claim."""
-        return (
-            conn.execute(
-                f"UPDATE tasks SET lease_until = {self.dialect.clock} + ? "
-                "WHERE id = ? AND status = 'in_progress' AND assignee = ?",
-                (seconds, task_id, who),
-            ).rowcount
-            == 1
+    def _renew(
+        self,
+        conn: Conn,
+        task_id: str,
+        who: str,
+        seconds: float | None,
+        caller: Caller | None = None,
+    ) -> bool:
+        """Restart the lease of `who`'s claim on `task_id`; False when `who` holds no claim
+        (or, for an MCP `caller`, holds it under another token than the one presented)."""
+        sql = (
+            f"UPDATE tasks SET lease_until = {self.dialect.clock} + ? "
+            "WHERE id = ? AND status = 'in_progress' AND assignee = ?"
         )
+        params: list[Any] = [seconds, task_id, who]
+        if caller is not None:
+            sql += " AND coalesce(claim_token, '') = ?"
+            params.append(_digest(caller.token) if caller.token else "")
+        return conn.execute(sql, params).rowcount == 1
 
-    def _refuse_heartbeat(self, conn: Conn, task_id: str, who: str) -> None:
+    def _refuse_heartbeat(
+        self, conn: Conn, task_id: str, who: str, caller: Caller | None = None
+    ) -> None:
         """Explain why `who` holds no claim on `task_id` to renew."""
         status, holder = self._require(conn, task_id)[0], self._holder(conn, task_id)
+        if caller is not None and status == "in_progress" and holder == who:
+            self._check_token(conn, task_id, caller)
         row = conn.execute(
             "SELECT payload FROM events WHERE task = ? AND type = 'lease_expired' "
             "ORDER BY seq DESC LIMIT 1",
@@ -792,7 +981,7 @@ class SqlTaskStore(ABC):
         row = conn.execute("SELECT assignee FROM tasks WHERE id = ?", (task_id,)).fetchone()
         return row[0] if row else ""
 
-    def _refuse_claim(self, conn: Conn, task_id: str, who: str) -> None:
+    def _refuse_claim(self, conn: Conn, task_id: str, who: str) -> NoReturn:
         """Explain why a claim matched no row (the claimer does not hold it either)."""
         row = conn.execute("SELECT status, assignee FROM tasks WHERE id = ?", (task_id,)).fetchone()
         if row is None:
@@ -816,7 +1005,15 @@ class SqlTaskStore(ABC):
             f"{task_id} is not ready: it waits on {', '.join(waiting)}; claim a ready task"
         )
 
-    def edit(self, task_id: str, title: str = "", body: str = "", parent: str = "") -> None:
+    def edit(
+        self,
+        task_id: str,
+        title: str = "",
+        body: str = "",
+        parent: str = "",
+        *,
+        caller: Caller | None = None,
+    ) -> None:
         """Revise title, body or parent; empty means unchanged, parent `-` detaches."""
         task_id = _task_id(task_id)
         new_title = _title(title) if title.strip() else ""
@@ -851,7 +1048,7 @@ class SqlTaskStore(ABC):
                 conn.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (now, task_id))
                 self._event(conn, now, "edited", task_id, payload)
 
-        self._run(work, write=True)
+        self._run(work, write=True, actor=_actor(caller))
 
     @staticmethod
     def _check_depth(conn: Conn, parent: str, levels: int) -> None:
@@ -906,7 +1103,9 @@ class SqlTaskStore(ABC):
                 "so making it the parent would create a loop"
             )
 
-    def delete(self, task_id: str, recursive: bool = False) -> list[str]:
+    def delete(
+        self, task_id: str, recursive: bool = False, *, caller: Caller | None = None
+    ) -> list[str]:
         """Delete a task (with its subtree when `recursive`) and its edges; return deleted ids."""
         task_id = _task_id(task_id)
 
@@ -962,9 +1161,9 @@ class SqlTaskStore(ABC):
             self._emit_unblocked(conn, now, sorted(candidates), task_id, "deleted")
             return [row[0] for row in subtree]
 
-        return self._run(work, write=True)
+        return self._run(work, write=True, actor=_actor(caller))
 
-    def add_dep(self, task_id: str, blocker: str) -> bool:
+    def add_dep(self, task_id: str, blocker: str, *, caller: Caller | None = None) -> bool:
         """Make `blocker` block `task_id`; False when that edge already existed."""
         task_id = _task_id(task_id)
         blocker = _task_id(blocker, "blocker")
@@ -999,9 +1198,11 @@ class SqlTaskStore(ABC):
             self._event(conn, now, "dep_added", task_id, {"blocker": blocker})
             return True
 
-        return self._run(work, write=True)
+        return self._run(work, write=True, actor=_actor(caller))
 
-    def remove_dep(self, task_id: str, blocker: str) -> tuple[TaskRef, ...]:
+    def remove_dep(
+        self, task_id: str, blocker: str, *, caller: Caller | None = None
+    ) -> tuple[TaskRef, ...]:
         """Remove the edge `blocker` -> `task_id`; return `task_id` if that made it unblocked."""
         task_id = _task_id(task_id)
         blocker = _task_id(blocker, "blocker")
@@ -1021,7 +1222,7 @@ class SqlTaskStore(ABC):
                 return ()
             return self._emit_unblocked(conn, now, [task_id], blocker, "dep_removed")
 
-        return self._run(work, write=True)
+        return self._run(work, write=True, actor=_actor(caller))
 
     # --- reads -------------------------------------------------------------------------------
 

@@ -15,7 +15,15 @@ from ollie_nb.tasks import _render
 from ollie_nb.tasks._backends import open_store
 from ollie_nb.tasks._errors import StoreError, TaskError
 from ollie_nb.tasks._location import DB_ENV_VAR, has_password, is_database_url, resolve_db
-from ollie_nb.tasks._store import DEFAULT_LEASE, LIST_FILTERS, SqlTaskStore, Task
+from ollie_nb.tasks._store import (
+    DEFAULT_LEASE,
+    LEASE_CAP,
+    LIST_FILTERS,
+    MAX_LEASE,
+    LeaseBounds,
+    SqlTaskStore,
+    Task,
+)
 
 PROG = "ollie-tasks"
 
@@ -44,19 +52,27 @@ def _open(
 
 
 def _print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2))
+    print(_render.json_controls(json.dumps(value, ensure_ascii=False, indent=2)))
+
+
+def _print(text: str) -> None:
+    """Print store text with its control characters made visible (`\\x1b`): a title must
+    not drive the reader's terminal."""
+    print(_render.visible_controls(text))
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     # Imported here: the MCP SDK takes most of a second to import, and only serve needs it.
     from ollie_nb.tasks import server
 
+    leases = LeaseBounds(cap=args.max_lease, endless=args.endless_leases)
     if not args.http:
         with _open(args, create=True) as store:
-            server.serve(store, watch_interval=args.watch_interval)
+            server.serve(store, watch_interval=args.watch_interval, leases=leases)
         return 0
-    from ollie_nb.tasks._http import TOKEN_ENV_VAR, is_loopback
+    from ollie_nb.tasks._http import TOKEN_ENV_VAR, is_loopback, read_tokens_file
 
+    users = read_tokens_file(args.tokens) if args.tokens else {}
     token = args.token or _read_token_file(args.token_file) or os.environ.get(TOKEN_ENV_VAR, "")
     with _open(args, create=True, max_connections=HTTP_CONNECTIONS) as store:
         say = functools.partial(print, file=sys.stderr, flush=True)
@@ -65,7 +81,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 f"{PROG}: WARNING: listening on {args.host}, not loopback: other machines "
                 "can reach this server; only the bearer token keeps them out"
             )
-        if not token:
+        if not token and not users:
             token = secrets.token_urlsafe(32)
             say(f"{PROG}: no --token-file or ${TOKEN_ENV_VAR} given; this run's token is: {token}")
         say(
@@ -75,8 +91,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             store,
             host=args.host,
             port=args.port,
-            token=token,
+            users={**users, token: ""} if token else users,
             watch_interval=args.watch_interval,
+            leases=leases,
         )
     return 0
 
@@ -115,7 +132,8 @@ def _warn_secrets_on_command_line(args: argparse.Namespace) -> None:
 
 def _cmd_claim(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        task = store.claim(args.id, args.assignee, args.lease)
+        # The shell is trusted: its claim is bound to a token like any, which it never needs.
+        task = store.claim(args.id, args.assignee, args.lease).task
     return _print_claim(args, task, "claimed")
 
 
@@ -129,7 +147,7 @@ def _print_claim(args: argparse.Namespace, task: Task, done: str) -> int:
     if args.json:
         _print_json(task.to_dict())
     else:
-        print(f"{done}: {_render.claim_line(task)}")
+        _print(f"{done}: {_render.claim_line(task)}")
     return 0
 
 
@@ -140,7 +158,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         _print_json([t.to_dict() for t in tasks])
     else:
         what = "tasks" if args.status == "all" else f"{args.status} tasks"
-        print(_render.task_list(tasks, what))
+        _print(_render.task_list(tasks, what))
     return 0
 
 
@@ -150,7 +168,7 @@ def _cmd_ready(args: argparse.Namespace) -> int:
     if args.json:
         _print_json([t.to_dict() for t in tasks])
     else:
-        print(_render.task_list(tasks, "ready tasks"))
+        _print(_render.task_list(tasks, "ready tasks"))
     return 0
 
 
@@ -160,7 +178,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(task.to_dict())
     else:
-        print(_render.task_detail(task))
+        _print(_render.task_detail(task))
     return 0
 
 
@@ -170,7 +188,7 @@ def _cmd_events(args: argparse.Namespace) -> int:
     if args.json:
         _print_json([e.to_dict() for e in events])
     else:
-        print("\n".join(_render.event_line(e) for e in events) if events else "no events")
+        _print("\n".join(_render.event_line(e) for e in events) if events else "no events")
     return 0
 
 
@@ -187,7 +205,7 @@ def _cmd_tree(args: argparse.Namespace) -> int:
         finally:
             sys.setrecursionlimit(limit)
     else:
-        print(_render.task_tree(nodes))
+        _print(_render.task_tree(nodes))
     return 0
 
 
@@ -202,6 +220,13 @@ def _lease_seconds(text: str) -> float:
     value = float(text)
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError("must be 0 (no lease) or more seconds")
+    return value
+
+
+def _max_lease(text: str) -> float:
+    value = float(text)
+    if not 1 <= value <= MAX_LEASE:
+        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_LEASE:g} seconds")
     return value
 
 
@@ -261,6 +286,25 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         metavar="PATH",
         help="read the bearer token from the first line of this file",
+    )
+    serve.add_argument(
+        "--tokens",
+        default="",
+        metavar="PATH",
+        help="HTTP users: one `name token` per line (# comments); a request's user is its "
+        "token's name, and it claims and renews only as that name",
+    )
+    serve.add_argument(
+        "--max-lease",
+        type=_max_lease,
+        default=LEASE_CAP,
+        metavar="SECONDS",
+        help=f"longest lease an MCP client gets; longer ones are cut to it (default: {LEASE_CAP:g})",
+    )
+    serve.add_argument(
+        "--endless-leases",
+        action="store_true",
+        help="accept lease 0, a claim without end (for a store one person uses alone)",
     )
     serve.add_argument(
         "--watch-interval",
@@ -324,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args)
     except TaskError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {_render.visible_controls(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp.types import ToolAnnotations
@@ -26,6 +27,7 @@ from pydantic import Field
 
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._errors import TaskError
+from ollie_nb.tasks._http import request_user
 from ollie_nb.tasks._legacy import Subscribers
 from ollie_nb.tasks._pages import (
     NOTES_CHARS,
@@ -44,7 +46,9 @@ from ollie_nb.tasks._store import (
     DEFAULT_LEASE,
     DETACH_PARENT,
     MAX_EVENTS_PAGE,
-    MAX_LEASE,
+    Caller,
+    Claim,
+    LeaseBounds,
     SqlTaskStore,
     Task,
     TaskRef,
@@ -78,13 +82,24 @@ Lease = Annotated[
     float,
     Field(
         description=f"Seconds the claim holds unless renewed (default {DEFAULT_LEASE:g}; "
-        f"0: no lease; at most {MAX_LEASE:g})"
+        "a lease above the server's cap is cut to it, and the answer says so; 0, a claim "
+        "without end, only where the server accepts it)"
+    ),
+]
+ClaimToken = Annotated[
+    str,
+    Field(
+        description="The token task_claim answered: required to change a task claimed "
+        "with task_claim; leave empty for a task nobody claimed that way"
     ),
 ]
 Format = Annotated[
     Literal["text", "json"], Field(description="'text' to read (default) or 'json' to parse")
 ]
 
+
+DEFAULT_LEASES = LeaseBounds()
+"""Leases of at most an hour, never without end: a `serve` without lease options."""
 
 WATCH_INTERVAL = 0.025
 """Seconds between two looks at SQLite's change counter (PostgreSQL is told by NOTIFY)."""
@@ -145,8 +160,13 @@ class _StoreCalls:
             await self.signal(await self.run(self.store.last_seq))
 
 
-def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL) -> MCPServer:
-    """Build the MCP server over `store`.
+def build_server(
+    store: SqlTaskStore,
+    *,
+    watch_interval: float = WATCH_INTERVAL,
+    leases: LeaseBounds = DEFAULT_LEASES,
+) -> MCPServer:
+    """Build the MCP server over `store`, granting claims the leases `leases` allows.
 
     Every change made through this server signals `tasks://events` at once. Changes
     made by other processes sharing the database are noticed by the store's own watch:
@@ -177,7 +197,7 @@ def build_server(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL)
     _add_create(server, store, calls)
     _add_list(server, store, calls)
     _add_read(server, store, calls)
-    _add_updates(server, store, calls)
+    _add_updates(server, store, calls, leases)
     _add_structure(server, store, calls)
     _add_events(server, store, calls)
     calls.subscribers.serve(server)
@@ -209,6 +229,7 @@ def _add_create(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
     )
     async def task_create(
         title: Annotated[str, Field(description="One line, at most 500 characters")],
+        ctx: Context,
         body: Annotated[str, Field(description="Details, at most 64 KiB")] = "",
         parent: Annotated[str, Field(description="Id of the goal task this is a step of")] = "",
         blockers: Annotated[
@@ -216,7 +237,10 @@ def _add_create(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
         ] = (),
         labels: Annotated[tuple[str, ...], Field(description="Short tags, no spaces")] = (),
     ) -> str:
-        return await calls.change(lambda: store.create(title, body, parent, blockers, labels))
+        caller = _caller(ctx)
+        return await calls.change(
+            lambda: store.create(title, body, parent, blockers, labels, caller=caller)
+        )
 
 
 def _add_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
@@ -293,7 +317,30 @@ def _add_read(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> Non
         return _render.task_detail(task, REFS_SHOWN)
 
 
-def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
+def _caller(ctx: Context, token: str = "") -> Caller:
+    """The client of this request: the claim token it presents, its HTTP user if named."""
+    return Caller(token=token.strip(), user=request_user(ctx.request_context.request))
+
+
+def _lease_line(granted: float, asked: float) -> str:
+    """The lease a claim got, and whether it was cut to the server's cap."""
+    if not granted:
+        return "lease: none (this server accepts claims without end)"
+    cut = f" (cut from {asked:g} s: this server's cap)" if granted < asked else ""
+    return f"lease: {granted:g} s{cut}"
+
+
+def _claim_answer(claim: Claim, granted: float, asked: float) -> str:
+    """task_claim's text: the claim line clients already read, its token, the lease granted."""
+    lines = [f"claimed: {_render.claim_line(claim.task)}"]
+    lines += [f"token: {claim.token}"] if claim.token else []
+    return "\n".join([*lines, _lease_line(granted, asked)])
+
+
+# long: three tool registrations, each its description, arguments and a few lines of work
+def _add_updates(
+    server: MCPServer, store: SqlTaskStore, calls: _StoreCalls, leases: LeaseBounds
+) -> None:
     """The tools task_claim, task_heartbeat and task_update: who works on a task, where it stands."""
 
     @server.tool(
@@ -304,16 +351,32 @@ def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> 
             "atomically, so of several agents claiming one task exactly one wins. Refused "
             "when the task is not open, waits on a blocker, or is claimed by someone else. "
             "The claim holds for `lease` seconds: renew it (task_heartbeat, or task_claim "
-            "again) while working, else it goes back to open for anyone to claim."
+            "again) while working, else it goes back to open for anyone to claim. The "
+            "answer's first line names the claim, then `token: ...` (pass it as token to "
+            "renew, update, settle or release the task) and `lease: ...` (the lease granted)."
         ),
     )
     async def task_claim(
         id: TaskId,
-        assignee: Annotated[str, Field(description="Who takes the task, e.g. an agent's name")],
+        assignee: Annotated[
+            str,
+            Field(
+                description="Who takes the task, e.g. an agent's name (on a server with named "
+                "users: yours, or empty for it)"
+            ),
+        ],
+        ctx: Context,
         lease: Lease = DEFAULT_LEASE,
+        token: ClaimToken = "",
     ) -> str:
-        task = await calls.change(lambda: store.claim(id, assignee, lease))
-        return f"claimed: {_render.claim_line(task)}"
+        caller = _caller(ctx, token)
+
+        def claim() -> tuple[Claim, float]:
+            granted = leases.grant(lease)
+            return store.claim(id, assignee, granted, caller=caller), granted
+
+        made, granted = await calls.change(claim)
+        return _claim_answer(made, granted, lease)
 
     @server.tool(
         structured_output=False,
@@ -327,27 +390,40 @@ def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> 
     async def task_heartbeat(
         id: TaskId,
         assignee: Annotated[str, Field(description="Who holds the claim")],
+        ctx: Context,
         lease: Lease = DEFAULT_LEASE,
+        token: ClaimToken = "",
     ) -> str:
-        task = await calls.change(lambda: store.heartbeat(id, assignee, lease))
-        return f"renewed: {_render.claim_line(task)}"
+        caller = _caller(ctx, token)
+
+        def renew() -> tuple[Task, float]:
+            granted = leases.grant(lease)
+            return store.heartbeat(id, assignee, granted, caller=caller), granted
+
+        task, granted = await calls.change(renew)
+        return f"renewed: {_render.claim_line(task)}\n{_lease_line(granted, lease)}"
 
     @server.tool(
         structured_output=False,
         annotations=_WRITE,
         description=(
             "Change a task's status and/or assignee, and/or append a note. Setting status "
-            "done reports the tasks that became unblocked."
+            "done reports the tasks that became unblocked. A task claimed with task_claim "
+            "changes only with that claim's token."
         ),
     )
     async def task_update(
         id: TaskId,
+        ctx: Context,
         status: Annotated[str, Field(description="One of " + ", ".join(STATUSES))] = "",
         assignee: Annotated[str, Field(description="Who works on it")] = "",
         note: Annotated[str, Field(description="Text appended to the task's notes")] = "",
+        token: ClaimToken = "",
     ) -> str:
+        caller = _caller(ctx, token)
+
         def update_then_read() -> tuple[tuple[TaskRef, ...], Task]:
-            return store.update(id, status, assignee, note), store.get(id)
+            return store.update(id, status, assignee, note, caller=caller), store.get(id)
 
         unblocked, task = await calls.change(update_then_read)
         lines = [f"ok: {_render.ref_line(task.ref())}"]
@@ -355,6 +431,7 @@ def _add_updates(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> 
         return "\n".join(lines)
 
 
+# long: three tool registrations, each its description, arguments and a few lines of work
 def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
     """The tools task_edit, task_delete and task_dep: a task's text, the tree and its edges."""
 
@@ -368,12 +445,15 @@ def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -
     )
     async def task_edit(
         id: TaskId,
+        ctx: Context,
         title: Annotated[str, Field(description="New one-line title")] = "",
         body: Annotated[str, Field(description="New body, replaces the old one")] = "",
         parent: Annotated[str, Field(description="New parent id, or '-' for none")] = "",
     ) -> str:
+        caller = _caller(ctx)
+
         def edit_then_read() -> Task:
-            store.edit(id, title, body, parent)
+            store.edit(id, title, body, parent, caller=caller)
             return store.get(id)
 
         task = await calls.change(edit_then_read)
@@ -387,8 +467,9 @@ def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -
             "unless recursive is true, which deletes the whole subtree."
         ),
     )
-    async def task_delete(id: TaskId, recursive: bool = False) -> str:
-        deleted = await calls.change(lambda: store.delete(id, recursive))
+    async def task_delete(id: TaskId, ctx: Context, recursive: bool = False) -> str:
+        caller = _caller(ctx)
+        deleted = await calls.change(lambda: store.delete(id, recursive, caller=caller))
         rest = deleted[:-1]
         return f"deleted {deleted[-1]}" + (
             f" and {plural(len(rest), 'subtask')}: {', '.join(rest)}" if rest else ""
@@ -405,14 +486,16 @@ def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -
     async def task_dep(
         id: TaskId,
         blocker: Annotated[str, Field(description="Id of the task that must be done first")],
+        ctx: Context,
         remove: bool = False,
     ) -> str:
+        caller = _caller(ctx)
         if remove:
-            unblocked = await calls.change(lambda: store.remove_dep(id, blocker))
+            unblocked = await calls.change(lambda: store.remove_dep(id, blocker, caller=caller))
             lines = [f"ok: {id} is no longer blocked by {blocker}"]
             lines += [f"unblocked: {_render.ref_line(r)}" for r in unblocked]
             return "\n".join(lines)
-        added = await calls.change(lambda: store.add_dep(id, blocker))
+        added = await calls.change(lambda: store.add_dep(id, blocker, caller=caller))
         return f"ok: {id} is {'now' if added else 'already'} blocked by {blocker}"
 
 
@@ -478,9 +561,14 @@ def _selection(status: str, parent: str, label: str) -> str:
     return words
 
 
-def serve(store: SqlTaskStore, *, watch_interval: float = WATCH_INTERVAL) -> None:
+def serve(
+    store: SqlTaskStore,
+    *,
+    watch_interval: float = WATCH_INTERVAL,
+    leases: LeaseBounds = DEFAULT_LEASES,
+) -> None:
     """Serve `store` over stdio."""
-    build_server(store, watch_interval=watch_interval).run()
+    build_server(store, watch_interval=watch_interval, leases=leases).run()
 
 
 def serve_http(
@@ -488,14 +576,16 @@ def serve_http(
     *,
     host: str,
     port: int,
-    token: str,
+    users: Mapping[str, str],
     watch_interval: float = WATCH_INTERVAL,
+    leases: LeaseBounds = DEFAULT_LEASES,
 ) -> None:
-    """Serve `store` over streamable HTTP on host:port; every request must carry `token`."""
+    """Serve `store` over streamable HTTP on host:port; every request must carry a bearer
+    token of `users` (token -> user name, '' for the single unnamed token)."""
     import uvicorn
 
     from ollie_nb.tasks._http import RequireBearer
 
-    server = build_server(store, watch_interval=watch_interval)
-    app = RequireBearer(server.streamable_http_app(host=host), token)
+    server = build_server(store, watch_interval=watch_interval, leases=leases)
+    app = RequireBearer(server.streamable_http_app(host=host), users)
     uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()

@@ -25,6 +25,7 @@ from ollie_nb.tools import PLAN_SCHEMA
 from tests.llm import test_anthropic as anthropic_wire
 from tests.llm import test_openai as openai_wire
 from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply
+from tests.support.task_db import task_server as support_task_server
 
 FAST = RetryPolicy(base_delay=0.01, max_delay=0.05)
 PLAN_ARGS = {
@@ -135,9 +136,8 @@ def wire(request) -> Wire:
 
 
 def task_server(db: Path) -> dict[str, Any]:
-    """An mcpServers entry for the real `ollie-tasks` server over stdio on `db`."""
-    args = ["-m", "ollie_nb.tasks", "serve", "--db", str(db), "--watch-interval", "0"]
-    return {"tasks": {"command": sys.executable, "args": args, "timeout": 30.0}}
+    """An mcpServers entry for the real `ollie-tasks` server of this tree over stdio on `db`."""
+    return support_task_server(db, timeout=30.0)
 
 
 def served_schemas(db: Path) -> dict[str, dict]:

@@ -75,7 +75,7 @@ def test_two_workers_until_idle_finish_a_plan_each_step_claimed_once_and_exit_0(
     outs = [w.communicate(timeout=120) for w in workers]
     for worker, (out, err) in zip(workers, outs):
         assert worker.returncode == 0, err[-2000:]
-        assert out.splitlines()[-1].endswith("idle: no step is ready or claimed"), out
+        assert out.splitlines()[-1].endswith("idle: no step is ready or held with a lease"), out
     _claims, dones = claims_and_dones(db)
     for step in steps:
         assert len(dones.get(step, [])) == 1, (step, dones)
@@ -333,3 +333,65 @@ def test_a_worker_finishes_a_plan_behind_a_full_page_of_other_tasks(tmp_path):
     assert worker.returncode == 0, err[-2000:]
     _claims, dones = claims_and_dones(db)
     assert list(dones) == steps, out  # the plan's step, listed on a later page, was worked
+
+
+def test_until_idle_waits_for_a_leased_claim_names_its_holder_then_works_what_it_unblocks(tmp_path):
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:
+        goal = store.create("Chores")
+        first = store.create("Chore 1", parent=goal)
+        then = store.create("Chore 2", parent=goal, blockers=[first])
+        store.claim(first, "bob", lease=600)  # another worker, alive: it renews its lease
+    worker = start_worker(tmp_path, agent_file(tmp_path, db), "w1", "--until-idle")
+    try:
+        line = wait_line(worker, "held: ")
+        assert f"{first} (Chore 1) by bob, lease ends " in line, line
+        assert worker.poll() is None  # not idle while bob's lease can run out
+        with open_store(db, create=False) as store:  # bob finishes: Chore 2 is ready
+            store.update(first, status="done")
+        out, err = worker.communicate(timeout=60)
+    finally:
+        worker.kill()
+    assert worker.returncode == 0, err[-2000:]
+    assert claims_and_dones(db)[1].get(then), out  # the step bob's unblocked was worked
+    assert out.splitlines()[-1].endswith("idle: no step is ready or held with a lease"), out
+
+
+def test_until_idle_does_not_wait_on_a_claim_without_end(tmp_path):
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:
+        goal = store.create("Chores")
+        stuck = store.create("Chore 1", parent=goal)
+        free = store.create("Chore 2", parent=goal)
+        store.claim(stuck, "bob", lease=0)  # trusted CLI access: a claim that never ends
+    worker = start_worker(tmp_path, agent_file(tmp_path, db), "w1", "--until-idle")
+    try:
+        out, err = worker.communicate(timeout=60)
+    finally:
+        worker.kill()
+    assert worker.returncode == 0, err[-2000:]
+    assert claims_and_dones(db)[1].get(free), out
+    last = out.splitlines()[-1]
+    assert "idle: no step is ready or held with a lease (held without end" in last, out
+    assert f"{stuck} (Chore 1) by bob, no lease: not waited on" in last, out
+
+
+BLOCK_BROKEN = 'if printf %s "$OLLIE_PROMPT" | grep -q Broken; then echo no >&2; exit 2; fi'
+
+
+def test_a_worker_exits_1_after_a_step_failed(tmp_path):
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:
+        goal = store.create("Chores")
+        broken = store.create("Broken chore", parent=goal)
+        fine = store.create("Chore 2", parent=goal)
+    agent = agent_file(tmp_path, db, hooks={"userPromptSubmit": [BLOCK_BROKEN]})
+    worker = start_worker(tmp_path, agent, "w1", "--until-idle")
+    try:
+        out, err = worker.communicate(timeout=60)
+    finally:
+        worker.kill()
+    assert worker.returncode == 1, (out, err[-2000:])  # scripts and CI see the failure
+    assert "failed: step " in out and broken in out, out
+    with open_store(db, create=False) as store:
+        assert store.get(broken).status == "failed" and store.get(fine).status == "done"

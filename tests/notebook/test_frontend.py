@@ -223,6 +223,13 @@ def test_task_server_agent_persists_and_shows_statuses(kernel, tmp_path):
     )
     graph = kernel.run("%ollie plan")
     assert "1 of 4 steps done" in graph.html()
+    second = next(line for line in tasks.text().splitlines() if "Clean data" in line).split()[0]
+    claim = {"id": second, "assignee": "bob", "lease": 60}
+    kernel.run(  # bob, another client, claims a step: %ollie tasks says who holds it
+        f"h.call(lambda core: core.env.dispatcher.dispatch('tasks', 'task_claim', {claim!r}))\nNone"
+    )
+    held = [line for line in kernel.run("%ollie tasks").text().splitlines() if second in line]
+    assert held and "in_progress" in held[0] and "@bob; lease ends " in held[0], held
     assert graph.text().splitlines()[-1] == "1 of 4 steps done"  # what nbval compares
     assert any(
         line.endswith(" Collect data") and " done " in line for line in graph.text().splitlines()
@@ -262,11 +269,14 @@ def test_tab_completion(kernel):
 
 OTHER_CLIENT = """
 import sys
+from pathlib import Path
+import ollie_nb
 from ollie_nb.tools import McpServer
 
 async def other_client(db, *updates):
     args = ["-m", "ollie_nb.tasks", "serve", "--db", db]
-    other = McpServer("other", command=sys.executable, args=args)
+    tree = {"PYTHONPATH": str(Path(ollie_nb.__file__).parents[1])}  # the tree under test
+    other = McpServer("other", command=sys.executable, args=args, env=tree)
     await other.connect()
     try:
         for update in updates:

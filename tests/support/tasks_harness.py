@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -9,6 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import Client, StdioServerParameters
 
 PYTHON_M = [sys.executable, "-m", "ollie_nb.tasks"]
@@ -45,6 +47,15 @@ async def fails(client: Client, tool: str, **args: Any) -> str:
     return text
 
 
+def claim_token(answer: str) -> str:
+    """The token of a task_claim answer (its `token: ...` line)."""
+    tokens = [
+        line.removeprefix("token: ") for line in answer.splitlines() if line.startswith("token: ")
+    ]
+    assert len(tokens) == 1, answer
+    return tokens[0]
+
+
 def cli(
     db: str | Path | None, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -58,3 +69,22 @@ def cli(
         env=env,
         stdin=subprocess.DEVNULL,
     )
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def wait_listening(proc: subprocess.Popen[Any], port: int) -> None:
+    """Wait until the server process `proc` accepts connections on `port`."""
+    with anyio.fail_after(20):
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return
+            except OSError:
+                assert proc.poll() is None, "server exited"
+                await anyio.sleep(0.05)

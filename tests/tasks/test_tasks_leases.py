@@ -23,7 +23,7 @@ from mcp import Client
 
 from ollie_nb.tasks import SCHEMA_VERSION, InvalidTaskError, open_store
 from tests.support.agents import FIXTURES
-from tests.support.tasks_harness import cli, connect, fails, ok
+from tests.support.tasks_harness import claim_token, cli, connect, fails, ok
 
 CLAIMER = FIXTURES / "tasks_lease_claimer.py"
 
@@ -62,7 +62,9 @@ async def test_a_lapsed_lease_hands_the_task_to_the_next_claimer(any_db: str | P
         began = time.monotonic()
         claimed = await ok(ann, "task_claim", id=task, assignee="ann", lease=1)
         assert re.fullmatch(
-            rf"claimed: {task}  \[in_progress\]  Leased step @ann, lease ends \S+Z", claimed
+            rf"claimed: {task}  \[in_progress\]  Leased step @ann, lease ends \S+Z\n"
+            r"token: \S{20,}\nlease: 1 s",
+            claimed,
         )
         assert f"{task} is already claimed by ann" in await fails(
             bob, "task_claim", id=task, assignee="bob"
@@ -72,7 +74,9 @@ async def test_a_lapsed_lease_hands_the_task_to_the_next_claimer(any_db: str | P
         assert time.monotonic() - began >= 1.0
         listed = await ok(bob, "task_list", status="in_progress")
         assert re.fullmatch(rf"{task}  in_progress  Leased step  \(@bob; lease ends \S+Z\)", listed)
-        refused = await fails(ann, "task_heartbeat", id=task, assignee="ann")
+        refused = await fails(
+            ann, "task_heartbeat", id=task, assignee="ann", token=claim_token(claimed)
+        )
         assert f"{task} is claimed by bob, not claimed by ann: ann's lease ran out at" in refused
     events = [(e["type"], e["payload"]) for e in _events(any_db) if e["task"] == task]
     assert [t for t, _ in events] == [
@@ -98,16 +102,14 @@ async def test_a_lapsed_lease_hands_the_task_to_the_next_claimer(any_db: str | P
 async def test_heartbeats_keep_a_claim_past_its_lease(any_db: str | Path) -> None:
     async with connect(any_db) as ann, connect(any_db) as bob:
         task = await ok(ann, "task_create", title="Long step")
-        await ok(ann, "task_claim", id=task, assignee="ann", lease=2)
+        token = claim_token(await ok(ann, "task_claim", id=task, assignee="ann", lease=2))
         began = time.monotonic()
         renewals = 0
         with anyio.fail_after(30):
             while time.monotonic() - began < 4.5:  # more than two leases' worth
                 # Either way of renewing: the heartbeat tool, or claiming again.
-                if renewals % 2:
-                    renewed = await ok(ann, "task_claim", id=task, assignee="ann", lease=2)
-                else:
-                    renewed = await ok(ann, "task_heartbeat", id=task, assignee="ann", lease=2)
+                tool = "task_claim" if renewals % 2 else "task_heartbeat"
+                renewed = await ok(ann, tool, id=task, assignee="ann", lease=2, token=token)
                 assert "@ann, lease ends" in renewed
                 renewals += 1
                 assert "already claimed by ann" in await fails(
@@ -123,13 +125,14 @@ async def test_heartbeats_keep_a_claim_past_its_lease(any_db: str | Path) -> Non
         assert types == ["created", "status_changed", "claimed"]
         # ann stops renewing: within its lease the task is bob's.
         stopped = time.monotonic()
-        await _claim_when_free(bob, task, "bob", 0)
+        bobs = claim_token(await _claim_when_free(bob, task, "bob", 30))
         assert 1.5 < time.monotonic() - stopped < 2.0 + 5.0
-        assert "@bob, no lease" in await ok(bob, "task_heartbeat", id=task, assignee="bob", lease=0)
-        assert "@bob, lease ends" in await ok(bob, "task_heartbeat", id=task, assignee="bob")
-        await ok(bob, "task_update", id=task, status="done")
+        assert "@bob, lease ends" in await ok(
+            bob, "task_heartbeat", id=task, assignee="bob", token=bobs
+        )
+        await ok(bob, "task_update", id=task, status="done", token=bobs)
         assert "is done, not claimed by bob: stop working" in await fails(
-            bob, "task_heartbeat", id=task, assignee="bob"
+            bob, "task_heartbeat", id=task, assignee="bob", token=bobs
         )
     lease_ends = [
         row["lease_until"] for row in (t.to_dict() for t in open_store(any_db).list("all"))

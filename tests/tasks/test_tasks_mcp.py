@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,7 +17,15 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.tasks_harness import PYTHON_M, connect, fails, ok
+from tests.support.tasks_harness import (
+    PYTHON_M,
+    claim_token,
+    connect,
+    fails,
+    free_port,
+    ok,
+    wait_listening,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -413,28 +420,11 @@ async def test_legacy_handshake_gives_the_same_create_result(db: Path) -> None:
     assert re.fullmatch(ID_RE, result.content[0].text)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-async def _wait_listening(proc: subprocess.Popen[Any], port: int) -> None:
-    with anyio.fail_after(20):
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return
-            except OSError:
-                assert proc.poll() is None, "server exited"
-                await anyio.sleep(0.05)
-
-
 @pytest.mark.slow
 async def test_streamable_http_requires_the_bearer_token(any_db: str | Path) -> None:
     # On PostgreSQL with a password in the URL (trust auth ignores it): never printed.
     db = str(any_db).replace("postgres@", "postgres:Pw-in-url@")
-    port = _free_port()
+    port = free_port()
     # Both secrets from the environment, the form that keeps them out of the process list.
     env = {**os.environ, "OLLIE_TASKS_TOKEN": "tok-123", "OLLIE_TASKS_DB": str(db)}
     proc = subprocess.Popen(
@@ -445,7 +435,7 @@ async def test_streamable_http_requires_the_bearer_token(any_db: str | Path) -> 
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        await _wait_listening(proc, port)
+        await wait_listening(proc, port)
         async with httpx.AsyncClient() as http:
             # The whole header must be the token: not a prefix of it, nor more than it.
             for value in (None, "Bearer wrong", "Bearer tok-123anything", "Bearer tok-12",
@@ -470,7 +460,7 @@ async def test_streamable_http_requires_the_bearer_token(any_db: str | Path) -> 
 async def test_http_without_a_token_prints_a_fresh_one_and_warns_off_loopback(
     tmp_path: Path,
 ) -> None:
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "OLLIE_TASKS_TOKEN"}
     proc = subprocess.Popen(
         [*PYTHON_M, "serve", "--db", str(tmp_path / "t.db"), "--http", "--host", "0.0.0.0",
@@ -498,12 +488,18 @@ async def test_task_claim_takes_a_ready_task_once(client: Client) -> None:
     seq = await last_seq(client)
     claimed = await ok(client, "task_claim", id=first, assignee="ann")
     assert re.fullmatch(
-        rf"claimed: {first}  \[in_progress\]  Claim me @ann, lease ends \S+Z", claimed
+        rf"claimed: {first}  \[in_progress\]  Claim me @ann, lease ends \S+Z\n"
+        r"token: \S{20,}\nlease: 300 s",
+        claimed,
     )
+    token = claim_token(claimed)
     assert "already claimed by ann" in await fails(client, "task_claim", id=first, assignee="bob")
-    await ok(client, "task_claim", id=first, assignee="ann")  # a retry by the holder is fine
+    # A retry by the holder is fine, and answers the same token.
+    assert (
+        claim_token(await ok(client, "task_claim", id=first, assignee="ann", token=token)) == token
+    )
     assert f"waits on {first}" in await fails(client, "task_claim", id=later, assignee="bob")
-    await ok(client, "task_update", id=first, status="done")
+    await ok(client, "task_update", id=first, status="done", token=token)
     assert "done, not open" in await fails(client, "task_claim", id=first, assignee="ann")
     assert "assignee is empty" in await fails(client, "task_claim", id=later, assignee=" ")
     types = [(e["type"], e["task"]) for e in await events_since(client, seq)]
@@ -556,5 +552,5 @@ async def test_the_http_guard_lets_in_exactly_the_token(header: str | None, stat
         sent.append(message)
 
     headers = [] if header is None else [(b"authorization", header.encode())]
-    await RequireBearer(app, "tok-123")({"type": "http", "headers": headers}, None, send)
+    await RequireBearer(app, {"tok-123": ""})({"type": "http", "headers": headers}, None, send)
     assert sent[0]["status"] == status

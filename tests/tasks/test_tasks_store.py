@@ -256,7 +256,7 @@ def test_a_goal_is_done_when_its_last_child_is_done(store: TaskStore) -> None:
 def test_claim_is_atomic_and_explains_a_refusal(store: TaskStore) -> None:
     first = store.create("first")
     second = store.create("second", blockers=[first])
-    task = store.claim(first, "ann")
+    task = store.claim(first, "ann").task
     assert (task.status, task.assignee) == ("in_progress", "ann")
     with pytest.raises(InvalidTaskError, match="already claimed by ann"):
         store.claim(first, "bob")
