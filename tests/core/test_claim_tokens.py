@@ -66,7 +66,7 @@ def test_the_model_claims_and_settles_a_task_without_ever_seeing_its_token(tmp_p
     async def scenario():
         async with core:
             await core.submit("claim the sweep and finish it")
-            return list(core.conversation.history)
+            return list(core.session.history)
 
     history = asyncio.run(scenario())
     answers = [m.content for m in history if m.role == "tool"]
@@ -127,14 +127,14 @@ def test_a_watch_turn_whose_claim_is_lost_stops_and_leaves_the_step_to_its_new_h
         async with core:
             await core.submit("One chore\n- Sweep")
             step = core.plans[-1].ids[0]
-            await core.start_watching(on_event=sink)
-            turn = asyncio.ensure_future(core.run_until_idle(60))
+            await core.watch.start(on_event=sink)
+            turn = asyncio.ensure_future(core.watch.until_idle(60))
             await until(lambda: kinds(db, "claimed"), what="the watch turn's claim")
             with open_store(db, create=False) as store:
                 store.update(step, status="open", assignee="bob")
                 store.claim(step, "bob", lease=600)
             await asyncio.wait_for(turn, 30)  # the turn stopped: not 30 s of work
-            await core.stop_watching()
+            await core.watch.stop()
             return step
 
     step = asyncio.run(scenario())
