@@ -7,6 +7,7 @@ the slow ones run it as a process (also on PostgreSQL) and beside a real MCP ser
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import NamedTuple
 import pytest
 
 from ollie_nb.tasks import TaskStore, open_store
-from ollie_nb.tasks.cli import main
+from ollie_nb.tasks.cli import build_parser, main
 from tests.support.tasks_harness import cli, connect, ok
 
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -205,10 +206,10 @@ def test_a_usage_error_shows_control_characters_escaped(
     db: Path, chain: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exited:
-        main(["--db", str(db), "update", chain["a"], "--status", "\x1b[2Jdone"])
+        main(["--db", str(db), "note", chain["a"], "text", "\x1b[2Jmore"])
     assert exited.value.code == 2
     err = capsys.readouterr().err
-    assert "invalid choice: '\\x1b[2Jdone'" in err and not RAW.search(err)
+    assert "unrecognized arguments: \\x1b[2Jmore" in err and not RAW.search(err)
 
 
 @pytest.mark.slow
@@ -274,3 +275,13 @@ def test_changes_from_the_shell_on_postgresql(pg_cluster) -> None:
     with open_store(url) as store:
         assert [e.type for e in store.events(0, 100)][-2:] == ["deleted", "deleted"]
         assert store.list("all") == []
+
+
+def test_every_subcommand_is_in_the_docs_cli_table() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "TASK_SERVER.md").read_text()
+    block = doc.split("ollie-tasks [--db PATH|URL] COMMAND", 1)[1].split("```", 1)[0]
+    listed = {
+        line.split()[0] for line in block.splitlines() if line.startswith("  ") and line[2] != " "
+    }
+    (commands,) = (a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(commands.choices) == listed

@@ -68,6 +68,7 @@ async def test_tab_newline_and_carriage_return_are_kept(client: Client) -> None:
     assert (read["title"], read["body"]) == ("Plain\ttitle", body)
 
 
+@pytest.mark.slow
 def test_every_cli_view_shows_control_characters_escaped(tmp_path: Path) -> None:
     db = tmp_path / "tasks.db"
     with open_store(db) as store:
