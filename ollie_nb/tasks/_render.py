@@ -59,6 +59,33 @@ def claim_line(task: Task) -> str:
     return f"{ref_line(task.ref())} @{task.assignee}{lease}"
 
 
+def update_answer(task: TaskRef, unblocked: Sequence[TaskRef]) -> str:
+    """What an update says: the task as it is now, then each task it unblocked."""
+    lines = [f"ok: {ref_line(task)}"]
+    lines += [f"unblocked: {ref_line(r)}" for r in unblocked]
+    return "\n".join(lines)
+
+
+def deleted_answer(deleted: Sequence[str]) -> str:
+    """What a delete says: the task (last of `deleted`), then the subtasks it took along."""
+    rest = deleted[:-1]
+    return f"deleted {deleted[-1]}" + (
+        f" and {plural(len(rest), 'subtask')}: {', '.join(rest)}" if rest else ""
+    )
+
+
+def dep_answer(task_id: str, blocker: str, added: bool) -> str:
+    """What adding the edge `blocker` -> `task_id` says (`added`: False when it existed)."""
+    return f"ok: {task_id} is {'now' if added else 'already'} blocked by {blocker}"
+
+
+def dep_removed_answer(task_id: str, blocker: str, unblocked: Sequence[TaskRef]) -> str:
+    """What removing the edge `blocker` -> `task_id` says, with the task if that unblocked it."""
+    lines = [f"ok: {task_id} is no longer blocked by {blocker}"]
+    lines += [f"unblocked: {ref_line(r)}" for r in unblocked]
+    return "\n".join(lines)
+
+
 def task_list(tasks: Sequence[TaskSummary], what: str, limit: int | None = None) -> str:
     """A list of tasks, one per line; `what` names the selection (`open tasks`) if empty or cut."""
     if not tasks:

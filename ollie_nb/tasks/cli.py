@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import os
+import re
 import secrets
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._backends import open_store
-from ollie_nb.tasks._errors import StoreError, TaskError
+from ollie_nb.tasks._errors import InvalidTaskError, StoreError, TaskError
 from ollie_nb.tasks._location import DB_ENV_VAR, has_password, is_database_url, resolve_db
+from ollie_nb.tasks._schema import STATUSES
 from ollie_nb.tasks._store import (
     DEFAULT_LEASE,
+    DETACH_PARENT,
     LEASE_CAP,
     LIST_FILTERS,
     MAX_LEASE,
@@ -26,6 +30,9 @@ from ollie_nb.tasks._store import (
 )
 
 PROG = "ollie-tasks"
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
+"""What Python makes of an argument's bytes that are not UTF-8 (surrogateescape)."""
 
 HTTP_CONNECTIONS = 4
 """PostgreSQL connections the HTTP server pools for its concurrent clients."""
@@ -209,6 +216,71 @@ def _cmd_tree(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_create(args: argparse.Namespace) -> int:
+    # Creating is the one change that makes a new database, as `serve` does.
+    with _open(args, create=True) as store:
+        task_id = store.create(args.title, args.body, args.parent, args.blockers, args.labels)
+        task = store.get(task_id) if args.json else None
+    if task is not None:
+        _print_json(task.to_dict())
+    else:
+        print(task_id)  # the only output, for `id=$(ollie-tasks create ...)`
+    return 0
+
+
+def _cmd_update(args: argparse.Namespace) -> int:
+    """update, done and note: one store call, as task_update makes (no claim token asked)."""
+    with _open(args) as store:
+        unblocked = store.update(args.id, args.status, args.assignee, args.note)
+        task = store.get(args.id)
+    if args.json:
+        _print_json(
+            {"task": task.to_dict(), "unblocked": [dataclasses.asdict(r) for r in unblocked]}
+        )
+    else:
+        _print(_render.update_answer(task.ref(), unblocked))
+    return 0
+
+
+def _cmd_edit(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        store.edit(args.id, args.title, args.body, args.parent)
+        task = store.get(args.id)
+    if args.json:
+        _print_json(task.to_dict())
+    else:
+        _print(_render.update_answer(task.ref(), ()))
+    return 0
+
+
+def _cmd_dep(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        if args.remove:
+            unblocked = store.remove_dep(args.id, args.on)
+            text = _render.dep_removed_answer(args.id, args.on, unblocked)
+            answer: dict[str, Any] = {"removed": True}
+            answer["unblocked"] = [dataclasses.asdict(r) for r in unblocked]
+        else:
+            added = store.add_dep(args.id, args.on)
+            text = _render.dep_answer(args.id, args.on, added)
+            answer = {"added": added}
+    if args.json:
+        _print_json({"id": args.id, "blocker": args.on, **answer})
+    else:
+        _print(text)
+    return 0
+
+
+def _cmd_delete(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        deleted = store.delete(args.id, args.recursive)
+    if args.json:
+        _print_json({"deleted": deleted})
+    else:
+        _print(_render.deleted_answer(deleted))
+    return 0
+
+
 def _non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -244,12 +316,12 @@ def build_parser() -> argparse.ArgumentParser:
         "task database: a SQLite file or a postgresql://user@host:port/dbname URL "
         f"(default: ${DB_ENV_VAR}, else $PWD/.ollie/tasks.db)"
     )
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--db", metavar="DB", default=argparse.SUPPRESS, help=db_help)
-    as_json = argparse.ArgumentParser(add_help=False)
+    as_json = _Parser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON instead of text")
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Task store for planning agents: an MCP server and a CLI over one "
         "SQLite file or a PostgreSQL database. Without a subcommand and with stdin not a terminal, it serves MCP "
@@ -349,7 +421,80 @@ def build_parser() -> argparse.ArgumentParser:
 
     tree = add("tree", _cmd_tree, "show goals with their steps as an indented tree")
     tree.add_argument("id", metavar="ID", nargs="?", help="only this task's subtree")
+    _add_changes(add)
     return parser
+
+
+def _add_changes(add: Callable[..., argparse.ArgumentParser]) -> None:
+    """The subcommands that change the store, one per MCP tool (task_create ... task_dep)."""
+    create = add("create", _cmd_create, "create an open task and print its id")
+    create.add_argument("title", metavar="TITLE", help="one line, at most 500 characters")
+    create.add_argument("--body", default="", metavar="TEXT", help="details, at most 64 KiB")
+    create.add_argument("--parent", default="", metavar="ID", help="the goal this is a step of")
+    create.add_argument(
+        "--blocker",
+        dest="blockers",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="a task that must be done first (repeat for several)",
+    )
+    create.add_argument(
+        "--label", dest="labels", action="append", default=[], help="a tag (repeat for several)"
+    )
+
+    update = add("update", _cmd_update, "change a task's status or assignee, or add a note")
+    update.add_argument("--status", choices=STATUSES, default="", help="the new status")
+    update.add_argument("--assignee", "--as", dest="assignee", default="", metavar="ASSIGNEE")
+    update.add_argument("--note", default="", metavar="TEXT", help="text added to its notes")
+    done = add("done", _cmd_update, "mark a task done; print the tasks that became ready")
+    done.add_argument("--note", default="", metavar="TEXT", help="text added to its notes")
+    done.set_defaults(status="done", assignee="")
+    note = add("note", _cmd_update, "add a note to a task")
+    note.set_defaults(status="", assignee="")
+    for p in (update, done, note):
+        p.add_argument("id", metavar="ID")
+    note.add_argument("note", metavar="TEXT")
+
+    edit = add("edit", _cmd_edit, "revise a task's title, body or parent")
+    edit.add_argument("id", metavar="ID")
+    edit.add_argument("--title", default="", help="the new one-line title")
+    edit.add_argument("--body", default="", metavar="TEXT", help="the new body")
+    edit.add_argument(
+        "--parent", default="", metavar="ID", help=f"the new parent ({DETACH_PARENT!r}: none)"
+    )
+
+    dep = add("dep", _cmd_dep, "make a task wait on another (or no longer: --remove)")
+    dep.add_argument("id", metavar="ID")
+    dep.add_argument("--on", required=True, metavar="ID", help="the task that must be done first")
+    dep.add_argument("--remove", action="store_true", help="remove that dependency instead")
+
+    delete = add("delete", _cmd_delete, "delete a task and its dependencies")
+    delete.add_argument("id", metavar="ID")
+    delete.add_argument(
+        "--recursive", action="store_true", help="with its children: the whole subtree"
+    )
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors show control characters as `\\x1b`: they
+    quote what was typed, which may hold an escape sequence."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(_render.visible_controls(message))
+
+
+def _refuse_undecodable(args: argparse.Namespace) -> None:
+    """Refuse an argument that was not UTF-8 (Python keeps its bytes as lone surrogates,
+    which no database stores), naming the byte rather than failing deep in a write."""
+    for name, value in vars(args).items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and (bad := _SURROGATE.search(text)) is not None:
+                byte = ord(bad.group()) - 0xDC00
+                raise InvalidTaskError(
+                    f"{name} is not UTF-8 text (byte 0x{byte:02x} at {bad.start()}): "
+                    "give it as UTF-8"
+                )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -366,6 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"bad --port {args.port}")
     _warn_secrets_on_command_line(args)
     try:
+        _refuse_undecodable(args)
         return args.handler(args)
     except TaskError as exc:
         print(f"{PROG}: error: {_render.visible_controls(str(exc))}", file=sys.stderr)

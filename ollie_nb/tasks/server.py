@@ -52,7 +52,6 @@ from ollie_nb.tasks._store import (
     SqlTaskStore,
     Task,
     TaskRef,
-    plural,
 )
 
 EVENTS_URI = "tasks://events"
@@ -426,9 +425,7 @@ def _add_updates(
             return store.update(id, status, assignee, note, caller=caller), store.get(id)
 
         unblocked, task = await calls.change(update_then_read)
-        lines = [f"ok: {_render.ref_line(task.ref())}"]
-        lines += [f"unblocked: {_render.ref_line(r)}" for r in unblocked]
-        return "\n".join(lines)
+        return _render.update_answer(task.ref(), unblocked)
 
 
 # long: three tool registrations, each its description, arguments and a few lines of work
@@ -470,10 +467,7 @@ def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -
     async def task_delete(id: TaskId, ctx: Context, recursive: bool = False) -> str:
         caller = _caller(ctx)
         deleted = await calls.change(lambda: store.delete(id, recursive, caller=caller))
-        rest = deleted[:-1]
-        return f"deleted {deleted[-1]}" + (
-            f" and {plural(len(rest), 'subtask')}: {', '.join(rest)}" if rest else ""
-        )
+        return _render.deleted_answer(deleted)
 
     @server.tool(
         structured_output=False,
@@ -492,11 +486,9 @@ def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -
         caller = _caller(ctx)
         if remove:
             unblocked = await calls.change(lambda: store.remove_dep(id, blocker, caller=caller))
-            lines = [f"ok: {id} is no longer blocked by {blocker}"]
-            lines += [f"unblocked: {_render.ref_line(r)}" for r in unblocked]
-            return "\n".join(lines)
+            return _render.dep_removed_answer(id, blocker, unblocked)
         added = await calls.change(lambda: store.add_dep(id, blocker, caller=caller))
-        return f"ok: {id} is {'now' if added else 'already'} blocked by {blocker}"
+        return _render.dep_answer(id, blocker, added)
 
 
 def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> None:
