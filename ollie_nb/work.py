@@ -46,6 +46,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--parallel", type=int, default=1, help="steps worked at once (default 1)")
     p.add_argument("--name", default="", help="the worker's name in claims (default host-pid)")
     p.add_argument(
+        "--debug", action="store_true", help="show the traceback of an unexpected failure"
+    )
+    p.add_argument(
         "--until-idle",
         action="store_true",
         help="exit when no step is ready or held with a lease: 0, or 1 if a step failed "
@@ -100,3 +103,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OllieError as exc:
         print(f"ollie-work: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1
+    except Exception as exc:  # a library's failure (a task group's, a connection's): one line
+        if options_ns.debug:
+            raise
+        leaf = innermost(exc)
+        what = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
+        print(
+            f"ollie-work: stopped by an unexpected failure: {terminal_safe(what)} "
+            "(--debug shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def innermost(exc: BaseException) -> BaseException:
+    """The first failure inside nested exception groups (anyio and the MCP SDK wrap theirs)."""
+    while isinstance(inner := getattr(exc, "exceptions", None), tuple) and inner:
+        exc = inner[0]
+    return exc

@@ -2610,6 +2610,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "docs/TASK_SERVER.md's CLI table lacks a command `ollie-tasks --help` lists",
         quick=True,
     ),
+    Mutant(
+        "worker-library-failure-is-a-traceback",
+        "ollie_nb/work.py",
+        "    except Exception as exc:  # a library's failure (a task group's, a connection's): one line\n",
+        "    except OllieError as exc:  # mutated\n",
+        ("tests/core/test_worker_command_line.py",),
+        "ollie-work ends in a raw ExceptionGroup traceback (httpx ConnectError) instead of one line",
+        quick=True,
+    ),
 )
 
 
