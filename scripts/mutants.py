@@ -2619,6 +2619,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "ollie-work ends in a raw ExceptionGroup traceback (httpx ConnectError) instead of one line",
         quick=True,
     ),
+    Mutant(
+        "subagent-cap-line-unsaid-in-the-run",
+        "ollie_nb/core/_parallel_run.py",
+        "        if child is not None and child.capped:  # said where the user reads the run, not only kept\n",
+        "        if False:\n",
+        (
+            "tests/core/test_model_gateway.py::test_a_sub_agent_cap_in_a_parallel_run_refuses_each_childs_second_request",
+        ),
+        "with maxSubagentTokens 10 a parallel run's children stop at their cap and no line says so",
+    ),
 )
 
 

@@ -470,6 +470,8 @@ class ParallelRun:
             self.result.failed.append(step_id)
         status = state_label(state)
         text = f"step {index + 1} ({step_id}) {status} by {name}"
+        if child is not None and child.capped:  # said where the user reads the run, not only kept
+            text += f"; {name} stopped: {first_lines(child.error, 1)}"
         self.emit(WatchWhat.of_status(status), text, step_id, name)
 
     async def _release(self) -> None:

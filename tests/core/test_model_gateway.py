@@ -114,10 +114,12 @@ def test_a_sub_agent_cap_in_a_parallel_run_refuses_each_childs_second_request(tm
     agent = tasks_agent(tmp_path / "t.db", maxSubagentTokens=10)
     core = AgentCore(OfflineBackend(), agent=agent, workdir=tmp_path, autosave=False)
 
+    lines: list[str] = []
+
     async def scenario():
         async with core:
             await core.submit(THREE)
-            return await core.run_plan(parallel=2)
+            return await core.run_plan(parallel=2, on_event=lambda e: lines.append(e.text))
 
     run = asyncio.run(scenario())
     for name in set(run.workers.values()):
@@ -125,6 +127,8 @@ def test_a_sub_agent_cap_in_a_parallel_run_refuses_each_childs_second_request(tm
         assert child.usage.requests == child.turns  # one request per step, none after it
         assert child.error.startswith(f"sub-agent {name}'s token cap 10 is reached: ")
         assert child.capped
+        said = [line for line in lines if f"by {name}; {name} stopped: sub-agent" in line]
+        assert said, lines  # the run's own lines say the cap stopped it
 
 
 @pytest.mark.slow
