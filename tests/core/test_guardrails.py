@@ -17,6 +17,7 @@ import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore, Notice, ToolFinished
 from ollie_nb.core._guardrails import ContextWarning, FailedRounds, RoundVerdict
+from ollie_nb.llm import OfflineBackend, ToolCall
 from ollie_nb.tools import PythonServer
 from tests.core.test_provider_requests import WIRES, Wire, allow, tool_text
 from tests.llm import test_anthropic as anthropic_wire
@@ -258,3 +259,30 @@ async def test_the_built_ins_that_only_read_are_named_read_only():
 
     read_only = {t.name for t in (*REASONING, *SUBAGENT) if t.read_only}
     assert read_only == {"reasoning_think", "subagent_list"}
+
+
+def test_a_sub_agent_has_the_same_failing_rounds_guard(tmp_path):
+    """Issue 35: sub-agents have the guard too: a child whose every call fails stops after
+    failedRoundsLimit rounds with the guard's line, and its parent is not stopped."""
+
+    def model(messages, tools):
+        if "You are sub-agent" in messages[0].content:
+            return [ToolCall(name="no_such_tool")]  # every round fails
+        if messages[-1].role == "user":
+            return [ToolCall(name="subagent_spawn", arguments={"name": "c1", "prompt": "go"})]
+        return "spawned"
+
+    agent = AgentConfig.from_dict({"failedRoundsNudge": 2, "failedRoundsLimit": 3})
+    core = AgentCore(OfflineBackend(model), agent=agent, workdir=tmp_path, autosave=False)
+
+    async def scenario():
+        async with core:
+            result = await core.submit("spawn one")
+            await core.subagents.get("c1").until_idle()
+            return result
+
+    result = asyncio.run(scenario())
+    child = core.subagents.get("c1")
+    assert not result.error  # the parent's own turn went on
+    assert child.usage.requests == 3  # the third failed round stopped it: no fourth request
+    assert "failedRoundsLimit 3" in child.error
