@@ -2629,6 +2629,17 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "with maxSubagentTokens 10 a parallel run's children stop at their cap and no line says so",
     ),
+    Mutant(
+        "tool-call-around-the-tool-gateway",
+        "ollie_nb/core/_tool_step.py",
+        "            result = await context.router.dispatch(pending.call, pending.args)  # redacted there\n",
+        "            result = await context.router.dispatcher.dispatch(\n"
+        "                *context.router.routes[pending.call.name], pending.args\n"
+        "            )\n",
+        ("tests/meta/test_tool_gateway_only.py",),
+        "a tool call skips the tool gateway: no claim token, no token cut from the answer",
+        quick=True,
+    ),
 )
 
 
