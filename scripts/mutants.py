@@ -756,8 +756,8 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "start-warnings-unredacted",
-        "ollie_nb/core/_core.py",
-        "        self.env.messages[:] = [self.redact(m) for m in self.env.messages]\n",
+        "ollie_nb/core/_env_build.py",
+        "    env.messages[:] = [redact(m) for m in env.messages]\n",
         "",
         (
             "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",

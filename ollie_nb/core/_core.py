@@ -15,14 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._agent_env import (
     AgentEnv,
     EnvDescription,
-    build_agent_env,
     gate_for,
     wire_plan_backend,
 )
@@ -32,9 +30,9 @@ from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import Conversation, RoundSaves
+from ollie_nb.core._env_build import ExtraServers, build_env, plan_fallback
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
-from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._parallel_run import ParallelRunResult
 from ollie_nb.core._parallel_runs import ParallelRuns
 from ollie_nb.core._plans import Plans
@@ -43,7 +41,7 @@ from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._routing import Approver, ToolRouter
 from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._sessions import drafts_to_dict, list_sessions
-from ollie_nb.core._subagents import SubAgents, SubagentTools
+from ollie_nb.core._subagents import SubAgents
 from ollie_nb.core._tracing import tracing, tracing_from_env
 from ollie_nb.core._turn_driver import TurnDriver
 from ollie_nb.core._watch import AgentWatch
@@ -53,14 +51,10 @@ from ollie_nb.planning import (
     Origin,
     PlanRecord,
     QueuedPrompt,
-    QueuePlanBackend,
 )
 from ollie_nb.planning.prompts import CONTINUE_PROMPT
 from ollie_nb.tools import (
     Dispatcher,
-    ExecuteServer,
-    Server,
-    SubagentServer,
     subprocess_env,
 )
 
@@ -70,11 +64,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("ollie_nb.core")
 
 __all__ = ["AgentCore", "Approver", "ExtraServers", "UsageTotals"]
-
-
-ExtraServers = Mapping[str, Server] | Callable[[AgentConfig], Mapping[str, Server]]
-"""Built-in servers a frontend adds (the notebook's `notebook` and `python`): a mapping, or
-a function of the agent config called at every start and switch."""
 
 
 class AgentCore:
@@ -245,46 +234,25 @@ class AgentCore:
             self.env = None
 
     async def _build_env(self) -> None:
-        builtins: dict[str, Any] = {"subagent": SubagentServer(SubagentTools(self.subagents))}
         self.subagents.limit = self.max_parallel or self.config.max_parallel
-        if self._execute:
-            builtins["execute"] = ExecuteServer(
-                lambda: self._workdir,
-                env_passthrough=self.config.pass_env,
-                secrets=self.redact.values,
-            )
-        extra = self._extra_servers
-        builtins.update((extra(self.config) if callable(extra) else extra) or {})
-        self.env = await build_agent_env(
+        built = await build_env(
             self.config,
-            Dispatcher(redact=self.redact.known_only),
-            self._workdir,
+            lambda: self._workdir,
             self._effective_fallback(),
-            builtin_servers=builtins,
-            plans=self.plans.book,
+            subagents=self.subagents,
+            execute=self._execute,
+            extra=self._extra_servers,
+            plans=self.plans,
             redact=self.redact,
+            session_id=self.session.session_id,
+            on_plan=self._on_plan,
+            hold_plans=lambda: self.reviewing,
         )
-        self.env.reasoning.add_plan_listener(self._on_plan)
-        self.env.reasoning.hold_plans = lambda: self.reviewing
-        client = self.env.task_client
-        self.router = ToolRouter(self.env.dispatcher, task_server=self.env.task_server or "")
-        if client is not None:  # the model's task_* calls carry the claims the agent made
-            self.router.held = client.held
-        await self.router.refresh()
-        context, warnings = await spawn_hooks(
-            self.config, self._workdir, self.session.session_id, self.subprocess_env()
-        )
-        self._spawn_context = [self.redact(c) for c in context]
-        self.env.messages.extend(warnings)  # with the servers' failures: shown as they are
-        self.env.messages[:] = [self.redact(m) for m in self.env.messages]
+        self.env, self.router, self._spawn_context = built.env, built.router, built.spawn_context
         self._rebuild_context()
 
     def _effective_fallback(self) -> Any:
-        if self._fallback is not None:
-            return self._fallback
-        if self.queue_fallback:
-            return QueuePlanBackend(self.prompts.put, lambda: self.plans.book.making_number)
-        return None
+        return plan_fallback(self._fallback, self.queue_fallback, self.prompts, self.plans)
 
     async def refresh_tools(self) -> None:
         """List the servers' tools again (after notebook tools were added or removed)."""
