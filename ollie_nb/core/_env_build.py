@@ -81,9 +81,13 @@ async def build_env(
     router = ToolRouter(env.dispatcher, task_server=env.task_server or "")
     if client is not None:  # the model's task_* calls carry the claims the agent made
         router.held = client.held
-    await router.refresh()
-    hook_env = subprocess_env(secrets=redact.values(), passthrough=config.pass_env)
-    context, warnings = await spawn_hooks(config, workdir(), session_id, hook_env)
+    try:
+        await router.refresh()
+        hook_env = subprocess_env(secrets=redact.values(), passthrough=config.pass_env)
+        context, warnings = await spawn_hooks(config, workdir(), session_id, hook_env)
+    except BaseException:  # a half-built env is nobody's to close: close its servers here
+        await env.aclose()
+        raise
     env.messages.extend(warnings)  # with the servers' failures: shown as they are
     env.messages[:] = [redact(m) for m in env.messages]
     return BuiltEnv(env, router, [redact(c) for c in context])
