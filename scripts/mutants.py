@@ -756,8 +756,8 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "start-warnings-unredacted",
-        "ollie_nb/core/_core.py",
-        "        self.env.messages[:] = [self.redact(m) for m in self.env.messages]\n",
+        "ollie_nb/core/_env_build.py",
+        "    env.messages[:] = [redact(m) for m in env.messages]\n",
         "",
         (
             "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",
@@ -953,7 +953,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "interrupted-queue-step-is-done",
-        "ollie_nb/core/_core.py",
+        "ollie_nb/core/_turn_driver.py",
         "                StepState.OPEN\n                if result.interrupted\n",
         "                StepState.DONE\n                if result.interrupted\n",
         ("tests/core/test_queue_items.py::test_a_queue_plan_step_interrupted_goes_back_to_open",),
@@ -2426,10 +2426,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "watch-turn-goes-on-after-a-lost-claim",
-        "ollie_nb/core/_core.py",
-        "                self._runner.interrupting = True  # this turn only stops: not a shutdown\n"
-        "                self._task.cancel()",
-        "                pass",
+        "ollie_nb/core/_turn_driver.py",
+        "            self.cancel()  # this turn only stops: not a shutdown\n",
+        "",
         (
             "tests/core/test_claim_tokens.py::test_a_watch_turn_whose_claim_is_lost_stops_and_leaves_the_step_to_its_new_holder",
         ),

@@ -13,29 +13,26 @@ loop); this class wires them and delegates.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._agent_env import (
     AgentEnv,
     EnvDescription,
-    build_agent_env,
     gate_for,
     wire_plan_backend,
 )
 from ollie_nb.core._agents import require_trusted, resolve_agent
-from ollie_nb.core._budget import NO_BUDGETS, Budgets, Ledger, Scope, SpendBook, env_budgets
+from ollie_nb.core._budget import NO_BUDGETS, Budgets, SpendBook, env_budgets
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import Conversation, RoundSaves
+from ollie_nb.core._env_build import ExtraServers, build_env, plan_fallback
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
-from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._parallel_run import ParallelRunResult
 from ollie_nb.core._parallel_runs import ParallelRuns
 from ollie_nb.core._plans import Plans
@@ -44,9 +41,9 @@ from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._routing import Approver, ToolRouter
 from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._sessions import drafts_to_dict, list_sessions
-from ollie_nb.core._subagents import SubAgents, SubagentTools
+from ollie_nb.core._subagents import SubAgents
 from ollie_nb.core._tracing import tracing, tracing_from_env
-from ollie_nb.core._turn import TurnRunner
+from ollie_nb.core._turn_driver import TurnDriver
 from ollie_nb.core._watch import AgentWatch
 from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError, SessionError
 from ollie_nb.llm import ToolDef, backend_secrets
@@ -54,15 +51,10 @@ from ollie_nb.planning import (
     Origin,
     PlanRecord,
     QueuedPrompt,
-    QueuePlanBackend,
-    StepState,
 )
 from ollie_nb.planning.prompts import CONTINUE_PROMPT
 from ollie_nb.tools import (
     Dispatcher,
-    ExecuteServer,
-    Server,
-    SubagentServer,
     subprocess_env,
 )
 
@@ -72,11 +64,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("ollie_nb.core")
 
 __all__ = ["AgentCore", "Approver", "ExtraServers", "UsageTotals"]
-
-
-ExtraServers = Mapping[str, Server] | Callable[[AgentConfig], Mapping[str, Server]]
-"""Built-in servers a frontend adds (the notebook's `notebook` and `python`): a mapping, or
-a function of the agent config called at every start and switch."""
 
 
 class AgentCore:
@@ -113,7 +100,6 @@ class AgentCore:
         self.redact = Redactor(
             lambda: (*backend_secrets(self._backend), *config_secrets(self.config))
         )
-        self._task: asyncio.Task[TurnResult] | None = None
         self._sink: EventSink = _ignore
         self._spawn_context: list[str] = []
         self.user_budgets: Budgets = NO_BUDGETS  # caps a frontend sets (the notebook's traits)
@@ -140,7 +126,16 @@ class AgentCore:
         self.spend = SpendBook(self.budgets)
         self.turn = TurnState(self.session, self.spend.session)  # what turns change
         self._context: AgentContext | None = None  # what the parts share; built at start
-        self._runner = TurnRunner(self.turn)
+        self.turns = TurnDriver(
+            self.turn,
+            self.prompts,
+            self.plans,
+            self.watch,
+            self.spend,
+            lambda: self.context,
+            lambda: self.agent_name,
+            self._autosave,
+        )
         self.subagents = SubAgents(
             lambda: self.context,
             self.session,
@@ -228,8 +223,8 @@ class AgentCore:
         """Stop any turn and close every server."""
         await self.watch.stop()
         self.interrupt()
-        if self._task is not None:
-            await asyncio.gather(self._task, return_exceptions=True)
+        if self.turns.task is not None:
+            await asyncio.gather(self.turns.task, return_exceptions=True)
         await self.subagents.aclose()
         await self._close_env()
 
@@ -239,46 +234,25 @@ class AgentCore:
             self.env = None
 
     async def _build_env(self) -> None:
-        builtins: dict[str, Any] = {"subagent": SubagentServer(SubagentTools(self.subagents))}
         self.subagents.limit = self.max_parallel or self.config.max_parallel
-        if self._execute:
-            builtins["execute"] = ExecuteServer(
-                lambda: self._workdir,
-                env_passthrough=self.config.pass_env,
-                secrets=self.redact.values,
-            )
-        extra = self._extra_servers
-        builtins.update((extra(self.config) if callable(extra) else extra) or {})
-        self.env = await build_agent_env(
+        built = await build_env(
             self.config,
-            Dispatcher(redact=self.redact.known_only),
-            self._workdir,
+            lambda: self._workdir,
             self._effective_fallback(),
-            builtin_servers=builtins,
-            plans=self.plans.book,
+            subagents=self.subagents,
+            execute=self._execute,
+            extra=self._extra_servers,
+            plans=self.plans,
             redact=self.redact,
+            session_id=self.session.session_id,
+            on_plan=self._on_plan,
+            hold_plans=lambda: self.reviewing,
         )
-        self.env.reasoning.add_plan_listener(self._on_plan)
-        self.env.reasoning.hold_plans = lambda: self.reviewing
-        client = self.env.task_client
-        self.router = ToolRouter(self.env.dispatcher, task_server=self.env.task_server or "")
-        if client is not None:  # the model's task_* calls carry the claims the agent made
-            self.router.held = client.held
-        await self.router.refresh()
-        context, warnings = await spawn_hooks(
-            self.config, self._workdir, self.session.session_id, self.subprocess_env()
-        )
-        self._spawn_context = [self.redact(c) for c in context]
-        self.env.messages.extend(warnings)  # with the servers' failures: shown as they are
-        self.env.messages[:] = [self.redact(m) for m in self.env.messages]
+        self.env, self.router, self._spawn_context = built.env, built.router, built.spawn_context
         self._rebuild_context()
 
     def _effective_fallback(self) -> Any:
-        if self._fallback is not None:
-            return self._fallback
-        if self.queue_fallback:
-            return QueuePlanBackend(self.prompts.put, lambda: self.plans.book.making_number)
-        return None
+        return plan_fallback(self._fallback, self.queue_fallback, self.prompts, self.plans)
 
     async def refresh_tools(self) -> None:
         """List the servers' tools again (after notebook tools were added or removed)."""
@@ -299,7 +273,7 @@ class AgentCore:
 
     @property
     def is_running(self) -> bool:
-        return self._task is not None and not self._task.done()
+        return self.turns.running
 
     @property
     def workdir(self) -> str:
@@ -350,11 +324,7 @@ class AgentCore:
     def interrupt(self) -> bool:
         """Cancel the running turn and every sub-agent's (on the agent's loop); True if any ran."""
         children = self.subagents.interrupt_all() + self.runs.interrupt()
-        if self._task is None or self._task.done():
-            return children > 0
-        self._runner.interrupting = True
-        self._task.cancel()
-        return True
+        return self.turns.cancel() or children > 0
 
     def _child_note(self, text: str) -> None:
         """A sub-agent finished: the note is queued to this agent (worked now with a watch)."""
@@ -390,98 +360,14 @@ class AgentCore:
             return TurnResult(queued=True)
         self._sink = on_event or _ignore
         self.redact.refresh()
-        self._runner.interrupting = False
-        task = asyncio.ensure_future(self._run_prompts(_item(prompt)))
-        self._task = task
         try:
-            return await task
+            result = await self.turns.work(_item(prompt))
+            self.step_limited = result.step_limit
+            return result
         finally:
-            self._task = None
             self._sink = _ignore
             self.turn.enter(Phase.IDLE)
             self.watch.kick()  # work queued while this turn ran
-
-    async def _run_prompts(self, item: QueuedPrompt) -> TurnResult:
-        result = await self._work(item)
-        done = 0
-        while not result.interrupted and (self.prompts or await self._steps_became_ready()):
-            if result.capped or (result.error and self.watch.waker is not None):
-                break  # a cap is reached, or the watch reports the failure and ends: the queue stays
-            done += 1
-            nxt = self.prompts.pop()
-            assert nxt is not None
-            result = await self._work(nxt, done, done + len(self.prompts))
-        self.step_limited = result.step_limit
-        if self.autosave:
-            self.save()
-        return result
-
-    async def _work(self, item: QueuedPrompt, position: int = 0, total: int = 0) -> TurnResult:
-        """One item as a turn; the step it works is known from it (a queue plan's is marked)."""
-        step = item.step
-        self.watch.took(step)  # before the claim's round trip: the watch queues it no more
-        lost: list[str] = []  # why the claim of the item's step was lost, once it is
-        held = await self.watch.admit(item, self._claim_lost(item, lost))  # a watch step
-        if held.refused:
-            return TurnResult(blocked=held.refused)  # another worker holds it: not worked here
-        marked = step if step is not None and step.kind == "queue" else None
-        if marked is not None:
-            self.plans.book.mark(marked, StepState.IN_PROGRESS)
-        prompt = self.prompts.with_notes(item.text)
-        start = TurnStarted(prompt, position > 0, position, total, step)
-        if step is not None:  # its spend is the step's, within its plan's cap
-            self.turn.ledger = Ledger(Scope.STEP, parent=self.spend.plan(step.plan))
-        try:
-            result = await self._traced(item, self._runner.run(self.context, start))
-        finally:
-            if step is not None:
-                self.spend.record(step.plan, step.step_id, self.turn.ledger.spend)
-            self.turn.ledger = self.spend.session
-            if held.beat is not None:
-                held.beat.cancel()
-            if not lost:  # a lost claim is the new holder's: never released over it
-                with contextlib.suppress(Exception):  # the lease ends a claim left anyway
-                    await self.watch.release(item)  # a watch step goes back unless closed
-        if marked is not None:
-            state = (
-                StepState.OPEN
-                if result.interrupted
-                else StepState.FAILED
-                if result.error
-                else StepState.DONE
-            )
-            self.plans.book.mark(marked, state)
-        return result
-
-    def _traced(self, item: QueuedPrompt, work: Awaitable[TurnResult]) -> Awaitable[TurnResult]:
-        """A step's turn inside the step's span; a step the watch queued is a trace of its own."""
-        step, traced = item.step, tracing()
-        if step is None or not traced.enabled:
-            return work
-        record = next((r for r in self.plans if r.number == step.plan), None)
-        goal_id = record.goal_id if record is not None else ""
-        watch = item.origin is Origin.WATCH
-        return traced.step(step, goal_id, self.agent_name, watch, work)
-
-    def _claim_lost(self, item: QueuedPrompt, lost: list[str]) -> Callable[[str], None]:
-        """A lost claim of the item's step: the user is told, and the turn working it stops
-        (another holds the step now; `lost` keeps why, so the turn's end leaves it be)."""
-        step = item.step
-        which = f"step {step.number} ({step.step_id})" if step is not None else "the step"
-
-        def stop(why: str) -> None:
-            lost.append(why)
-            self.emit(Notice(f"the claim of {which} was lost: {why}", "warning"))
-            if self._task is not None and not self._task.done():
-                self._runner.interrupting = True  # this turn only stops: not a shutdown
-                self._task.cancel()
-
-        return stop
-
-    async def _steps_became_ready(self) -> bool:
-        """With a watcher on, read task events before the queue is called empty."""
-        await self.watch.catch_up()
-        return bool(self.prompts)
 
     def emit(self, event: Event) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""
@@ -576,12 +462,12 @@ class AgentCore:
         """Replace the history with the model's summary and the user's latest messages."""
         if self.is_running:
             raise AgentBusyError("a turn is running; compact after it ends")
-        return await self._runner.compact(self.context)
+        return await self.turns.runner.compact(self.context)
 
     @property
     def last_error(self) -> str:
         """The traceback of the last internal error in a turn ('' when none)."""
-        return self._runner.last_error
+        return self.turns.runner.last_error
 
     def session_data(self) -> dict[str, Any]:
         """The session as JSON data: history, usage, plans, sub-agents, the parallel run

@@ -133,7 +133,7 @@ def test_a_watch_turn_whose_claim_is_lost_stops_and_leaves_the_step_to_its_new_h
             with open_store(db, create=False) as store:
                 store.update(step, status="open", assignee="bob")
                 store.claim(step, "bob", lease=600)
-            await asyncio.wait_for(turn, 30)  # the turn stopped: not 30 s of work
+            await asyncio.wait_for(turn, 15)  # the turn stopped: not 30 s of work
             await core.watch.stop()
             return step
 
