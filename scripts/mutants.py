@@ -1426,6 +1426,27 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "label-setter-not-recorded",
+        "ollie_nb/tasks/_store.py",
+        "            setter = _actor(caller) or None",
+        "            setter = None",
+        (
+            "tests/tasks/test_tasks_claims.py::test_a_label_records_the_http_user_who_set_it",
+            "tests/tasks/test_tasks_claims.py::test_a_store_of_the_previous_schema_gains_label_setters",
+        ),
+        "task_read shows no one set alice's approval: a worker cannot tell who approved a plan",
+        quick=True,
+    ),
+    Mutant(
+        "label-setter-unnamed-shown",
+        "ollie_nb/tasks/_store.py",
+        "labels_by = {r[0]: r[1] for r in label_rows if r[1]}",
+        "labels_by = {r[0]: r[1] for r in label_rows}",
+        ("tests/tasks/test_tasks_claims.py::test_a_label_records_the_http_user_who_set_it",),
+        "a label set over stdio reads as set by a null user instead of by no one named",
+        quick=True,
+    ),
+    Mutant(
         "handover-keeps-token",
         "ollie_nb/tasks/_store.py",
         '"UPDATE tasks SET claim_token = CASE WHEN assignee = ? THEN claim_token END, "',

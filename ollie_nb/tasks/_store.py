@@ -213,6 +213,8 @@ class Task:
     """How many notes the task has; `notes` may hold only some of them (the newest)."""
     notes_start: int = 1
     """The number (1 = the oldest) of the first note in `notes`."""
+    labels_by: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Who set each label, for those an HTTP user set (a stdio or CLI caller is unnamed)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
@@ -671,9 +673,10 @@ class SqlTaskStore(ABC):
                 "INSERT INTO deps (task, blocker) VALUES (?, ?)",
                 [(task_id, b) for b in blocker_ids],
             )
+            setter = _actor(caller) or None
             conn.executemany(
-                "INSERT INTO labels (task, label) VALUES (?, ?)",
-                [(task_id, label) for label in label_list],
+                "INSERT INTO labels (task, label, setter) VALUES (?, ?, ?)",
+                [(task_id, label, setter) for label in label_list],
             )
             payload = {
                 "title": title,
@@ -1270,12 +1273,11 @@ class SqlTaskStore(ABC):
                 "SELECT id, status, title FROM tasks WHERE parent = ? ORDER BY rowid",
                 (task_id,),
             )
-            labels = tuple(
-                r[0]
-                for r in conn.execute(
-                    "SELECT label FROM labels WHERE task = ? ORDER BY label", (task_id,)
-                )
-            )
+            label_rows = conn.execute(
+                "SELECT label, setter FROM labels WHERE task = ? ORDER BY label", (task_id,)
+            ).fetchall()
+            labels = tuple(r[0] for r in label_rows)
+            labels_by = {r[0]: r[1] for r in label_rows if r[1]}
             total, start, note_rows = self._notes(conn, task_id, notes, notes_before)
             status = row[3]
             return Task(
@@ -1297,6 +1299,7 @@ class SqlTaskStore(ABC):
                 lease_until=_epoch_iso(row[9]),
                 notes_total=total,
                 notes_start=start,
+                labels_by=labels_by,
             )
 
         return self._run(work, write=False)
