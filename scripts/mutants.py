@@ -1447,6 +1447,45 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "list-setters-not-read",
+        "ollie_nb/tasks/server.py",
+        'setters = format == "json" and "labels_by" in chosen',
+        "setters = False",
+        ("tests/tasks/test_tasks_claims.py::test_a_label_records_the_http_user_who_set_it",),
+        "task_list never says who approved a plan: --approved-by alice works nothing",
+        quick=True,
+    ),
+    Mutant(
+        "client-never-asks-setters",
+        "ollie_nb/planning/_client.py",
+        'if self.caps.labels_by and "labels_by" not in fields:',
+        "if False:",
+        (
+            "tests/core/test_approved_by_e2e.py::test_approved_by_alice_works_alices_approved_plan_not_mallorys",
+        ),
+        "the worker reads no approver: --approved-by alice leaves alice's plan unworked",
+    ),
+    Mutant(
+        "approved-by-ignored",
+        "ollie_nb/core/_worker.py",
+        "return not self.approved_by or goal.labels_by.get(APPROVED_LABEL) in self.approved_by",
+        "return True",
+        (
+            "tests/core/test_approved_by_e2e.py::test_approved_by_alice_works_alices_approved_plan_not_mallorys",
+        ),
+        "--approved-by alice works mallory's approved plan too",
+    ),
+    Mutant(
+        "approved-by-not-refused",
+        "ollie_nb/core/_worker.py",
+        "if self.options.approved_by and not self.client.caps.labels_by:",
+        "if False:",
+        (
+            "tests/core/test_approved_by_e2e.py::test_approved_by_is_refused_in_one_line_by_a_store_that_cannot_tell",
+        ),
+        "a store that cannot tell who approved: --approved-by silently works nothing",
+    ),
+    Mutant(
         "handover-keeps-token",
         "ollie_nb/tasks/_store.py",
         '"UPDATE tasks SET claim_token = CASE WHEN assignee = ? THEN claim_token END, "',

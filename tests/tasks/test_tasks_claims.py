@@ -308,8 +308,16 @@ async def test_a_label_records_the_http_user_who_set_it(tmp_path: Path) -> None:
         goal = await ok(alice, "task_create", title="Alice's plan", labels=["approved", "x"])
         read = json.loads(await ok(alice, "task_read", id=goal, format="json"))
         local = json.loads(await ok(alice, "task_read", id=unnamed, format="json"))
+        asked = ["id", "labels_by"]
+        listed = json.loads(await ok(alice, "task_list", status="all", format="json", fields=asked))
+        plain = json.loads(await ok(alice, "task_list", status="all", format="json"))
     assert read["labels_by"] == {"approved": "alice", "x": "alice"}
     assert local["labels"] == ["approved"] and local["labels_by"] == {}
+    assert listed["tasks"] == [
+        {"id": unnamed, "labels_by": {}},
+        {"id": goal, "labels_by": {"approved": "alice", "x": "alice"}},
+    ]
+    assert all("labels_by" not in t for t in plain["tasks"])  # only when fields asks for it
 
 
 async def test_the_single_token_beside_named_users_stays_unnamed(tmp_path: Path) -> None:
