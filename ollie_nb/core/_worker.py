@@ -3,8 +3,8 @@
 The command line is ollie_nb/work.py (above the core); the worker's logic is here.
 
 A worker is an AgentCore without a notebook: it reads the goals of its agent's task
-server (those marked approved for work, the ones `--plan` names, or with `--all` every
-one), and works each plan with ready steps
+server (those marked approved for work, by one of the `--approved-by` users when named,
+the ones `--plan` names, or with `--all` every one), and works each plan with ready steps
 as a parallel run (`--parallel N` sub-agents at once, each step claimed with a lease and
 renewed while its child works), each step's prompt carrying its goal and body as in a
 notebook's parallel run. It logs one line per step. With `--until-idle` it exits once no
