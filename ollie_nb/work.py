@@ -43,6 +43,13 @@ def parser() -> argparse.ArgumentParser:
         dest="every",
         help="work every plan in the store, approved for work or not",
     )
+    p.add_argument(
+        "--approved-by",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="work only the plans whose approval mark this user set over HTTP (repeatable)",
+    )
     p.add_argument("--parallel", type=int, default=1, help="steps worked at once (default 1)")
     p.add_argument("--name", default="", help="the worker's name in claims (default host-pid)")
     p.add_argument(
@@ -86,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser().error("--parallel must be at least 1")
     if options_ns.plan and options_ns.every:
         parser().error("--plan and --all: name plans, or work them all")
+    if options_ns.approved_by and (options_ns.every or options_ns.plan):
+        parser().error("--approved-by picks among the approved plans: not with --all or --plan")
     options = WorkOptions(
         options_ns.agent,
         tuple(options_ns.plan),
@@ -93,6 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options_ns.name,
         options_ns.until_idle,
         options_ns.every,
+        tuple(options_ns.approved_by),
     )
 
     def log(line: str) -> None:

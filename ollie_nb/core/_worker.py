@@ -3,8 +3,8 @@
 The command line is ollie_nb/work.py (above the core); the worker's logic is here.
 
 A worker is an AgentCore without a notebook: it reads the goals of its agent's task
-server (those marked approved for work, the ones `--plan` names, or with `--all` every
-one), and works each plan with ready steps
+server (those marked approved for work, by one of the `--approved-by` users when named,
+the ones `--plan` names, or with `--all` every one), and works each plan with ready steps
 as a parallel run (`--parallel N` sub-agents at once, each step claimed with a lease and
 renewed while its child works), each step's prompt carrying its goal and body as in a
 notebook's parallel run. It logs one line per step. With `--until-idle` it exits once no
@@ -77,19 +77,26 @@ class WorkOptions:
     name: str = ""
     until_idle: bool = False
     every: bool = False  # `--all`: every plan in the store, approved or not
+    approved_by: tuple[str, ...] = ()  # `--approved-by`: only marks these users set
 
     def wants(self, goal: Task) -> bool:
-        """Whether the worker works the plan of `goal`: named, approved, or all asked for."""
+        """Whether the worker works the plan of `goal`: named, approved (by one of
+        `approved_by` when given), or all asked for."""
         if self.plans:
             return goal.id in self.plans
-        return self.every or APPROVED_LABEL in goal.labels
+        if self.every or APPROVED_LABEL not in goal.labels:
+            return self.every
+        return not self.approved_by or goal.labels_by.get(APPROVED_LABEL) in self.approved_by
 
     @property
     def what(self) -> str:
         """What it works, for its first log line."""
         if self.plans:
             return "plan " + ", ".join(self.plans)
-        return "every plan" if self.every else f"the plans labelled {APPROVED_LABEL!r}"
+        if self.every:
+            return "every plan"
+        by = f" by {', '.join(self.approved_by)}" if self.approved_by else ""
+        return f"the plans labelled {APPROVED_LABEL!r}{by}"
 
 
 def plans_of(
@@ -206,6 +213,8 @@ class Worker:
     async def run(self) -> int:
         """Work until idle (`--until-idle`) or stopped; 0 when every run went through."""
         failed = False
+        if self.options.approved_by and not self.client.caps.labels_by:
+            raise WorkerError("the task store cannot tell who approved a plan (--approved-by)")
         seen = await self._last_seq()
         while True:
             records, _, ready_ids = await self.plans()

@@ -88,6 +88,12 @@ def _takes(schemas: Mapping[str, Mapping[str, Any]], tool: str, arg: str) -> boo
     return arg in ((schemas.get(tool) or {}).get("properties") or {})
 
 
+def _list_fields_offered(schemas: Mapping[str, Mapping[str, Any]]) -> str:
+    """The text of task_list's `fields` argument: its description (names the fields)."""
+    prop = ((schemas.get(TASK_LIST) or {}).get("properties") or {}).get("fields") or {}
+    return json.dumps(prop) if isinstance(prop, Mapping) else ""
+
+
 @dataclass(frozen=True)
 class TaskCaps:
     """What a task server offers, read once from its tool list (the default: all of it)."""
@@ -105,6 +111,7 @@ class TaskCaps:
     subscriptions: bool = False  # the server signals its changes (MCP resource updates)
     labels: bool = False  # task_create takes labels (a goal's approval mark): only when seen
     tokens: bool = True  # task_claim answers a claim token its holder presents (ollie-tasks)
+    labels_by: bool = False  # task_list's JSON tells who set each label: only when seen
 
     @classmethod
     def of(cls, schemas: Mapping[str, Mapping[str, Any]], subscriptions: bool) -> TaskCaps:
@@ -123,6 +130,7 @@ class TaskCaps:
             subscriptions=subscriptions,
             labels=_takes(schemas, TASK_CREATE, "labels"),
             tokens=_takes(schemas, TASK_CLAIM, "token"),
+            labels_by="labels_by" in _list_fields_offered(schemas),
         )
 
     @property
@@ -306,6 +314,7 @@ class Task:
     lease_until: str = ""
     labels: tuple[str, ...] = ()
     assignee: str = ""  # who holds it (over HTTP with named users: the user)
+    labels_by: Mapping[str, str] = field(default_factory=dict, hash=False)  # label -> its setter
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Task:
@@ -321,6 +330,7 @@ class Task:
             str(data.get("lease_until") or ""),
             tuple(str(label) for label in data.get("labels") or ()),
             str(data.get("assignee") or ""),
+            _setters(data.get("labels_by")),
         )
 
     @property
@@ -332,6 +342,13 @@ class Task:
     def ready(self) -> bool:
         """Open with no blocker left: a claim may take it now."""
         return self.state.is_open and not self.blockers
+
+
+def _setters(raw: Any) -> dict[str, str]:
+    """A listing's `labels_by` (label -> setter), empty when absent or malformed."""
+    if not isinstance(raw, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in raw.items() if isinstance(v, str) and v}
 
 
 class TaskClient:
@@ -523,6 +540,8 @@ class TaskClient:
     async def tasks(self, fields: Sequence[str] = LIST_FIELDS) -> builtins.list[Task]:
         """Every task of the store, page after page (TaskCallError when it cannot be listed)."""
         args: dict[str, Any] = {"status": "all", "format": "json"}
+        if self.caps.labels_by and "labels_by" not in fields:
+            fields = (*fields, "labels_by")
         asked = {**args, "fields": builtins.list(fields)} if self.caps.list_fields else args
         result = await self._call(TASK_LIST, asked)
         if result.is_error and asked is not args:  # a server that refuses `fields`

@@ -80,6 +80,10 @@ PG_MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # The SHA-256 of the token of the claim that holds the task (NULL: none).
         "ALTER TABLE tasks ADD COLUMN claim_token TEXT",
     ),
+    (
+        # Who set the label: the HTTP user of the call, NULL for an unnamed (stdio, CLI) one.
+        "ALTER TABLE labels ADD COLUMN setter TEXT",
+    ),
 )
 
 PG_SCHEMA_VERSION: int = len(PG_MIGRATIONS)

@@ -113,8 +113,9 @@ LIST_FIELDS: tuple[str, ...] = (
     "lease_until",
 )
 """The fields of a task in `task_list`'s JSON, in order; `blockers` are those not done yet."""
-EXTRA_FIELDS: tuple[str, ...] = ("body",)
-"""Fields given only when asked for by name (a body may be 64 KiB)."""
+EXTRA_FIELDS: tuple[str, ...] = ("body", "labels_by")
+"""Fields given only when asked for by name (a body may be 64 KiB; `labels_by`: who set
+each label, for those an HTTP user set)."""
 
 
 _FIELD_OF: dict[str, Callable[[TaskSummary], object]] = {
@@ -129,6 +130,7 @@ _FIELD_OF: dict[str, Callable[[TaskSummary], object]] = {
     "updated_at": lambda t: t.updated_at,
     "lease_until": lambda t: t.lease_until,
     "body": lambda t: t.body,
+    "labels_by": lambda t: dict(t.labels_by),
 }
 
 

@@ -87,6 +87,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # only its holder may renew, settle, release or hand over the claim.
         "ALTER TABLE tasks ADD COLUMN claim_token TEXT",
     ),
+    (
+        # Who set the label: the HTTP user of the call, NULL for an unnamed (stdio, CLI) one.
+        "ALTER TABLE labels ADD COLUMN setter TEXT",
+    ),
 )
 
 SCHEMA_VERSION: int = len(MIGRATIONS)

@@ -167,16 +167,21 @@ class TaskSummary(NamedTuple):
     """When the claim's lease ends ('' for no lease)."""
     body: str = ""
     """The task's body when the list was asked for bodies, else ''."""
+    labels_by: tuple[tuple[str, str], ...] = ()
+    """(label, setter) for the labels an HTTP user set, when the list was asked for them."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready form (`body` only when the list read bodies)."""
+        """Plain JSON-ready form (`body` and `labels_by` only when the list read them)."""
         document = {
             **self._asdict(),
             "labels": list(self.labels),
             "waiting_on": list(self.waiting_on),
+            "labels_by": dict(self.labels_by),
         }
         if not self.body:
             del document["body"]
+        if not self.labels_by:
+            del document["labels_by"]
         return document
 
 
@@ -213,6 +218,8 @@ class Task:
     """How many notes the task has; `notes` may hold only some of them (the newest)."""
     notes_start: int = 1
     """The number (1 = the oldest) of the first note in `notes`."""
+    labels_by: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Who set each label, for those an HTTP user set (a stdio or CLI caller is unnamed)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
@@ -457,6 +464,21 @@ def _summary(row: Sequence[Any]) -> TaskSummary:
     )
 
 
+def _with_setters(
+    conn: Conn, tasks: list[TaskSummary], condition: str, params: Sequence[Any]
+) -> list[TaskSummary]:
+    """`tasks` (listed with `condition`) with `labels_by`, read in one query on `labels`."""
+    sql = (
+        "SELECT l.task, l.label, l.setter FROM labels l JOIN tasks t ON t.id = l.task"
+        + (condition + " AND" if condition else " WHERE")
+        + " l.setter IS NOT NULL ORDER BY l.task, l.label"
+    )
+    by: dict[str, list[tuple[str, str]]] = {}
+    for task_id, label, setter in conn.execute(sql, params):
+        by.setdefault(task_id, []).append((label, setter))
+    return [t._replace(labels_by=tuple(by[t.id])) if t.id in by else t for t in tasks]
+
+
 class Cursor(Protocol):
     """What the store reads from a statement: rows, one row, or the count of rows changed."""
 
@@ -671,9 +693,10 @@ class SqlTaskStore(ABC):
                 "INSERT INTO deps (task, blocker) VALUES (?, ?)",
                 [(task_id, b) for b in blocker_ids],
             )
+            setter = _actor(caller) or None
             conn.executemany(
-                "INSERT INTO labels (task, label) VALUES (?, ?)",
-                [(task_id, label) for label in label_list],
+                "INSERT INTO labels (task, label, setter) VALUES (?, ?, ?)",
+                [(task_id, label, setter) for label in label_list],
             )
             payload = {
                 "title": title,
@@ -1270,12 +1293,11 @@ class SqlTaskStore(ABC):
                 "SELECT id, status, title FROM tasks WHERE parent = ? ORDER BY rowid",
                 (task_id,),
             )
-            labels = tuple(
-                r[0]
-                for r in conn.execute(
-                    "SELECT label FROM labels WHERE task = ? ORDER BY label", (task_id,)
-                )
-            )
+            label_rows = conn.execute(
+                "SELECT label, setter FROM labels WHERE task = ? ORDER BY label", (task_id,)
+            ).fetchall()
+            labels = tuple(r[0] for r in label_rows)
+            labels_by = {r[0]: r[1] for r in label_rows if r[1]}
             total, start, note_rows = self._notes(conn, task_id, notes, notes_before)
             status = row[3]
             return Task(
@@ -1297,6 +1319,7 @@ class SqlTaskStore(ABC):
                 lease_until=_epoch_iso(row[9]),
                 notes_total=total,
                 notes_start=start,
+                labels_by=labels_by,
             )
 
         return self._run(work, write=False)
@@ -1325,11 +1348,13 @@ class SqlTaskStore(ABC):
         *,
         edges: bool = True,
         bodies: bool = False,
+        setters: bool = False,
     ) -> list[TaskSummary]:
         """List tasks in creation order, filtered by status (or `ready` / `all`), parent,
         label and ids (unknown ids are left out). `edges=False` leaves each task's labels
         and blockers empty, for a listing that does not show them (about twice as fast);
-        `bodies=True` reads each task's body too (else it is '')."""
+        `bodies=True` reads each task's body too (else it is ''); `setters=True` reads
+        who set each label (`labels_by`), in one more query."""
         status = _status(status, LIST_FILTERS) if status.strip() else "open"
         parent_id = _task_id(parent, "parent") if parent.strip() else ""
         label = label.strip()
@@ -1359,13 +1384,14 @@ class SqlTaskStore(ABC):
             select = d.ready_summaries if status == "ready" else d.summaries
         if bodies:
             select = select.replace(_NO_BODY, "t.body")
-        sql = select + (" WHERE " + " AND ".join(where) if where else "")
-        sql += " ORDER BY t.rowid"
+        condition = " WHERE " + " AND ".join(where) if where else ""
+        sql = select + condition + " ORDER BY t.rowid"
 
         def work(conn: Conn) -> list[TaskSummary]:
             if parent_id:
                 self._require(conn, parent_id)
-            return [_summary(row) for row in conn.execute(sql, params)]
+            found = [_summary(row) for row in conn.execute(sql, params)]
+            return _with_setters(conn, found, condition, params) if setters else found
 
         return self._run(work, write=False)
 

@@ -256,7 +256,8 @@ def _add_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> Non
             "(blockers: those not done yet), a page of about 50,000 characters: when more "
             "tasks follow it also has next, to pass as cursor. fields picks the keys of "
             "each task in JSON (e.g. ['id', 'status'] for many tasks in one page); 'body' "
-            "is given only when fields names it."
+            "and 'labels_by' (who set each label, for those an HTTP user set) are given "
+            "only when fields names them."
         ),
     )
     async def task_list(
@@ -280,7 +281,10 @@ def _add_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> Non
         start = list_start(cursor)
         edges = format == "text" or bool({"labels", "blockers"} & set(chosen))
         bodies = format == "json" and "body" in chosen
-        tasks = await calls.run(store.list, status, parent, label, ids, edges=edges, bodies=bodies)
+        setters = format == "json" and "labels_by" in chosen
+        tasks = await calls.run(
+            store.list, status, parent, label, ids, edges=edges, bodies=bodies, setters=setters
+        )
         if format == "json":
             return _render.task_list_json(tasks, start=start, max_chars=PAGE_CHARS, fields=chosen)
         return _render.task_list(tasks, _selection(status, parent, label), LIST_LIMIT)

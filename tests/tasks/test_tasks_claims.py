@@ -23,6 +23,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from ollie_nb.tasks import open_store
+from ollie_nb.tasks._store import Caller
 from tests.support.tasks_harness import (
     PYTHON_M,
     claim_token,
@@ -198,12 +199,28 @@ def test_a_store_of_the_previous_schema_gains_the_token_column(tmp_path: Path) -
         task = store.create("Made before tokens")
     conn = sqlite3.connect(db)
     conn.execute("ALTER TABLE tasks DROP COLUMN claim_token")
-    conn.execute("DELETE FROM schema_version WHERE version = 3")
+    conn.execute("ALTER TABLE labels DROP COLUMN setter")
+    conn.execute("DELETE FROM schema_version WHERE version >= 3")
     conn.commit()
     conn.close()
     with open_store(db) as store:
         assert store.claim(task, "ann").token
         assert store.get(task).status == "in_progress"
+
+
+def test_a_store_of_the_previous_schema_gains_label_setters(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    with open_store(db) as store:
+        task = store.create("Made before setters", labels=["approved"])
+    conn = sqlite3.connect(db)
+    conn.execute("ALTER TABLE labels DROP COLUMN setter")
+    conn.execute("DELETE FROM schema_version WHERE version = 4")
+    conn.commit()
+    conn.close()
+    with open_store(db) as store:
+        assert store.get(task).labels_by == {}
+        named = store.create("Made after", labels=["approved"], caller=Caller(user="alice"))
+        assert store.get(named).labels_by == {"approved": "alice"}
 
 
 # --- users of an HTTP store -----------------------------------------------------------------
@@ -279,6 +296,28 @@ async def test_http_users_claim_renew_and_log_only_as_themselves(tmp_path: Path)
         (other, "updated", "bob"),
         (task, "updated", "alice"),
     ]
+
+
+async def test_a_label_records_the_http_user_who_set_it(tmp_path: Path) -> None:
+    users = tmp_path / "users"
+    users.write_text(f"alice {ALICE}\nbob {BOB}\n")
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:  # the CLI: trusted, unnamed
+        unnamed = store.create("Filed locally", labels=["approved"])
+    async with _http_server(db, "--tokens", str(users)) as url, _as_user(url, ALICE) as alice:
+        goal = await ok(alice, "task_create", title="Alice's plan", labels=["approved", "x"])
+        read = json.loads(await ok(alice, "task_read", id=goal, format="json"))
+        local = json.loads(await ok(alice, "task_read", id=unnamed, format="json"))
+        asked = ["id", "labels_by"]
+        listed = json.loads(await ok(alice, "task_list", status="all", format="json", fields=asked))
+        plain = json.loads(await ok(alice, "task_list", status="all", format="json"))
+    assert read["labels_by"] == {"approved": "alice", "x": "alice"}
+    assert local["labels"] == ["approved"] and local["labels_by"] == {}
+    assert listed["tasks"] == [
+        {"id": unnamed, "labels_by": {}},
+        {"id": goal, "labels_by": {"approved": "alice", "x": "alice"}},
+    ]
+    assert all("labels_by" not in t for t in plain["tasks"])  # only when fields asks for it
 
 
 async def test_the_single_token_beside_named_users_stays_unnamed(tmp_path: Path) -> None:
