@@ -1835,8 +1835,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "worker-works-unapproved-plans",
         "ollie_nb/core/_worker.py",
-        "        return self.every or APPROVED_LABEL in goal.labels",
-        "        return True",
+        "        if self.every or APPROVED_LABEL not in goal.labels:\n            return self.every\n",
+        "        if self.every or APPROVED_LABEL not in goal.labels:\n            return True\n",
         (
             "tests/core/test_step_scope_e2e.py::test_a_worker_works_the_approved_plans_by_default_and_every_plan_with_all",
         ),
