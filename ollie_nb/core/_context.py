@@ -9,7 +9,7 @@ workdir; a sub-agent's context is derived from its parent's (`AgentContext.child
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,7 @@ from ollie_nb.core._budget import Ledger, SpendBook
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._conversation import Conversation
 from ollie_nb.core._events import Event
+from ollie_nb.core._history import TokenEstimate
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._routing import ToolRouter, TrustGate, child_router
 from ollie_nb.core._secrets import Redactor
@@ -105,6 +106,9 @@ class TurnState:
     parent: Conversation | None = None  # a sub-agent's requests count in its parent's usage too
     phase: Phase = Phase.IDLE
     tool: str = ""  # the tool running, in Phase.TOOL
+    # a request's input size for the caps, counted from the messages added since the last
+    # request, not over the whole history (a long session would pay a pass per request)
+    request_size: TokenEstimate = field(default_factory=TokenEstimate)
 
     @property
     def session_id(self) -> str:

@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._events import UsageReported
-from ollie_nb.core._history import UsageTotals, estimate_tokens, older_images_described
+from ollie_nb.core._history import UsageTotals, older_images_described
 from ollie_nb.core._tracing import tracing
 from ollie_nb.llm import GenerationParams, Message, StreamEvent, Usage, UsageReport, priced
 from ollie_nb.planning import Spend
@@ -39,7 +39,7 @@ async def send_request(
     """
     backend = context.backend
     messages = older_images_described(messages)  # each image is sent again every request
-    size = estimate_tokens("", messages)
+    size = state.request_size("", messages)
     estimate = Spend(size, _input_cost(size, backend.name, backend.model))
     held = state.ledger.reserve(estimate)  # refused here: nothing is sent or counted
     for totals in _totals(state):

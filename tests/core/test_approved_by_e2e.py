@@ -10,14 +10,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from ollie_nb.planning import APPROVED_LABEL
 from tests.core.test_workers import start_worker
-from tests.support.tasks_harness import PYTHON_M, free_port, ok, wait_listening
+from tests.support.tasks_harness import as_user, http_server, ok
 
 pytestmark = pytest.mark.slow  # a server process and worker processes
 
@@ -38,38 +35,21 @@ async def _http_store(tmp: Path) -> AsyncIterator[str]:
     users = tmp / "users"
     users.write_text(f"alice {ALICE}\nmallory {MALLORY}\n")
     (tmp / "token").write_text(WORKER + "\n")
-    port = free_port()
-    cmd = [*PYTHON_M, "serve", "--db", str(tmp / "tasks.db"), "--http", "--port", str(port)]
-    proc = subprocess.Popen(
-        [*cmd, "--tokens", str(users), "--token-file", str(tmp / "token")],
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        await wait_listening(proc, port)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-@asynccontextmanager
-async def _as_user(url: str, token: str) -> AsyncIterator[Client]:
-    authed = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
-    async with authed, Client(streamable_http_client(url, http_client=authed)) as client:
-        yield client
+    options = ("--tokens", str(users), "--token-file", str(tmp / "token"))
+    async with http_server(tmp / "tasks.db", *options) as url:
+        yield url
 
 
 async def _approved_plan(url: str, token: str, title: str) -> tuple[str, str]:
     """A goal its user marks approved, with one step: (goal, step)."""
-    async with _as_user(url, token) as user:
+    async with as_user(url, token) as user:
         goal = await ok(user, "task_create", title=title, labels=[APPROVED_LABEL])
         step = await ok(user, "task_create", title=f"{title}: the step", parent=goal)
     return goal, step
 
 
 async def _statuses(url: str, *ids: str) -> list[str]:
-    async with _as_user(url, ALICE) as alice:
+    async with as_user(url, ALICE) as alice:
         reads = [json.loads(await ok(alice, "task_read", id=i, format="json")) for i in ids]
     return [r["status"] for r in reads]
 

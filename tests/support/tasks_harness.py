@@ -88,3 +88,31 @@ async def wait_listening(proc: subprocess.Popen[Any], port: int) -> None:
             except OSError:
                 assert proc.poll() is None, "server exited"
                 await anyio.sleep(0.05)
+
+
+@asynccontextmanager
+async def http_server(db: Path, *options: str) -> AsyncIterator[str]:
+    """A real `ollie-tasks serve --http` process on `db` (with `options`); yields its URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [*PYTHON_M, "serve", "--db", str(db), "--http", "--port", str(port), *options],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,  # unread: a full pipe would stall the server
+    )
+    try:
+        await wait_listening(proc, port)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@asynccontextmanager
+async def as_user(url: str, token: str) -> AsyncIterator[Client]:
+    """An MCP client of the HTTP store at `url` that sends `token` as its bearer token."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    authed = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+    async with authed, Client(streamable_http_client(url, http_client=authed)) as client:
+        yield client

@@ -9,30 +9,24 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import httpx
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from ollie_nb.tasks import open_store
 from ollie_nb.tasks._store import Caller
 from tests.support.tasks_harness import (
-    PYTHON_M,
+    as_user,
     claim_token,
     cli,
     connect,
     fails,
-    free_port,
+    http_server,
     ok,
-    wait_listening,
 )
 
 # every test runs ollie-tasks or its CLI in a process
@@ -228,38 +222,14 @@ def test_a_store_of_the_previous_schema_gains_label_setters(tmp_path: Path) -> N
 ALICE, BOB = "alice-token-0123456789", "bob-token-0123456789"
 
 
-@asynccontextmanager
-async def _http_server(db: Path, *options: str) -> AsyncIterator[str]:
-    """A real `serve --http` process on `db`; yields its URL."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [*PYTHON_M, "serve", "--db", str(db), "--http", "--port", str(port), *options],
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        await wait_listening(proc, port)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-@asynccontextmanager
-async def _as_user(url: str, token: str) -> AsyncIterator[Client]:
-    authed = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
-    async with authed, Client(streamable_http_client(url, http_client=authed)) as client:
-        yield client
-
-
 async def test_http_users_claim_renew_and_log_only_as_themselves(tmp_path: Path) -> None:
     users = tmp_path / "users"
     users.write_text(f"# the team\nalice {ALICE}\n\nbob   {BOB}  # reviews\n")
     db = tmp_path / "tasks.db"
     async with (
-        _http_server(db, "--tokens", str(users)) as url,
-        _as_user(url, ALICE) as alice,
-        _as_user(url, BOB) as bob,
+        http_server(db, "--tokens", str(users)) as url,
+        as_user(url, ALICE) as alice,
+        as_user(url, BOB) as bob,
     ):
         task = await ok(alice, "task_create", title="Shared step")
         other = await ok(bob, "task_create", title="Bob's own")
@@ -304,7 +274,7 @@ async def test_a_label_records_the_http_user_who_set_it(tmp_path: Path) -> None:
     db = tmp_path / "tasks.db"
     with open_store(db) as store:  # the CLI: trusted, unnamed
         unnamed = store.create("Filed locally", labels=["approved"])
-    async with _http_server(db, "--tokens", str(users)) as url, _as_user(url, ALICE) as alice:
+    async with http_server(db, "--tokens", str(users)) as url, as_user(url, ALICE) as alice:
         goal = await ok(alice, "task_create", title="Alice's plan", labels=["approved", "x"])
         read = json.loads(await ok(alice, "task_read", id=goal, format="json"))
         local = json.loads(await ok(alice, "task_read", id=unnamed, format="json"))
@@ -326,7 +296,7 @@ async def test_the_single_token_beside_named_users_stays_unnamed(tmp_path: Path)
     (tmp_path / "token").write_text("shared-token-0123456789\n")
     db = tmp_path / "tasks.db"
     options = ("--tokens", str(users), "--token-file", str(tmp_path / "token"))
-    async with _http_server(db, *options) as url, _as_user(url, "shared-token-0123456789") as c:
+    async with http_server(db, *options) as url, as_user(url, "shared-token-0123456789") as c:
         task = await ok(c, "task_create", title="From the shared token")
         assert "@carol" in await ok(c, "task_claim", id=task, assignee="carol")
     with open_store(db, create=False) as store:
