@@ -160,6 +160,17 @@ def _fail_skips_in_ci(report: pytest.TestReport | pytest.CollectReport) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """What a teardown starts is not the test's: the last test of a module (or of the run)
+    also ends the fixtures of that scope (a PostgreSQL cluster's `runuser pg_ctl stop`)."""
+    SPAWNS.paused = True
+    try:
+        yield
+    finally:
+        SPAWNS.paused = False
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()

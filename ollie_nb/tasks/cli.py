@@ -309,7 +309,6 @@ def _positive_int(text: str) -> int:
     return value
 
 
-# long: one flat argparse definition per subcommand, read top to bottom like the help
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; `--db` is accepted before or after the subcommand."""
     db_help = (
@@ -338,6 +337,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(handler=handler)
         return p
 
+    _add_serve(add)
+    _add_reads(add)
+    _add_changes(add)
+    return parser
+
+
+def _add_serve(add: Callable[..., argparse.ArgumentParser]) -> None:
+    """`serve` and its options: transport, tokens and users, lease bounds, the file watch."""
     serve = add("serve", _cmd_serve, "serve the task tools over MCP (stdio by default)", False)
     serve.add_argument("--http", action="store_true", help="serve streamable HTTP instead")
     serve.add_argument("--port", type=int, default=8000, help="HTTP port (default: 8000)")
@@ -387,6 +394,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(PostgreSQL notifies instead; 0: never watch; default: 0.025)",
     )
 
+
+def _add_reads(add: Callable[..., argparse.ArgumentParser]) -> None:
+    """The subcommands that claim and read: claim, heartbeat, list, ready, show, events, tree."""
     claim = add("claim", _cmd_claim, "claim a ready, unclaimed task: in_progress for ASSIGNEE")
     heartbeat = add("heartbeat", _cmd_heartbeat, "renew the lease of a claim ASSIGNEE holds")
     for p in (claim, heartbeat):
@@ -421,8 +431,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     tree = add("tree", _cmd_tree, "show goals with their steps as an indented tree")
     tree.add_argument("id", metavar="ID", nargs="?", help="only this task's subtree")
-    _add_changes(add)
-    return parser
 
 
 def _add_changes(add: Callable[..., argparse.ArgumentParser]) -> None:

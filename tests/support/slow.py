@@ -120,6 +120,7 @@ class SpawnWatch:
 
     def __init__(self) -> None:
         self.programs: list[str] = []
+        self.paused = False  # in a teardown: a module's or the session's fixtures end there too
         self._original = subprocess.Popen.__init__
 
     def install(self) -> None:
@@ -128,7 +129,8 @@ class SpawnWatch:
 
         def recording(popen: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
             original(popen, args, *rest, **kw)  # a program that could not start costs nothing
-            programs.append(_program(args))
+            if not self.paused:
+                programs.append(_program(args))
 
         subprocess.Popen.__init__ = recording  # type: ignore[method-assign]
 
