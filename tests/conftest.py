@@ -40,11 +40,13 @@ async def make_core(tmp_path: Path) -> AsyncIterator[MakeCore]:
         workdir: str | os.PathLike[str] | None = None,
         autosave: bool = False,
         start: bool = True,
+        default_backend: bool = False,
         **kwargs: Any,
     ) -> AgentCore:
-        core = AgentCore(
-            backend or OfflineBackend(), workdir=workdir or tmp_path, autosave=autosave, **kwargs
-        )
+        """`default_backend`: no backend given, the core picks the agent config's or the
+        environment's at start, as a session does; `start=False`: built, not yet started."""
+        chosen = None if default_backend else backend or OfflineBackend()
+        core = AgentCore(chosen, workdir=workdir or tmp_path, autosave=autosave, **kwargs)
         cores.append(core)
         return await core.start() if start else core
 
