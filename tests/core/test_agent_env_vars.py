@@ -2,36 +2,35 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
+
+import pytest
 
 from ollie_nb.core import AgentConfig, build_agent_env, expand_vars
 from ollie_nb.tools import Dispatcher
 
 
-def build(tmp_path: Path, servers: dict, environ: dict | None = None):
-    async def scenario():
-        env = await build_agent_env(
-            AgentConfig.from_dict({"mcpServers": servers}),
-            Dispatcher(),
-            tmp_path,
-            environ={"PATH": os.environ["PATH"], **(environ or {})},
-        )
-        await env.aclose()
-        return env
-
-    return asyncio.run(scenario())
+async def build(tmp_path: Path, servers: dict, environ: dict | None = None):
+    env = await build_agent_env(
+        AgentConfig.from_dict({"mcpServers": servers}),
+        Dispatcher(),
+        tmp_path,
+        environ={"PATH": os.environ["PATH"], **(environ or {})},
+    )
+    await env.aclose()
+    return env
 
 
-def test_an_unset_variable_in_a_path_is_an_error_naming_it(tmp_path):
+@pytest.mark.anyio
+async def test_an_unset_variable_in_a_path_is_an_error_naming_it(tmp_path):
     servers = {
         "tasks": {
             "command": "$OLLIE_PYTHON",
             "args": ["-m", "ollie_nb.tasks", "serve", "--db", "${NOPE}/x/tasks.db"],
         }
     }
-    env = build(tmp_path, servers)
+    env = await build(tmp_path, servers)
     status = env.servers["tasks"]
     assert status.state == "failed"
     assert status.detail == (
@@ -43,14 +42,15 @@ def test_an_unset_variable_in_a_path_is_an_error_naming_it(tmp_path):
     assert not Path("/x/tasks.db").exists()
 
 
-def test_a_default_fills_an_unset_variable_and_ollie_python_is_the_kernels(tmp_path):
+@pytest.mark.anyio
+async def test_a_default_fills_an_unset_variable_and_ollie_python_is_the_kernels(tmp_path):
     servers = {
         "tasks": {
             "command": "$OLLIE_PYTHON",
             "args": ["-m", "ollie_nb.tasks", "serve", "--db", "${TASKS_DIR:-by-default}/t.db"],
         }
     }
-    env = build(tmp_path, servers)
+    env = await build(tmp_path, servers)
     assert env.servers["tasks"].state == "connected", env.servers["tasks"].detail
     assert env.task_server == "tasks"
     assert (tmp_path / "by-default" / "t.db").is_file()  # relative to the server's cwd
