@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -10,14 +9,13 @@ import pytest
 
 from ollie_nb.core import (
     AgentConfig,
-    AgentCore,
     ConfigError,
     UntrustedAgentError,
     load_agent_config,
     resolve_agent,
 )
 from ollie_nb.core._turn import params
-from ollie_nb.llm import GenerationParams, OfflineBackend
+from ollie_nb.llm import GenerationParams
 
 CURRENT = {
     "prompt": ["echo 'You review code.'", "printf 'Be terse.\\n\\n'", "true", "pwd"],
@@ -57,20 +55,16 @@ def test_current_format_loads_and_reaches_the_generation_params(tmp_path):
     assert AgentConfig().tools and AgentConfig().prompt_cache  # both on by default
 
 
-def test_prompt_commands_run_once_in_the_workdir_and_form_the_prompt(tmp_path):
+@pytest.mark.anyio
+async def test_prompt_commands_run_once_in_the_workdir_and_form_the_prompt(make_core, tmp_path):
     path = write(tmp_path / "agents", CURRENT)
     work = tmp_path / "work"
     work.mkdir()
     config = resolve_agent(str(path), str(work))
     assert config.prompt == f"You review code.\nBe terse.\n{work}"
     assert config.prompt_commands == ()
-    core = AgentCore(OfflineBackend(), agent=str(path), workdir=work, autosave=False)
-
-    async def prompt() -> str:
-        async with core:
-            return core.system_prompt()
-
-    assert asyncio.run(prompt()).endswith(f"You review code.\nBe terse.\n{work}")
+    core = await make_core(agent=str(path), workdir=work)
+    assert core.system_prompt().endswith(f"You review code.\nBe terse.\n{work}")
 
 
 def test_a_failing_prompt_command_names_itself(tmp_path):
