@@ -6,7 +6,6 @@ prices come from the genai-prices table for the model in use (neither stream rep
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -53,24 +52,20 @@ def anthropic_call(provider: FakeProvider) -> tuple[AnthropicBackend, list[bytes
     return backend, call, text
 
 
-def run(core: AgentCore, prompt: str) -> tuple[object, list]:
+async def run(core: AgentCore, prompt: str) -> tuple[object, list]:
     events: list = []
-
-    async def scenario():
-        async with core:
-            return await core.submit(prompt, events.append)
-
-    return asyncio.run(scenario()), events
+    return await core.submit(prompt, events.append), events
 
 
 @pytest.mark.parametrize("make", [openai_call, anthropic_call], ids=["openai", "anthropic"])
-def test_a_request_past_the_session_cost_cap_is_not_sent(provider, tmp_path, make):
+@pytest.mark.anyio
+async def test_a_request_past_the_session_cost_cap_is_not_sent(make_core, provider, make):
     backend, call, text = make(provider)
     backend._retry = FAST
     provider.queue(Reply(chunks=call), Reply(chunks=text))
     config = AgentConfig.from_dict({"maxSessionCost": CAP})
-    core = AgentCore(backend, agent=config, workdir=tmp_path, autosave=False)
-    result, events = run(core, "go")
+    core = await make_core(backend, agent=config)
+    result, events = await run(core, "go")
 
     assert len(provider.requests) == 1  # the tool round's next request was refused
     assert result.capped and not result.reply
@@ -85,12 +80,13 @@ def test_a_request_past_the_session_cost_cap_is_not_sent(provider, tmp_path, mak
     assert core.spend.session.spend.cost == pytest.approx(core.session.usage.cost)
 
 
-def test_the_environment_cap_is_read_as_ollie_reads_it(provider, tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_the_environment_cap_is_read_as_ollie_reads_it(make_core, provider, monkeypatch):
     backend, call, text = openai_call(provider)
     provider.queue(Reply(chunks=call), Reply(chunks=text))
     monkeypatch.setenv("OLLIE_MAX_SESSION_COST", "0.0001")
-    core = AgentCore(backend, workdir=tmp_path, autosave=False)
-    result, _ = run(core, "go")
+    core = await make_core(backend)
+    result, _ = await run(core, "go")
     assert len(provider.requests) == 1
     assert "the session's cost cap $0.0001 is reached" in result.error
 
@@ -100,11 +96,13 @@ def test_an_environment_cap_that_is_no_number_above_0_is_no_cap(raw):
     assert env_budgets({"OLLIE_MAX_SESSION_COST": raw}).session == Caps()
 
 
-def test_session_token_cap_stops_the_offline_model(tmp_path):
+@pytest.mark.anyio
+async def test_session_token_cap_stops_the_offline_model(make_core):
     turns = [[{"name": "no_such_tool", "arguments": {}}], "never"]
-    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path, autosave=False)
+    core = await make_core(OfflineBackend(turns=turns), start=False)
     core.user_budgets = Budgets(session=Caps(tokens=1))
-    result, events = run(core, "go")
+    await core.start()
+    result, events = await run(core, "go")
     assert core.session.usage.requests == 1
     assert result.capped
     assert result.error.startswith("the session's token cap 1 is reached: ")
@@ -112,10 +110,11 @@ def test_session_token_cap_stops_the_offline_model(tmp_path):
     assert [e for e in events if isinstance(e, Notice) and e.level == "error"]
 
 
-def test_the_lowest_cap_of_file_environment_and_frontend_binds(tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_the_lowest_cap_of_file_environment_and_frontend_binds(make_core, monkeypatch):
     monkeypatch.setenv("OLLIE_MAX_SESSION_COST", "2")
     config = AgentConfig.from_dict({"maxSessionCost": 5, "maxPlanTokens": 900})
-    core = AgentCore(OfflineBackend(), agent=config, workdir=tmp_path, autosave=False)
+    core = await make_core(agent=config, start=False)
     core.config = config
     core.user_budgets = Budgets(plan=Caps(tokens=1000), subagent=Caps(cost=0.5))
     assert core.budgets() == Budgets(Caps(2.0), Caps(tokens=900), Caps(cost=0.5))
