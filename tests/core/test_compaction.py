@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import stat
 
-from ollie_nb.core import AgentConfig, AgentCore, Notice
+import pytest
+
+from ollie_nb.core import AgentConfig, Notice
 from ollie_nb.core._compact import COMPACT_PROMPT, KEPT_HEAD, SUMMARY_HEAD
 from ollie_nb.llm import LLMError, OfflineBackend
 
@@ -21,22 +22,16 @@ def _model(requests: list):
     return reply
 
 
-def test_a_session_past_75_percent_compacts_itself_and_goes_on(tmp_path):
+@pytest.mark.anyio
+async def test_a_session_past_75_percent_compacts_itself_and_goes_on(make_core):
     requests: list = []
-    core = AgentCore(
-        OfflineBackend(_model(requests), context_length=2400), workdir=tmp_path, execute=False
-    )
+    backend = OfflineBackend(_model(requests), context_length=2400)
+    core = await make_core(backend, execute=False, autosave=True)
     prompts = [f"prompt {i}: please keep {i} in mind " + "detail " * 150 for i in range(6)]
-
-    async def scenario():
-        events = []
-        async with core:
-            for prompt in prompts:
-                result = await core.submit(prompt, events.append)
-                assert not result.error
-        return events
-
-    events = asyncio.run(scenario())
+    events: list = []
+    for prompt in prompts:
+        result = await core.submit(prompt, events.append)
+        assert not result.error
     infos = [e.text for e in events if isinstance(e, Notice)]
     starts = [i for i, text in enumerate(infos) if "compacting first" in text]
     assert starts, infos
@@ -63,19 +58,14 @@ def test_a_session_past_75_percent_compacts_itself_and_goes_on(tmp_path):
     assert archive.parent == core.save().parent
 
 
-def test_no_compaction_while_the_context_is_small(tmp_path):
-    core = AgentCore(
-        OfflineBackend(turns=["short", "short"], context_length=100_000), workdir=tmp_path
-    )
-
-    async def scenario():
-        events = []
-        async with core:
-            await core.submit("a", events.append)
-            await core.submit("b", events.append)
-        return events
-
-    notices = [e for e in asyncio.run(scenario()) if isinstance(e, Notice)]
+@pytest.mark.anyio
+async def test_no_compaction_while_the_context_is_small(make_core):
+    backend = OfflineBackend(turns=["short", "short"], context_length=100_000)
+    core = await make_core(backend, autosave=True)
+    events: list = []
+    await core.submit("a", events.append)
+    await core.submit("b", events.append)
+    notices = [e for e in events if isinstance(e, Notice)]
     assert not [e for e in notices if "compact" in e.text]
     assert not core.session.archive_path.exists()
 
@@ -93,7 +83,8 @@ def _hook_script(tmp_path):
     return script, log
 
 
-def test_compact_and_turn_error_hooks_run_with_their_payloads(tmp_path):
+@pytest.mark.anyio
+async def test_compact_and_turn_error_hooks_run_with_their_payloads(make_core, tmp_path):
     script, log = _hook_script(tmp_path)
     hooks = {event: f"{script} {event}" for event in ("preCompact", "postCompact", "turnError")}
     config = AgentConfig.from_dict({"hooks": hooks})
@@ -105,16 +96,10 @@ def test_compact_and_turn_error_hooks_run_with_their_payloads(tmp_path):
             raise LLMError("the provider is down")
         return "SUMMARY" if messages[-1].content.startswith(COMPACT_PROMPT) else "fine"
 
-    core = AgentCore(OfflineBackend(model), agent=config, workdir=tmp_path, execute=False)
-
-    async def scenario():
-        async with core:
-            await core.submit("hello")
-            done = await core.compact()
-            failed = await core.submit("fail now")
-        return done, failed
-
-    done, failed = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(model), agent=config, execute=False, autosave=True)
+    await core.submit("hello")
+    done = await core.compact()
+    failed = await core.submit("fail now")
     events = [line.split(" ", 1) for line in log.read_text().splitlines()]
     assert [e for e, _ in events] == ["preCompact", "postCompact", "turnError"]
     assert json.loads(events[0][1])["messages"] == 2
@@ -127,7 +112,10 @@ def test_compact_and_turn_error_hooks_run_with_their_payloads(tmp_path):
     assert done.summary == "SUMMARY" and failed.error
 
 
-def test_a_second_compaction_keeps_one_summary_and_never_quotes_the_first_as_the_users(tmp_path):
+@pytest.mark.anyio
+async def test_a_second_compaction_keeps_one_summary_and_never_quotes_the_first_as_the_users(
+    make_core,
+):
     summaries = iter(["FIRST SUMMARY of early work", "SECOND SUMMARY of all work"])
 
     def reply(messages, tools):
@@ -135,16 +123,11 @@ def test_a_second_compaction_keeps_one_summary_and_never_quotes_the_first_as_the
             return next(summaries)
         return "ok"
 
-    core = AgentCore(OfflineBackend(reply), workdir=tmp_path, execute=False)
-
-    async def scenario():
-        async with core:
-            await core.submit("first request")
-            await core.compact()
-            await core.submit("second request")
-            await core.compact()
-
-    asyncio.run(scenario())
+    core = await make_core(OfflineBackend(reply), execute=False, autosave=True)
+    await core.submit("first request")
+    await core.compact()
+    await core.submit("second request")
+    await core.compact()
     first = core.session.history[0].content
     assert first.startswith(f"{SUMMARY_HEAD}\nSECOND SUMMARY of all work")
     assert first.count(SUMMARY_HEAD) == 1 and "FIRST SUMMARY" not in first
