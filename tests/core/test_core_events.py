@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
+import pytest
 
 from ollie_nb import core, llm
 from ollie_nb.core import (
-    AgentCore,
     Phase,
     PlanMade,
     ToolCalled,
@@ -24,19 +23,14 @@ from ollie_nb.llm import OfflineBackend
 LIST_PROMPT = "Bake bread\n- Buy flour\n- Knead"
 
 
-def test_a_plan_whose_backend_fails_is_one_plan_event_with_the_users_warning(tmp_path):
+@pytest.mark.anyio
+async def test_a_plan_whose_backend_fails_is_one_plan_event_with_the_users_warning(make_core):
     def broken(goal, steps):
         raise ConnectionError("sheet is offline")
 
-    core = AgentCore(OfflineBackend(), fallback_plan_backend=broken, workdir=tmp_path)
-
-    async def scenario():
-        events: list = []
-        async with core:
-            await core.submit(LIST_PROMPT, events.append)
-        return events
-
-    events = asyncio.run(scenario())
+    core = await make_core(fallback_plan_backend=broken)
+    events: list = []
+    await core.submit(LIST_PROMPT, events.append)
     (made,) = [e for e in events if isinstance(e, PlanMade)]
     assert made.record.warning.startswith("warning: ")  # the model's status line
     assert made.warning == "broken() failed (sheet is offline); this plan lives in context only."
@@ -81,10 +75,11 @@ def test_the_phase_shows_as_the_status_words_with_the_running_tool():
     assert (state.label, state.tool) == ("streaming", "")
 
 
-def test_the_core_passes_on_the_models_deltas_as_one_class_each():
+@pytest.mark.anyio
+async def test_the_core_passes_on_the_models_deltas_as_one_class_each(make_core):
     """A script matching the model's stream and the core's events matches one TextDelta."""
     assert core.TextDelta is llm.TextDelta and core.ReasoningDelta is llm.ReasoningDelta
     events: list = []
-    agent = AgentCore(OfflineBackend(turns=["hello there"]))
-    asyncio.run(agent.submit("hi", events.append))
+    agent = await make_core(OfflineBackend(turns=["hello there"]), start=False)
+    await agent.submit("hi", events.append)
     assert "".join(e.text for e in events if isinstance(e, llm.TextDelta)) == "hello there"
