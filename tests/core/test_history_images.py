@@ -3,16 +3,16 @@ after ten screenshot calls every request carried 40 images, 48 MB)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig
 from ollie_nb.core._history import KEPT_IMAGES, older_images_described
 from ollie_nb.llm import AnthropicBackend, ImagePart, Message, RetryPolicy
+from tests.conftest import MakeCore
 from tests.llm import test_anthropic as anthropic_wire
 from tests.support.agents import FIXTURES
 from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply
@@ -72,8 +72,9 @@ def images_sent(body: dict) -> int:
 
 
 @pytest.mark.slow
-def test_ten_screenshot_calls_send_the_last_eight_images_only(
-    provider: FakeProvider, tmp_path: Path
+@pytest.mark.anyio
+async def test_ten_screenshot_calls_send_the_last_eight_images_only(
+    make_core: MakeCore, provider: FakeProvider, tmp_path: Path
 ):
     provider.queue(*(call(f"c{n}", "screenshot", {}) for n in range(10)))
     provider.queue(Reply(chunks=anthropic_wire.TEXT_REPLY))
@@ -86,13 +87,8 @@ def test_ten_screenshot_calls_send_the_last_eight_images_only(
         "claude-sonnet-4-6", api_key=FAKE_KEY, base_url=provider.url, retry=RetryPolicy(0.01, 0.05)
     )
     agent = AgentConfig.from_dict({"mcpServers": {"search": server}, "trustedTools": ["*"]})
-    core = AgentCore(backend, agent=agent, workdir=tmp_path)
-
-    async def scenario() -> None:
-        async with core:
-            await core.submit("take screenshots")
-
-    asyncio.run(scenario())
+    core = await make_core(backend, agent=agent)
+    await core.submit("take screenshots")
     sent = [images_sent(r.body) for r in provider.requests]
     assert sent == [0, 4, 8, 8, 8, 8, 8, 8, 8, 8, 8]
     assert max(sent) == KEPT_IMAGES
