@@ -3,8 +3,9 @@ on the round's last tool result: no message the model saw before changes (cache 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
+
+import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.core._reminder import REMINDER_HEAD
@@ -27,13 +28,9 @@ class Recorder:
         return step() if callable(step) else step
 
 
-def run(core: AgentCore) -> None:
-    async def scenario() -> None:
-        async with core:
-            result = await core.submit("Make a plan, then work it")
-            assert not result.error, result.error
-
-    asyncio.run(scenario())
+async def run(core: AgentCore) -> None:
+    result = await core.submit("Make a plan, then work it")
+    assert not result.error, result.error
 
 
 def reminded_rounds(core: AgentCore) -> list[int]:
@@ -50,12 +47,13 @@ def reminded_rounds(core: AgentCore) -> list[int]:
     return rounds
 
 
-def test_open_plan_is_recalled_every_n_rounds_without_editing_history(tmp_path):
+@pytest.mark.anyio
+async def test_open_plan_is_recalled_every_n_rounds_without_editing_history(make_core):
     plan_call = [{"name": "reasoning_plan", "arguments": PLAN}]
     model = Recorder([plan_call, [THINK], [THINK], [THINK, THINK], "done"])
     agent = AgentConfig.from_dict({"planReminder": 2})
-    core = AgentCore(OfflineBackend(model), agent=agent, workdir=tmp_path, autosave=False)
-    run(core)
+    core = await make_core(OfflineBackend(model), agent=agent)
+    await run(core)
     assert reminded_rounds(core) == [2, 4]
     reminder = core.session.history[-2].content  # the last result of round 4 (two calls)
     assert "Plan: Ship the report" in reminder and "2. Draw charts" in reminder
@@ -64,7 +62,8 @@ def test_open_plan_is_recalled_every_n_rounds_without_editing_history(tmp_path):
         assert after[: len(before)] == before  # each request extends the last one unchanged
 
 
-def test_no_reminder_once_every_step_is_done(ollie_tasks, tmp_path):
+@pytest.mark.anyio
+async def test_no_reminder_once_every_step_is_done(make_core, ollie_tasks):
     servers, _ = ollie_tasks()
     core_box: list[AgentCore] = []
 
@@ -75,21 +74,22 @@ def test_no_reminder_once_every_step_is_done(ollie_tasks, tmp_path):
     plan_call = [{"name": "reasoning_plan", "arguments": PLAN}]
     model = Recorder([plan_call, close_all, [THINK], "done"])
     agent = AgentConfig.from_dict({"mcpServers": servers, "planReminder": 1})
-    core = AgentCore(OfflineBackend(model), agent=agent, workdir=tmp_path, autosave=False)
+    core = await make_core(OfflineBackend(model), agent=agent)
     core_box.append(core)
-    run(core)
+    await run(core)
     assert core.plans[-1].kind == "tasks"
     assert reminded_rounds(core) == [1]  # open after the plan; all done after round 2
     first = next(m.content for m in core.session.history if m.role == "tool")
     assert "Step states: 1 open, 2 open." in first
 
 
-def test_plan_reminder_zero_turns_it_off(tmp_path):
+@pytest.mark.anyio
+async def test_plan_reminder_zero_turns_it_off(make_core):
     plan_call = [{"name": "reasoning_plan", "arguments": PLAN}]
     model = Recorder([plan_call, [THINK], "done"])
     agent = AgentConfig.from_dict({"planReminder": 0})
-    core = AgentCore(OfflineBackend(model), agent=agent, workdir=tmp_path, autosave=False)
-    run(core)
+    core = await make_core(OfflineBackend(model), agent=agent)
+    await run(core)
     assert reminded_rounds(core) == []
 
 
