@@ -6,11 +6,11 @@ switched off (disabled); the built-in servers (reasoning, ...) are always there.
 
 from __future__ import annotations
 
-import asyncio
 from types import SimpleNamespace
 
-from ollie_nb.core import AgentConfig, AgentCore, ServerState
-from ollie_nb.llm import OfflineBackend
+import pytest
+
+from ollie_nb.core import AgentConfig, ServerState
 from ollie_nb.notebook.commands.agent import _servers_line, cmd_mcp
 
 SERVERS = {
@@ -19,16 +19,11 @@ SERVERS = {
 }
 
 
-def test_each_server_state_is_typed_and_shown_as_its_word(tmp_path):
-    core = AgentCore(
-        OfflineBackend(), agent=AgentConfig.from_dict({"mcpServers": SERVERS}), workdir=tmp_path
-    )
-
-    async def scenario():
-        async with core:
-            return core.list_servers(), cmd_mcp(SimpleNamespace(on_loop=lambda fn: fn(core)), "")
-
-    listing, mcp = asyncio.run(scenario())
+@pytest.mark.anyio
+async def test_each_server_state_is_typed_and_shown_as_its_word(make_core):
+    core = await make_core(agent=AgentConfig.from_dict({"mcpServers": SERVERS}))
+    listing = core.list_servers()
+    mcp = cmd_mcp(SimpleNamespace(on_loop=lambda fn: fn(core)), "")
     states = {s.name: s.state for s in listing.servers}
     assert states["broken"] is ServerState.FAILED and states["off"] is ServerState.DISABLED
     built_in = [name for name, state in states.items() if state is ServerState.BUILT_IN]
