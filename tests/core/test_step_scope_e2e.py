@@ -4,14 +4,13 @@ real ollie-tasks processes on SQLite files, a model that obeys text injected int
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from ollie_nb.core import AgentCore, ToolRefused
+from ollie_nb.core import ToolRefused
 from ollie_nb.llm import OpenAIBackend
 from ollie_nb.planning import APPROVED_LABEL
 from ollie_nb.tasks import open_store
@@ -98,24 +97,21 @@ def labels_of_goals(db: Path) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("review", [False, True])
-def test_a_plan_the_agent_files_is_marked_approved_for_work(tmp_path, review):
+@pytest.mark.anyio
+async def test_a_plan_the_agent_files_is_marked_approved_for_work(make_core, tmp_path, review):
     db = tmp_path / "tasks.db"
-    core = AgentCore(agent=tasks_agent(db, reviewPlans=review), workdir=tmp_path, autosave=False)
-
-    async def scenario() -> None:
-        async with core:
-            await core.submit("Ship it\n- Prepare\n- Ship (after 1)")
-            if review:
-                assert labels_of_goals(db) == {}  # held: nothing filed yet
-                await core.plans.approve(1)
-
-    asyncio.run(scenario())
+    core = await make_core(agent=tasks_agent(db, reviewPlans=review), default_backend=True)
+    await core.submit("Ship it\n- Prepare\n- Ship (after 1)")
+    if review:
+        assert labels_of_goals(db) == {}  # held: nothing filed yet
+        await core.plans.approve(1)
     [labels] = labels_of_goals(db).values()
     assert labels == [APPROVED_LABEL]
 
 
-def test_with_review_on_a_raw_task_create_is_refused_headless_and_asks_an_approver(
-    tmp_path, provider
+@pytest.mark.anyio
+async def test_with_review_on_a_raw_task_create_is_refused_headless_and_asks_an_approver(
+    make_core, tmp_path, provider
 ):
     db = tmp_path / "tasks.db"
     backend = OpenAIBackend("gpt-4o", base_url=provider.url + "/v1", api_key=FAKE_KEY)
@@ -128,17 +124,13 @@ def test_with_review_on_a_raw_task_create_is_refused_headless_and_asks_an_approv
         if isinstance(event, ToolRefused):
             refused.append(event)
 
-    async def scenario() -> None:
-        core = AgentCore(backend, agent=tasks_agent(db, reviewPlans=True), autosave=False)
-        async with core:
-            provider.queue(bypass)
-            await core.submit("file the plan yourself", sink)
-            assert rows(db, "SELECT title FROM tasks") == []  # headless: refused, not run
-            core.approve = lambda name, args: asked.append(name) or True
-            provider.queue(bypass)
-            await core.submit("file it again", sink)
-
-    asyncio.run(scenario())
+    core = await make_core(backend, agent=tasks_agent(db, reviewPlans=True))
+    provider.queue(bypass)
+    await core.submit("file the plan yourself", sink)
+    assert rows(db, "SELECT title FROM tasks") == []  # headless: refused, not run
+    core.approve = lambda name, args: asked.append(name) or True
+    provider.queue(bypass)
+    await core.submit("file it again", sink)
     assert [e.tool for e in refused] == ["task_create"]
     assert asked == ["task_create"]  # with someone to ask, it asks
     assert rows(db, "SELECT title FROM tasks") == [("Skip the review",)]
