@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ollie_nb.core import AgentConfig, AgentCore
-from ollie_nb.llm import OfflineBackend
 from ollie_nb.notebook.commands.plans import cmd_plans
 from ollie_nb.planning import Spend, StepState, plan_view, read_state, state_label
 from ollie_nb.planning._state import _WORDS
@@ -44,21 +43,16 @@ def plans_table(core: AgentCore, loop: asyncio.AbstractEventLoop) -> str:
     return cmd_plans(magics, "").text()
 
 
-def test_a_parallel_run_on_a_server_saying_pending_in_progress_closed(tmp_path):
+@pytest.mark.anyio
+async def test_a_parallel_run_on_a_server_saying_pending_in_progress_closed(make_core, tmp_path):
     store = tmp_path / "store.json"
-    core = AgentCore(OfflineBackend(), agent=words_agent(store), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit(PLAN)
-            record = core.plans[-1]
-            before = await core.plans.statuses(record)
-            run = await core.run_plan(parallel=2)
-            after = await core.plans.statuses(record)
-            table = await asyncio.to_thread(plans_table, core, asyncio.get_running_loop())
-            return record, before, run, after, table
-
-    record, before, run, after, table = asyncio.run(scenario())
+    core = await make_core(agent=words_agent(store))
+    await core.submit(PLAN)
+    record = core.plans[-1]
+    before = await core.plans.statuses(record)
+    run = await core.run_plan(parallel=2)
+    after = await core.plans.statuses(record)
+    table = await asyncio.to_thread(plans_table, core, asyncio.get_running_loop())
     assert record.kind == "tasks" and len(record.ids) == 3
     assert set(before.values()) == {StepState.OPEN}  # read from the server's own word, pending
     # every step was handed to a child, worked and reported done
