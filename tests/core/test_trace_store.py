@@ -7,7 +7,6 @@ MLflow's own client (`mlflow.search_traces`).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import socket
@@ -19,8 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ollie_nb.core import AgentCore, disable_tracing, enable_tracing
-from ollie_nb.llm import OfflineBackend
+from ollie_nb.core import disable_tracing, enable_tracing
 from tests.conftest import read_db
 from tests.support.absent import skip_or_fail
 from tests.support.agents import tasks_agent
@@ -94,7 +92,10 @@ def traces_of(experiment: str, count: int) -> list:
 
 
 @pytest.mark.timeout(480)
-def test_a_plan_turn_and_its_steps_read_back_from_an_mlflow_server(tmp_path, mlflow_server):
+@pytest.mark.anyio
+async def test_a_plan_turn_and_its_steps_read_back_from_an_mlflow_server(
+    make_core, tmp_path, mlflow_server
+):
     mlflow.set_tracking_uri(mlflow_server)
     experiment = MlflowClient(mlflow_server).create_experiment("ollie-nb-traces")
     exporter = OTLPSpanExporter(
@@ -102,16 +103,12 @@ def test_a_plan_turn_and_its_steps_read_back_from_an_mlflow_server(tmp_path, mlf
     )
     enable_tracing(exporter, batch=True)  # as OTLP goes out by default: batched, off the loop
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
+    core = await make_core(agent=tasks_agent(db), start=False)
+    try:
+        async with core:  # closed before tracing is switched off, as a session ends
             await core.submit("Ship it\n- Prepare\n- Check (after 1)")
             await core.run_plan(parallel=2)
-            return core.plans[-1]
-
-    try:
-        record = asyncio.run(scenario())
+            record = core.plans[-1]
     finally:
         disable_tracing()  # exports what is left
     [trace_of_turn, trace_of_run] = sorted(
