@@ -3,15 +3,12 @@ sequence in a step title wrote the reader's clipboard)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from ollie_nb.core import AgentCore
 from ollie_nb.core._events import WatchNotice, WatchWhat
 from ollie_nb.core._terminal import terminal_safe
 from ollie_nb.core._worker import Worker, WorkOptions
-from ollie_nb.llm import OfflineBackend
+from tests.conftest import MakeCore
 
 CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"  # OSC 52: set the clipboard to "rm -rf ~"
 
@@ -29,9 +26,10 @@ def test_terminal_safe_shows_control_characters_as_escapes(text, shown):
     assert terminal_safe(text) == shown
 
 
-def test_a_step_title_with_an_escape_sequence_is_logged_escaped(tmp_path: Path):
+@pytest.mark.anyio
+async def test_a_step_title_with_an_escape_sequence_is_logged_escaped(make_core: MakeCore):
     lines: list[str] = []
-    core = AgentCore(OfflineBackend(), workdir=tmp_path, name="w1", autosave=False)
+    core = await make_core(name="w1", start=False)
     worker = Worker(core, WorkOptions("tasks", name="w1"), lines.append)
     title = f"Tidy{CLIPBOARD} the flat\x9b2J"
     worker._notice(WatchNotice(f"step 1 (t1): {title}", WatchWhat.CLAIMED))
