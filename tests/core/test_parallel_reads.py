@@ -40,6 +40,7 @@ async def run_counting(make_core, tmp_path, **run_args):
 
     core.plans.statuses, client._call = counted_read, counted_call
     run = await core.run_plan(**run_args)
+    await core.aclose()  # the store is read as the run and the agent left it
     return record, run, reads, calls, db
 
 

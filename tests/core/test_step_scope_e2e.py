@@ -105,6 +105,7 @@ async def test_a_plan_the_agent_files_is_marked_approved_for_work(make_core, tmp
     if review:
         assert labels_of_goals(db) == {}  # held: nothing filed yet
         await core.plans.approve(1)
+    await core.aclose()  # the store is read as the agent left it
     [labels] = labels_of_goals(db).values()
     assert labels == [APPROVED_LABEL]
 
@@ -131,6 +132,7 @@ async def test_with_review_on_a_raw_task_create_is_refused_headless_and_asks_an_
     core.approve = lambda name, args: asked.append(name) or True
     provider.queue(bypass)
     await core.submit("file it again", sink)
+    await core.aclose()  # the store is read as the agent left it
     assert [e.tool for e in refused] == ["task_create"]
     assert asked == ["task_create"]  # with someone to ask, it asks
     assert rows(db, "SELECT title FROM tasks") == [("Skip the review",)]
