@@ -14,3 +14,15 @@ async def until(check: Callable[[], object], timeout: float = 20.0, what: str = 
         if time.monotonic() > deadline:
             raise AssertionError(f"{what or 'the condition'} not reached within {timeout} s")
         await asyncio.sleep(0.02)
+
+
+def wait_until(
+    check: Callable[[], object], timeout: float = 20.0, what: str = "", interval: float = 0.05
+) -> None:
+    """Wait (bounded, blocking this thread) until `check()` holds: for code with no loop of
+    its own to await on (a thread's, a subprocess's, a fixture's)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what or 'the condition'} not reached within {timeout} s")
+        time.sleep(interval)
