@@ -15,7 +15,9 @@ import subprocess
 import sys
 import time
 
-from ollie_nb.core import AgentCore, WatchWhat
+import pytest
+
+from ollie_nb.core import WatchWhat
 from ollie_nb.core._sessions import plan_to_dict
 from ollie_nb.llm import OfflineBackend
 from ollie_nb.planning import Origin, StepState, step_item
@@ -27,6 +29,7 @@ from tests.core.test_parallel_plans import (
     slow_steps,
 )
 from tests.support.agents import tasks_agent
+from tests.support.waits import wait_until
 
 PAIR = "Two chores\n- Chore A (independent)\n- Chore B (independent)"
 FOUR = "Four chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 5))
@@ -36,18 +39,14 @@ def kinds(db, kind: str) -> list[tuple[str, dict]]:
     return [(task, payload) for _, k, task, payload in event_log(db) if k == kind]
 
 
-def test_a_step_worked_longer_than_its_lease_stays_claimed(tmp_path):
+@pytest.mark.anyio
+async def test_a_step_worked_longer_than_its_lease_stays_claimed(make_core, tmp_path):
     db = tmp_path / "tasks.db"
-    backend = OfflineBackend(slow_steps(2.5))
-    core = AgentCore(backend, agent=tasks_agent(db, claimLease=1), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit(PAIR)
-            record = core.plans[-1]
-            return record, await core.run_plan(parallel=2)
-
-    record, run = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(slow_steps(2.5)), agent=tasks_agent(db, claimLease=1))
+    await core.submit(PAIR)
+    record = core.plans[-1]
+    run = await core.run_plan(parallel=2)
+    await core.aclose()  # the store is read as the agent left it
     assert not run.failed, run.summary
     assert kinds(db, "lease_expired") == []  # renewed every third of a second... of the lease
     claims, dones = claims_and_dones(db)
@@ -58,55 +57,49 @@ def test_a_step_worked_longer_than_its_lease_stays_claimed(tmp_path):
 
 
 def wait_claims(db, who: str, count: int, within: float = 60.0) -> list[str]:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if db.exists():
-            held = [t for t, p in kinds(db, "claimed") if p.get("assignee", "").startswith(who)]
-            if len(held) >= count:
-                return held
-        time.sleep(0.05)
-    raise AssertionError(f"{who} claimed fewer than {count} steps within {within} s")
+    def held() -> list[str]:
+        claimed = kinds(db, "claimed") if db.exists() else []
+        return [t for t, p in claimed if p.get("assignee", "").startswith(who)]
+
+    wait_until(lambda: len(held()) >= count, within, f"{who}'s claim of {count} steps")
+    return held()
 
 
-def test_the_steps_of_a_sigkilled_claimer_reopen_by_lease_and_another_agent_finishes_them(
-    tmp_path,
+@pytest.mark.anyio
+async def test_the_steps_of_a_sigkilled_claimer_reopen_by_lease_and_another_agent_finishes_them(
+    make_core, tmp_path
 ):
     db = tmp_path / "tasks.db"
     lease = 1.5
     backend = OfflineBackend(slow_steps(0.2))
-    agent = tasks_agent(db, claimLease=lease)
-    core = AgentCore(backend, agent=agent, workdir=tmp_path, name="alice", autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit(FOUR)
-            record = core.plans[-1]
-            args = [str(db), json.dumps(plan_to_dict(record)), "bob", "2", str(lease), "60"]
-            doomed = subprocess.Popen(
-                [sys.executable, str(PARALLEL_AGENT), *args],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env={**os.environ},
-            )
-            try:
-                held = await asyncio.to_thread(wait_claims, db, "bob", 2)
-                doomed.send_signal(signal.SIGKILL)
-            finally:
-                doomed.kill()
-                doomed.wait(10)
-            killed = time.monotonic()
-            read = core.plans.statuses
-            stale = [dict.fromkeys(record.ids, StepState.OPEN)]  # as read just before bob's claims
-
-            async def first_read_stale(plan):
-                return stale.pop() if stale else await read(plan)
-
-            core.plans.statuses = first_read_stale  # alice tries all four; bob holds two
-            run = await asyncio.wait_for(core.run_plan(parallel=2, on_event=run_notices.append), 60)
-            return record, held, run, time.monotonic() - killed
-
+    core = await make_core(backend, agent=tasks_agent(db, claimLease=lease), name="alice")
     run_notices: list = []
-    record, held, run, took = asyncio.run(scenario())
+    await core.submit(FOUR)
+    record = core.plans[-1]
+    args = [str(db), json.dumps(plan_to_dict(record)), "bob", "2", str(lease), "60"]
+    doomed = subprocess.Popen(
+        [sys.executable, str(PARALLEL_AGENT), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ},
+    )
+    try:
+        held = await asyncio.to_thread(wait_claims, db, "bob", 2)
+        doomed.send_signal(signal.SIGKILL)
+    finally:
+        doomed.kill()
+        doomed.wait(10)
+    killed = time.monotonic()
+    read = core.plans.statuses
+    stale = [dict.fromkeys(record.ids, StepState.OPEN)]  # as read just before bob's claims
+
+    async def first_read_stale(plan):
+        return stale.pop() if stale else await read(plan)
+
+    core.plans.statuses = first_read_stale  # alice tries all four; bob holds two
+    run = await asyncio.wait_for(core.run_plan(parallel=2, on_event=run_notices.append), 60)
+    took = time.monotonic() - killed
+    await core.aclose()  # the store is read as the agent left it
     assert not run.failed, run.summary
     assert sorted(run.workers) == sorted(record.ids)  # alice worked all four in the end
     expired = kinds(db, "lease_expired")
@@ -121,21 +114,19 @@ def test_the_steps_of_a_sigkilled_claimer_reopen_by_lease_and_another_agent_fini
     assert sorted(n.step_id for n in refused) == sorted(held)  # the race was lost, then retried
 
 
-def test_a_step_the_watch_has_the_agent_work_is_claimed_and_renewed_through_its_turn(tmp_path):
+@pytest.mark.anyio
+async def test_a_step_the_watch_has_the_agent_work_is_claimed_and_renewed_through_its_turn(
+    make_core, tmp_path
+):
     db = tmp_path / "tasks.db"
     backend = OfflineBackend(slow_steps(2.5))
-    agent = tasks_agent(db, claimLease=1)
-    core = AgentCore(backend, agent=agent, workdir=tmp_path, name="carol", autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit("One chore\n- Sweep")
-            await core.watch.start()
-            await core.watch.until_idle(60)
-            await core.watch.stop()
-            return core.plans[-1]
-
-    record = asyncio.run(scenario())
+    core = await make_core(backend, agent=tasks_agent(db, claimLease=1), name="carol")
+    await core.submit("One chore\n- Sweep")
+    await core.watch.start()
+    await core.watch.until_idle(60)
+    await core.watch.stop()
+    record = core.plans[-1]
+    await core.aclose()  # the store is read as the agent left it
     claimed = kinds(db, "claimed")
     assert [(t, p["assignee"], p.get("lease")) for t, p in claimed] == [(record.ids[0], "carol", 1)]
     assert kinds(db, "lease_expired") == []  # a 2.5 s turn on a 1 s lease: renewed
@@ -147,28 +138,23 @@ DURABLE_AGENT = PARALLEL_AGENT.with_name("durable_agent.py")
 
 
 def wait_events(db, check, within: float = 60.0) -> None:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if db.exists() and check(claims_and_dones(db)):
-            return
-        time.sleep(0.05)
-    raise AssertionError("the dying kernel never got that far")
+    wait_until(lambda: db.exists() and check(claims_and_dones(db)), within, "the dying kernel")
 
 
 def wait_saved(data, step_ids, within: float = 30.0) -> None:
     """Until the saved session holds the tool round that marked each step done (a kill
     between the store's update and the round's save would lose only that round)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        saved = "".join(p.read_text(errors="replace") for p in data.rglob("*.json"))
-        if all(f"ok: {step_id}  [done]" in saved for step_id in step_ids):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"the session never saved the rounds of {step_ids}")
+
+    def saved() -> bool:
+        text = "".join(p.read_text(errors="replace") for p in data.rglob("*.json"))
+        return all(f"ok: {step_id}  [done]" in text for step_id in step_ids)
+
+    wait_until(saved, within, f"the saved rounds of {step_ids}")
 
 
-def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice(
-    tmp_path, monkeypatch
+@pytest.mark.anyio
+async def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice(
+    make_core, tmp_path, monkeypatch
 ):
     db = tmp_path / "tasks.db"
     monkeypatch.setenv("OLLIE_DATA_DIR", str(tmp_path / "data"))
@@ -192,18 +178,17 @@ def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice
         dying.kill()
         dying.wait(10)
     claims_before, dones_before = claims_and_dones(db)
-    core = AgentCore(OfflineBackend(slow_steps(0.2)), agent=tasks_agent(db, claimLease=lease))
-
-    async def scenario():
-        async with core:
-            note = await core.resume(session_id)
-            children = {
-                c.name: [m.content for m in c.history] for c in core.subagents.children.values()
-            }
-            run = await asyncio.wait_for(core.run_plan(parallel=2), 60)
-            return note, children, run
-
-    note, children, run = asyncio.run(scenario())
+    # in the dead kernel's workdir, saving as it did
+    core = await make_core(
+        OfflineBackend(slow_steps(0.2)),
+        agent=tasks_agent(db, claimLease=lease),
+        workdir=os.getcwd(),
+        autosave=True,
+    )
+    note = await core.resume(session_id)
+    children = {c.name: [m.content for m in c.history] for c in core.subagents.children.values()}
+    run = await asyncio.wait_for(core.run_plan(parallel=2), 60)
+    await core.aclose()  # the store is read as the agent left it
     record = core.plans[-1]
     assert "plan 1 was being worked in parallel" in note, note
     done_before = set(dones_before)
@@ -222,22 +207,19 @@ def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice
     assert sorted(t for t, _ in kinds(db, "lease_expired")) == sorted(held_before)
 
 
-def test_a_watch_step_another_claimer_took_first_is_not_worked_here(tmp_path):
+@pytest.mark.anyio
+async def test_a_watch_step_another_claimer_took_first_is_not_worked_here(make_core, tmp_path):
     """The watch queued a step, then another claimer took it before the turn: the claim is
     refused, the turn is blocked and the step stays the other claimer's."""
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit(PAIR)
-            record = core.plans[-1]
-            with open_store(db, create=False) as store:
-                store.claim(record.ids[0], "holder")
-            item = step_item(record, 0, Origin.WATCH, goal=record.goal)
-            return record, await core.submit(item)
-
-    record, result = asyncio.run(scenario())
+    core = await make_core(agent=tasks_agent(db))
+    await core.submit(PAIR)
+    record = core.plans[-1]
+    with open_store(db, create=False) as store:
+        store.claim(record.ids[0], "holder")
+    item = step_item(record, 0, Origin.WATCH, goal=record.goal)
+    result = await core.submit(item)
+    await core.aclose()  # the store is read as the agent left it
     assert result.blocked, result  # refused by the store: not worked here
     step = record.ids[0]
     by = [p["assignee"] for _, k, t, p in event_log(db) if k == "claimed" and t == step]
