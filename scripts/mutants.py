@@ -1184,6 +1184,17 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "core-test-builds-its-own-agent-core",
+        "tests/core/test_worker_log.py",
+        '    core = await make_core(name="w1", start=False)\n',
+        '    core = AgentCore(OfflineBackend(), name="w1", autosave=False)  # noqa: F821\n',
+        (
+            "tests/meta/test_core_test_style.py::test_core_tests_build_cores_with_make_core_and_run_as_anyio_tests",
+        ),
+        "a tests/core test builds AgentCore itself: no tmp workdir, no teardown closing its servers",
+        quick=True,
+    ),
+    Mutant(
         "missing-psycopg-is-a-traceback",
         "ollie_nb/tasks/_backends.py",
         "except ImportError as exc:",

@@ -1,0 +1,90 @@
+"""One test style in tests/core: cores come from the `make_core` fixture, tests are anyio tests.
+
+A test that builds `AgentCore(...)` itself skips the fixture's defaults (offline model, a
+tmp workdir, no autosave) and its teardown (every core closed, its servers stopped); a
+nested `asyncio.run(scenario())` is a second async style beside `@pytest.mark.anyio`.
+A file may do either only where it says why below; a file that stopped needing its entry
+fails the check too, so the list only shrinks.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+CORE_TESTS = Path(__file__).resolve().parents[1] / "core"
+
+# file -> why it builds AgentCore( or calls asyncio.run( itself
+ALLOWED: dict[str, str] = {}
+
+# files still in the old style, to be converted (issue 33); each conversion removes its entry
+NOT_YET_CONVERTED = {
+    "test_agent_core.py",
+    "test_collisions.py",
+    "test_guardrails.py",
+    "test_model_gateway.py",
+    "test_parallel_plans.py",
+    "test_parallel_tools.py",
+    "test_plan_review.py",
+    "test_provider_requests.py",
+    "test_subagents.py",
+    "test_task_events.py",
+    "test_tool_hooks.py",
+    "test_tracing.py",
+    "test_workers.py",
+}
+
+
+def old_style_calls(source: str) -> list[str]:
+    """Each `AgentCore(...)` or `asyncio.run(...)` call in `source` (code, not strings), as
+    "name:line"."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "AgentCore":
+            found.append(f"AgentCore:{node.lineno}")
+        elif (
+            isinstance(func, ast.Attribute)
+            and func.attr == "run"
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "asyncio"
+        ):
+            found.append(f"asyncio.run:{node.lineno}")
+    return found
+
+
+def offenders() -> dict[str, list[str]]:
+    """The test files under tests/core with old-style calls: name -> calls."""
+    found = {}
+    for path in sorted(CORE_TESTS.glob("*.py")):
+        calls = old_style_calls(path.read_text(encoding="utf-8"))
+        if calls:
+            found[path.name] = calls
+    return found
+
+
+def test_core_tests_build_cores_with_make_core_and_run_as_anyio_tests():
+    excused = ALLOWED.keys() | NOT_YET_CONVERTED
+    unexcused = {name: calls for name, calls in offenders().items() if name not in excused}
+    assert unexcused == {}, (
+        "build cores with `await make_core(...)` (tests/conftest.py) in an "
+        "`@pytest.mark.anyio async def` test, or say in ALLOWED why this file cannot"
+    )
+
+
+def test_every_excused_file_still_needs_its_entry():
+    stale = (ALLOWED.keys() | NOT_YET_CONVERTED) - offenders().keys()
+    assert stale == set(), "remove the entries of files that no longer need them"
+
+
+def test_the_check_finds_both_calls_and_not_their_names_in_text():
+    source = (
+        "import asyncio\n"
+        "core = AgentCore(OfflineBackend())\n"
+        "asyncio.run(main())\n"
+        "doc = 'AgentCore( and asyncio.run( in a string'\n"
+        "runner.run(x)\n"
+    )
+    assert old_style_calls(source) == ["AgentCore:2", "asyncio.run:3"]
