@@ -14,7 +14,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ollie_nb.core import (
-    AgentCore,
     BudgetExceededError,
     Budgets,
     CapKind,
@@ -48,18 +47,13 @@ def _summaries(requests: list) -> int:
     return sum(text.startswith(COMPACT_PROMPT) for text in requests)
 
 
-def test_a_compaction_is_counted_in_the_session_spend(tmp_path):
+@pytest.mark.anyio
+async def test_a_compaction_is_counted_in_the_session_spend(make_core):
     requests: list = []
-    core = AgentCore(OfflineBackend(_recording(requests)), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit("hello there")
-            before = core.spend.session.spend.tokens, core.session.usage.input_tokens
-            await core.compact()
-            return before
-
-    (spent, read) = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(_recording(requests)))
+    await core.submit("hello there")
+    spent, read = core.spend.session.spend.tokens, core.session.usage.input_tokens
+    await core.compact()
     assert _summaries(requests) == 1
     # the summary request's tokens count in the ledger and in the usage totals alike
     assert core.spend.session.spend.tokens > spent
@@ -70,58 +64,47 @@ def test_a_compaction_is_counted_in_the_session_spend(tmp_path):
     )
 
 
-def test_ollie_compact_at_a_reached_cap_is_refused_and_keeps_the_history(tmp_path):
+@pytest.mark.anyio
+async def test_ollie_compact_at_a_reached_cap_is_refused_and_keeps_the_history(make_core):
     requests: list = []
-    core = AgentCore(OfflineBackend(_recording(requests)), workdir=tmp_path, autosave=False)
+    core = await make_core(OfflineBackend(_recording(requests)), start=False)
     core.user_budgets = Budgets(session=Caps(tokens=1))
-
-    async def scenario():
-        async with core:
-            await core.submit("hello there")
-            kept = list(core.session.history)
-            with pytest.raises(BudgetExceededError) as refused:
-                await core.compact()
-            return kept, refused.value
-
-    kept, refused = asyncio.run(scenario())
+    await core.start()
+    await core.submit("hello there")
+    kept = list(core.session.history)
+    with pytest.raises(BudgetExceededError) as raised:
+        await core.compact()
+    refused = raised.value
     assert str(refused).startswith(CAP_LINE) and refused.kind is CapKind.TOKENS
     assert _summaries(requests) == 0 and core.session.usage.requests == 1  # nothing was sent
     assert core.session.history == kept and not core.session.archive_path.exists()
 
 
-def test_the_automatic_compaction_at_a_reached_cap_is_not_sent(tmp_path):
+@pytest.mark.anyio
+async def test_the_automatic_compaction_at_a_reached_cap_is_not_sent(make_core):
     requests: list = []
-    backend = OfflineBackend(_recording(requests), context_length=2400)
-    core = AgentCore(backend, workdir=tmp_path, autosave=False)
+    core = await make_core(OfflineBackend(_recording(requests), context_length=2400), start=False)
     core.user_budgets = Budgets(session=Caps(tokens=1))
-
-    async def scenario():
-        async with core:
-            await core.submit("hello there")  # spends: the cap is reached
-            long = [Message.user("detail " * 1000), Message.assistant("noted")]
-            core.session.history[:0] = long  # the context is past 75% of the window
-            kept = list(core.session.history)
-            return kept, await core.submit("go on")
-
-    kept, result = asyncio.run(scenario())
+    await core.start()
+    await core.submit("hello there")  # spends: the cap is reached
+    long = [Message.user("detail " * 1000), Message.assistant("noted")]
+    core.session.history[:0] = long  # the context is past 75% of the window
+    kept = list(core.session.history)
+    result = await core.submit("go on")
     assert _summaries(requests) == 0 and requests == ["hello there"]
     assert result.capped and result.error.startswith(CAP_LINE)
     assert core.session.history[: len(kept)] == kept  # nothing compacted away
 
 
 @pytest.mark.slow
-def test_a_sub_agent_cap_in_a_parallel_run_refuses_each_childs_second_request(tmp_path):
-    agent = tasks_agent(tmp_path / "t.db", maxSubagentTokens=10)
-    core = AgentCore(OfflineBackend(), agent=agent, workdir=tmp_path, autosave=False)
-
+@pytest.mark.anyio
+async def test_a_sub_agent_cap_in_a_parallel_run_refuses_each_childs_second_request(
+    make_core, tmp_path
+):
+    core = await make_core(agent=tasks_agent(tmp_path / "t.db", maxSubagentTokens=10))
     lines: list[str] = []
-
-    async def scenario():
-        async with core:
-            await core.submit(THREE)
-            return await core.run_plan(parallel=2, on_event=lambda e: lines.append(e.text))
-
-    run = asyncio.run(scenario())
+    await core.submit(THREE)
+    run = await core.run_plan(parallel=2, on_event=lambda e: lines.append(e.text))
     for name in set(run.workers.values()):
         child = core.subagents.children[name]
         assert child.usage.requests == child.turns  # one request per step, none after it
@@ -132,24 +115,21 @@ def test_a_sub_agent_cap_in_a_parallel_run_refuses_each_childs_second_request(tm
 
 
 @pytest.mark.slow
-def test_a_plan_run_cap_binds_before_the_steps_next_request(tmp_path):
+@pytest.mark.anyio
+async def test_a_plan_run_cap_binds_before_the_steps_next_request(make_core, tmp_path):
     def model(messages, tools):
         last = messages[-1]
         if last.role == "user" and is_step_prompt(last.content):  # a long answer, then more
             return Message.assistant("word " * 700, [ToolCall(name="no_such_tool")])
         return demo_reply(messages, tools)
 
-    core = AgentCore(OfflineBackend(model), agent=tasks_agent(tmp_path / "t.db"), workdir=tmp_path)
-    core.autosave = False
+    core = await make_core(OfflineBackend(model), agent=tasks_agent(tmp_path / "t.db"), start=False)
     core.user_budgets = Budgets(plan=Caps(tokens=500))
-
-    async def scenario():
-        async with core:
-            await core.submit(THREE)
-            record = core.plans[-1]
-            return record, await core.run_plan(parallel=1), await store_states(core, record)
-
-    record, run, states = asyncio.run(scenario())
+    await core.start()
+    await core.submit(THREE)
+    record = core.plans[-1]
+    run = await core.run_plan(parallel=1)
+    states = await store_states(core, record)
     (worker,) = set(run.workers.values())
     child = core.subagents.children[worker]
     assert child.usage.requests == 1  # the step's second request was refused
@@ -159,7 +139,8 @@ def test_a_plan_run_cap_binds_before_the_steps_next_request(tmp_path):
     assert states == dict.fromkeys(record.ids, StepState.OPEN)  # its step handed back
 
 
-def test_four_children_spawned_at_once_end_within_the_cap_plus_one_request(tmp_path):
+@pytest.mark.anyio
+async def test_four_children_spawned_at_once_end_within_the_cap_plus_one_request(make_core):
     spawns = [
         {"name": "subagent_spawn", "arguments": {"name": f"c{i}", "prompt": "word " * 200}}
         for i in range(1, 5)
@@ -174,17 +155,13 @@ def test_four_children_spawned_at_once_end_within_the_cap_plus_one_request(tmp_p
             return spawns  # about 900 tokens: the cap is not reached yet
         return [wait] if last.name == "subagent_spawn" else "all waited"
 
-    core = AgentCore(OfflineBackend(model), workdir=tmp_path, autosave=False)
+    core = await make_core(OfflineBackend(model), start=False)
     core.user_budgets = Budgets(session=Caps(tokens=1000))
     core.subagents.limit = 4
     events: list = []
-
-    async def scenario():
-        async with core:
-            await core.submit("spawn four", events.append)
-            await asyncio.gather(*(c.until_idle() for c in core.subagents.children.values()))
-
-    asyncio.run(scenario())
+    await core.start()
+    await core.submit("spawn four", events.append)
+    await asyncio.gather(*(c.until_idle() for c in core.subagents.children.values()))
     children = list(core.subagents.children.values())
     requests = [e.input_tokens + e.output_tokens for e in events if isinstance(e, UsageReported)]
     requests += [c.usage.input_tokens + c.usage.output_tokens for c in children if c.turns]
@@ -210,23 +187,19 @@ def test_a_reservation_holds_its_estimate_on_the_chain_until_released():
 
 
 @pytest.mark.slow
-def test_a_plan_run_cap_holds_off_the_workers_that_would_start_together(tmp_path):
+@pytest.mark.anyio
+async def test_a_plan_run_cap_holds_off_the_workers_that_would_start_together(make_core, tmp_path):
     async def model(messages, tools):
         last = messages[-1]
         if last.role == "user" and is_step_prompt(last.content):
             await asyncio.sleep(0.5)  # the workers' first requests overlap
         return demo_reply(messages, tools)
 
-    core = AgentCore(OfflineBackend(model), agent=tasks_agent(tmp_path / "t.db"), workdir=tmp_path)
-    core.autosave = False
+    core = await make_core(OfflineBackend(model), agent=tasks_agent(tmp_path / "t.db"), start=False)
     core.user_budgets = Budgets(plan=Caps(tokens=150))  # under two steps' first requests
-
-    async def scenario():
-        async with core:
-            await core.submit(THREE)
-            return await core.run_plan(parallel=3)
-
-    run = asyncio.run(scenario())
+    await core.start()
+    await core.submit(THREE)
+    run = await core.run_plan(parallel=3)
     workers = [core.subagents.children[name] for name in run.workers.values()]
     sent = [w for w in workers if w.usage.requests]
     biggest = max(w.usage.input_tokens + w.usage.output_tokens for w in sent)
