@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from ollie_nb.core import AgentConfig, AgentCore, UsageReported
 from ollie_nb.core._history import INTERRUPTED_NOTE
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
@@ -46,7 +48,8 @@ def tool_results(core: AgentCore) -> list[str]:
     return [m.content for m in core.session.history if m.role == "tool"]
 
 
-def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(tmp_path):
+@pytest.mark.anyio
+async def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(make_core):
     calls = [
         [
             call("subagent_spawn", name="a", prompt="count apples"),
@@ -54,16 +57,10 @@ def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(
         ],
         [call("subagent_wait", names=["a", "b"], timeout=10)],
     ]
-    core = AgentCore(OfflineBackend(scripted(calls, 0.05)), workdir=tmp_path, autosave=False)
-
-    events = []
-
-    async def scenario():
-        async with core:
-            result = await core.submit("fan out", events.append)
-            return result, core.prompts.texts, dict(core.subagents.children)
-
-    result, queued, children = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(scripted(calls, 0.05)))
+    events: list = []
+    result = await core.submit("fan out", events.append)
+    queued, children = core.prompts.texts, dict(core.subagents.children)
     assert result.reply == "parent done"
     spawned_a, _spawned_b, waited = tool_results(core)
     assert spawned_a == "sub-agent a started; you will be told when it finishes"
@@ -87,24 +84,23 @@ def test_spawn_and_wait_return_the_childrens_replies_and_notes_reach_the_parent(
     assert session.last_input_tokens == reports[-1].input_tokens  # its own context's size
 
 
-def test_without_a_wait_the_completion_notes_are_worked_as_turns_after_the_parents(tmp_path):
+@pytest.mark.anyio
+async def test_without_a_wait_the_completion_notes_are_worked_as_turns_after_the_parents(
+    make_core,
+):
     calls = [[call("subagent_spawn", name="a", prompt="count apples")]]
-    core = AgentCore(OfflineBackend(scripted(calls, 0.05)), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            first = await core.submit("fan out")  # ends before the child does
-            await core.subagents.wait(["a"], 5)
-            return first, await core.run_queue()
-
-    first, noted = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(scripted(calls, 0.05)))
+    first = await core.submit("fan out")  # ends before the child does
+    await core.subagents.wait(["a"], 5)
+    noted = await core.run_queue()
     assert first.reply == "parent done"
     users = [m.content for m in core.session.history if m.role == "user"]
     assert users == ["fan out", "sub-agent a finished: a did: count apples"]
     assert noted is not None and not noted.error
 
 
-def test_bad_subagent_calls_get_clear_errors_and_the_turn_goes_on(tmp_path):
+@pytest.mark.anyio
+async def test_bad_subagent_calls_get_clear_errors_and_the_turn_goes_on(make_core):
     calls = [
         [call("subagent_wait", names=[], timeout=1)],
         [call("subagent_spawn", name="a", prompt="   ")],
@@ -116,15 +112,8 @@ def test_bad_subagent_calls_get_clear_errors_and_the_turn_goes_on(tmp_path):
         [call("subagent_wait", names=["a"], timeout=10)],
     ]
     agent = AgentConfig.from_dict({"maxParallel": 1})
-    core = AgentCore(
-        OfflineBackend(scripted(calls, 0.2)), agent=agent, workdir=tmp_path, autosave=False
-    )
-
-    async def scenario():
-        async with core:
-            return await core.submit("try everything")
-
-    result = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(scripted(calls, 0.2)), agent=agent)
+    result = await core.submit("try everything")
     assert result.reply == "parent done" and not result.error
     results = tool_results(core)
     assert results[0] == "error: there are no sub-agents to wait for; spawn one first"
@@ -137,7 +126,8 @@ def test_bad_subagent_calls_get_clear_errors_and_the_turn_goes_on(tmp_path):
     assert results[7] == "a: done: a did: work"
 
 
-def test_interrupting_the_parent_interrupts_every_child_and_histories_stay_whole(tmp_path):
+@pytest.mark.anyio
+async def test_interrupting_the_parent_interrupts_every_child_and_histories_stay_whole(make_core):
     calls = [
         [
             call("subagent_spawn", name="a", prompt="slow work"),
@@ -153,18 +143,13 @@ def test_interrupting_the_parent_interrupts_every_child_and_histories_stay_whole
             inside.append(child_of(messages))
         return await model(messages, tools)
 
-    core = AgentCore(OfflineBackend(reply), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            turn = asyncio.ensure_future(core.submit("fan out"))
-            await until(lambda: sorted(inside) == ["a", "b"], what="both children at work")
-            assert core.interrupt()
-            result = await asyncio.wait_for(turn, 2)
-            await asyncio.wait_for(core.subagents.wait([], 2), 3)
-            return result
-
-    result = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(reply))
+    turn = asyncio.ensure_future(core.submit("fan out"))
+    await until(lambda: sorted(inside) == ["a", "b"], what="both children at work")
+    assert core.interrupt()
+    result = await asyncio.wait_for(turn, 2)
+    await asyncio.wait_for(core.subagents.wait([], 2), 3)
+    await core.aclose()  # closing the core changes none of what follows
     assert result.interrupted
     for child in core.subagents.children.values():
         assert child.status == "interrupted" and not child.busy
@@ -180,7 +165,8 @@ def test_interrupting_the_parent_interrupts_every_child_and_histories_stay_whole
     ]
 
 
-def test_a_childs_tool_outside_trusted_tools_asks_the_parents_approver(tmp_path):
+@pytest.mark.anyio
+async def test_a_childs_tool_outside_trusted_tools_asks_the_parents_approver(make_core, tmp_path):
     """The user is asked about a sub-agent's call as about the parent's, and the answer holds."""
     asked: list[tuple[str, dict]] = []
     answers = iter([True, False])
@@ -211,15 +197,8 @@ def test_a_childs_tool_outside_trusted_tools_asks_the_parents_approver(tmp_path)
         return "parent done"
 
     config = AgentConfig.from_dict({"trustedTools": ["subagent_*"]})
-    core = AgentCore(
-        OfflineBackend(reply), agent=config, workdir=tmp_path, autosave=False, approve=approve
-    )
-
-    async def scenario():
-        async with core:
-            await core.submit("fan out")
-
-    asyncio.run(scenario())
+    core = await make_core(OfflineBackend(reply), agent=config, approve=approve)
+    await core.submit("fan out")
     assert [name for name, _ in asked] == ["execute_code", "execute_code"]
     assert asked[0][1] == {"code": f"touch {tmp_path / 'allowed'}"}
     assert (tmp_path / "allowed").exists() and not (tmp_path / "denied").exists()
@@ -228,7 +207,8 @@ def test_a_childs_tool_outside_trusted_tools_asks_the_parents_approver(tmp_path)
     assert "was not approved; it did not run" in result
 
 
-def test_a_flood_of_sends_is_refused_per_child_and_per_turn(tmp_path):
+@pytest.mark.anyio
+async def test_a_flood_of_sends_is_refused_per_child_and_per_turn(make_core):
     """Issue 23.7: one parent step queued 2,000 prompts for a child, which worked 2,001 turns
     while the parent's maxSteps was 2. A child's queue and a turn's hand-outs are bounded."""
     from ollie_nb.core._subagents import MAX_QUEUED, MAX_TURN_STARTS
@@ -237,17 +217,10 @@ def test_a_flood_of_sends_is_refused_per_child_and_per_turn(tmp_path):
     others = [call("subagent_spawn", name=f"w{i}", prompt="go") for i in range(MAX_TURN_STARTS)]
     calls = [[call("subagent_spawn", name="a", prompt="start")], flood, others]
     config = AgentConfig.from_dict({"maxSteps": 4, "maxParallel": MAX_TURN_STARTS + 2})
-    core = AgentCore(
-        OfflineBackend(scripted(calls, 0.2)), agent=config, workdir=tmp_path, autosave=False
-    )
-
-    async def scenario():
-        async with core:
-            await core.submit("flood a child")
-            await core.subagents.wait([], 60)
-            return core.subagents.get("a").turns
-
-    turns = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(scripted(calls, 0.2)), agent=config)
+    await core.submit("flood a child")
+    await core.subagents.wait([], 60)
+    turns = core.subagents.get("a").turns
     results = tool_results(core)
     sends = results[1 : 1 + len(flood)]
     refused = [r for r in sends if "prompts waiting already" in r]
@@ -258,7 +231,8 @@ def test_a_flood_of_sends_is_refused_per_child_and_per_turn(tmp_path):
     assert len(core.subagents.children) < 1 + MAX_TURN_STARTS
 
 
-def test_each_parent_turn_gets_its_own_budget_of_sub_agent_prompts(tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_each_parent_turn_gets_its_own_budget_of_sub_agent_prompts(make_core, monkeypatch):
     from ollie_nb.core import _subagents
 
     monkeypatch.setattr(_subagents, "MAX_TURN_STARTS", 2)
@@ -275,15 +249,10 @@ def test_each_parent_turn_gets_its_own_budget_of_sub_agent_prompts(tmp_path, mon
         batch = batches.pop(0) if batches else None
         return Message.assistant("", tuple(batch)) if batch else "parent done"
 
-    core = AgentCore(OfflineBackend(reply), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit("spawn three")
-            await core.submit("spawn one more")
-            await core.subagents.wait([], 30)
-
-    asyncio.run(scenario())
+    core = await make_core(OfflineBackend(reply))
+    await core.submit("spawn three")
+    await core.submit("spawn one more")
+    await core.subagents.wait([], 30)
     results = tool_results(core)
     assert "handed 2 prompts to sub-agents already" in results[2]
     assert sorted(core.subagents.children) == ["a0", "a1", "b0"]

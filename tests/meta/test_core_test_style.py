@@ -26,7 +26,6 @@ NOT_YET_CONVERTED = {
     "test_parallel_tools.py",
     "test_plan_review.py",
     "test_provider_requests.py",
-    "test_subagents.py",
     "test_task_events.py",
     "test_tool_hooks.py",
     "test_tracing.py",
