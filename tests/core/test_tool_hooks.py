@@ -3,7 +3,6 @@ JSON on stdin, around real tool calls (a notebook tool server) and a failing mod
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from ollie_nb.core import AgentConfig, AgentCore, Notice, ToolFinished
 from ollie_nb.llm import LLMHTTPError, OfflineBackend, OpenAIBackend, RetryPolicy, ToolCall
 from ollie_nb.tools import NotebookToolServer
+from tests.conftest import MakeCore
 from tests.support.llm_fake_provider import FAKE_KEY, Reply, json_reply, sse
 
 HOOK = """\
@@ -37,7 +37,9 @@ def payloads(tmp_path: Path, name: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def shouting_core(tmp_path: Path, hooks: dict, turns: list[Any]) -> tuple[AgentCore, list[str]]:
+async def shouting_core(
+    make_core: MakeCore, hooks: dict, turns: list[Any]
+) -> tuple[AgentCore, list[str]]:
     ran: list[str] = []
     tools = NotebookToolServer()
 
@@ -47,11 +49,9 @@ def shouting_core(tmp_path: Path, hooks: dict, turns: list[Any]) -> tuple[AgentC
         return text.upper()
 
     tools.add(shout)
-    core = AgentCore(
+    core = await make_core(
         OfflineBackend(turns=turns),
         agent=AgentConfig.from_dict({"hooks": hooks}),
-        workdir=tmp_path,
-        autosave=False,
         extra_servers=lambda config: {"notebook": tools},
     )
     return core, ran
@@ -61,21 +61,17 @@ def call(text: str, call_id: str) -> ToolCall:
     return ToolCall(call_id, "shout", json.dumps({"text": text}))
 
 
-def submit(core: AgentCore) -> tuple[Any, list[Any]]:
+async def submit(core: AgentCore) -> tuple[Any, list[Any]]:
     events: list[Any] = []
-
-    async def scenario() -> Any:
-        async with core:
-            return await core.submit("go", events.append)
-
-    return asyncio.run(scenario()), events
+    return await core.submit("go", events.append), events
 
 
 def results(core: AgentCore) -> dict[str, str]:
     return {m.tool_call_id: m.content for m in core.session.history if m.role == "tool"}
 
 
-def test_pre_tool_hook_sees_the_call_and_can_deny_it(tmp_path):
+@pytest.mark.anyio
+async def test_pre_tool_hook_sees_the_call_and_can_deny_it(make_core, tmp_path):
     deny = """
 args = json.loads(event["args"])
 if "secret" in args["text"]:
@@ -84,8 +80,8 @@ if "secret" in args["text"]:
 """
     hooks = {"preTool": hook(tmp_path, "pre", deny)}
     turns = [[call("hello", "c1"), call("the secret plan", "c2")], "ok"]
-    core, ran = shouting_core(tmp_path, hooks, turns)
-    result, _ = submit(core)
+    core, ran = await shouting_core(make_core, hooks, turns)
+    result, _ = await submit(core)
     assert result.reply == "ok"
     assert ran == ["hello"]  # the denied call never ran
     got = results(core)
@@ -98,7 +94,8 @@ if "secret" in args["text"]:
     assert json.loads(second["args"]) == {"text": "the secret plan"}
 
 
-def test_post_tool_hook_appends_to_or_replaces_the_result(tmp_path):
+@pytest.mark.anyio
+async def test_post_tool_hook_appends_to_or_replaces_the_result(make_core, tmp_path):
     post = """
 if event["result"] == "LOUD":
     print("too loud, withheld", file=sys.stderr)
@@ -106,8 +103,8 @@ if event["result"] == "LOUD":
 print("checked " + event["tool"])
 """
     hooks = {"postTool": hook(tmp_path, "post", post)}
-    core, _ = shouting_core(tmp_path, hooks, [[call("hi", "c1"), call("loud", "c2")], "ok"])
-    _, events = submit(core)
+    core, _ = await shouting_core(make_core, hooks, [[call("hi", "c1"), call("loud", "c2")], "ok"])
+    _, events = await submit(core)
     got = results(core)
     assert got == {"c1": "HI\nchecked shout", "c2": "too loud, withheld"}
     shown = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
@@ -122,7 +119,8 @@ HOOK_KEY = "sk-ant-" + "h0ok" * 8  # a key format no environment variable holds
 
 
 @pytest.mark.slow
-def test_a_post_tool_hooks_output_holding_a_key_is_redacted(tmp_path):
+@pytest.mark.anyio
+async def test_a_post_tool_hooks_output_holding_a_key_is_redacted(make_core, tmp_path):
     """Issue 37: a postTool hook's text (appended or replacing) reached the model and the
     cell with a key in it; hook output goes through the one redaction call."""
     post = f"""
@@ -132,8 +130,8 @@ if event["result"] == "LOUD":
 print("checked with {HOOK_KEY}")
 """
     hooks = {"postTool": hook(tmp_path, "post", post)}
-    core, _ = shouting_core(tmp_path, hooks, [[call("hi", "c1"), call("loud", "c2")], "ok"])
-    _, events = submit(core)
+    core, _ = await shouting_core(make_core, hooks, [[call("hi", "c1"), call("loud", "c2")], "ok"])
+    _, events = await submit(core)
     got = results(core)
     assert got == {"c1": "HI\nchecked with ***", "c2": "withheld: key ***"}
     shown = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
@@ -144,14 +142,15 @@ def rate_limited(messages: list[Any], tools: list[Any]) -> Any:
     raise LLMHTTPError("rate limited: try again in 30 s", status=429)
 
 
-def failing_core(tmp_path: Path, body: str) -> AgentCore:
+async def failing_core(make_core: MakeCore, tmp_path: Path, body: str) -> AgentCore:
     hooks = {"turnError": hook(tmp_path, "err", body)}
     agent = AgentConfig.from_dict({"hooks": hooks})
-    return AgentCore(OfflineBackend(rate_limited), agent=agent, workdir=tmp_path, autosave=False)
+    return await make_core(OfflineBackend(rate_limited), agent=agent)
 
 
 @pytest.mark.slow
-def test_a_post_turn_hooks_output_reaches_the_next_prompt_only(tmp_path):
+@pytest.mark.anyio
+async def test_a_post_turn_hooks_output_reaches_the_next_prompt_only(make_core, tmp_path):
     counting = (
         "count = len(pathlib.Path({log!r}).read_text().splitlines())\n"
         "print(f'after turn {{count}}')"
@@ -162,25 +161,17 @@ def test_a_post_turn_hooks_output_reaches_the_next_prompt_only(tmp_path):
         prompts.append(messages[-1].content)
         return "ok"
 
-    core = AgentCore(
-        OfflineBackend(reply),
-        agent=AgentConfig.from_dict({"hooks": {"postTurn": hook(tmp_path, "postTurn", counting)}}),
-        workdir=tmp_path,
-        autosave=False,
-    )
-
-    async def scenario():
-        async with core:
-            for prompt in ("one", "two", "three"):
-                await core.submit(prompt)
-
-    asyncio.run(scenario())
+    agent = AgentConfig.from_dict({"hooks": {"postTurn": hook(tmp_path, "postTurn", counting)}})
+    core = await make_core(OfflineBackend(reply), agent=agent)
+    for prompt in ("one", "two", "three"):
+        await core.submit(prompt)
     assert prompts == ["one", "two\n\nafter turn 1", "three\n\nafter turn 2"]
 
 
-def test_turn_error_hook_that_exits_0_handles_the_error(tmp_path):
-    core = failing_core(tmp_path, 'print("switched to the backup model")')
-    result, events = submit(core)
+@pytest.mark.anyio
+async def test_turn_error_hook_that_exits_0_handles_the_error(make_core, tmp_path):
+    core = await failing_core(make_core, tmp_path, 'print("switched to the backup model")')
+    result, events = await submit(core)
     assert result.error and result.error_handled
     notes = [e.text for e in events if isinstance(e, Notice)]
     assert "a turnError hook handled the error: switched to the backup model" in notes
@@ -188,14 +179,16 @@ def test_turn_error_hook_that_exits_0_handles_the_error(tmp_path):
     assert payload["error_type"] == "rate_limit" and "rate limited" in payload["error"]
 
 
-def test_turn_error_hook_that_fails_leaves_the_error_unhandled(tmp_path):
-    core = failing_core(tmp_path, "sys.exit(1)")
-    result, events = submit(core)
+@pytest.mark.anyio
+async def test_turn_error_hook_that_fails_leaves_the_error_unhandled(make_core, tmp_path):
+    core = await failing_core(make_core, tmp_path, "sys.exit(1)")
+    result, events = await submit(core)
     assert result.error and not result.error_handled
     assert not any("handled" in e.text for e in events if isinstance(e, Notice))
 
 
-def test_hook_commands_get_the_payload_as_ollie_variables(tmp_path):
+@pytest.mark.anyio
+async def test_hook_commands_get_the_payload_as_ollie_variables(make_core, tmp_path):
     env_hook = hook(
         tmp_path,
         "env",
@@ -203,10 +196,10 @@ def test_hook_commands_get_the_payload_as_ollie_variables(tmp_path):
         "names = ('OLLIE_HOOK_EVENT_NAME', 'OLLIE_TOOL', 'OLLIE_SESSION_ID', 'OLLIE_RESULT')\n"
         "print(json.dumps({n: os.environ.get(n) for n in names}))",
     )
-    core, _ = shouting_core(
-        tmp_path, {"postTool": [env_hook]}, [[call("x" * 40_000, "c1")], "done"]
+    core, _ = await shouting_core(
+        make_core, {"postTool": [env_hook]}, [[call("x" * 40_000, "c1")], "done"]
     )
-    submit(core)
+    await submit(core)
     (result,) = [m.content for m in core.session.history if m.role == "tool"]
     seen = json.loads(result.splitlines()[-1])
     assert seen["OLLIE_HOOK_EVENT_NAME"] == "postTool"
@@ -217,7 +210,7 @@ def test_hook_commands_get_the_payload_as_ollie_variables(tmp_path):
     assert payload["result"] == "X" * 40_000
 
 
-def limited_core(tmp_path: Path, provider: Any, body: str) -> AgentCore:
+async def limited_core(make_core: MakeCore, tmp_path: Path, provider: Any, body: str) -> AgentCore:
     """A real OpenAI-wire backend that is rate limited four times, then answers."""
     limited = json_reply(429, {"error": {"message": "Rate limit reached"}})
     provider.queue(*[limited] * 4, Reply(chunks=[sse({"choices": [{"delta": {}}]})]))
@@ -228,23 +221,27 @@ def limited_core(tmp_path: Path, provider: Any, body: str) -> AgentCore:
         retry=RetryPolicy(base_delay=0.01, max_delay=0.02),
     )
     agent = AgentConfig.from_dict({"hooks": {"turnError": hook(tmp_path, "err", body)}})
-    return AgentCore(model, agent=agent, workdir=tmp_path, autosave=False)
+    return await make_core(model, agent=agent)
 
 
-def test_a_turn_error_hook_that_handles_the_first_error_skips_the_retries(tmp_path, provider):
-    core = limited_core(tmp_path, provider, 'print("switched model")')
-    result, _ = submit(core)
+@pytest.mark.anyio
+async def test_a_turn_error_hook_that_handles_the_first_error_skips_the_retries(
+    make_core, tmp_path, provider
+):
+    core = await limited_core(make_core, tmp_path, provider, 'print("switched model")')
+    result, _ = await submit(core)
     assert result.error_handled and "Rate limit reached" in result.error
     assert len(provider.requests) == 1  # ollie: a handled first error is not retried
     (payload,) = payloads(tmp_path, "err")
     assert payload["error_type"] == "rate_limit"
 
 
-def test_a_turn_error_hook_that_does_not_handle_it_is_asked_once_and_retries_go_on(
-    tmp_path, provider
+@pytest.mark.anyio
+async def test_a_turn_error_hook_that_does_not_handle_it_is_asked_once_and_retries_go_on(
+    make_core, tmp_path, provider
 ):
-    core = limited_core(tmp_path, provider, "sys.exit(1)")
-    result, _ = submit(core)
+    core = await limited_core(make_core, tmp_path, provider, "sys.exit(1)")
+    result, _ = await submit(core)
     assert result.error and not result.error_handled
     assert len(provider.requests) == 4  # the request and its three retries
     assert len(payloads(tmp_path, "err")) == 1

@@ -27,7 +27,6 @@ NOT_YET_CONVERTED = {
     "test_plan_review.py",
     "test_provider_requests.py",
     "test_task_events.py",
-    "test_tool_hooks.py",
     "test_tracing.py",
     "test_workers.py",
 }
