@@ -140,27 +140,18 @@ def task_server(db: Path) -> dict[str, Any]:
     return support_task_server(db, timeout=30.0)
 
 
-def served_schemas(db: Path) -> dict[str, dict]:
+async def served_schemas(db: Path) -> dict[str, dict]:
     """Each tool's input schema as the real task server lists it to any MCP client."""
-
-    async def listing() -> dict[str, dict]:
-        params = StdioServerParameters(
-            command=sys.executable, args=["-m", "ollie_nb.tasks", "serve", "--db", str(db)]
-        )
-        async with Client(params, read_timeout_seconds=30) as client:
-            return {t.name: t.input_schema for t in (await client.list_tools()).tools}
-
-    return asyncio.run(listing())
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "ollie_nb.tasks", "serve", "--db", str(db)]
+    )
+    async with Client(params, read_timeout_seconds=30) as client:
+        return {t.name: t.input_schema for t in (await client.list_tools()).tools}
 
 
-def run_turns(core: AgentCore, *prompts: str) -> tuple[list, str]:
-    """Submit prompts one after another on one loop; return their results and system prompt."""
-
-    async def scenario():
-        async with core:
-            return [await core.submit(p) for p in prompts], core.system_prompt()
-
-    return asyncio.run(scenario())
+async def run_turns(core: AgentCore, *prompts: str) -> tuple[list, str]:
+    """Submit prompts one after another; return their results and the system prompt."""
+    return [await core.submit(p) for p in prompts], core.system_prompt()
 
 
 def tool_text(core: AgentCore, call_id: str) -> str:
@@ -170,21 +161,23 @@ def tool_text(core: AgentCore, call_id: str) -> str:
     )
 
 
-def test_plan_round_trip_persists_on_real_ollie_tasks(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_plan_round_trip_persists_on_real_ollie_tasks(make_core, provider, wire, tmp_path):
     db = tmp_path / "tasks.db"
     provider.queue(
         Reply(chunks=wire.call("call_plan", "reasoning_plan", PLAN_ARGS)),
         Reply(chunks=wire.text("Planned.")),
     )
     config = AgentConfig.from_dict({"mcpServers": task_server(db)})
-    core = AgentCore(wire.make(provider), agent=config, workdir=tmp_path)
-    (result,), prompt = run_turns(core, "Plan the report")
+    core = await make_core(wire.make(provider), agent=config)
+    (result,), prompt = await run_turns(core, "Plan the report")
+    await core.aclose()  # the store is read as the agent left it
     assert result.reply == "Planned."
     first, second = (r.body for r in provider.requests)
 
     sent = wire.tools(first)
     assert sent["reasoning_plan"] == PLAN_SCHEMA
-    served = served_schemas(db)
+    served = await served_schemas(db)
     assert {"task_create", "task_list", "task_delete"} <= served.keys()
     for name, schema in served.items():
         assert sent[name] == schema, f"{name}: the model got another schema than the server's"
@@ -212,15 +205,16 @@ def test_plan_round_trip_persists_on_real_ollie_tasks(provider, wire, tmp_path):
     assert record.persisted and all(f"[{i}]" in text for i in record.ids)
 
 
-def test_queue_fallback_sends_each_step_as_the_next_prompt(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_queue_fallback_sends_each_step_as_the_next_prompt(make_core, provider, wire):
     provider.queue(
         Reply(chunks=wire.call("call_plan", "reasoning_plan", PLAN_ARGS)),
         Reply(chunks=wire.text("Queued.")),
         Reply(chunks=wire.text("Collected.")),
         Reply(chunks=wire.text("Drawn.")),
     )
-    core = AgentCore(wire.make(provider), queue_fallback=True, workdir=tmp_path)
-    _, prompt = run_turns(core, "Plan the report")
+    core = await make_core(wire.make(provider), queue_fallback=True)
+    _, prompt = await run_turns(core, "Plan the report")
     bodies = [r.body for r in provider.requests]
     assert len(bodies) == 4
     assert wire.tools(bodies[0])["reasoning_plan"] == PLAN_SCHEMA
@@ -238,14 +232,15 @@ def test_queue_fallback_sends_each_step_as_the_next_prompt(provider, wire, tmp_p
     assert "Plans go to the prompt queue: after reasoning_plan, stop;" in prompt
 
 
-def test_denied_tool_result_is_sent_and_nothing_ran(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_denied_tool_result_is_sent_and_nothing_ran(make_core, provider, wire, tmp_path):
     marker = tmp_path / "ran"
     provider.queue(
         Reply(chunks=wire.call("call_x", "execute_code", {"code": f"touch {marker}"})),
         Reply(chunks=wire.text("Understood.")),
     )
-    core = AgentCore(wire.make(provider), agent=AgentConfig(trusted_tools=()), workdir=tmp_path)
-    run_turns(core, "run it")
+    core = await make_core(wire.make(provider), agent=AgentConfig(trusted_tools=()))
+    await run_turns(core, "run it")
     first, second = (r.body for r in provider.requests)
     schema = wire.tools(first)["execute_code"]
     assert schema["required"] == ["code"] and "code" in schema["properties"]
@@ -254,26 +249,21 @@ def test_denied_tool_result_is_sent_and_nothing_ran(provider, wire, tmp_path):
     assert not marker.exists()
 
 
-def test_cancelled_call_is_answered_in_the_next_request(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_cancelled_call_is_answered_in_the_next_request(make_core, provider, wire):
     provider.queue(
         Reply(chunks=wire.call("call_s", "execute_code", {"code": "sleep 30"})),
         Reply(chunks=wire.text("Fine.")),
     )
-    core = AgentCore(wire.make(provider), workdir=tmp_path, approve=allow)
+    core = await make_core(wire.make(provider), approve=allow)
+    loop = asyncio.get_running_loop()
 
-    async def scenario():
-        async with core:
-            loop = asyncio.get_running_loop()
+    def sink(event):
+        if isinstance(event, ToolCalled):
+            loop.call_later(0.3, core.interrupt)
 
-            def sink(event):
-                if isinstance(event, ToolCalled):
-                    loop.call_later(0.3, core.interrupt)
-
-            first = await core.submit("sleep please", sink)
-            second = await core.submit("again")
-            return first, second
-
-    first, second = asyncio.run(scenario())
+    first = await core.submit("sleep please", sink)
+    second = await core.submit("again")
     assert first.interrupted and second.reply == "Fine."
     assert len(provider.requests) == 2
     messages = provider.requests[1].body["messages"]

@@ -25,7 +25,6 @@ NOT_YET_CONVERTED = {
     "test_parallel_plans.py",
     "test_parallel_tools.py",
     "test_plan_review.py",
-    "test_provider_requests.py",
     "test_task_events.py",
     "test_tracing.py",
     "test_workers.py",
