@@ -7,7 +7,6 @@ tool run once. The fake provider records what the model received.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -99,29 +98,25 @@ def failing(wire: Wire, call_id: str) -> Reply:
     return calls_reply(wire, (call_id, "no_such_tool", {}))
 
 
-def turns(core: AgentCore, *prompts: str) -> list[tuple[Any, list]]:
-    """Each prompt's result and events, one turn after another on one loop."""
-
-    async def scenario() -> list[tuple[Any, list]]:
-        done = []
-        async with core:
-            for prompt in prompts:
-                events: list = []
-                done.append((await core.submit(prompt, events.append), events))
-        return done
-
-    return asyncio.run(scenario())
+async def turns(core: AgentCore, *prompts: str) -> list[tuple[Any, list]]:
+    """Each prompt's result and events, one turn after another."""
+    done = []
+    for prompt in prompts:
+        events: list = []
+        done.append((await core.submit(prompt, events.append), events))
+    return done
 
 
 # -- failing rounds --------------------------------------------------------------------------
 
 
-def test_five_failed_rounds_nudge_once_and_ten_stop_the_turn(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_five_failed_rounds_nudge_once_and_ten_stop_the_turn(make_core, provider, wire):
     provider.queue(
         *[failing(wire, f"c{n}") for n in range(1, 11)], Reply(chunks=wire.text("never asked"))
     )
-    core = AgentCore(wire.make(provider), workdir=tmp_path, autosave=False)
-    ((result, events),) = turns(core, "Do it")
+    core = await make_core(wire.make(provider))
+    ((result, events),) = await turns(core, "Do it")
 
     chats = [r for r in provider.requests if r.method == "POST"]
     assert len(chats) == 10  # the 10th failed round stops the turn: no 11th request
@@ -136,7 +131,10 @@ def test_five_failed_rounds_nudge_once_and_ten_stop_the_turn(provider, wire, tmp
     )  # the next prompt follows a reply, as it must
 
 
-def test_the_keys_set_the_counts_and_a_successful_call_starts_again(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_the_keys_set_the_counts_and_a_successful_call_starts_again(
+    make_core, provider, wire
+):
     think = ("ok", "reasoning_think", {"thought": "look elsewhere"})
     provider.queue(
         failing(wire, "c1"),
@@ -147,8 +145,8 @@ def test_the_keys_set_the_counts_and_a_successful_call_starts_again(provider, wi
         Reply(chunks=wire.text("never asked")),
     )
     agent = AgentConfig.from_dict({"failedRoundsNudge": 2, "failedRoundsLimit": 3})
-    core = AgentCore(wire.make(provider), agent=agent, workdir=tmp_path, autosave=False)
-    ((result, _),) = turns(core, "Do it")
+    core = await make_core(wire.make(provider), agent=agent)
+    ((result, _),) = await turns(core, "Do it")
 
     assert len([r for r in provider.requests if r.method == "POST"]) == 5
     assert [n for n in range(5) if NUDGED in last_message(provider, n)] == [4]
@@ -167,8 +165,9 @@ def test_failed_rounds_counter_at_its_edges():
 # -- the context warning ---------------------------------------------------------------------
 
 
-def test_the_context_is_warned_about_once_at_60_percent_and_again_after_compaction(
-    provider, wire, tmp_path
+@pytest.mark.anyio
+async def test_the_context_is_warned_about_once_at_60_percent_and_again_after_compaction(
+    make_core, provider, wire
 ):
     provider.queue(
         text_reply(wire, "One.", 61_000),
@@ -181,8 +180,8 @@ def test_the_context_is_warned_about_once_at_60_percent_and_again_after_compacti
         text_reply(wire, "Four.", 63_000),
         text_reply(wire, "Five.", 1_000),  # the fifth starts at 63% after a compaction: warned
     )
-    core = AgentCore(wire.make(provider), workdir=tmp_path, autosave=False)
-    done = turns(core, "one", "two", "three", "four", "five")
+    core = await make_core(wire.make(provider))
+    done = await turns(core, "one", "two", "three", "four", "five")
 
     assert [result.reply for result, _ in done] == ["One.", "Two.", "Three.", "Four.", "Five."]
     warned = [
@@ -214,8 +213,9 @@ def test_context_warning_latch():
 
 
 @pytest.mark.slow
-def test_identical_calls_to_a_read_only_tool_run_once_and_others_run_each_time(
-    provider, wire, tmp_path
+@pytest.mark.anyio
+async def test_identical_calls_to_a_read_only_tool_run_once_and_others_run_each_time(
+    make_core, provider, wire, tmp_path
 ):
     log = tmp_path / "calls.log"
     look = {"log": str(log), "what": "a"}
@@ -232,8 +232,8 @@ def test_identical_calls_to_a_read_only_tool_run_once_and_others_run_each_time(
     )
     server = {"command": sys.executable, "args": [str(FIXTURES / "counting_server.py")]}
     agent = AgentConfig.from_dict({"mcpServers": {"counting": server}})
-    core = AgentCore(wire.make(provider), agent=agent, workdir=tmp_path, approve=allow)
-    ((result, events),) = turns(core, "Look twice")
+    core = await make_core(wire.make(provider), agent=agent, approve=allow)
+    ((result, events),) = await turns(core, "Look twice")
 
     assert result.reply == "Done."
     assert sorted(log.read_text().splitlines()) == ["look a", "look b", "note a", "note a"]
@@ -261,7 +261,8 @@ async def test_the_built_ins_that_only_read_are_named_read_only():
     assert read_only == {"reasoning_think", "subagent_list"}
 
 
-def test_a_sub_agent_has_the_same_failing_rounds_guard(tmp_path):
+@pytest.mark.anyio
+async def test_a_sub_agent_has_the_same_failing_rounds_guard(make_core):
     """Issue 35: sub-agents have the guard too: a child whose every call fails stops after
     failedRoundsLimit rounds with the guard's line, and its parent is not stopped."""
 
@@ -273,15 +274,9 @@ def test_a_sub_agent_has_the_same_failing_rounds_guard(tmp_path):
         return "spawned"
 
     agent = AgentConfig.from_dict({"failedRoundsNudge": 2, "failedRoundsLimit": 3})
-    core = AgentCore(OfflineBackend(model), agent=agent, workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            result = await core.submit("spawn one")
-            await core.subagents.get("c1").until_idle()
-            return result
-
-    result = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(model), agent=agent)
+    result = await core.submit("spawn one")
+    await core.subagents.get("c1").until_idle()
     child = core.subagents.get("c1")
     assert not result.error  # the parent's own turn went on
     assert child.usage.requests == 3  # the third failed round stopped it: no fourth request
