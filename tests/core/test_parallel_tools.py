@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import Any
+
+import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore, ToolCalled, ToolFinished
 from ollie_nb.llm import OpenAIBackend, RetryPolicy
 from ollie_nb.tools import NotebookToolServer
+from tests.conftest import MakeCore
 from tests.llm.test_openai import DONE, call_delta, chunk
 from tests.support.agents import ROOT, assert_consistent
 from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply
@@ -48,13 +50,13 @@ def sleep_agent(**extra: Any) -> AgentConfig:
     )
 
 
-def make_core(provider: FakeProvider, tmp_path: Path, **kwargs: Any) -> AgentCore:
+async def sleep_core(make_core: MakeCore, provider: FakeProvider, **kwargs: Any) -> AgentCore:
     backend = OpenAIBackend("gpt-4o", base_url=provider.url + "/v1", api_key=FAKE_KEY, retry=FAST)
     kwargs.setdefault("agent", sleep_agent())
-    return AgentCore(backend, workdir=tmp_path, autosave=False, **kwargs)
+    return await make_core(backend, **kwargs)
 
 
-def run_turn(core: AgentCore, sink=None) -> list[Any]:
+async def run_turn(core: AgentCore, sink=None) -> list[Any]:
     """One turn; the tool events it emitted, as ("start"|"end", call id) in order."""
     order: list[Any] = []
 
@@ -66,11 +68,7 @@ def run_turn(core: AgentCore, sink=None) -> list[Any]:
         if sink is not None:
             sink(event)
 
-    async def scenario() -> None:
-        async with core:
-            await core.submit("go", record)
-
-    asyncio.run(scenario())
+    await core.submit("go", record)
     return order
 
 
@@ -78,7 +76,8 @@ def tool_messages(body: dict) -> list[tuple[str, str]]:
     return [(m["tool_call_id"], m["content"]) for m in body["messages"] if m["role"] == "tool"]
 
 
-def test_calls_of_one_response_overlap_and_join_in_call_order(provider, tmp_path):
+@pytest.mark.anyio
+async def test_calls_of_one_response_overlap_and_join_in_call_order(make_core, provider):
     # c1 takes longest, so the calls end out of call order
     provider.queue(
         calls_reply(
@@ -88,8 +87,8 @@ def test_calls_of_one_response_overlap_and_join_in_call_order(provider, tmp_path
         ),
         text_reply("All slept."),
     )
-    core = make_core(provider, tmp_path)
-    order = run_turn(core)
+    core = await sleep_core(make_core, provider)
+    order = await run_turn(core)
     assert [kind for kind, _ in order] == ["start"] * 3 + ["end"] * 3
     assert [i for kind, i in order if kind == "end"] == ["c2", "c3", "c1"]
     sent = provider.requests[1].body
@@ -97,17 +96,19 @@ def test_calls_of_one_response_overlap_and_join_in_call_order(provider, tmp_path
     assert_consistent(core.session.history)
 
 
-def test_sequential_tools_pattern_runs_each_call_alone(provider, tmp_path):
+@pytest.mark.anyio
+async def test_sequential_tools_pattern_runs_each_call_alone(make_core, provider):
     provider.queue(
         calls_reply(("c1", "sleep", {"seconds": 0.2}), ("c2", "sleep", {"seconds": 0.1})),
         text_reply("Done."),
     )
-    core = make_core(provider, tmp_path, agent=sleep_agent(sequentialTools=["sleep/sl*p"]))
-    order = run_turn(core)
+    core = await sleep_core(make_core, provider, agent=sleep_agent(sequentialTools=["sleep/sl*p"]))
+    order = await run_turn(core)
     assert order == [("start", "c1"), ("end", "c1"), ("start", "c2"), ("end", "c2")]
 
 
-def test_destructive_tool_runs_alone_between_overlapping_neighbours(provider, tmp_path):
+@pytest.mark.anyio
+async def test_destructive_tool_runs_alone_between_overlapping_neighbours(make_core, provider):
     provider.queue(
         calls_reply(
             ("a", "sleep", {"seconds": 0.3}),
@@ -117,14 +118,15 @@ def test_destructive_tool_runs_alone_between_overlapping_neighbours(provider, tm
         ),
         text_reply("Done."),
     )
-    core = make_core(provider, tmp_path)
-    order = run_turn(core)
+    core = await sleep_core(make_core, provider)
+    order = await run_turn(core)
     assert [kind for kind, _ in order[:2]] == ["start", "start"]  # a and b overlap
     assert {i for _, i in order[2:4]} == {"a", "b"}
     assert order[4:] == [("start", "c"), ("end", "c"), ("start", "d"), ("end", "d")]
 
 
-def test_approvals_are_asked_in_call_order_before_any_call_runs(provider, tmp_path):
+@pytest.mark.anyio
+async def test_approvals_are_asked_in_call_order_before_any_call_runs(make_core, provider):
     provider.queue(
         calls_reply(
             ("c1", "sleep", {"seconds": 0.1}),
@@ -140,8 +142,12 @@ def test_approvals_are_asked_in_call_order_before_any_call_runs(provider, tmp_pa
         await asyncio.sleep(0.05)  # a person taking a moment: nothing may start meanwhile
         return args["seconds"] != 0.2
 
-    core = make_core(provider, tmp_path, agent=sleep_agent(trustedTools=[]), approve=approve)
-    order = run_turn(core, lambda e: isinstance(e, ToolCalled) and log.append(("start", e.id)))
+    core = await sleep_core(
+        make_core, provider, agent=sleep_agent(trustedTools=[]), approve=approve
+    )
+    order = await run_turn(
+        core, lambda e: isinstance(e, ToolCalled) and log.append(("start", e.id))
+    )
     asked = [entry for entry in log if entry[0] == "asked"]
     assert asked == [("asked", 0.1), ("asked", 0.2), ("asked", 0.3)]
     ran = [n for n, entry in enumerate(log) if entry in (("start", "c1"), ("start", "c3"))]
@@ -153,7 +159,8 @@ def test_approvals_are_asked_in_call_order_before_any_call_runs(provider, tmp_pa
     assert "was not approved" in results["c2"]
 
 
-def test_interrupt_stops_every_call_and_answers_each_in_order(provider, tmp_path):
+@pytest.mark.anyio
+async def test_interrupt_stops_every_call_and_answers_each_in_order(make_core, provider):
     provider.queue(
         calls_reply(
             ("c1", "sleep", {"seconds": 0.1}),
@@ -163,26 +170,22 @@ def test_interrupt_stops_every_call_and_answers_each_in_order(provider, tmp_path
         ),
         text_reply("Fine."),
     )
-    core = make_core(provider, tmp_path)
+    core = await sleep_core(make_core, provider)
     ends: list[str] = []
     results: list[Any] = []
 
-    async def scenario() -> None:
-        async with core:
-            loop = asyncio.get_running_loop()
+    loop = asyncio.get_running_loop()
 
-            def sink(event: Any) -> None:
-                if isinstance(event, ToolFinished):
-                    ends.append(event.id)
-                    if len(ends) == 2:
-                        loop.call_soon(core.interrupt)
+    def sink(event: Any) -> None:
+        if isinstance(event, ToolFinished):
+            ends.append(event.id)
+            if len(ends) == 2:
+                loop.call_soon(core.interrupt)
 
-            started = loop.time()
-            results.append(await core.submit("go", sink))
-            results.append(loop.time() - started)
-            results.append(await core.submit("again"))
-
-    asyncio.run(scenario())
+    started = loop.time()
+    results.append(await core.submit("go", sink))
+    results.append(loop.time() - started)
+    results.append(await core.submit("again"))
     first, seconds, second = results
     assert first.interrupted and seconds < 5  # the 10 s calls were stopped
     assert sorted(ends) == ["c1", "c4"]
@@ -197,7 +200,8 @@ def test_interrupt_stops_every_call_and_answers_each_in_order(provider, tmp_path
     assert_consistent(core.session.history)
 
 
-def test_sequential_notebook_tool_does_not_overlap(provider, tmp_path):
+@pytest.mark.anyio
+async def test_sequential_notebook_tool_does_not_overlap(make_core, provider):
     tools = NotebookToolServer()
 
     async def fetch(n: int) -> str:
@@ -217,18 +221,19 @@ def test_sequential_notebook_tool_does_not_overlap(provider, tmp_path):
         calls_reply(("w1", "write", {"n": 1}), ("w2", "write", {"n": 2})),
         text_reply("Done."),
     )
-    core = make_core(
-        provider, tmp_path, agent=AgentConfig(), extra_servers=lambda config: {"notebook": tools}
+    core = await sleep_core(
+        make_core, provider, agent=AgentConfig(), extra_servers=lambda config: {"notebook": tools}
     )
-    order = run_turn(core)
+    order = await run_turn(core)
     assert [k for k, _ in order[:4]] == ["start", "start", "end", "end"]
     assert order[4:] == [("start", "w1"), ("end", "w1"), ("start", "w2"), ("end", "w2")]
 
 
-def test_at_most_eight_calls_run_at_once(provider, tmp_path):
+@pytest.mark.anyio
+async def test_at_most_eight_calls_run_at_once(make_core, provider):
     calls = [(f"c{n}", "sleep", {"seconds": 0.3}) for n in range(10)]
     provider.queue(calls_reply(*calls), text_reply("Done."))
-    order = run_turn(make_core(provider, tmp_path))
+    order = await run_turn(await sleep_core(make_core, provider))
     running, most = 0, 0
     for kind, _ in order:
         running += 1 if kind == "start" else -1
