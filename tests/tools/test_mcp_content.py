@@ -20,6 +20,7 @@ from ollie_nb.core import AgentConfig, AgentCore
 from ollie_nb.llm import _openai
 from ollie_nb.tools import McpServer
 from ollie_nb.tools._mcp import TASK_REQUIRED
+from tests.conftest import MakeCore
 from tests.core.test_provider_requests import WIRES, Wire, allow, run_turns, tool_text
 from tests.support.llm_fake_provider import Reply
 from tests.support.npm_servers import server_everything
@@ -63,10 +64,10 @@ def wire_images(request, monkeypatch) -> tuple[Wire, bool]:
     return wire, images
 
 
-def _core(wire: Wire, provider, everything: list[str], tmp_path) -> AgentCore:
+async def _core(make_core: MakeCore, wire: Wire, provider, everything: list[str]) -> AgentCore:
     server = {"command": everything[0], "args": everything[1:], "timeout": 30.0}
     config = AgentConfig.from_dict({"mcpServers": {"everything": server}})
-    return AgentCore(wire.make(provider), agent=config, workdir=tmp_path, approve=allow)
+    return await make_core(wire.make(provider), agent=config, approve=allow)
 
 
 def _queue_calls(provider, wire: Wire) -> None:
@@ -80,13 +81,14 @@ def _anthropic_result(body: dict, call_id: str) -> dict:
     return block
 
 
-def test_images_resources_and_links_reach_the_model(
-    provider, wire_images, everything, tiny_image, tmp_path
+@pytest.mark.anyio
+async def test_images_resources_and_links_reach_the_model(
+    make_core, provider, wire_images, everything, tiny_image
 ):
     wire, images = wire_images
     _queue_calls(provider, wire)
-    core = _core(wire, provider, everything, tmp_path)
-    (result,), _ = run_turns(core, "show me")
+    core = await _core(make_core, wire, provider, everything)
+    (result,), _ = await run_turns(core, "show me")
     assert result.reply == "Seen."
     bodies = [r.body for r in provider.requests]
     texts = {call_id: tool_text(core, call_id) for call_id, _, _ in CALLS}
@@ -155,17 +157,12 @@ def test_images_resources_and_links_reach_the_model(
 
 
 @pytest.mark.anyio
-async def test_a_task_only_tool_is_not_offered_and_says_why(provider, everything, tmp_path):
+async def test_a_task_only_tool_is_not_offered_and_says_why(make_core, provider, everything):
     wire = WIRES[0]
     provider.queue(Reply(chunks=wire.text("ok")))
-    core = _core(wire, provider, everything, tmp_path)
-
-    async def scenario():
-        async with core:
-            await core.submit("hello")
-            return core.list_servers()
-
-    listing = await scenario()
+    core = await _core(make_core, wire, provider, everything)
+    await core.submit("hello")
+    listing = core.list_servers()
     offered = wire.tools(provider.requests[0].body)
     assert "get-tiny-image" in offered and "simulate-research-query" not in offered
     (server,) = [s for s in listing.servers if s.name == "everything"]
