@@ -6,6 +6,7 @@ prompt by marking its task done); every check reads the store's event log.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -14,9 +15,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from ollie_nb.tasks import open_store
 from tests.core.test_parallel_plans import claims_and_dones, event_log
 from tests.support.agents import kernel_env
+from tests.support.waits import until, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,10 +152,12 @@ def test_a_waiting_worker_starts_a_new_step_on_the_change_signal_without_polling
         store.update(store.create("Chore 1", parent=goal), status="done")
     worker = start_worker(tmp_path, tapped_agent(tmp_path, db, log), "w1")
     try:
-        deadline = time.monotonic() + 60
-        while requests_of(log, "tools/call task_events") < 2:  # its first look, then it waits
-            assert time.monotonic() < deadline and worker.poll() is None, "it never waited"
-            time.sleep(0.05)
+
+        def waiting() -> bool:  # its first look, then it waits
+            assert worker.poll() is None, "it exited before it waited"
+            return requests_of(log, "tools/call task_events") >= 2
+
+        wait_until(waiting, 60, "the worker's wait")
         reads = requests_of(log, "tools/call task_events")
         time.sleep(3.0)  # a worker polling every quarter second would read the log 12 times
         idle_reads = requests_of(log, "tools/call task_events") - reads
@@ -219,12 +225,12 @@ def test_a_worker_prompt_carries_the_goal_and_the_step_body(tmp_path):
     assert len(dones[step]) == 1
 
 
-def test_a_waiting_worker_keeps_its_signal_through_its_safety_reads(tmp_path, monkeypatch):
-    import asyncio
-
-    from ollie_nb.core import AgentCore, _worker
+@pytest.mark.anyio
+async def test_a_waiting_worker_keeps_its_signal_through_its_safety_reads(
+    make_core, tmp_path, monkeypatch
+):
+    from ollie_nb.core import _worker
     from ollie_nb.core._worker import Worker, WorkOptions
-    from ollie_nb.llm import OfflineBackend
     from tests.support.agents import tasks_agent
 
     monkeypatch.setattr(_worker, "SIGNAL_CHECK", 0.2)  # a look at the log every 0.2 s
@@ -232,30 +238,20 @@ def test_a_waiting_worker_keeps_its_signal_through_its_safety_reads(tmp_path, mo
     with open_store(db) as store:
         goal = store.create("Chores")
         store.update(store.create("Chore 1", parent=goal), status="done")
-    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), name="w1", autosave=False)
+    core = await make_core(agent=tasks_agent(db), name="w1", start=False)
     lines: list[str] = []
     worker = Worker(core, WorkOptions("tasks", name="w1", every=True), lines.append)
-
-    async def until(check, within: float = 30.0) -> None:
-        deadline = time.monotonic() + within
-        while not check():
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.02)
-
-    async def scenario():
-        async with core:
-            run = asyncio.ensure_future(worker.run())
-            await until(lambda: worker.waits == "signal")
-            await asyncio.sleep(1.0)  # five safety looks pass
-            with open_store(db) as store:
-                new = store.create("Chore 2", parent=goal)
-            created = time.monotonic()
-            await until(lambda: new in claims_and_dones(db)[1])
-            took = time.monotonic() - created
-            worker.stop("SIGTERM")
-            return took, await run
-
-    took, code = asyncio.run(scenario())
+    await core.start()
+    run = asyncio.ensure_future(worker.run())
+    await until(lambda: worker.waits == "signal", 30, "the worker's wait on the signal")
+    await asyncio.sleep(1.0)  # the behaviour under test: five safety looks pass
+    with open_store(db) as store:
+        new = store.create("Chore 2", parent=goal)
+    created = time.monotonic()
+    await until(lambda: new in claims_and_dones(db)[1], 30, "the new step done")
+    took = time.monotonic() - created
+    worker.stop("SIGTERM")
+    code = await run
     assert code == 143 and took < 5.0, (code, took)
     assert not [line for line in lines if "change signal lost" in line], lines
     assert worker.waits == "signal"
@@ -280,14 +276,11 @@ def test_a_worker_at_its_session_cap_hands_back_and_exits_1(tmp_path):
     assert states.count("open") >= 4  # the worker did not go on past the cap
 
 
-def test_a_waiting_worker_reads_the_store_when_a_claim_it_saw_runs_out(tmp_path):
+@pytest.mark.anyio
+async def test_a_waiting_worker_reads_the_store_when_a_claim_it_saw_runs_out(make_core, tmp_path):
     """A lapsed claim sends no signal (the store reopens it when next read): a worker
     waiting on the signal looks again at the lease's end, not at its 30 s safety read."""
-    import asyncio
-
-    from ollie_nb.core import AgentCore
     from ollie_nb.core._worker import SIGNAL_CHECK, Worker, WorkOptions
-    from ollie_nb.llm import OfflineBackend
     from tests.support.agents import tasks_agent
 
     lease = 8.0
@@ -297,26 +290,21 @@ def test_a_waiting_worker_reads_the_store_when_a_claim_it_saw_runs_out(tmp_path)
         held = store.create("Chore 1", parent=goal)
         store.claim(held, "holder", lease=lease)  # a worker that died: never renewed
     claimed = time.monotonic()
-    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), name="w1", autosave=False)
+    core = await make_core(agent=tasks_agent(db), name="w1", start=False)
     worker = Worker(core, WorkOptions("tasks", name="w1", every=True), lambda line: None)
-
-    async def scenario() -> float:
-        async with core:
-            run = asyncio.ensure_future(worker.run())
-            deadline = claimed + lease
-            while worker.waits != "signal":
-                assert time.monotonic() < deadline, "the worker never waited on the signal"
-                await asyncio.sleep(0.02)
-            deadline = claimed + SIGNAL_CHECK - 5  # well before a safety read
-            while held not in claims_and_dones(db)[1]:
-                assert time.monotonic() < deadline, "the lapsed claim waited for a safety read"
-                await asyncio.sleep(0.05)
-            took = time.monotonic() - claimed
-            worker.stop("SIGTERM")
-            await run
-            return took
-
-    took = asyncio.run(scenario())
+    await core.start()
+    run = asyncio.ensure_future(worker.run())
+    deadline = claimed + lease
+    while worker.waits != "signal":
+        assert time.monotonic() < deadline, "the worker never waited on the signal"
+        await asyncio.sleep(0.02)
+    deadline = claimed + SIGNAL_CHECK - 5  # well before a safety read
+    while held not in claims_and_dones(db)[1]:
+        assert time.monotonic() < deadline, "the lapsed claim waited for a safety read"
+        await asyncio.sleep(0.05)
+    took = time.monotonic() - claimed
+    worker.stop("SIGTERM")
+    await run
     assert lease <= took < lease + 5, took  # taken again once the lease ran out
     by = [p["assignee"] for _, k, t, p in event_log(db) if k == "claimed" and t == held]
     assert by[0] == "holder" and by[1].startswith("w1"), by

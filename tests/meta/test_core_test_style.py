@@ -25,7 +25,6 @@ NOT_YET_CONVERTED = {
     "test_plan_review.py",
     "test_task_events.py",
     "test_tracing.py",
-    "test_workers.py",
 }
 
 
