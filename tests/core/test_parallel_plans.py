@@ -13,7 +13,9 @@ import json
 import sqlite3
 import sys
 
-from ollie_nb.core import AgentConfig, AgentCore, WatchWhat
+import pytest
+
+from ollie_nb.core import AgentConfig, WatchWhat
 from ollie_nb.core._sessions import plan_to_dict
 from ollie_nb.llm import LLMError, OfflineBackend
 from ollie_nb.llm._offline import demo_reply, is_step_prompt, parse_plan_prompt
@@ -73,20 +75,18 @@ def assert_each_once_after_blockers(db, record) -> None:
             assert dones[record.ids[j]][0] < claims[step_id][0], (index, j)
 
 
-def test_a_diamond_runs_in_parallel_each_step_once_and_after_its_blockers(tmp_path):
+@pytest.mark.anyio
+async def test_a_diamond_runs_in_parallel_each_step_once_and_after_its_blockers(
+    make_core, tmp_path
+):
     db = tmp_path / "tasks.db"
     backend = OfflineBackend(slow_steps(0.3))
-    core = AgentCore(backend, agent=tasks_agent(db), workdir=tmp_path, autosave=False)
+    core = await make_core(backend, agent=tasks_agent(db))
     events: list = []
-
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            record = core.plans[-1]
-            run = await core.run_plan(parallel=3, on_event=events.append)
-            return record, run
-
-    record, run = asyncio.run(scenario())
+    await core.submit(DIAMOND)
+    record = core.plans[-1]
+    run = await core.run_plan(parallel=3, on_event=events.append)
+    await core.aclose()  # the store is read as the agent left it
     assert run.outcome == dict.fromkeys(record.ids, "done") and not run.failed
     assert_each_once_after_blockers(db, record)
     # the middle layer was worked side by side: all three claimed before any was done
@@ -101,10 +101,11 @@ def test_a_diamond_runs_in_parallel_each_step_once_and_after_its_blockers(tmp_pa
     assert events[-1].text == "plan 1: 5 steps done by sub-agents"
 
 
-def test_two_processes_claiming_from_one_database_work_each_step_once(tmp_path):
+@pytest.mark.anyio
+async def test_two_processes_claiming_from_one_database_work_each_step_once(make_core, tmp_path):
     db = tmp_path / "tasks.db"
     backend = OfflineBackend(slow_steps(0.8))
-    core = AgentCore(backend, agent=tasks_agent(db), workdir=tmp_path, name="alice", autosave=False)
+    core = await make_core(backend, agent=tasks_agent(db), name="alice")
 
     async def other_kernel(record, ready: asyncio.Event) -> list[str]:
         proc = await asyncio.create_subprocess_exec(
@@ -124,18 +125,14 @@ def test_two_processes_claiming_from_one_database_work_each_step_once(tmp_path):
         assert first == b"ready\n" and proc.returncode == 0, err.decode()[-2000:]
         return out.decode().split()
 
-    async def scenario():
-        async with core:
-            await core.submit(WIDE)
-            record = core.plans[-1]
-            ready = asyncio.Event()
-            other = asyncio.ensure_future(other_kernel(record, ready))
-            await ready.wait()  # both kernels claim from the same moment on
-            mine = await core.run_plan(parallel=2)
-            theirs = await other
-            return record, mine, theirs
-
-    record, mine, theirs = asyncio.run(scenario())
+    await core.submit(WIDE)
+    record = core.plans[-1]
+    ready = asyncio.Event()
+    other = asyncio.ensure_future(other_kernel(record, ready))
+    await ready.wait()  # both kernels claim from the same moment on
+    mine = await core.run_plan(parallel=2)
+    theirs = await other
+    await core.aclose()  # the store is read as the agent left it
     assert sorted([*mine.workers, *theirs]) == sorted(record.ids)  # every step, by one kernel
     assert theirs, "the other kernel claimed nothing: the claims never raced"
     assert_each_once_after_blockers(db, record)
@@ -143,20 +140,19 @@ def test_two_processes_claiming_from_one_database_work_each_step_once(tmp_path):
     assert holders == {"alice", "bob"}
 
 
-def test_a_failing_child_marks_its_step_failed_the_others_finish_and_nothing_is_orphaned(tmp_path):
+@pytest.mark.anyio
+async def test_a_failing_child_marks_its_step_failed_the_others_finish_and_nothing_is_orphaned(
+    make_core, tmp_path
+):
     db = tmp_path / "tasks.db"
     backend = OfflineBackend(slow_steps(0.2, fail="Middle"))
-    core = AgentCore(backend, agent=tasks_agent(db), workdir=tmp_path, autosave=False)
+    core = await make_core(backend, agent=tasks_agent(db))
     events: list = []
-
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            run = await core.run_plan(parallel=3, on_event=events.append)
-            statuses = await core.plans.statuses(core.plans[-1])
-            return core.plans[-1], run, statuses
-
-    record, run, statuses = asyncio.run(scenario())
+    await core.submit(DIAMOND)
+    run = await core.run_plan(parallel=3, on_event=events.append)
+    statuses = await core.plans.statuses(core.plans[-1])
+    record = core.plans[-1]
+    await core.aclose()  # the store is read as the agent left it
     prepare, left, middle, right, join = record.ids
     assert run.failed == [middle]
     assert statuses == {
@@ -174,28 +170,25 @@ def test_a_failing_child_marks_its_step_failed_the_others_finish_and_nothing_is_
     assert "the model broke down on this step" in note
 
 
-def test_stop_during_a_parallel_run_ends_every_child_and_hands_their_steps_back(tmp_path):
+@pytest.mark.anyio
+async def test_stop_during_a_parallel_run_ends_every_child_and_hands_their_steps_back(
+    make_core, tmp_path
+):
     db = tmp_path / "tasks.db"
     backend = OfflineBackend(slow_steps(60))
-    core = AgentCore(backend, agent=tasks_agent(db), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit(WIDE)
-            run = asyncio.ensure_future(core.run_plan(parallel=4))
-            await until(lambda: len(core.subagents.running) == 4, what="four children at work")
-            assert core.interrupt()
-            result = await asyncio.wait_for(run, 10)  # a bound, not a measurement
-            statuses = await core.plans.statuses(core.plans[-1])
-            for name in result.workers.values():
-                child = core.subagents.children[name]
-                assert not child.busy and child.status == "interrupted"
-                assert child.history[-1].role == "assistant"
-            core.set_backend(OfflineBackend(slow_steps(0.01)))
-            again = await core.run_plan(parallel=4)  # the handed-back steps are claimed again
-            return result, statuses, again
-
-    result, statuses, again = asyncio.run(scenario())
+    core = await make_core(backend, agent=tasks_agent(db))
+    await core.submit(WIDE)
+    run = asyncio.ensure_future(core.run_plan(parallel=4))
+    await until(lambda: len(core.subagents.running) == 4, what="four children at work")
+    assert core.interrupt()
+    result = await asyncio.wait_for(run, 10)  # a bound, not a measurement
+    statuses = await core.plans.statuses(core.plans[-1])
+    for name in result.workers.values():
+        child = core.subagents.children[name]
+        assert not child.busy and child.status == "interrupted"
+        assert child.history[-1].role == "assistant"
+    core.set_backend(OfflineBackend(slow_steps(0.01)))
+    again = await core.run_plan(parallel=4)  # the handed-back steps are claimed again
     assert set(again.outcome.values()) == {"done"} and len(again.outcome) == 8
     assert result.interrupted
     assert sorted(set(statuses.values())) == ["open"]  # the four claimed steps went back to open
@@ -203,24 +196,19 @@ def test_stop_during_a_parallel_run_ends_every_child_and_hands_their_steps_back(
     assert sorted(core.subagents.children) == [f"worker{n}" for n in range(1, 5)]  # reused
 
 
-def test_queue_fallback_runs_each_dependency_layer_in_parallel_children(tmp_path):
-    core = AgentCore(
-        OfflineBackend(slow_steps(0.2)), queue_fallback=True, workdir=tmp_path, autosave=False
-    )
+@pytest.mark.anyio
+async def test_queue_fallback_runs_each_dependency_layer_in_parallel_children(make_core, tmp_path):
+    core = await make_core(OfflineBackend(slow_steps(0.2)), queue_fallback=True)
     events: list = []
-
-    async def scenario():
-        async with core:
-            # the plan is made (its steps queued) without a turn working the queue
-            goal, steps = parse_plan_prompt(DIAMOND)
-            args = {"goal": goal, "steps": steps}
-            await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
-            record = core.plans[-1]
-            assert len(core.prompts.texts) == 5
-            run = await core.run_plan(parallel=3, on_event=events.append)
-            return record, run, core.prompts.texts, await core.plans.statuses(record)
-
-    record, run, queued, statuses = asyncio.run(scenario())
+    # the plan is made (its steps queued) without a turn working the queue
+    goal, steps = parse_plan_prompt(DIAMOND)
+    args = {"goal": goal, "steps": steps}
+    await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
+    record = core.plans[-1]
+    assert len(core.prompts.texts) == 5
+    run = await core.run_plan(parallel=3, on_event=events.append)
+    queued = core.prompts.texts
+    statuses = await core.plans.statuses(record)
     assert record.kind == "queue"
     assert statuses == dict.fromkeys(record.ids, "done")
     assert set(run.workers.values()) == {"worker1", "worker2", "worker3"}
@@ -236,42 +224,34 @@ def test_queue_fallback_runs_each_dependency_layer_in_parallel_children(tmp_path
     )
 
 
-def test_without_task_claim_steps_are_taken_with_task_update_and_the_run_says_so(
-    tmp_path, fake_task_server
+@pytest.mark.anyio
+async def test_without_task_claim_steps_are_taken_with_task_update_and_the_run_says_so(
+    make_core, tmp_path, fake_task_server
 ):
     config = AgentConfig.from_dict({"mcpServers": fake_task_server()})
-    core = AgentCore(
-        OfflineBackend(slow_steps(0.05)), agent=config, workdir=tmp_path, autosave=False
-    )
+    core = await make_core(OfflineBackend(slow_steps(0.05)), agent=config)
     events: list = []
-
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            run = await core.run_plan(parallel=2, on_event=events.append)
-            return run, await core.plans.statuses(core.plans[-1])
-
-    run, statuses = asyncio.run(scenario())
+    await core.submit(DIAMOND)
+    run = await core.run_plan(parallel=2, on_event=events.append)
+    statuses = await core.plans.statuses(core.plans[-1])
     assert "claims are not atomic" in run.note
     assert events[0].what is WatchWhat.NOTE and "claims are not atomic" in events[0].text
     assert set(statuses.values()) == {"done"} and not run.failed
 
 
-def test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step(tmp_path):
+@pytest.mark.anyio
+async def test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step(
+    make_core, tmp_path
+):
     db = tmp_path / "tasks.db"
     backend = OfflineBackend(slow_steps(0.2))
-    core = AgentCore(backend, agent=tasks_agent(db), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            await core.watch.start()  # step 1 is queued and the agent starts it itself
-            run = await core.run_plan(parallel=3)
-            await core.watch.until_idle(60)
-            await core.watch.stop()
-            return core.plans[-1], run
-
-    record, run = asyncio.run(scenario())
+    core = await make_core(backend, agent=tasks_agent(db))
+    await core.submit(DIAMOND)
+    await core.watch.start()  # step 1 is queued and the agent starts it itself
+    run = await core.run_plan(parallel=3)
+    await core.watch.until_idle(60)
+    await core.watch.stop()
+    record = core.plans[-1]
     by_agent = [
         s.step_id for m in core.session.history if m.role == "user" if (s := read_step(m.content))
     ]
@@ -281,55 +261,49 @@ def test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step
     assert core.prompts.texts == []
 
 
-def test_a_step_the_run_is_claiming_is_not_queued_by_a_watch_read_in_between(tmp_path):
+@pytest.mark.anyio
+async def test_a_step_the_run_is_claiming_is_not_queued_by_a_watch_read_in_between(
+    make_core, tmp_path
+):
     """The watch reads the events while the run's claim of a ready step is on its way."""
     db = tmp_path / "tasks.db"
     backend = OfflineBackend(slow_steps(0.1))
-    core = AgentCore(backend, agent=tasks_agent(db), workdir=tmp_path, autosave=False)
+    core = await make_core(backend, agent=tasks_agent(db))
+    await core.submit(DIAMOND)
+    dispatch = core.env.dispatcher.dispatch  # the watcher keeps its own reference
 
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            dispatch = core.env.dispatcher.dispatch  # the watcher keeps its own reference
+    async def claim_after_a_read(server, tool, args):
+        if tool == "task_claim" and core.watch.watcher is not None:
+            await core.watch.watcher.poll()  # the step is still open on the server here
+        return await dispatch(server, tool, args)
 
-            async def claim_after_a_read(server, tool, args):
-                if tool == "task_claim" and core.watch.watcher is not None:
-                    await core.watch.watcher.poll()  # the step is still open on the server here
-                return await dispatch(server, tool, args)
-
-            core.env.dispatcher.dispatch = claim_after_a_read
-            await core.watch.start()
-            run = await core.run_plan(parallel=3)
-            await core.watch.until_idle(60)
-            await core.watch.stop()
-            return core.plans[-1], run
-
-    record, run = asyncio.run(scenario())
+    core.env.dispatcher.dispatch = claim_after_a_read
+    await core.watch.start()
+    run = await core.run_plan(parallel=3)
+    await core.watch.until_idle(60)
+    await core.watch.stop()
+    record = core.plans[-1]
     by_agent = [
         s.step_id for m in core.session.history if m.role == "user" if (s := read_step(m.content))
     ]
     assert sorted(by_agent + list(run.workers)) == sorted(record.ids), (by_agent, run.workers)
 
 
-def test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped(tmp_path):
-    core = AgentCore(
-        OfflineBackend(slow_steps(0.01)), queue_fallback=True, workdir=tmp_path, autosave=False
-    )
+@pytest.mark.anyio
+async def test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped(
+    make_core, tmp_path
+):
+    core = await make_core(OfflineBackend(slow_steps(0.01)), queue_fallback=True)
     plan = "Ship it\n- Prepare\n- Left (after 1)\n- Right (after 1)\n- Then (after 2)\n- Also (after 3)"
-
-    async def scenario():
-        async with core:
-            goal, steps = parse_plan_prompt(plan)
-            args = {"goal": goal, "steps": steps}
-            await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
-            record = core.plans[-1]
-            prepare, left, right, _, _ = record.ids
-            for step_id, state in ((prepare, DONE), (left, FAILED), (right, CANCELLED)):
-                core.plans.book.mark_queue_step(record.number, step_id, state)
-            run = await core.run_plan(parallel=2)
-            return record, run, await core.plans.statuses(record)
-
-    record, run, statuses = asyncio.run(scenario())
+    goal, steps = parse_plan_prompt(plan)
+    args = {"goal": goal, "steps": steps}
+    await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
+    record = core.plans[-1]
+    prepare, left, right, _, _ = record.ids
+    for step_id, state in ((prepare, DONE), (left, FAILED), (right, CANCELLED)):
+        core.plans.book.mark_queue_step(record.number, step_id, state)
+    run = await core.run_plan(parallel=2)
+    statuses = await core.plans.statuses(record)
     assert record.kind == "queue"
     assert run.workers == {}  # "Then" waits for a failed step, "Also" for a skipped one
     assert [statuses[i] for i in record.ids[3:]] == [StepState.OPEN, StepState.OPEN]
