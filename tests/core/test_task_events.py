@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from ollie_nb.core import AgentCore, ToolCalled, TurnStarted, WatchNotice, WatchWhat
+from ollie_nb.core import ToolCalled, TurnStarted, WatchNotice, WatchWhat
 from ollie_nb.errors import NoTaskServerError
 from ollie_nb.llm import LLMError, OfflineBackend
 from ollie_nb.llm._offline import demo_reply, is_step_prompt
@@ -70,21 +70,18 @@ def updated_ids(events) -> list[str]:
     return [e.args["id"] for e in events if isinstance(e, ToolCalled) and e.tool == "task_update"]
 
 
-def test_watch_on_works_the_whole_plan_by_itself(tmp_path):
+@pytest.mark.anyio
+async def test_watch_on_works_the_whole_plan_by_itself(make_core, tmp_path):
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path)
+    core = await make_core(agent=tasks_agent(db), autosave=True)
     events: list = []
-
-    async def scenario():
-        async with core:
-            await core.submit(PROMPT)
-            watcher = await core.watch.start(on_event=events.append)
-            await core.watch.until_idle(timeout=30)
-            mode = watcher.mode
-            await core.watch.stop()
-            return core.plans[-1], mode
-
-    record, mode = asyncio.run(scenario())
+    await core.submit(PROMPT)
+    watcher = await core.watch.start(on_event=events.append)
+    await core.watch.until_idle(timeout=30)
+    mode = watcher.mode
+    await core.watch.stop()
+    record = core.plans[-1]
+    await core.aclose()  # the store is read as the agent left it
     assert mode == "subscribed"
     assert updated_ids(events) == list(record.ids)  # each step once, in plan order
     assert done_events(db) == list(record.ids)
@@ -94,27 +91,23 @@ def test_watch_on_works_the_whole_plan_by_itself(tmp_path):
     assert watch[-1] == "plan 1 is finished: Ship the report (all 3 steps done)"
 
 
-def test_two_agents_in_two_processes_the_watcher_carries_on_after_the_other(tmp_path):
+@pytest.mark.anyio
+async def test_two_agents_in_two_processes_the_watcher_carries_on_after_the_other(
+    make_core, tmp_path
+):
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, name="alice")
+    core = await make_core(agent=tasks_agent(db), name="alice", autosave=True)
     events: list = []
-
-    async def scenario():
-        async with core:
-            await core.submit(PROMPT)
-            ids = list(core.plans[-1].ids)
-            await second_agent(
-                db, "bob", {"id": ids[0], "status": "in_progress", "assignee": "bob"}
-            )
-            await core.watch.start(on_event=events.append)
-            assert core.prompts.texts == []  # step 1 is bob's, steps 2 and 3 wait for it
-            await second_agent(db, "bob", {"id": ids[0], "status": "done"})
-            await until(lambda: statuses(db)["Publish"] == "done")
-            await core.watch.until_idle(timeout=30)
-            await core.watch.stop()
-            return ids
-
-    ids = asyncio.run(scenario())
+    await core.submit(PROMPT)
+    ids = list(core.plans[-1].ids)
+    await second_agent(db, "bob", {"id": ids[0], "status": "in_progress", "assignee": "bob"})
+    await core.watch.start(on_event=events.append)
+    assert core.prompts.texts == []  # step 1 is bob's, steps 2 and 3 wait for it
+    await second_agent(db, "bob", {"id": ids[0], "status": "done"})
+    await until(lambda: statuses(db)["Publish"] == "done")
+    await core.watch.until_idle(timeout=30)
+    await core.watch.stop()
+    await core.aclose()  # the store is read as the agent left it
     assert updated_ids(events) == ids[1:]  # alice worked steps 2 and 3, no user action
     assert done_events(db) == ids  # every step done exactly once
     assert len(closed_goals(db)) == 1
@@ -127,31 +120,27 @@ def test_two_agents_in_two_processes_the_watcher_carries_on_after_the_other(tmp_
     assert "[task events" not in starts[1]
 
 
-def test_assignment_by_another_client_queues_the_step_and_a_failed_step_is_reported(tmp_path):
+@pytest.mark.anyio
+async def test_assignment_by_another_client_queues_the_step_and_a_failed_step_is_reported(
+    make_core, tmp_path
+):
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, name="alice")
+    core = await make_core(agent=tasks_agent(db), name="alice", autosave=True)
     events: list = []
-
-    async def scenario():
-        async with core:
-            await core.submit(PROMPT)
-            ids = list(core.plans[-1].ids)
-            await second_agent(
-                db, "bob", {"id": ids[0], "status": "in_progress", "assignee": "bob"}
-            )
-            await core.watch.start(on_event=events.append)
-            await second_agent(
-                db,
-                "bob",
-                {"id": ids[2], "status": "failed"},
-                {"id": ids[0], "status": "open", "assignee": "alice"},  # bob hands it over
-            )
-            await until(lambda: statuses(db)["Clean data"] == "done")
-            await core.watch.until_idle(timeout=30)
-            await core.watch.stop()
-            return ids
-
-    ids = asyncio.run(scenario())
+    await core.submit(PROMPT)
+    ids = list(core.plans[-1].ids)
+    await second_agent(db, "bob", {"id": ids[0], "status": "in_progress", "assignee": "bob"})
+    await core.watch.start(on_event=events.append)
+    await second_agent(
+        db,
+        "bob",
+        {"id": ids[2], "status": "failed"},
+        {"id": ids[0], "status": "open", "assignee": "alice"},  # bob hands it over
+    )
+    await until(lambda: statuses(db)["Clean data"] == "done")
+    await core.watch.until_idle(timeout=30)
+    await core.watch.stop()
+    await core.aclose()  # the store is read as the agent left it
     assert updated_ids(events) == ids[:2]  # the assigned step, then the one it unblocked
     assert statuses(db)["Publish"] == "failed"
     watch = [(e.what, e.text) for e in events if isinstance(e, WatchNotice)]
@@ -165,43 +154,41 @@ def test_assignment_by_another_client_queues_the_step_and_a_failed_step_is_repor
     assert not any(w == "finished" for w, _ in watch)
 
 
-def test_a_new_watcher_and_a_restarted_agent_lose_nothing_and_queue_nothing_twice(tmp_path):
+@pytest.mark.anyio
+async def test_a_new_watcher_and_a_restarted_agent_lose_nothing_and_queue_nothing_twice(
+    make_core, tmp_path
+):
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path)
-
-    async def first_kernel():
-        async with core:
-            await core.submit(PROMPT)
-            ids = list(core.plans[-1].ids)
-            await second_agent(db, "bob", {"id": ids[0], "status": "in_progress"})
-            await core.watch.start(wake=False)
-            await second_agent(db, "bob", {"id": ids[0], "status": "done"})
-            await until(lambda: len(core.prompts.texts) == 1)
-            await core.watch.start(wake=False)  # a new watcher: the step is not queued again
-            await core.watch.catch_up()
-            queued = list(core.prompts.texts)
-            await core.watch.stop()
-            return ids, queued, core.session.session_id
-
-    ids, queued, session = asyncio.run(first_kernel())
+    core = await make_core(agent=tasks_agent(db), autosave=True)
+    await core.submit(PROMPT)
+    ids = list(core.plans[-1].ids)
+    await second_agent(db, "bob", {"id": ids[0], "status": "in_progress"})
+    await core.watch.start(wake=False)
+    await second_agent(db, "bob", {"id": ids[0], "status": "done"})
+    await until(lambda: len(core.prompts.texts) == 1)
+    await core.watch.start(wake=False)  # a new watcher: the step is not queued again
+    await core.watch.catch_up()
+    queued = list(core.prompts.texts)
+    await core.watch.stop()
+    session = core.session.session_id
+    await core.aclose()  # the store is read as the agent left it
     assert len(queued) == 1 and queued[0].startswith(f"Step 2 of 3 [task {ids[1]}]")
 
-    async def second_kernel():  # the kernel restarted: the session comes back, the queue not
-        async with AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path) as again:
-            again.restore(session)
-            events: list = []
-            await again.watch.start(on_event=events.append)
-            await again.watch.until_idle(timeout=30)
-            await again.watch.stop()
-            return events
-
-    events = asyncio.run(second_kernel())
+    # the kernel restarted: the session comes back, the queue not
+    again = await make_core(agent=tasks_agent(db), autosave=True)
+    again.restore(session)
+    events: list = []
+    await again.watch.start(on_event=events.append)
+    await again.watch.until_idle(timeout=30)
+    await again.watch.stop()
+    await again.aclose()  # the store is read as the agent left it
     assert updated_ids(events) == ids[1:]
     assert done_events(db) == ids
     assert len(closed_goals(db)) == 1
 
 
-def test_the_approval_gate_applies_to_turns_the_agent_starts_itself(tmp_path):
+@pytest.mark.anyio
+async def test_the_approval_gate_applies_to_turns_the_agent_starts_itself(make_core, tmp_path):
     db = tmp_path / "tasks.db"
     asked: list[str] = []
 
@@ -210,22 +197,19 @@ def test_the_approval_gate_applies_to_turns_the_agent_starts_itself(tmp_path):
         return False
 
     config = tasks_agent(db, trustedTools=["task_create"])
-    core = AgentCore(OfflineBackend(), agent=config, workdir=tmp_path, approve=deny)
-
-    async def scenario():
-        async with core:
-            await core.submit(PROMPT)
-            asked.clear()
-            await core.watch.start()
-            await core.watch.until_idle(timeout=30)
-            await core.watch.stop()
-
-    asyncio.run(scenario())
+    core = await make_core(agent=config, approve=deny, autosave=True)
+    await core.submit(PROMPT)
+    asked.clear()
+    await core.watch.start()
+    await core.watch.until_idle(timeout=30)
+    await core.watch.stop()
+    await core.aclose()  # the store is read as the agent left it
     assert asked == ["task_update"]  # step 1's update was asked for, refused, and not run again
     assert statuses(db)["Collect data"] == "open"
 
 
-def test_a_failing_turn_ends_the_watch_with_a_clear_message(tmp_path):
+@pytest.mark.anyio
+async def test_a_failing_turn_ends_the_watch_with_a_clear_message(make_core, tmp_path):
     db = tmp_path / "tasks.db"
 
     def model(messages, tools):
@@ -234,17 +218,12 @@ def test_a_failing_turn_ends_the_watch_with_a_clear_message(tmp_path):
             raise LLMError("the provider is down")
         return demo_reply(messages, tools)
 
-    core = AgentCore(OfflineBackend(model), agent=tasks_agent(db), workdir=tmp_path)
+    core = await make_core(OfflineBackend(model), agent=tasks_agent(db), autosave=True)
     events: list = []
-
-    async def scenario():
-        async with core:
-            await core.submit(PROMPT)
-            await core.watch.start(on_event=events.append)
-            await until(lambda: core.watch.watcher is None)
-            await core.watch.until_idle(timeout=10)
-
-    asyncio.run(scenario())
+    await core.submit(PROMPT)
+    await core.watch.start(on_event=events.append)
+    await until(lambda: core.watch.watcher is None)
+    await core.watch.until_idle(timeout=10)
     stopped = [e.text for e in events if isinstance(e, WatchNotice) and e.what is WatchWhat.STOPPED]
     assert stopped == [
         "a turn the agent started itself failed: the provider is down; "
@@ -253,44 +232,36 @@ def test_a_failing_turn_ends_the_watch_with_a_clear_message(tmp_path):
     assert sum(1 for e in events if isinstance(e, TurnStarted)) == 1  # no loop of failures
 
 
-def test_a_server_without_subscriptions_is_polled(tmp_path):
+@pytest.mark.anyio
+async def test_a_server_without_subscriptions_is_polled(make_core, tmp_path):
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path)
-
-    async def scenario():
-        async with core:
-            await core.submit(PROMPT)
-            ids = list(core.plans[-1].ids)
-            await core.env.dispatcher.dispatch(
-                "tasks", "task_update", {"id": ids[0], "status": "in_progress"}
-            )
-            server = core.env.dispatcher.get_server("tasks")
-            server.resource_updates = None  # a server that offers no subscription
-            watcher = await core.watch.start(interval=0.1, wake=False)
-            await second_agent(db, "bob", {"id": ids[0], "status": "done"})
-            await until(lambda: len(core.prompts.texts) == 1)
-            mode, queued = watcher.mode, list(core.prompts.texts)
-            await core.watch.stop()
-            return ids, mode, queued
-
-    ids, mode, queued = asyncio.run(scenario())
+    core = await make_core(agent=tasks_agent(db), autosave=True)
+    await core.submit(PROMPT)
+    ids = list(core.plans[-1].ids)
+    await core.env.dispatcher.dispatch(
+        "tasks", "task_update", {"id": ids[0], "status": "in_progress"}
+    )
+    server = core.env.dispatcher.get_server("tasks")
+    server.resource_updates = None  # a server that offers no subscription
+    watcher = await core.watch.start(interval=0.1, wake=False)
+    await second_agent(db, "bob", {"id": ids[0], "status": "done"})
+    await until(lambda: len(core.prompts.texts) == 1)
+    mode, queued = watcher.mode, list(core.prompts.texts)
+    await core.watch.stop()
     assert mode == "polling"
     assert queued[0].startswith(f"Step 2 of 3 [task {ids[1]}]")
 
 
-def test_watching_needs_a_task_server_with_events(tmp_path):
-    core = AgentCore(OfflineBackend(), workdir=tmp_path)
-
-    async def scenario():
-        async with core:
-            with pytest.raises(NoTaskServerError, match="no task server is wired"):
-                await core.watch.start()
-            assert await core.run_queue() is None
-
-    asyncio.run(scenario())
+@pytest.mark.anyio
+async def test_watching_needs_a_task_server_with_events(make_core, tmp_path):
+    core = await make_core(autosave=True)
+    with pytest.raises(NoTaskServerError, match="no task server is wired"):
+        await core.watch.start()
+    assert await core.run_queue() is None
 
 
-def test_after_stop_of_a_turn_the_watch_started_the_next_step_waits(tmp_path):
+@pytest.mark.anyio
+async def test_after_stop_of_a_turn_the_watch_started_the_next_step_waits(make_core, tmp_path):
     """`%ollie stop` of a step the agent started itself: the watch goes off, the rest waits."""
     db = tmp_path / "tasks.db"
 
@@ -300,21 +271,18 @@ def test_after_stop_of_a_turn_the_watch_started_the_next_step_waits(tmp_path):
             await asyncio.sleep(30)  # stopped long before
         return demo_reply(messages, tools)
 
-    core = AgentCore(OfflineBackend(model), agent=tasks_agent(db), workdir=tmp_path)
+    core = await make_core(OfflineBackend(model), agent=tasks_agent(db), autosave=True)
     events: list = []
-
-    async def scenario():
-        async with core:
-            await core.submit("Two chores\n- Chore 1 (independent)\n- Chore 2 (independent)")
-            await core.watch.start(on_event=events.append)
-            await until(lambda: core.is_running, what="the watch's first turn")
-            assert core.interrupt()
-            await until(lambda: core.watch.waker is None, what="the watch going off")
-            await until(lambda: not core.is_running, what="the stopped turn's end")
-            await until(lambda: not core.prompts.texts, what="the watch's step off the queue")
-            return core.plans[-1], list(core.prompts.texts)
-
-    _, queued = asyncio.run(scenario())
+    await core.submit("Two chores\n- Chore 1 (independent)\n- Chore 2 (independent)")
+    await core.watch.start(on_event=events.append)
+    await until(lambda: core.is_running, what="the watch's first turn")
+    assert core.interrupt()
+    await until(lambda: core.watch.waker is None, what="the watch going off")
+    await until(lambda: not core.is_running, what="the stopped turn's end")
+    await until(lambda: not core.prompts.texts, what="the watch's step off the queue")
+    _ = core.plans[-1]
+    queued = list(core.prompts.texts)
+    await core.aclose()  # the store is read as the agent left it
     starts = [e.prompt.splitlines()[0] for e in events if isinstance(e, TurnStarted)]
     assert len(starts) == 1 and starts[0].startswith("Step 1 of 2")  # the second never started
     assert queued == []  # the watch is off: the step it had queued went with it
@@ -326,52 +294,44 @@ def test_after_stop_of_a_turn_the_watch_started_the_next_step_waits(tmp_path):
     ]
 
 
-def test_more_than_a_page_of_events_in_one_change_are_all_read(tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_more_than_a_page_of_events_in_one_change_are_all_read(
+    make_core, tmp_path, monkeypatch
+):
     """One change by another client brings more events than one read returns: each
     unblocked step is queued all the same, with no later change to wake the watch."""
     monkeypatch.setattr(
         "ollie_nb.core._event_reader.PAGE", 2
     )  # a small page; the server's own limit
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, name="alice")
+    core = await make_core(agent=tasks_agent(db), name="alice", autosave=True)
     fan = "Fan out\n- Root\n- Left (after 1)\n- Middle (after 1)\n- Right (after 1)"
-
-    async def scenario():
-        async with core:
-            await core.submit(fan)
-            ids = list(core.plans[-1].ids)
-            await second_agent(db, "bob", {"id": ids[0], "status": "in_progress"})
-            watcher = await core.watch.start(wake=False)
-            assert watcher.mode == "subscribed" and core.prompts.texts == []
-            await second_agent(db, "bob", {"id": ids[0], "status": "done"})  # one change
-            await until(
-                lambda: len(core.prompts.texts) == 3, what="the three unblocked steps queued"
-            )
-            queued = list(core.prompts.texts)
-            await core.watch.stop()
-            return ids, queued
-
-    ids, queued = asyncio.run(scenario())
+    await core.submit(fan)
+    ids = list(core.plans[-1].ids)
+    await second_agent(db, "bob", {"id": ids[0], "status": "in_progress"})
+    watcher = await core.watch.start(wake=False)
+    assert watcher.mode == "subscribed" and core.prompts.texts == []
+    await second_agent(db, "bob", {"id": ids[0], "status": "done"})  # one change
+    await until(lambda: len(core.prompts.texts) == 3, what="the three unblocked steps queued")
+    queued = list(core.prompts.texts)
+    await core.watch.stop()
     assert [q.split("]")[0] for q in queued] == [
         f"Step {n} of 4 [task {ids[n - 1]}" for n in (2, 3, 4)
     ]
 
 
-def test_the_watch_never_queues_a_step_whose_blocker_was_skipped(tmp_path):
+@pytest.mark.anyio
+async def test_the_watch_never_queues_a_step_whose_blocker_was_skipped(make_core, tmp_path):
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(), agent=tasks_agent(db), workdir=tmp_path, name="alice")
+    core = await make_core(agent=tasks_agent(db), name="alice", autosave=True)
     events: list = []
-
-    async def scenario():
-        async with core:
-            await core.submit(PROMPT)
-            ids = list(core.plans[-1].ids)
-            skipped = {"id": ids[1], "status": "cancelled"}
-            await second_agent(db, "bob", {"id": ids[0], "status": "done"}, skipped)
-            await core.watch.start(on_event=events.append)  # it reads every step's state
-            await core.watch.until_idle(timeout=30)
-            await core.watch.stop()
-
-    asyncio.run(scenario())
+    await core.submit(PROMPT)
+    ids = list(core.plans[-1].ids)
+    skipped = {"id": ids[1], "status": "cancelled"}
+    await second_agent(db, "bob", {"id": ids[0], "status": "done"}, skipped)
+    await core.watch.start(on_event=events.append)  # it reads every step's state
+    await core.watch.until_idle(timeout=30)
+    await core.watch.stop()
+    await core.aclose()  # the store is read as the agent left it
     assert not any(isinstance(e, WatchNotice) and e.what is WatchWhat.QUEUED for e in events)
     assert updated_ids(events) == [] and statuses(db)["Publish"] == "open"

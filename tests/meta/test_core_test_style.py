@@ -21,7 +21,6 @@ ALLOWED: dict[str, str] = {}
 NOT_YET_CONVERTED = {
     "test_agent_core.py",
     "test_plan_review.py",
-    "test_task_events.py",
     "test_tracing.py",
 }
 
