@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore
+from ollie_nb.core import AgentConfig
 from ollie_nb.core._plans import held_note_text
 from ollie_nb.core._sessions import load_session
 from ollie_nb.errors import NoPlanError, OllieUsageError, PlanReviewError
@@ -45,8 +45,10 @@ def reviewing(db) -> AgentConfig:
     return tasks_agent(db, reviewPlans=True)
 
 
-def test_the_agent_key_and_the_override_decide_whether_plans_are_held(tmp_path) -> None:
-    core = AgentCore(agent=AgentConfig.from_dict({"reviewPlans": True}), workdir=tmp_path)
+@pytest.mark.anyio
+async def test_the_agent_key_and_the_override_decide_whether_plans_are_held(make_core) -> None:
+    config = AgentConfig.from_dict({"reviewPlans": True})
+    core = await make_core(default_backend=True, agent=config, autosave=True, start=False)
     core.config = AgentConfig.from_dict({"reviewPlans": True})
     assert core.reviewing
     core.review_plans = False
@@ -58,30 +60,28 @@ def test_the_agent_key_and_the_override_decide_whether_plans_are_held(tmp_path) 
         AgentConfig.from_dict({"reviewPlans": "yes"})
 
 
-def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(tmp_path) -> None:
+@pytest.mark.anyio
+async def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(
+    make_core, tmp_path
+) -> None:
     db = tmp_path / "tasks.db"
-    core = AgentCore(agent=reviewing(db), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            result = await core.submit(DIAMOND)
-            held = core.plans.held()
-            before = tasks(db)
-            draft = core.plans.draft(1)
-            draft.set_title(1, "Prepare well")
-            draft.delete(3)  # Right
-            draft.add_dependency(3, 1)  # Join waits for Prepare as well
-            assert core.plans.draft(1).rows[0].title == "Prepare"  # a copy was edited
-            record, twice = await asyncio.gather(
-                core.plans.approve(1, draft), core.plans.approve(1, draft), return_exceptions=True
-            )
-            assert isinstance(twice, PlanReviewError)
-            assert str(twice) == "plan 1 is being saved now; wait for it"
-            queued = core.prompts.items
-            again = await core.run_queue()
-            return result, held, before, record, queued, again
-
-    result, held, before, record, queued, again = asyncio.run(scenario())
+    core = await make_core(default_backend=True, agent=reviewing(db))
+    result = await core.submit(DIAMOND)
+    held = core.plans.held()
+    before = tasks(db)
+    draft = core.plans.draft(1)
+    draft.set_title(1, "Prepare well")
+    draft.delete(3)  # Right
+    draft.add_dependency(3, 1)  # Join waits for Prepare as well
+    assert core.plans.draft(1).rows[0].title == "Prepare"  # a copy was edited
+    record, twice = await asyncio.gather(
+        core.plans.approve(1, draft), core.plans.approve(1, draft), return_exceptions=True
+    )
+    assert isinstance(twice, PlanReviewError)
+    assert str(twice) == "plan 1 is being saved now; wait for it"
+    queued = core.prompts.items
+    again = await core.run_queue()
+    await core.aclose()  # the store is read as the agent left it
     assert [r.number for r in held] == [1] and held[0].review is Review.HELD
     assert held_message(1) in result.reply  # the model was told to stop and wait
     assert before == []  # nothing on the task server while it was held
@@ -102,25 +102,21 @@ def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(tmp_path)
     assert core.session.history[-2].content == text  # the model's next turn saw the approval
     assert again is not None and "approved" in again.reply
     with pytest.raises(PlanReviewError, match="plan 1 is approved and saved already"):
-        asyncio.run(core.plans.approve(1))
+        await core.plans.approve(1)
 
 
-def test_reject_queues_the_reason_and_the_revision_is_held_again(tmp_path) -> None:
+@pytest.mark.anyio
+async def test_reject_queues_the_reason_and_the_revision_is_held_again(make_core, tmp_path) -> None:
     db = tmp_path / "tasks.db"
-    core = AgentCore(agent=reviewing(db), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            kept = core.plans.draft(1)
-            kept.set_title(4, "Join <them>")
-            core.plans.keep_draft(1, kept)
-            core.plans.reject(1, "  add   a test step ")
-            item = core.prompts.items[0]
-            await core.run_queue()
-            return item
-
-    item = asyncio.run(scenario())
+    core = await make_core(default_backend=True, agent=reviewing(db))
+    await core.submit(DIAMOND)
+    kept = core.plans.draft(1)
+    kept.set_title(4, "Join <them>")
+    core.plans.keep_draft(1, kept)
+    core.plans.reject(1, "  add   a test step ")
+    item = core.prompts.items[0]
+    await core.run_queue()
+    await core.aclose()  # the store is read as the agent left it
     assert item.origin is Origin.REVIEW
     assert item.text.splitlines()[:2] == [
         "Plan 1 was sent back by the user for changes; nothing of it was saved.",
@@ -138,139 +134,116 @@ def test_reject_queues_the_reason_and_the_revision_is_held_again(tmp_path) -> No
         core.plans.reject(2, "   ")
 
 
-def test_discard_leaves_nothing_and_tells_the_model_at_its_next_turn(tmp_path) -> None:
+@pytest.mark.anyio
+async def test_discard_leaves_nothing_and_tells_the_model_at_its_next_turn(
+    make_core, tmp_path
+) -> None:
     db = tmp_path / "tasks.db"
-    core = AgentCore(agent=reviewing(db), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            core.plans.discard(1)
-            queued = list(core.prompts.items)
-            await core.submit("What now?")
-            return queued
-
-    queued = asyncio.run(scenario())
+    core = await make_core(default_backend=True, agent=reviewing(db))
+    await core.submit(DIAMOND)
+    core.plans.discard(1)
+    queued = list(core.prompts.items)
+    await core.submit("What now?")
+    await core.aclose()  # the store is read as the agent left it
     assert queued == [] and tasks(db) == []
     assert core.plans[0].review is Review.DISCARDED and core.plans.held() == []
     assert "Plan 1 was discarded by the user" in core.session.history[-2].content
 
 
-def test_misuse_is_one_clear_line(tmp_path) -> None:
+@pytest.mark.anyio
+async def test_misuse_is_one_clear_line(make_core, tmp_path) -> None:
     db = tmp_path / "tasks.db"
-    core = AgentCore(agent=tasks_agent(db), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            with pytest.raises(
-                NoPlanError, match=r"there is no plan 1 \(this session has no plans"
-            ):
-                core.plans.discard(1)
-            await core.submit(DIAMOND)  # review off: saved when made
-            with pytest.raises(PlanReviewError, match="plan 1 was not held for review"):
-                await core.plans.approve(1)
-            core.review_plans = True
-            await core.submit(DIAMOND)
-            draft = core.plans.draft(2)
-            draft.set_after(1, [4])  # Prepare waits for Join: a cycle
-            with pytest.raises(PlanReviewError, match="plan 2 cannot be approved: steps 1 -> 4"):
-                await core.plans.approve(2, draft)
-            with pytest.raises(
-                NoPlanError, match=r"there is no plan 7 \(this session has plans 1 to 2"
-            ):
-                core.plans.draft(7)
-            with pytest.raises(NoPlanError, match="plan 2 awaits your review"):
-                await core.run_plan(key=2)
-
-    asyncio.run(scenario())
+    core = await make_core(default_backend=True, agent=tasks_agent(db))
+    with pytest.raises(NoPlanError, match=r"there is no plan 1 \(this session has no plans"):
+        core.plans.discard(1)
+    await core.submit(DIAMOND)  # review off: saved when made
+    with pytest.raises(PlanReviewError, match="plan 1 was not held for review"):
+        await core.plans.approve(1)
+    core.review_plans = True
+    await core.submit(DIAMOND)
+    draft = core.plans.draft(2)
+    draft.set_after(1, [4])  # Prepare waits for Join: a cycle
+    with pytest.raises(PlanReviewError, match="plan 2 cannot be approved: steps 1 -> 4"):
+        await core.plans.approve(2, draft)
+    with pytest.raises(NoPlanError, match=r"there is no plan 7 \(this session has plans 1 to 2"):
+        core.plans.draft(7)
+    with pytest.raises(NoPlanError, match="plan 2 awaits your review"):
+        await core.run_plan(key=2)
+    await core.aclose()  # the store is read as the agent left it
     assert len(tasks(db)) == 5  # plan 1 only
 
 
-def test_a_queue_plan_approved_is_told_first_then_worked_step_by_step(tmp_path) -> None:
-    core = AgentCore(queue_fallback=True, workdir=tmp_path, autosave=False)
+@pytest.mark.anyio
+async def test_a_queue_plan_approved_is_told_first_then_worked_step_by_step(
+    make_core, tmp_path
+) -> None:
+    core = await make_core(default_backend=True, queue_fallback=True, start=False)
     core.review_plans = True
-
-    async def scenario():
-        async with core:
-            await core.submit("Chores\n- One\n- Two")
-            assert core.prompts.items == []
-            record = await core.plans.approve(1)
-            return record, list(core.prompts.items)
-
-    record, queued = asyncio.run(scenario())
+    await core.start()
+    await core.submit("Chores\n- One\n- Two")
+    assert core.prompts.items == []
+    record = await core.plans.approve(1)
+    queued = list(core.prompts.items)
     assert record.kind == "queue" and record.ids == ("q1", "q2")
     assert [i.origin for i in queued] == [Origin.REVIEW, Origin.PLAN, Origin.PLAN]
     assert [i.step.plan for i in queued[1:]] == [1, 1]  # the held plan's number, not the next
     assert core.plans.book.queue_states(record) == {"q1": "open", "q2": "open"}
 
 
-def test_a_held_plan_and_its_draft_come_back_with_the_session(tmp_path, monkeypatch) -> None:
+@pytest.mark.anyio
+async def test_a_held_plan_and_its_draft_come_back_with_the_session(
+    make_core, tmp_path, monkeypatch
+) -> None:
     monkeypatch.setenv("OLLIE_DATA_DIR", str(tmp_path / "data"))
     db = tmp_path / "tasks.db"
-    core = AgentCore(agent=reviewing(db), workdir=tmp_path)
-
-    async def first():
-        async with core:
-            await core.submit(DIAMOND)
-            draft = core.plans.draft(1)
-            draft.set_title(2, "Left <b>& 'co'</b>")
-            core.plans.keep_draft(1, draft)
-            core.save()
-            return core.session.session_id
-
-    session = asyncio.run(first())
+    core = await make_core(default_backend=True, agent=reviewing(db), autosave=True)
+    await core.submit(DIAMOND)
+    draft = core.plans.draft(1)
+    draft.set_title(2, "Left <b>& 'co'</b>")
+    core.plans.keep_draft(1, draft)
+    core.save()
+    session = core.session.session_id
+    await core.aclose()  # the store is read as the agent left it
     data = load_session(session)
     assert data["plans"][0]["review"] == "held"
     assert json.dumps(data["drafts"]["1"]["rows"][1]["title"]) == json.dumps("Left <b>& 'co'</b>")
-    again = AgentCore(agent=reviewing(db), workdir=tmp_path)
-
-    async def second():
-        async with again:
-            note = await again.resume(session)
-            assert note.endswith(
-                "plan 1 awaits your review: %ollie plan show N, %ollie plan approve N"
-            )
-            assert [r.number for r in again.plans.held()] == [1]
-            return await again.plans.approve(1)
-
-    record = asyncio.run(second())
+    again = await make_core(default_backend=True, agent=reviewing(db), autosave=True)
+    note = await again.resume(session)
+    assert note.endswith("plan 1 awaits your review: %ollie plan show N, %ollie plan approve N")
+    assert [r.number for r in again.plans.held()] == [1]
+    record = await again.plans.approve(1)
+    await again.aclose()  # the store is read as the agent left it
     assert held_note_text([2, 3]).startswith("plans 2, 3 await your review")
     assert [t[1] for t in tasks(db)][1:3] == ["Prepare", "Left <b>& 'co'</b>"]
     assert record.review is Review.APPROVED
 
 
-def test_a_saved_plan_is_edited_on_the_task_server(tmp_path) -> None:
+@pytest.mark.anyio
+async def test_a_saved_plan_is_edited_on_the_task_server(make_core, tmp_path) -> None:
     db = tmp_path / "tasks.db"
-    core = AgentCore(agent=tasks_agent(db), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            record = core.plans[0]
-            prepare = record.ids[0]
-            await core.env.task_client.update(prepare, status="done")
-            draft = core.plans.draft(1)
-            assert [r.task_id for r in draft.rows] == list(record.ids)
-            draft.set_title(2, "Left, carefully")
-            number = draft.add("Announce", after=[4])
-            draft.add_dependency(3, 2)  # Right waits for Left too
-            changes = await core.plans.edit_saved(1, draft)
-            told = core.prompts.with_notes("next")
-            refused = core.plans.draft(1)
-            refused.delete(1)
-            with pytest.raises(
-                PlanReviewError, match=rf"step 1 \[{prepare}\] is done: it cannot be deleted"
-            ):
-                await core.plans.edit_saved(1, refused)
-            moved = core.plans.draft(1)
-            moved.set_after(1, [moved.add("Warm up")])
-            with pytest.raises(
-                PlanReviewError, match="is done: what it waits for cannot be changed"
-            ):
-                await core.plans.edit_saved(1, moved)
-            return record, changes, told, number
-
-    record, changes, told, number = asyncio.run(scenario())
+    core = await make_core(default_backend=True, agent=tasks_agent(db))
+    await core.submit(DIAMOND)
+    record = core.plans[0]
+    prepare = record.ids[0]
+    await core.env.task_client.update(prepare, status="done")
+    draft = core.plans.draft(1)
+    assert [r.task_id for r in draft.rows] == list(record.ids)
+    draft.set_title(2, "Left, carefully")
+    number = draft.add("Announce", after=[4])
+    draft.add_dependency(3, 2)  # Right waits for Left too
+    changes = await core.plans.edit_saved(1, draft)
+    told = core.prompts.with_notes("next")
+    refused = core.plans.draft(1)
+    refused.delete(1)
+    with pytest.raises(
+        PlanReviewError, match=rf"step 1 \[{prepare}\] is done: it cannot be deleted"
+    ):
+        await core.plans.edit_saved(1, refused)
+    moved = core.plans.draft(1)
+    moved.set_after(1, [moved.add("Warm up")])
+    with pytest.raises(PlanReviewError, match="is done: what it waits for cannot be changed"):
+        await core.plans.edit_saved(1, moved)
+    await core.aclose()  # the store is read as the agent left it
     prepare, left, right, join = record.ids
     titles = {t[0]: t[1] for t in tasks(db)}
     assert titles[left] == "Left, carefully"
@@ -289,83 +262,84 @@ def test_a_saved_plan_is_edited_on_the_task_server(tmp_path) -> None:
     assert statuses(db)[prepare] == "done" and len(tasks(db)) == 6  # the refusals changed nothing
 
 
-def test_a_dependency_removed_from_a_saved_plan_is_removed_on_the_task_server(tmp_path) -> None:
+@pytest.mark.anyio
+async def test_a_dependency_removed_from_a_saved_plan_is_removed_on_the_task_server(
+    make_core, tmp_path
+) -> None:
     db = tmp_path / "tasks.db"
-    core = AgentCore(agent=tasks_agent(db), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            draft = core.plans.draft(1)
-            draft.remove_dependency(4, 2)  # Join no longer waits for Left
-            changes = await core.plans.edit_saved(1, draft)
-            return core.plans[0], changes, core.prompts.with_notes("next")
-
-    record, changes, told = asyncio.run(scenario())
+    core = await make_core(default_backend=True, agent=tasks_agent(db))
+    await core.submit(DIAMOND)
+    draft = core.plans.draft(1)
+    draft.remove_dependency(4, 2)  # Join no longer waits for Left
+    changes = await core.plans.edit_saved(1, draft)
+    record = core.plans[0]
+    told = core.prompts.with_notes("next")
+    await core.aclose()  # the store is read as the agent left it
     _, left, right, join = record.ids
     assert blockers(db, join) == {right}  # the edge is gone from the store, not only the text
     assert changes == [f"step [{join}] no longer waits for [{left}]"]
     assert f"no longer waits for [{left}]" in told
 
 
-def test_an_approved_plan_is_worked_by_the_watch_and_by_a_parallel_run(tmp_path) -> None:
+@pytest.mark.anyio
+async def test_an_approved_plan_is_worked_by_the_watch_and_by_a_parallel_run(
+    make_core, tmp_path
+) -> None:
     db = tmp_path / "tasks.db"
-    core = AgentCore(agent=reviewing(db), workdir=tmp_path, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            record = await core.plans.approve(1)
-            core.plans.take_prompt(1)  # the approval turn is not what is tested here
-            await core.watch.start(60, wake=False)
-            watched = [i.step.step_id for i in core.prompts.items if i.origin is Origin.WATCH]
-            await core.watch.stop()
-            run = await core.run_plan(parallel=2, key=1)
-            return record, watched, run
-
-    record, watched, run = asyncio.run(scenario())
+    core = await make_core(default_backend=True, agent=reviewing(db))
+    await core.submit(DIAMOND)
+    record = await core.plans.approve(1)
+    core.plans.take_prompt(1)  # the approval turn is not what is tested here
+    await core.watch.start(60, wake=False)
+    watched = [i.step.step_id for i in core.prompts.items if i.origin is Origin.WATCH]
+    await core.watch.stop()
+    run = await core.run_plan(parallel=2, key=1)
+    await core.aclose()  # the store is read as the agent left it
     assert watched == [record.ids[0]]  # the ready step of the approved plan
     assert run.outcome == dict.fromkeys(record.ids, "done")
     assert set(statuses(db).values()) == {"done"}
 
 
-def test_a_plan_in_review_is_no_plan_reminder_until_it_is_approved(tmp_path) -> None:
-    core = AgentCore(agent=AgentConfig.from_dict({"reviewPlans": True}), workdir=tmp_path)
+@pytest.mark.anyio
+async def test_a_plan_in_review_is_no_plan_reminder_until_it_is_approved(
+    make_core, tmp_path
+) -> None:
+    core = await make_core(
+        default_backend=True,
+        agent=AgentConfig.from_dict({"reviewPlans": True}),
+        autosave=True,
+        start=False,
+    )
     core.autosave = False
-
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            held = await core.plans.reminder()
-            await core.plans.approve(1)
-            return held, await core.plans.reminder()
-
-    held, approved = asyncio.run(scenario())
+    await core.start()
+    await core.submit(DIAMOND)
+    held = await core.plans.reminder()
+    await core.plans.approve(1)
+    approved = await core.plans.reminder()
     assert held == ""  # the model is not told to work a plan the user has not approved
     assert approved.startswith("[plan reminder: your current plan]\nPlan: Ship it")
 
 
-def test_approving_through_a_failing_fallback_degrades_as_an_unreviewed_plan_does(tmp_path) -> None:
+@pytest.mark.anyio
+async def test_approving_through_a_failing_fallback_degrades_as_an_unreviewed_plan_does(
+    make_core, tmp_path
+) -> None:
     def broken(goal, steps):
         raise RuntimeError("the sheet is locked")
 
     def numbered(goal, steps):
         return [f"row-{i}" for i in range(len(steps))]
 
-    core = AgentCore(fallback_plan_backend=broken, workdir=tmp_path, autosave=False)
+    core = await make_core(default_backend=True, fallback_plan_backend=broken, start=False)
     core.review_plans = True
-
-    async def scenario():
-        async with core:
-            await core.submit(DIAMOND)
-            failed = await core.plans.approve(1)
-            queued = [core.plans.take_prompt(1).text]
-            await core.set_fallback_plan_backend(numbered)
-            await core.submit(DIAMOND)
-            saved = await core.plans.approve(2)
-            return failed, saved, [*queued, core.plans.take_prompt(2).text]
-
-    failed, saved, queued = asyncio.run(scenario())
+    await core.start()
+    await core.submit(DIAMOND)
+    failed = await core.plans.approve(1)
+    queued = [core.plans.take_prompt(1).text]
+    await core.set_fallback_plan_backend(numbered)
+    await core.submit(DIAMOND)
+    saved = await core.plans.approve(2)
+    queued = [*queued, core.plans.take_prompt(2).text]
     assert failed.review is Review.APPROVED and failed.kind == "context" and not failed.ids
     assert (
         failed.warning
@@ -376,10 +350,12 @@ def test_approving_through_a_failing_fallback_degrades_as_an_unreviewed_plan_doe
     assert "[row-3] Join" in queued[1]
 
 
-def test_a_missing_plan_with_one_plan_in_the_session_says_only_plan_1(tmp_path) -> None:
+@pytest.mark.anyio
+async def test_a_missing_plan_with_one_plan_in_the_session_says_only_plan_1(make_core) -> None:
     from ollie_nb.planning import PlanRecord, PlanStep
 
-    core = AgentCore(agent=AgentConfig.from_dict({}), workdir=tmp_path, autosave=False)
+    config = AgentConfig.from_dict({})
+    core = await make_core(default_backend=True, agent=config, start=False)
     core.plans.book.reset([PlanRecord(1, "Goal", (PlanStep("a"),), text="Plan: Goal")])
     with pytest.raises(NoPlanError, match=r"^there is no plan 2 \(this session has only plan 1\)$"):
         core.plans.draft(2)
