@@ -6,7 +6,6 @@ over stdio on a real SQLite file, so a span's task ids are checked against the r
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -17,7 +16,6 @@ import pytest
 
 from ollie_nb.core import (
     AgentConfig,
-    AgentCore,
     TracingUnavailableError,
     disable_tracing,
     enable_tracing,
@@ -71,18 +69,15 @@ def children(finished, parent) -> list:
     ]
 
 
-def test_a_turn_holds_its_model_requests_and_tool_calls_and_the_plan_span_names_the_tasks(
-    tmp_path, spans
+@pytest.mark.anyio
+async def test_a_turn_holds_its_model_requests_and_tool_calls_and_the_plan_span_names_the_tasks(
+    make_core, tmp_path, spans
 ):
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(), agent=tasks_agent_with_secret(db), workdir=tmp_path)
-
-    async def scenario():
-        async with core:
-            await core.submit(PLAN)
-            return core.plans[-1]
-
-    record = asyncio.run(scenario())
+    core = await make_core(agent=tasks_agent_with_secret(db), autosave=True)
+    await core.submit(PLAN)
+    record = core.plans[-1]
+    await core.aclose()  # the spans and the store are read as the agent left them
     finished = spans.get_finished_spans()
     [turn] = by_name(finished, "invoke_agent")
     assert turn.parent is None and turn.attributes["gen_ai.operation.name"] == "invoke_agent"
@@ -125,18 +120,19 @@ def test_a_turn_holds_its_model_requests_and_tool_calls_and_the_plan_span_names_
         assert "gen_ai.input.messages" not in span.attributes
 
 
-def test_a_parallel_run_nests_each_step_and_its_sub_agent_turn_under_the_run(tmp_path, spans):
+@pytest.mark.anyio
+async def test_a_parallel_run_nests_each_step_and_its_sub_agent_turn_under_the_run(
+    make_core, tmp_path, spans
+):
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(slow_steps(0.05)), agent=tasks_agent_with_secret(db))
-
-    async def scenario():
-        async with core:
-            await core.submit(PLAN)
-            spans.clear()
-            run = await core.run_plan(parallel=2)
-            return core.plans[-1], run
-
-    record, run = asyncio.run(scenario())
+    core = await make_core(
+        OfflineBackend(slow_steps(0.05)), agent=tasks_agent_with_secret(db), autosave=True
+    )
+    await core.submit(PLAN)
+    spans.clear()
+    run = await core.run_plan(parallel=2)
+    record = core.plans[-1]
+    await core.aclose()  # the spans and the store are read as the agent left them
     assert set(run.outcome.values()) == {"done"}
     finished = spans.get_finished_spans()
     [plan_run] = by_name(finished, "run_plan")
@@ -163,17 +159,16 @@ def test_a_parallel_run_nests_each_step_and_its_sub_agent_turn_under_the_run(tmp
     assert {s.context.trace_id for s in finished} == {plan_run.context.trace_id}
 
 
-def test_a_step_that_failed_is_an_error_span_and_the_others_are_not(tmp_path, spans):
+@pytest.mark.anyio
+async def test_a_step_that_failed_is_an_error_span_and_the_others_are_not(
+    make_core, tmp_path, spans
+):
     db = tmp_path / "tasks.db"
     backend = OfflineBackend(slow_steps(0.05, fail="Check"))
-    core = AgentCore(backend, agent=tasks_agent_with_secret(db), workdir=tmp_path)
-
-    async def scenario():
-        async with core:
-            await core.submit("Ship it\n- Prepare\n- Check (independent)")
-            return await core.run_plan(parallel=2)
-
-    run = asyncio.run(scenario())
+    core = await make_core(backend, agent=tasks_agent_with_secret(db), autosave=True)
+    await core.submit("Ship it\n- Prepare\n- Check (independent)")
+    run = await core.run_plan(parallel=2)
+    await core.aclose()  # the spans and the store are read as the agent left them
     assert sorted(run.outcome.values()) == ["done", "failed"]
     steps = by_name(spans.get_finished_spans(), "work_step")
     by_status = {s.attributes["ollie.step.status"]: s for s in steps}
@@ -185,7 +180,8 @@ def test_a_step_that_failed_is_an_error_span_and_the_others_are_not(tmp_path, sp
 
 
 @pytest.mark.slow
-def test_a_step_the_sub_agent_left_unmarked_is_an_error_span(tmp_path, spans):
+@pytest.mark.anyio
+async def test_a_step_the_sub_agent_left_unmarked_is_an_error_span(make_core, tmp_path, spans):
     db = tmp_path / "tasks.db"
 
     def reply(messages, tools):
@@ -195,14 +191,10 @@ def test_a_step_the_sub_agent_left_unmarked_is_an_error_span(tmp_path, spans):
             return "I looked at it."  # ends without marking the step done
         return demo_reply(messages, tools)
 
-    core = AgentCore(OfflineBackend(reply), agent=tasks_agent_with_secret(db), workdir=tmp_path)
-
-    async def scenario():
-        async with core:
-            await core.submit("Ship it\n- Prepare\n- Check (independent)")
-            return await core.run_plan(parallel=2)
-
-    run = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(reply), agent=tasks_agent_with_secret(db), autosave=True)
+    await core.submit("Ship it\n- Prepare\n- Check (independent)")
+    run = await core.run_plan(parallel=2)
+    await core.aclose()  # the spans and the store are read as the agent left them
     assert sorted(run.outcome.values()) == ["done", "failed"]
     steps = by_name(spans.get_finished_spans(), "work_step")
     failed = next(s for s in steps if s.attributes["ollie.step.status"] == "failed")
@@ -211,16 +203,15 @@ def test_a_step_the_sub_agent_left_unmarked_is_an_error_span(tmp_path, spans):
     assert failed.attributes["error.type"] == "step_not_done"
 
 
-def test_a_failed_tool_call_is_an_error_span(tmp_path, spans):
+@pytest.mark.anyio
+async def test_a_failed_tool_call_is_an_error_span(make_core, tmp_path, spans):
     db = tmp_path / "tasks.db"
     call = {"name": "task_update", "arguments": {"id": "t-none", "status": "done"}}
-    core = AgentCore(OfflineBackend(turns=[[call], "ok"]), agent=tasks_agent_with_secret(db))
-
-    async def scenario():
-        async with core:
-            await core.submit("mark a task that is not there")
-
-    asyncio.run(scenario())
+    core = await make_core(
+        OfflineBackend(turns=[[call], "ok"]), agent=tasks_agent_with_secret(db), autosave=True
+    )
+    await core.submit("mark a task that is not there")
+    await core.aclose()  # the spans are read as the agent left them
     [tool] = by_name(spans.get_finished_spans(), "execute_tool")
     assert tool.attributes["gen_ai.tool.name"] == "task_update"
     assert tool.status.status_code is StatusCode.ERROR
@@ -228,21 +219,20 @@ def test_a_failed_tool_call_is_an_error_span(tmp_path, spans):
     assert tool.status.description is None  # the result's text is content: not recorded
 
 
-def test_the_watch_works_each_step_in_a_trace_of_its_own_linked_to_the_plan(tmp_path, spans):
+@pytest.mark.anyio
+async def test_the_watch_works_each_step_in_a_trace_of_its_own_linked_to_the_plan(
+    make_core, tmp_path, spans
+):
     db = tmp_path / "tasks.db"
-    core = AgentCore(OfflineBackend(), agent=tasks_agent_with_secret(db), workdir=tmp_path)
-
-    async def scenario():
-        # a span of the caller's around it all: the watch's turns still start traces of their own
-        with tracing().tracer.start_as_current_span("notebook cell"):
-            async with core:
-                await core.submit(PLAN)
-                await core.watch.start()  # the ready steps are queued and worked by the agent
-                await core.watch.until_idle(60)
-                await core.watch.stop()
-                return core.plans[-1]
-
-    record = asyncio.run(scenario())
+    core = await make_core(agent=tasks_agent_with_secret(db), autosave=True, start=False)
+    # a span of the caller's around it all: the watch's turns still start traces of their own
+    with tracing().tracer.start_as_current_span("notebook cell"):
+        async with core:
+            await core.submit(PLAN)
+            await core.watch.start()  # the ready steps are queued and worked by the agent
+            await core.watch.until_idle(60)
+            await core.watch.stop()
+            record = core.plans[-1]
     finished = spans.get_finished_spans()
     [cell] = by_name(finished, "notebook cell")
     [made] = by_name(finished, "execute_tool reasoning_plan")
@@ -264,7 +254,10 @@ def test_the_watch_works_each_step_in_a_trace_of_its_own_linked_to_the_plan(tmp_
     assert {r["status"] for i, r in read_db(db).items() if i in record.ids} == {"done"}
 
 
-def test_message_contents_are_recorded_only_when_asked_and_then_redacted(tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_message_contents_are_recorded_only_when_asked_and_then_redacted(
+    make_core, tmp_path, monkeypatch
+):
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     exporter = InMemorySpanExporter()
     enable_tracing(exporter)  # the conventions' switch, read from the environment
@@ -272,15 +265,13 @@ def test_message_contents_are_recorded_only_when_asked_and_then_redacted(tmp_pat
     call = {"name": "task_update", "arguments": {"id": "t-none", "note": f"token {SECRET}"}}
     backend = OfflineBackend(turns=[[call], f"the key is {SECRET}"])
     agent = tasks_agent_with_secret(db)
-    core = AgentCore(backend, agent=agent, workdir=tmp_path, approve=lambda name, args: True)
-
-    async def scenario():
-        async with core:
-            await core.submit(f"use the key {SECRET} please")
-
+    core = await make_core(
+        backend, agent=agent, approve=lambda name, args: True, autosave=True, start=False
+    )
     try:
         assert tracing().capture
-        asyncio.run(scenario())
+        async with core:  # closed before tracing is switched off, as before
+            await core.submit(f"use the key {SECRET} please")
     finally:
         disable_tracing()
     finished = exporter.get_finished_spans()
@@ -304,26 +295,23 @@ def test_message_contents_are_recorded_only_when_asked_and_then_redacted(tmp_pat
 
 
 @pytest.mark.slow
-def test_a_key_the_model_wrote_into_tool_arguments_is_redacted_in_the_trace(tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_a_key_the_model_wrote_into_tool_arguments_is_redacted_in_the_trace(
+    make_core, tmp_path, monkeypatch
+):
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     exporter = InMemorySpanExporter()
     enable_tracing(exporter)
     written = "ghp_Xq7Lm2Pz9Rt4Vw8Yb3Nc6Hd1Jf5Kg0Sa2Ue"  # in no environment: only detection sees it
     call = {"name": "task_update", "arguments": {"id": "t-none", "note": f"use {written}"}}
     backend = OfflineBackend(turns=[[call], f"I used {written}"])
-    core = AgentCore(
-        backend,
-        agent=tasks_agent(tmp_path / "tasks.db"),
-        workdir=tmp_path,
-        approve=lambda n, a: True,
+    agent = tasks_agent(tmp_path / "tasks.db")
+    core = await make_core(
+        backend, agent=agent, approve=lambda n, a: True, autosave=True, start=False
     )
-
-    async def scenario():
-        async with core:
-            await core.submit("note the token")
-
     try:
-        asyncio.run(scenario())
+        async with core:  # closed before tracing is switched off, as before
+            await core.submit("note the token")
     finally:
         disable_tracing()
     finished = exporter.get_finished_spans()
@@ -390,7 +378,8 @@ def test_an_otlp_endpoint_in_the_environment_turns_tracing_on(tmp_path):
     assert run_script(env) == "False False"
 
 
-def test_a_sub_agent_the_model_spawns_turns_under_the_spawning_call(tmp_path, spans):
+@pytest.mark.anyio
+async def test_a_sub_agent_the_model_spawns_turns_under_the_spawning_call(make_core, spans):
     def reply(messages, tools):
         if "You are sub-agent" in messages[0].content:
             return "the child's work is done"
@@ -401,13 +390,9 @@ def test_a_sub_agent_the_model_spawns_turns_under_the_spawning_call(tmp_path, sp
             return [{"name": "subagent_wait", "arguments": {"names": ["helper"], "timeout": 30}}]
         return "all done"
 
-    core = AgentCore(OfflineBackend(reply), workdir=tmp_path, approve=lambda name, args: True)
-
-    async def scenario():
-        async with core:
-            return await core.submit("fan out")
-
-    assert asyncio.run(scenario()).reply == "all done"
+    core = await make_core(OfflineBackend(reply), approve=lambda name, args: True, autosave=True)
+    assert (await core.submit("fan out")).reply == "all done"
+    await core.aclose()  # the spans are read as the agent left them
     finished = spans.get_finished_spans()
     [spawn] = by_name(finished, "execute_tool subagent_spawn")
     [parent, child] = sorted(by_name(finished, "invoke_agent"), key=lambda s: s.start_time)
@@ -430,18 +415,15 @@ def test_an_endpoint_in_the_environment_without_the_extra_is_one_line_and_the_tu
     ]
 
 
-def test_a_queue_plan_step_the_agent_works_is_a_step_span_and_a_failed_one_is_an_error(
-    tmp_path, spans
+@pytest.mark.anyio
+async def test_a_queue_plan_step_the_agent_works_is_a_step_span_and_a_failed_one_is_an_error(
+    make_core, tmp_path, spans
 ):
     backend = OfflineBackend(slow_steps(0, fail="Check"))
-    core = AgentCore(backend, workdir=tmp_path, queue_fallback=True, autosave=False)
-
-    async def scenario():
-        async with core:
-            await core.submit("Ship it\n- Prepare\n- Check (independent)")  # the queue drains
-            return core.plans[-1]
-
-    record = asyncio.run(scenario())
+    core = await make_core(backend, queue_fallback=True)
+    await core.submit("Ship it\n- Prepare\n- Check (independent)")  # the queue drains
+    record = core.plans[-1]
+    await core.aclose()  # the spans and the store are read as the agent left them
     assert record.kind == "queue"
     steps = by_name(spans.get_finished_spans(), "work_step")
     by_number = {s.attributes["ollie.step.number"]: s for s in steps}
@@ -455,22 +437,15 @@ def test_a_queue_plan_step_the_agent_works_is_a_step_span_and_a_failed_one_is_an
     assert turn.attributes["ollie.step.id"] == record.ids[1]
 
 
-def test_tracing_turned_on_again_records_with_the_same_exporter_or_a_new_one(tmp_path):
+@pytest.mark.anyio
+async def test_tracing_turned_on_again_records_with_the_same_exporter_or_a_new_one(make_core):
     """Issue 38: after disable_tracing(), the same exporter recorded nothing, silently."""
-
-    def one_turn() -> None:
-        async def scenario():
-            core = AgentCore(OfflineBackend(turns=["hi"]), workdir=tmp_path, autosave=False)
-            async with core:
-                await core.submit("hello")
-
-        asyncio.run(scenario())
-
     same, new = InMemorySpanExporter(), InMemorySpanExporter()
     for exporter, recorded in ((same, 1), (same, 2), (new, 1)):
         enable_tracing(exporter)
         try:
-            one_turn()
+            async with await make_core(OfflineBackend(turns=["hi"]), start=False) as core:
+                await core.submit("hello")
         finally:
             disable_tracing()
         assert len(by_name(exporter.get_finished_spans(), "invoke_agent")) == recorded
