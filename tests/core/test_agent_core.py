@@ -12,7 +12,6 @@ import pytest
 
 from ollie_nb.core import (
     AgentConfig,
-    AgentCore,
     Notice,
     PlanMade,
     ServerState,
@@ -54,12 +53,13 @@ async def run_core(core, *prompts):
     return results, events
 
 
-def test_offline_plan_persisted_on_task_server(ollie_tasks, db_tasks, tmp_path):
+@pytest.mark.anyio
+async def test_offline_plan_persisted_on_task_server(make_core, ollie_tasks, db_tasks, tmp_path):
     servers, db = ollie_tasks()
-    core = AgentCore(
-        OfflineBackend(), agent=AgentConfig.from_dict({"mcpServers": servers}), workdir=tmp_path
+    core = await make_core(
+        agent=AgentConfig.from_dict({"mcpServers": servers}), autosave=True, start=False
     )
-    (result,), events = asyncio.run(run_core(core, LIST_PROMPT))
+    (result,), events = await run_core(core, LIST_PROMPT)
     assert PlanMade in kinds(events)
     record = next(e.record for e in events if isinstance(e, PlanMade))
     assert record.persisted and len(record.ids) == 4
@@ -79,9 +79,10 @@ def test_offline_plan_persisted_on_task_server(ollie_tasks, db_tasks, tmp_path):
     assert core.session.usage.requests == 2 and core.session.usage.input_tokens > 0
 
 
-def test_queue_fallback_drains_one_turn_per_step(tmp_path):
-    core = AgentCore(OfflineBackend(), queue_fallback=True, workdir=tmp_path)
-    (result,), events = asyncio.run(run_core(core, LIST_PROMPT))
+@pytest.mark.anyio
+async def test_queue_fallback_drains_one_turn_per_step(make_core, tmp_path):
+    core = await make_core(queue_fallback=True, autosave=True, start=False)
+    (result,), events = await run_core(core, LIST_PROMPT)
     starts = [e for e in events if isinstance(e, TurnStarted)]
     assert len(starts) == 5  # the list prompt, then the four queued steps
     assert [(e.position, e.total) for e in starts[1:]] == [
@@ -102,7 +103,8 @@ def test_queue_fallback_drains_one_turn_per_step(tmp_path):
     assert not result.interrupted
 
 
-def test_bad_tool_calls_become_error_results(tmp_path):
+@pytest.mark.anyio
+async def test_bad_tool_calls_become_error_results(make_core, tmp_path):
     turns = [
         [
             call("no_such_tool", {}, "a"),
@@ -113,8 +115,8 @@ def test_bad_tool_calls_become_error_results(tmp_path):
         ],
         "done",
     ]
-    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path)
-    (result,), events = asyncio.run(run_core(core, "go"))
+    core = await make_core(OfflineBackend(turns=turns), autosave=True, start=False)
+    (result,), events = await run_core(core, "go")
     results = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
     assert results["a"].startswith("error: unknown tool 'no_such_tool'; available tools:")
     assert results["b"] == "error: the tool call has no name; call one of the offered tools"
@@ -125,23 +127,18 @@ def test_bad_tool_calls_become_error_results(tmp_path):
     assert_consistent(core.session.history)
 
 
-def test_max_steps_stops_a_looping_model_and_run_continues(tmp_path):
+@pytest.mark.anyio
+async def test_max_steps_stops_a_looping_model_and_run_continues(make_core, tmp_path):
     def model(messages, tools):
         if "step limit" in messages[-1].content:
             return "continued and done"
         return [call("reasoning_think", {"thought": "t"})]
 
-    core = AgentCore(OfflineBackend(model), agent=AgentConfig(max_steps=3), workdir=tmp_path)
-
-    async def scenario():
-        events = []
-        async with core:
-            first = await core.submit("loop", events.append)
-            limited = core.step_limited
-            second = await core.run_queue(events.append)
-            return first, limited, second, events
-
-    first, limited, second, events = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(model), agent=AgentConfig(max_steps=3), autosave=True)
+    events = []
+    first = await core.submit("loop", events.append)
+    limited = core.step_limited
+    second = await core.run_queue(events.append)
     notes = [e.text for e in events if isinstance(e, Notice)]
     assert (
         "stopped: this turn reached maxSteps (3 model calls); "
@@ -158,84 +155,74 @@ def test_max_steps_default_is_high_not_fifty():
     assert AgentConfig.from_dict({}).max_steps == 200
 
 
-def test_inject_reaches_the_model_in_the_next_tool_result(fake_task_server, tmp_path):
+@pytest.mark.anyio
+async def test_inject_reaches_the_model_in_the_next_tool_result(
+    make_core, fake_task_server, tmp_path
+):
     turns = [[call("slow", {"seconds": 0.5})], "ok"]
-    core = AgentCore(
+    core = await make_core(
         OfflineBackend(turns=turns),
         agent=AgentConfig.from_dict({"mcpServers": fake_task_server()}),
-        workdir=tmp_path,
         approve=allow,
+        autosave=True,
     )
+    events = []
 
-    async def scenario():
-        async with core:
-            events = []
+    def sink(event):
+        events.append(event)
+        if isinstance(event, ToolCalled):
+            core.inject("also check the totals")
 
-            def sink(event):
-                events.append(event)
-                if isinstance(event, ToolCalled):
-                    core.inject("also check the totals")
-
-            await core.submit("work", sink)
-            return events
-
-    asyncio.run(scenario())
+    await core.submit("work", sink)
     tool_message = next(m for m in core.session.history if m.role == "tool")
     assert tool_message.content.startswith("slept 0.5")
     assert tool_message.content.endswith("[user interruption] also check the totals")
 
 
-def test_inject_when_idle_becomes_the_next_prompt(tmp_path):
+@pytest.mark.anyio
+async def test_inject_when_idle_becomes_the_next_prompt(make_core, tmp_path):
     received = []
 
     def model(messages, tools):
         received.append([(m.role, m.content) for m in messages[1:]])
         return f"reply {len(received)}"
 
-    core = AgentCore(OfflineBackend(model), workdir=tmp_path)
-
-    async def scenario():
-        async with core:
-            core.inject("first")
-            queued = core.prompts.texts
-            result = await core.run_queue()
-            return queued, result, core.prompts.texts
-
-    queued, result, left = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(model), autosave=True)
+    core.inject("first")
+    queued = core.prompts.texts
+    result = await core.run_queue()
+    left = core.prompts.texts
     assert queued == ["first"] and left == []
     assert received == [[("user", "first")]]  # what the model got as the next turn's prompt
     assert result.reply == "reply 1"
 
 
-def test_interrupt_mid_tool_cancels_and_session_stays_usable(fake_task_server, tmp_path):
+@pytest.mark.anyio
+async def test_interrupt_mid_tool_cancels_and_session_stays_usable(
+    make_core, fake_task_server, tmp_path
+):
     turns = [
         [call("slow", {"seconds": 30}, "s1"), call("noop", {}, "s2")],
         [call("noop", {})],
         "fine",
     ]
-    core = AgentCore(
+    core = await make_core(
         OfflineBackend(turns=turns),
         agent=AgentConfig.from_dict({"mcpServers": fake_task_server()}),
-        workdir=tmp_path,
         approve=allow,
+        autosave=True,
     )
+    loop = asyncio.get_running_loop()
 
-    async def scenario():
-        async with core:
-            loop = asyncio.get_running_loop()
+    def sink(event):
+        if isinstance(event, ToolCalled) and event.tool == "slow":
+            loop.call_later(0.3, core.interrupt)
 
-            def sink(event):
-                if isinstance(event, ToolCalled) and event.tool == "slow":
-                    loop.call_later(0.3, core.interrupt)
-
-            start = loop.time()
-            first = await core.submit("slow please", sink)
-            elapsed = loop.time() - start
-            events = []
-            second = await core.submit("again", events.append)
-            return first, elapsed, second, events
-
-    first, elapsed, second, events = asyncio.run(scenario())
+    start = loop.time()
+    first = await core.submit("slow please", sink)
+    elapsed = loop.time() - start
+    events = []
+    second = await core.submit("again", events.append)
     assert first.interrupted
     assert elapsed < 5
     tool_results = [m.content for m in core.session.history if m.role == "tool"]
@@ -248,23 +235,19 @@ def test_interrupt_mid_tool_cancels_and_session_stays_usable(fake_task_server, t
     assert_consistent(core.session.history)
 
 
-def test_interrupt_while_waiting_for_the_model(tmp_path):
+@pytest.mark.anyio
+async def test_interrupt_while_waiting_for_the_model(make_core, tmp_path):
     async def slow_model(messages, tools):
         await asyncio.sleep(30)
         return "never"
 
-    core = AgentCore(OfflineBackend(slow_model), workdir=tmp_path)
-
-    async def scenario():
-        async with core:
-            turn = asyncio.ensure_future(core.submit("hello", events.append))
-            await until(lambda: core.is_running, what="the turn's start")
-            await asyncio.sleep(0)  # the turn is inside its model call
-            assert core.interrupt()
-            return await asyncio.wait_for(turn, 10)
-
+    core = await make_core(OfflineBackend(slow_model), autosave=True)
     events = []
-    result = asyncio.run(scenario())
+    turn = asyncio.ensure_future(core.submit("hello", events.append))
+    await until(lambda: core.is_running, what="the turn's start")
+    await asyncio.sleep(0)  # the turn is inside its model call
+    assert core.interrupt()
+    result = await asyncio.wait_for(turn, 10)
     assert result.interrupted
     assert events[-1] == TurnEnded(
         TurnResult(interrupted=True, steps=1)
@@ -273,26 +256,21 @@ def test_interrupt_while_waiting_for_the_model(tmp_path):
     assert core.session.history[-1].content == "[interrupted by the user]"
 
 
-def test_interrupt_mid_stream_keeps_partial_text(tmp_path):
+@pytest.mark.anyio
+async def test_interrupt_mid_stream_keeps_partial_text(make_core, tmp_path):
     text = " ".join(f"word{i}" for i in range(200))
-    core = AgentCore(OfflineBackend(turns=[text, "next"], chunk_delay=0.01), workdir=tmp_path)
+    core = await make_core(OfflineBackend(turns=[text, "next"], chunk_delay=0.01), autosave=True)
+    loop = asyncio.get_running_loop()
+    seen = []
 
-    async def scenario():
-        async with core:
-            loop = asyncio.get_running_loop()
-            seen = []
+    def sink(event):
+        if isinstance(event, TextDelta):
+            seen.append(event.text)
+            if len(seen) == 5:
+                loop.call_soon(core.interrupt)
 
-            def sink(event):
-                if isinstance(event, TextDelta):
-                    seen.append(event.text)
-                    if len(seen) == 5:
-                        loop.call_soon(core.interrupt)
-
-            first = await core.submit("talk", sink)
-            second = await core.submit("more")
-            return first, second
-
-    first, second = asyncio.run(scenario())
+    first = await core.submit("talk", sink)
+    second = await core.submit("more")
     assert first.interrupted and second.reply == "next"
     partial = core.session.history[1].content
     assert partial.startswith("word0 word1") and partial.endswith("[interrupted by the user]")
@@ -307,7 +285,8 @@ def write_hook(tmp_path, name, body):
     return str(path)
 
 
-def test_hooks_add_context_block_and_continue(tmp_path):
+@pytest.mark.anyio
+async def test_hooks_add_context_block_and_continue(make_core, tmp_path):
     spawn = write_hook(tmp_path, "spawn.sh", "echo 'Project: apollo'\n")
     submit = write_hook(
         tmp_path,
@@ -330,8 +309,8 @@ def test_hooks_add_context_block_and_continue(tmp_path):
         assert "Project: apollo" in messages[0].content  # agentSpawn context in the system prompt
         return f"reply {len(seen_prompts)}"
 
-    core = AgentCore(OfflineBackend(model), agent=config, workdir=tmp_path)
-    (allowed, blocked), events = asyncio.run(run_core(core, "hello", "this is forbidden"))
+    core = await make_core(OfflineBackend(model), agent=config, autosave=True, start=False)
+    (allowed, blocked), events = await run_core(core, "hello", "this is forbidden")
     assert seen_prompts[0] == "hello\n\ncontext: today is release day"
     assert seen_prompts[1] == "run the tests too"  # the stop hook made the agent continue
     assert allowed.reply == "reply 2"
@@ -341,7 +320,8 @@ def test_hooks_add_context_block_and_continue(tmp_path):
     assert len(seen_prompts) == 2  # the blocked prompt never reached the model
 
 
-def test_trusted_tools_and_approval_both_ways(fake_task_server, tmp_path):
+@pytest.mark.anyio
+async def test_trusted_tools_and_approval_both_ways(make_core, fake_task_server, tmp_path):
     config = AgentConfig.from_dict(
         {"mcpServers": fake_task_server(), "trustedTools": ["noop", "task_*"]}
     )
@@ -360,8 +340,10 @@ def test_trusted_tools_and_approval_both_ways(fake_task_server, tmp_path):
         asked.append(name)
         return name == "slow"
 
-    core = AgentCore(OfflineBackend(turns=turns), agent=config, approve=approve, workdir=tmp_path)
-    _, events = asyncio.run(run_core(core, "go"))
+    core = await make_core(
+        OfflineBackend(turns=turns), agent=config, approve=approve, autosave=True, start=False
+    )
+    _, events = await run_core(core, "go")
     results = {e.id: e.result for e in events if isinstance(e, ToolFinished)}
     assert asked == ["slow", "execute_code"]
     assert results["trusted"] == "ok"
@@ -372,18 +354,20 @@ def test_trusted_tools_and_approval_both_ways(fake_task_server, tmp_path):
     assert results["think"] == "ok"
 
 
-def test_untrusted_tool_without_approver_is_denied(tmp_path):
+@pytest.mark.anyio
+async def test_untrusted_tool_without_approver_is_denied(make_core, tmp_path):
     marker = tmp_path / "ran"
     turns = [[call("execute_code", {"code": f"touch {marker}"})], "done"]
-    core = AgentCore(
-        OfflineBackend(turns=turns), agent=AgentConfig(trusted_tools=()), workdir=tmp_path
+    core = await make_core(
+        OfflineBackend(turns=turns), agent=AgentConfig(trusted_tools=()), autosave=True, start=False
     )
-    _, events = asyncio.run(run_core(core, "go"))
+    _, events = await run_core(core, "go")
     assert "not in trustedTools" in next(e.result for e in events if isinstance(e, ToolFinished))
     assert not marker.exists()
 
 
-def test_execute_code_runs_in_workdir_with_timeout(tmp_path):
+@pytest.mark.anyio
+async def test_execute_code_runs_in_workdir_with_timeout(make_core, tmp_path):
     turns = [
         [
             call("execute_code", {"code": "pwd; echo out; echo err >&2"}, "sh"),
@@ -393,8 +377,8 @@ def test_execute_code_runs_in_workdir_with_timeout(tmp_path):
         ],
         "done",
     ]
-    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path, approve=allow)
-    _, events = asyncio.run(run_core(core, "go"))
+    core = await make_core(OfflineBackend(turns=turns), approve=allow, autosave=True, start=False)
+    _, events = await run_core(core, "go")
     results = {e.id: e for e in events if isinstance(e, ToolFinished)}
     assert results["sh"].result == f"exit code 0\n{tmp_path.resolve()}\nout\nerr"
     assert results["py"].result == "exit code 0\n42"
@@ -402,21 +386,18 @@ def test_execute_code_runs_in_workdir_with_timeout(tmp_path):
     assert results["fail"].is_error and results["fail"].result == "exit code 3"
 
 
-def test_session_save_restore_roundtrip(tmp_path):
-    core = AgentCore(OfflineBackend(), queue_fallback=True, workdir=tmp_path)
-    asyncio.run(run_core(core, LIST_PROMPT))
+@pytest.mark.anyio
+async def test_session_save_restore_roundtrip(make_core):
+    core = await make_core(queue_fallback=True, autosave=True, start=False)
+    await run_core(core, LIST_PROMPT)
     path = core.save()
     assert path is not None
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     core.rename("report run")
 
-    other = AgentCore(OfflineBackend(), workdir=tmp_path)
-
-    async def restore():
-        async with other:
-            other.restore("report run")
-
-    asyncio.run(restore())
+    other = await make_core(autosave=True, start=False)
+    async with other:
+        other.restore("report run")
     assert other.session.history == core.session.history
     assert other.session.session_id == core.session.session_id
     assert [p.ids for p in other.plans] == [p.ids for p in core.plans]
@@ -426,9 +407,10 @@ def test_session_save_restore_roundtrip(tmp_path):
     assert listed[0].name == "report run" and listed[0].first_prompt.startswith("Ship the report")
 
 
-def test_corrupt_session_file_gives_clear_error(tmp_path):
-    core = AgentCore(OfflineBackend(turns=["x"]), workdir=tmp_path)
-    asyncio.run(run_core(core, "hi"))
+@pytest.mark.anyio
+async def test_corrupt_session_file_gives_clear_error(make_core, tmp_path):
+    core = await make_core(OfflineBackend(turns=["x"]), autosave=True, start=False)
+    await run_core(core, "hi")
     path = core.save()
     path.write_text('{"id": "broken", "history": [')
     with pytest.raises(SessionError, match=r"corrupt session file"):
@@ -440,29 +422,22 @@ def test_corrupt_session_file_gives_clear_error(tmp_path):
         core.restore("nope")
 
 
-def test_switch_agent_rebuilds_servers_and_keeps_fallback(ollie_tasks, tmp_path):
+@pytest.mark.anyio
+async def test_switch_agent_rebuilds_servers_and_keeps_fallback(make_core, ollie_tasks, tmp_path):
     agents = tmp_path / ".ollie" / "agents"
     agents.mkdir(parents=True)
     (agents / "tasks.json").write_text(json.dumps({"mcpServers": ollie_tasks()[0]}))
     seen = []
-    core = AgentCore(
-        OfflineBackend(),
-        fallback_plan_backend=lambda g, s: seen.append(g) or ["x"] * len(s),
-        workdir=tmp_path,
+    core = await make_core(
+        fallback_plan_backend=lambda g, s: seen.append(g) or ["x"] * len(s), autosave=True
     )
-
-    async def scenario():
-        async with core:
-            before = core.list_servers()
-            env = await core.switch_agent("tasks", trust=True)
-            during = core.list_servers()
-            await core.submit(LIST_PROMPT)
-            await core.switch_agent("default")
-            after = core.list_servers()
-            await core.submit(LIST_PROMPT)
-            return before, env, during, after
-
-    before, env, during, after = asyncio.run(scenario())
+    before = core.list_servers()
+    env = await core.switch_agent("tasks", trust=True)
+    during = core.list_servers()
+    await core.submit(LIST_PROMPT)
+    await core.switch_agent("default")
+    after = core.list_servers()
+    await core.submit(LIST_PROMPT)
     assert before.plan_backend == "<lambda>()"
     assert env.task_server == "tasks"
     assert during.plan_backend == "task server 'tasks'"
@@ -478,18 +453,14 @@ def test_switch_agent_rebuilds_servers_and_keeps_fallback(ollie_tasks, tmp_path)
     assert core.plans[0].backend == "task server 'tasks'"
 
 
-def test_compact_replaces_history_with_summary(tmp_path):
-    core = AgentCore(
-        OfflineBackend(turns=["one", "two", "SUMMARY: we said one, two"]), workdir=tmp_path
+@pytest.mark.anyio
+async def test_compact_replaces_history_with_summary(make_core, tmp_path):
+    core = await make_core(
+        OfflineBackend(turns=["one", "two", "SUMMARY: we said one, two"]), autosave=True
     )
-
-    async def scenario():
-        async with core:
-            await core.submit("a")
-            await core.submit("b")
-            return await core.compact()
-
-    done = asyncio.run(scenario())
+    await core.submit("a")
+    await core.submit("b")
+    done = await core.compact()
     assert done.summary == "SUMMARY: we said one, two"
     assert [m.role for m in core.session.history] == ["user", "assistant"]
     first = core.session.history[0].content
@@ -504,22 +475,19 @@ def test_compact_replaces_history_with_summary(tmp_path):
     ]
 
 
-def test_compact_without_a_summary_keeps_the_history(tmp_path):
-    core = AgentCore(OfflineBackend(turns=["one", "   "]), workdir=tmp_path)
-
-    async def scenario():
-        async with core:
-            await core.submit("a")
-            return await core.compact()
-
-    done = asyncio.run(scenario())
+@pytest.mark.anyio
+async def test_compact_without_a_summary_keeps_the_history(make_core, tmp_path):
+    core = await make_core(OfflineBackend(turns=["one", "   "]), autosave=True)
+    await core.submit("a")
+    done = await core.compact()
     assert done.history is None
     assert done.note == "the model gave no summary; the history is unchanged"
     assert [m.content for m in core.session.history] == ["a", "one"]
     assert not core.session.archive_path.exists()
 
 
-def test_submit_while_running_queues(tmp_path):
+@pytest.mark.anyio
+async def test_submit_while_running_queues(make_core, tmp_path):
     asked: list[str] = []
     release = asyncio.Event()
 
@@ -528,30 +496,26 @@ def test_submit_while_running_queues(tmp_path):
         await asyncio.wait_for(release.wait(), 20)  # held inside the model call
         return f"answer to {messages[-1].content}"
 
-    core = AgentCore(OfflineBackend(model), workdir=tmp_path)
-
-    async def scenario():
-        async with core:
-            first = asyncio.create_task(core.submit("one"))
-            await until(lambda: asked == ["one"], what="the first model call")
-            second = await core.submit("two")  # while the model is answering "one"
-            release.set()
-            return await first, second
-
-    first, second = asyncio.run(scenario())
+    core = await make_core(OfflineBackend(model), autosave=True)
+    first = asyncio.create_task(core.submit("one"))
+    await until(lambda: asked == ["one"], what="the first model call")
+    second = await core.submit("two")  # while the model is answering "one"
+    release.set()
+    first = await first
     assert second.queued
     assert first.reply == "answer to two"  # the queued prompt ran right after
     assert [m.content for m in core.session.history if m.role == "user"] == ["one", "two"]
 
 
-def test_api_key_never_saved_or_emitted(tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_api_key_never_saved_or_emitted(make_core, tmp_path, monkeypatch):
     secret = "sk-live-THIS-IS-A-FAKE-KEY-123456"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     # execute_code no longer sees the variable; a file holding the key tests the redaction.
     (tmp_path / "key.txt").write_text(secret)
     turns = [[call("execute_code", {"code": "cat key.txt"})], f"the key is {secret}"]
-    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path, approve=allow)
-    _, events = asyncio.run(run_core(core, "print the key"))
+    core = await make_core(OfflineBackend(turns=turns), approve=allow, autosave=True, start=False)
+    _, events = await run_core(core, "print the key")
     path = core.save()
     assert secret not in path.read_text()
     assert all(secret not in e.result for e in events if isinstance(e, ToolFinished))
@@ -559,16 +523,12 @@ def test_api_key_never_saved_or_emitted(tmp_path, monkeypatch):
     assert tool_message.content == "exit code 0\n***"  # redacted before the model saw it
 
 
-def test_system_prompt_names_workdir_platform_date_and_agent_prompt(tmp_path):
-    core = AgentCore(
-        OfflineBackend(turns=["x"]), agent=AgentConfig(prompt="Answer in French."), workdir=tmp_path
+@pytest.mark.anyio
+async def test_system_prompt_names_workdir_platform_date_and_agent_prompt(make_core, tmp_path):
+    core = await make_core(
+        OfflineBackend(turns=["x"]), agent=AgentConfig(prompt="Answer in French."), autosave=True
     )
-
-    async def scenario():
-        async with core:
-            return core.system_prompt()
-
-    prompt = asyncio.run(scenario())
+    prompt = core.system_prompt()
     assert f"Work dir: {tmp_path.resolve()}" in prompt
     assert "Platform:" in prompt and f"Python {sys.version.split()[0]}" in prompt
     assert "Date: 20" in prompt

@@ -19,7 +19,6 @@ ALLOWED: dict[str, str] = {}
 
 # files still in the old style, to be converted (issue 33); each conversion removes its entry
 NOT_YET_CONVERTED = {
-    "test_agent_core.py",
 }
 
 
