@@ -3,8 +3,8 @@
 A test that builds `AgentCore(...)` itself skips the fixture's defaults (offline model, a
 tmp workdir, no autosave) and its teardown (every core closed, its servers stopped); a
 nested `asyncio.run(scenario())` is a second async style beside `@pytest.mark.anyio`.
-A file may do either only where it says why below; a file that stopped needing its entry
-fails the check too, so the list only shrinks.
+A file may do either only where ALLOWED says why; a file that stopped needing its entry
+fails the check too, so the list stays true.
 """
 
 from __future__ import annotations
@@ -14,12 +14,9 @@ from pathlib import Path
 
 CORE_TESTS = Path(__file__).resolve().parents[1] / "core"
 
-# file -> why it builds AgentCore( or calls asyncio.run( itself
+# file -> why it builds AgentCore( or calls asyncio.run( itself (none needs to today: a
+# script run in a child process is a string here, not a call)
 ALLOWED: dict[str, str] = {}
-
-# files still in the old style, to be converted (issue 33); each conversion removes its entry
-NOT_YET_CONVERTED = {
-}
 
 
 def old_style_calls(source: str) -> list[str]:
@@ -53,8 +50,7 @@ def offenders() -> dict[str, list[str]]:
 
 
 def test_core_tests_build_cores_with_make_core_and_run_as_anyio_tests():
-    excused = ALLOWED.keys() | NOT_YET_CONVERTED
-    unexcused = {name: calls for name, calls in offenders().items() if name not in excused}
+    unexcused = {name: calls for name, calls in offenders().items() if name not in ALLOWED}
     assert unexcused == {}, (
         "build cores with `await make_core(...)` (tests/conftest.py) in an "
         "`@pytest.mark.anyio async def` test, or say in ALLOWED why this file cannot"
@@ -62,7 +58,7 @@ def test_core_tests_build_cores_with_make_core_and_run_as_anyio_tests():
 
 
 def test_every_excused_file_still_needs_its_entry():
-    stale = (ALLOWED.keys() | NOT_YET_CONVERTED) - offenders().keys()
+    stale = ALLOWED.keys() - offenders().keys()
     assert stale == set(), "remove the entries of files that no longer need them"
 
 
