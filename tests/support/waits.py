@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import subprocess
 import time
 from collections.abc import Callable
 
@@ -26,3 +28,13 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"{what or 'the condition'} not reached within {timeout} s")
         time.sleep(interval)
+
+
+def listening(port: int, proc: subprocess.Popen) -> bool:
+    """Whether a server process accepts connections on 127.0.0.1:`port` (an exited one fails)."""
+    assert proc.poll() is None, f"the server exited ({proc.returncode})"
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+    except OSError:
+        return False
+    return True

@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.support.tasks_harness import PYTHON_M, cli
+from tests.support.waits import listening, wait_until
 
 DB_URL = "postgresql://app:s3cret-pw@127.0.0.1:1/tasks"  # nothing listens on port 1
 
@@ -69,15 +69,7 @@ def _serve_http(db: Path, *args: str, env: dict[str, str]) -> tuple[int, str]:
         env=env,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, "server exited"
-                assert time.monotonic() < deadline, "server did not listen"
-                time.sleep(0.05)
+        wait_until(lambda: listening(port, proc), 30, "the server listening")
         status = httpx.get(
             f"http://127.0.0.1:{port}/mcp", headers={"Authorization": "Bearer tok-file-1"}
         ).status_code

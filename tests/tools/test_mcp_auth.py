@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ from ollie_nb.core import AgentConfig, AgentCore, EnvDescription, ServerDescript
 from ollie_nb.llm import OfflineBackend
 from ollie_nb.tools import McpServer
 from tests.support.tasks_harness import PYTHON_M
+from tests.support.waits import listening, wait_until
 
 REFUSED = "the server refused the credentials (HTTP 401: missing or wrong bearer token)"
 
@@ -35,15 +35,7 @@ def _serving(db: Path, token: str, port: int) -> Iterator[str]:
     argv = [*PYTHON_M, "serve", "--db", str(db), "--http", "--port", str(port), "--token", token]
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, "ollie-tasks exited"
-                assert time.monotonic() < deadline, "ollie-tasks did not listen within 30 s"
-                time.sleep(0.05)
+        wait_until(lambda: listening(port, proc), 30, "ollie-tasks listening")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
