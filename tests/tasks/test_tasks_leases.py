@@ -24,6 +24,7 @@ from mcp import Client
 from ollie_nb.tasks import SCHEMA_VERSION, InvalidTaskError, open_store
 from tests.support.agents import FIXTURES
 from tests.support.tasks_harness import claim_token, cli, connect, fails, ok
+from tests.support.waits import wait_until
 
 CLAIMER = FIXTURES / "tasks_lease_claimer.py"
 
@@ -148,10 +149,8 @@ def test_a_lapsed_claim_reads_as_open_with_no_write_in_between(any_db: str | Pat
     assert cli(any_db, "claim", task, "--as", "ann", "--lease", "1").returncode == 0
     with open_store(any_db, create=False) as reader:
         assert [t.id for t in reader.ready()] == []
-        deadline = time.monotonic() + 20
-        while not reader.ready():  # nobody writes: reading alone must see the lease over
-            assert time.monotonic() < deadline, "the lapsed claim never read as open"
-            time.sleep(0.05)
+        # nobody writes: reading alone must see the lease over
+        wait_until(reader.ready, 20, "the lapsed claim read as open")
         assert [(t.id, t.status, t.assignee) for t in reader.ready()] == [(task, "open", "")]
         assert reader.get(blocked).ready is False
         lapsed = [e for e in reader.events(0, 1000) if e.type == "lease_expired"]
@@ -176,14 +175,13 @@ def test_eight_claimers_on_expiring_leases_hold_each_task_once_per_lease(
     ]
     try:
         with open_store(any_db, create=False) as probe:
-            deadline = time.monotonic() + 120
-            while True:  # until every task was claimed `rounds` times
-                claims = [e for e in probe.events(0, 1000) if e.type == "claimed"]
-                if all(sum(e.task == t for e in claims) >= rounds for t in ids):
-                    break
-                assert time.monotonic() < deadline, f"only {len(claims)} claims so far"
+
+            def every_task_claimed_rounds_times() -> bool:
                 assert [p.poll() for p in procs] == [None] * 8, "a claimer stopped early"
-                time.sleep(0.2)
+                claims = [e for e in probe.events(0, 1000) if e.type == "claimed"]
+                return all(sum(e.task == t for e in claims) >= rounds for t in ids)
+
+            wait_until(every_task_claimed_rounds_times, 120, f"{rounds} claims of each task", 0.2)
         stop.touch()
         won = [(f"w{n}", p.communicate(timeout=60)[0].split()) for n, p in enumerate(procs)]
         assert [p.returncode for p in procs] == [0] * 8
