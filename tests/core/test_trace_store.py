@@ -7,12 +7,12 @@ MLflow's own client (`mlflow.search_traces`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -22,6 +22,7 @@ from ollie_nb.core import disable_tracing, enable_tracing
 from tests.conftest import read_db
 from tests.support.absent import skip_or_fail
 from tests.support.agents import tasks_agent
+from tests.support.waits import wait_until
 
 try:
     import mlflow
@@ -55,21 +56,17 @@ def mlflow_server(tmp_path: Path, monkeypatch):
         args, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     url = f"http://127.0.0.1:{port}"
+
+    def healthy() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"mlflow server exited: {(tmp_path / 'mlflow.log').read_text()}")
+        try:
+            return httpx.get(f"{url}/health", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
     try:
-        deadline = time.monotonic() + START_LIMIT
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(
-                    f"mlflow server exited: {(tmp_path / 'mlflow.log').read_text()}"
-                )
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"mlflow server not up within {START_LIMIT} s")
-            time.sleep(0.5)
+        wait_until(healthy, START_LIMIT, "mlflow server's /health", interval=0.5)
         yield url
     finally:
         os.killpg(proc.pid, signal.SIGTERM)  # the server and its uvicorn worker
@@ -82,13 +79,17 @@ def mlflow_server(tmp_path: Path, monkeypatch):
 
 
 def traces_of(experiment: str, count: int) -> list:
-    """The experiment's traces, read until `count` have arrived (bounded)."""
-    deadline = time.monotonic() + 60
-    while True:
-        traces = mlflow.search_traces(locations=[experiment], return_type="list")
-        if len(traces) >= count or time.monotonic() > deadline:
-            return traces
-        time.sleep(0.5)
+    """The experiment's traces, read until `count` have arrived (bounded: the test's own
+    assertions say what is missing after that)."""
+    traces: list = []
+
+    def arrived() -> bool:
+        traces[:] = mlflow.search_traces(locations=[experiment], return_type="list")
+        return len(traces) >= count
+
+    with contextlib.suppress(AssertionError):  # what has arrived is checked by the test
+        wait_until(arrived, 60, f"{count} traces", interval=0.5)
+    return traces
 
 
 @pytest.mark.timeout(480)
