@@ -2750,6 +2750,36 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "the first %ollie command reads package metadata (zipfile, csv, email) with tracing off",
     ),
+    Mutant(
+        "first-mcp-call-builds-iri-grammars",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    defer_iri_grammars()\n    with _lock:\n",
+        "    with _lock:\n",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "the first call of a stdio tool with an output schema takes seconds (jsonschema's IRI grammars)",
+    ),
+    Mutant(
+        "first-mcp-call-loads-jsonschema",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    loader.start()\n",
+        "",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "the first call of a stdio tool with an output schema waits for jsonschema to load",
+    ),
+    Mutant(
+        "iri-stand-in-passes-everything",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    return bool(_real().is_valid_syntax(rule, value))\n",
+        "    return True\n",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "jsonschema's iri format accepts any text once ollie_nb connected an MCP server",
+    ),
 )
 
 
