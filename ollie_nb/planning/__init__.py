@@ -52,6 +52,8 @@ from ollie_nb.planning._review import (
     discard_note,
     edited_note,
     held_message,
+    read_held,
+    read_queued,
     read_review,
     rejection_prompt,
 )
@@ -183,6 +185,8 @@ __all__ = [
     "plan_view",
     "queue_items",
     "queue_prompts",
+    "read_held",
+    "read_queued",
     "read_review",
     "read_state",
     "read_step",
