@@ -37,6 +37,7 @@ from ollie_nb.planning import (
     Review,
     StepState,
     plan_svg,
+    readable_rankdir,
 )
 
 if TYPE_CHECKING:
@@ -233,7 +234,7 @@ class DraftGraph:
         self.draft = draft
         self.statuses = statuses  # task id -> status word (a saved plan's steps)
         self.rankdir = rankdir
-        self.widget = widgets.HTML("", layout=widgets.Layout(flex="1 1 24em", overflow="auto"))
+        self.widget = widgets.HTML("", layout=widgets.Layout(width="100%", overflow="auto"))
         self.widget.add_class("ollie-plan-graph")
         self._svg = ""  # the last graph drawn of a valid draft
         self._drawing: concurrent.futures.Future[str] | None = None
@@ -245,7 +246,8 @@ class DraftGraph:
         ids = [str(self.draft.number_of(r.key)) for r in rows]
         statuses = {i: self.statuses.get(r.task_id, "") for i, r in enumerate(rows)}
         statuses = {i: s for i, s in statuses.items() if s}
-        return plan_svg(self.draft.goal, steps, ids, statuses or None, rankdir=self.rankdir)
+        rankdir = readable_rankdir(steps, self.rankdir)  # a long chain: top to bottom
+        return plan_svg(self.draft.goal, steps, ids, statuses or None, rankdir=rankdir)
 
     def draw(self, poll: Poll | None) -> None:
         """Draw the draft as it is now; `poll` shows the drawing when it is done (None: wait)."""
@@ -331,7 +333,7 @@ class PlanEditor:
         self.goal.observe(lambda c: self.edit(None, "goal", c["new"]), names="value")
         self.drawing = DraftGraph(self.draft, self.statuses, self.rankdir)
         self.graph = self.drawing.widget
-        self.rows_box = widgets.VBox([])
+        self.rows_box = widgets.VBox([], layout={"width": "100%"})
         self.add_button = widgets.Button(description="add step", icon="plus")
         self.add_button.on_click(lambda _: self.add_step())
         self.problems = widgets.HTML("")
@@ -340,12 +342,13 @@ class PlanEditor:
         self.status = widgets.HTML("")
         self.status.add_class("ollie-plan-status")
         self.buttons = self._decision_buttons(widgets)
-        steps = widgets.VBox([self.rows_box, self.add_button], layout={"flex": "1 1 30em"})
         self.widget = widgets.VBox(
-            [
+            [  # the graph above the rows, both at the cell's width: labels and titles readable
                 self.header,
                 self.goal,
-                widgets.HBox([self.graph, steps], layout={"flex_flow": "row wrap"}),
+                self.graph,
+                self.rows_box,
+                self.add_button,
                 self.problems,
                 widgets.HBox([*self.buttons.values(), *self._comment_box()]),
                 self.status,

@@ -103,6 +103,7 @@ from ollie_nb.planning.graph import (
     plan_graph,
     plan_svg,
     plan_view,
+    readable_rankdir,
     status_word,
 )
 from ollie_nb.planning.prompts import HELD_MESSAGE, NO_BACKEND, QUEUED_MESSAGE
@@ -190,6 +191,7 @@ __all__ = [
     "read_review",
     "read_state",
     "read_step",
+    "readable_rankdir",
     "rejection_prompt",
     "state_label",
     "status_failed",
