@@ -80,7 +80,7 @@ class TurnView:
         self._plan_updates: list[Callable[[Any], None]] = []
         self._undrawn: list[PlanGraphView] = []  # shown as text while dot draws them
         self._pending_plans: list[PlanGraphView] = []  # shown under the call that made them
-        self._held: list[Any] = []  # editors of held plans: shown under the turn's reply
+        self._held: list[Any] = []  # editors of held plans: shown last, under the replies
         self.progress: tuple[int, int] | None = None
         self.result_reply = ""
         self.interrupted = False
@@ -210,7 +210,7 @@ class TurnView:
             self._show(Notice(event.warning, "warning"))
         if not self.settings.show_plans:
             return
-        if record.held:  # under the reply, so the review's own turn follows it there
+        if record.held:  # shown last, so the review's own turn follows everything above
             self._held.append(self._held_view(record))
             return
         # A plan just filed has every step open. The graph is refreshed with live statuses
@@ -277,14 +277,13 @@ class TurnView:
             self._retry = None
 
     def _show_held(self) -> None:
-        """The editors of plans held in this turn, under its reply (what the reply points to)."""
+        """The editors of plans held in the cell's turns, under the replies (what they point to)."""
         for view in self._held:
             self._show(view)
         self._held = []
 
     def _on_turn_ended(self, event: core.TurnEnded) -> None:
         self._settle()
-        self._show_held()
         if event.interrupted:
             self.interrupted = True
             self._show(Notice("interrupted; the session is still usable", "warning"))
@@ -292,14 +291,15 @@ class TurnView:
         self._refresh_plans()
 
     def finish(self) -> None:
-        """After the last turn: settle, refresh plan statuses, show the usage footer."""
+        """After the last turn: settle, refresh plan statuses, show the usage footer, then the
+        editors of plans held (last: a decision's turn shows under them)."""
         self._settle()
-        self._show_held()
         self._refresh_plans()
         self._show_drawn_plans(wait=True)
         u = self._usage
         if self.settings.usage_footer and u is not None:
             self._show(Footer(self.footer_text(u, time.perf_counter() - self._started)))
+        self._show_held()
 
     def footer_text(self, u: core.UsageReported, seconds: float) -> str:
         """This cell's figures, then the session's (which counts its sub-agents' requests)."""

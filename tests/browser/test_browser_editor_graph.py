@@ -2,13 +2,15 @@
 
 A 1280 px wide page with the file browser open; a held 5-step chain with long titles. Every
 label of the rendered graph is at least 10 px tall, every title is in the graph whole
-(wrapped, not cut), and every row shows its whole title. The screenshot stays in the
-test's tmp_path (editor-graph.png) for a look.
+(wrapped, not cut), and every row shows its whole title. After Approve, the approval's turn
+shows under the reply and the editor, and no text written for the model is in sight. The
+screenshots stay in the test's tmp_path (editor-graph.png, approved.png) for a look.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,20 @@ ROWS = """() => [...document.querySelectorAll('.ollie-plan-editor .ollie-plan-ro
   .filter((i) => i.placeholder === 'title')
   .map((i) => ({value: i.value, whole: i.scrollWidth <= i.clientWidth + 1}))"""
 
+# Where the reply, the editor and the approval's turn are in the cell, top to bottom.
+ORDER = """() => {
+  const cell = document.querySelector('.ollie-plan-editor').closest('.jp-Cell');
+  const top = (el) => (el ? el.getBoundingClientRect().top : null);
+  const reply = [...cell.querySelectorAll('.jp-OutputArea-output p')]
+    .find((p) => p.textContent.includes('waiting for your review'));
+  const told = [...cell.querySelectorAll('.ollie-plan-editor p')]
+    .find((p) => p.textContent.includes('Plan 1 was approved'));
+  return {reply: top(reply), editor: top(cell.querySelector('.ollie-plan-editor')), told: top(told)};
+}"""
+# The text a person sees in the cell's outputs (a tool call's closed details left out).
+VISIBLE = """() => document.querySelector('.ollie-plan-editor').closest('.jp-Cell')
+  .querySelector('.jp-Cell-outputArea').innerText"""
+
 
 def open_file_browser(page: Any) -> None:
     """The left sidebar with the file browser, as JupyterLab opens it for a new user."""
@@ -72,6 +88,17 @@ def test_a_long_chain_in_the_editor_has_readable_labels_and_whole_titles(
         drawn = page.evaluate(LABELS)
         rows = page.evaluate(ROWS)
         page.screenshot(path=tmp_path / "editor-graph.png", full_page=True)
+        page.locator(".ollie-plan-editor button", has_text=re.compile(r"^Approve$")).click()
+        told = page.get_by_text("Plan 1 was approved")
+        told.wait_for(timeout=UI)
+        told.scroll_into_view_if_needed()
+        page.screenshot(path=tmp_path / "approved.png")
+        order = page.evaluate(ORDER)
+        visible = page.evaluate(VISIBLE)
+
+    assert None not in order.values() and order["reply"] < order["editor"] < order["told"], order
+    assert "waiting for your review: approve, edit or send it back below" in visible
+    assert "Stop here" not in visible and "awaits the user's review" not in visible
 
     shown = [" ".join(lines[1:]) for lines in drawn["nodes"]]  # below each node's number
     assert shown == TITLES, shown

@@ -68,6 +68,7 @@ async def test_a_held_plans_editor_is_shown_under_the_reply(make_core: Any) -> N
     assert any(isinstance(e, PlanMade) and e.record.held for e in events)
     replies = [i for i, out in enumerate(shown) if isinstance(out, Reply)]
     assert replies and shown.index(editor) > replies[-1], shown
+    assert shown[-1] is editor  # the last output, so a decision's turn follows everything
     assert "waiting for your review" in shown[replies[-1]].markdown
 
 
