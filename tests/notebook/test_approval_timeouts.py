@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 
+import pytest
+
 from ollie_nb.core._routing import TrustGate
 from ollie_nb.notebook._approval import (
     ONCE,
@@ -31,32 +33,35 @@ def approver(on_main) -> Approvals:
     )
 
 
-def test_a_request_the_kernel_thread_never_takes_is_denied_after_the_timeout():
+@pytest.mark.anyio
+async def test_a_request_the_kernel_thread_never_takes_is_denied_after_the_timeout():
     never: concurrent.futures.Future = concurrent.futures.Future()  # the widget is never shown
     approve = approver(lambda fn: never)
 
-    allowed = asyncio.run(asyncio.wait_for(approve("execute_code", {"code": "x"}), 5))
+    allowed = await asyncio.wait_for(approve("execute_code", {"code": "x"}), 5)
     assert allowed is False and approve.allowed == set()
 
 
-def test_a_widget_nobody_answers_is_denied_after_the_timeout():
+@pytest.mark.anyio
+async def test_a_widget_nobody_answers_is_denied_after_the_timeout():
     shown: concurrent.futures.Future = concurrent.futures.Future()
     unanswered: concurrent.futures.Future = concurrent.futures.Future()
     shown.set_result(unanswered)  # the widget is shown; its answer never comes
     approve = approver(lambda fn: shown)
 
-    allowed = asyncio.run(asyncio.wait_for(approve("execute_code", {"code": "x"}), 5))
+    allowed = await asyncio.wait_for(approve("execute_code", {"code": "x"}), 5)
     assert allowed is False
 
 
-def test_an_answer_that_comes_is_applied():
+@pytest.mark.anyio
+async def test_an_answer_that_comes_is_applied():
     shown: concurrent.futures.Future = concurrent.futures.Future()
     answered: concurrent.futures.Future = concurrent.futures.Future()
     answered.set_result(ONCE)
     shown.set_result(answered)
     approve = approver(lambda fn: shown)
 
-    assert asyncio.run(asyncio.wait_for(approve("execute_code", {"code": "x"}), 5)) is True
+    assert await asyncio.wait_for(approve("execute_code", {"code": "x"}), 5) is True
 
 
 def answering(answer: str):
@@ -93,31 +98,33 @@ def scoped_approver(answer: str, where: dict) -> tuple[list, Approvals]:
     return asked, approve
 
 
-def ask(approve: Approvals, name: str) -> bool:
-    return asyncio.run(asyncio.wait_for(approve(name, {"path": "x"}), 5))
+async def ask(approve: Approvals, name: str) -> bool:
+    return await asyncio.wait_for(approve(name, {"path": "x"}), 5)
 
 
-def test_allow_for_this_session_is_one_tool_of_one_server_and_ends_with_the_scope():
+@pytest.mark.anyio
+async def test_allow_for_this_session_is_one_tool_of_one_server_and_ends_with_the_scope():
     """23.10: allowing `write_file` of one server later allowed another server's
     `write_file`, and the allowance outlived `%ollie agent` and `%ollie clear`."""
     where = {"write_file": "local", "remote__write_file": "remote", "scope": ("s1", "a", "")}
     asked, approve = scoped_approver(SESSION, where)
-    assert ask(approve, "write_file") and len(asked) == 1
-    assert ask(approve, "write_file") and len(asked) == 2  # described, then allowed unasked
+    assert await ask(approve, "write_file") and len(asked) == 1
+    assert await ask(approve, "write_file") and len(asked) == 2  # described, then allowed unasked
     approve.on_main = lambda fn: concurrent.futures.Future()  # nobody answers: asking is a No
     where["write_file"] = "remote"  # the same name now routes to another server
-    assert not ask(approve, "write_file")
-    assert not ask(approve, "remote__write_file")
+    assert not await ask(approve, "write_file")
+    assert not await ask(approve, "remote__write_file")
     where["write_file"] = "local"
-    assert ask(approve, "write_file")  # the allowance itself is still there
+    assert await ask(approve, "write_file")  # the allowance itself is still there
     where["scope"] = ("s2", "a", "")  # %ollie clear: a new session id
-    assert not ask(approve, "write_file")
+    assert not await ask(approve, "write_file")
     approve.allowed.add(("local", "write_file"))
     where["scope"] = ("s2", "b", "/x/b.json")  # %ollie agent b
-    assert not ask(approve, "write_file") and approve.allowed == set()
+    assert not await ask(approve, "write_file") and approve.allowed == set()
 
 
-def test_a_call_with_secret_looking_values_is_asked_each_time_and_shows_where():
+@pytest.mark.anyio
+async def test_a_call_with_secret_looking_values_is_asked_each_time_and_shows_where():
     _, on_main = answering(SESSION)
     requests: list[ApprovalRequest] = []
 
@@ -126,14 +133,15 @@ def test_a_call_with_secret_looking_values_is_asked_each_time_and_shows_where():
         return requests[-1]
 
     approve = Approvals(lambda: "ask", lambda: 0.2, describe, on_main, lambda: False, print)
-    assert asyncio.run(approve("task_note", {"note": "key ***"}))
+    assert await approve("task_note", {"note": "key ***"})
     assert approve.allowed == set()  # "for this session" is this call only
     html, text = request_html(requests[0]), request_text(requests[0])
     for shown in (html, text):
         assert "secret-looking values at note (shown as ***)" in shown
 
 
-def test_an_approval_that_cannot_be_shown_is_a_deny():
+@pytest.mark.anyio
+async def test_an_approval_that_cannot_be_shown_is_a_deny():
     """23.13: the widget never appears (the display fails): the gate denies, the user is told."""
 
     def on_main(fn):
@@ -143,6 +151,6 @@ def test_an_approval_that_cannot_be_shown_is_a_deny():
 
     errors: list[str] = []
     gate = TrustGate((), approver(on_main), lambda s: None, on_error=errors.append)
-    allowed = asyncio.run(asyncio.wait_for(gate.allows("execute_code", "t", "execute", {}), 5))
+    allowed = await asyncio.wait_for(gate.allows("execute_code", "t", "execute", {}), 5)
     assert allowed is False
     assert errors == ["approval callback failed: RuntimeError: no frontend to display in"]
