@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -25,14 +24,11 @@ from tests.support.agents import FIXTURES
 KEY = "sk-test-0123456789abcdefghij"
 
 
-def run(core: AgentCore, prompt: str = "go") -> list:
-    async def scenario():
-        async with core:
-            events: list = []
-            await core.submit(prompt, events.append)
-            return events
-
-    return asyncio.run(scenario())
+async def run(core: AgentCore, prompt: str = "go") -> list:
+    async with core:
+        events: list = []
+        await core.submit(prompt, events.append)
+        return events
 
 
 def tasks_and_markers(tmp_path: Path, trusted: list[str] | None = None) -> AgentConfig:
@@ -51,7 +47,10 @@ def tasks_and_markers(tmp_path: Path, trusted: list[str] | None = None) -> Agent
 
 
 @pytest.mark.slow
-def test_without_trusted_tools_only_the_plan_store_and_planning_run_unasked(tmp_path):
+@pytest.mark.anyio
+async def test_without_trusted_tools_only_the_plan_store_and_planning_run_unasked(
+    make_core, tmp_path
+):
     asked: list[str] = []
     calls = [
         ToolCall("p", "reasoning_plan", json.dumps({"goal": "G", "steps": [{"title": "a"}]})),
@@ -59,13 +58,14 @@ def test_without_trusted_tools_only_the_plan_store_and_planning_run_unasked(tmp_
         ToolCall("m", "touch", json.dumps({"path": str(tmp_path / "touched")})),
         ToolCall("e", "execute_code", json.dumps({"code": f"touch {tmp_path / 'executed'}"})),
     ]
-    core = AgentCore(
+    core = await make_core(
         OfflineBackend(turns=[calls, "done"]),
         agent=tasks_and_markers(tmp_path),
-        workdir=tmp_path,
         approve=lambda name, args: asked.append(name) or False,
+        autosave=True,
+        start=False,
     )
-    events = run(core)
+    events = await run(core)
     results = {e.tool: e for e in events if isinstance(e, ToolFinished)}
     assert not results["reasoning_plan"].is_error
     assert not results["task_list"].is_error
@@ -79,17 +79,19 @@ def test_without_trusted_tools_only_the_plan_store_and_planning_run_unasked(tmp_
 
 
 @pytest.mark.slow
-def test_a_task_tool_of_a_server_that_is_not_the_task_server_asks_first(tmp_path):
+@pytest.mark.anyio
+async def test_a_task_tool_of_a_server_that_is_not_the_task_server_asks_first(make_core, tmp_path):
     asked: list[str] = []
     # "tasks" is the wired task server (it has task_create); "markers" only looks like one
     calls = [ToolCall("m", "task_purge", json.dumps({"path": str(tmp_path / "purged")}))]
-    core = AgentCore(
+    core = await make_core(
         OfflineBackend(turns=[calls, "done"]),
         agent=tasks_and_markers(tmp_path),
-        workdir=tmp_path,
         approve=lambda name, args: asked.append(name) or False,
+        autosave=True,
+        start=False,
     )
-    (result,) = [e for e in run(core) if isinstance(e, ToolFinished)]
+    (result,) = [e for e in (await run(core)) if isinstance(e, ToolFinished)]
     assert asked == ["task_purge"]
     assert result.result == (
         "error: task_purge is not in trustedTools and was not approved; it did not run"
@@ -97,10 +99,11 @@ def test_a_task_tool_of_a_server_that_is_not_the_task_server_asks_first(tmp_path
     assert not (tmp_path / "purged").exists()
 
 
-def test_with_no_one_to_ask_a_tool_outside_trust_is_denied(tmp_path):
+@pytest.mark.anyio
+async def test_with_no_one_to_ask_a_tool_outside_trust_is_denied(make_core, tmp_path):
     calls = [ToolCall("e", "execute_code", json.dumps({"code": f"touch {tmp_path / 'x'}"}))]
-    core = AgentCore(OfflineBackend(turns=[calls, "done"]), workdir=tmp_path)
-    events = run(core)
+    core = await make_core(OfflineBackend(turns=[calls, "done"]), autosave=True, start=False)
+    events = await run(core)
     (result,) = [e for e in events if isinstance(e, ToolFinished)]
     assert result.is_error and "was not approved" in result.result
     assert not (tmp_path / "x").exists()
@@ -132,19 +135,27 @@ def test_the_readme_example_no_longer_trusts_an_mcp_tool_named_like_a_builtin():
     assert gate.trusts("task_update", "tasks")
 
 
-def test_execute_code_sees_no_secrets_unless_the_agent_passes_them(tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_execute_code_sees_no_secrets_unless_the_agent_passes_them(
+    make_core, tmp_path, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-" + "x" * 20)
     monkeypatch.setenv("DATABASE_URL", "postgresql://app:hunter2hunter2@db/x")
     code = "echo key=${OPENAI_API_KEY:-none} tok=${MY_SERVICE_TOKEN:-none} db=${DATABASE_URL:-none}"
     calls = [ToolCall("e", "execute_code", json.dumps({"code": code}))]
     agent = AgentConfig.from_dict({"trustedTools": ["execute/*"], "passEnv": ["MY_SERVICE_TOKEN"]})
-    core = AgentCore(OfflineBackend(turns=[calls, "done"]), agent=agent, workdir=tmp_path)
-    (result,) = [e for e in run(core) if isinstance(e, ToolFinished)]
+    core = await make_core(
+        OfflineBackend(turns=[calls, "done"]), agent=agent, autosave=True, start=False
+    )
+    (result,) = [e for e in (await run(core)) if isinstance(e, ToolFinished)]
     assert result.result == "exit code 0\nkey=none tok=*** db=none"  # passed, but redacted
 
 
-def test_hooks_see_no_secrets_and_their_warnings_are_redacted(tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_hooks_see_no_secrets_and_their_warnings_are_redacted(
+    make_core, tmp_path, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("GH_PAT", "ghp_" + "y" * 30)
     seen = tmp_path / "hook-env.txt"
@@ -158,8 +169,8 @@ def test_hooks_see_no_secrets_and_their_warnings_are_redacted(tmp_path, monkeypa
             }
         }
     )
-    core = AgentCore(OfflineBackend(turns=["done"]), agent=agent, workdir=tmp_path)
-    events = run(core)
+    core = await make_core(OfflineBackend(turns=["done"]), agent=agent, autosave=True, start=False)
+    events = await run(core)
     hook_env = seen.read_text()
     assert "OPENAI_API_KEY" not in hook_env and "GH_PAT" not in hook_env
     assert "PATH=" in hook_env
@@ -223,7 +234,9 @@ def test_a_bare_name_is_looked_up_in_the_agent_dirs_only(tmp_path, monkeypatch):
 
 
 @pytest.mark.anyio
-async def test_resume_loads_a_project_agent_only_when_trusted_as_it_is_now(tmp_path, monkeypatch):
+async def test_resume_loads_a_project_agent_only_when_trusted_as_it_is_now(
+    make_core, tmp_path, monkeypatch
+):
     """23.1: `%ollie resume` switched to the recorded agent path without the trust check,
     so a project agent changed after it was trusted (a `git pull`) ran as it is now."""
     monkeypatch.setenv("OLLIE_CONFIG_DIR", str(tmp_path / "config"))
@@ -236,14 +249,18 @@ async def test_resume_loads_a_project_agent_only_when_trusted_as_it_is_now(tmp_p
     file.write_text(json.dumps({"prompt": "reviewed"}))
 
     async def first() -> str:
-        core = AgentCore(OfflineBackend(turns=["hello"]), workdir=project)
+        core = await make_core(
+            OfflineBackend(turns=["hello"]), workdir=project, autosave=True, start=False
+        )
         async with core:
             await core.switch_agent("cloned", trust=True)
             await core.submit("hi")
             return core.session.session_id
 
     async def resume(session_id: str) -> tuple[str, str]:
-        core = AgentCore(OfflineBackend(turns=["again"]), workdir=project)
+        core = await make_core(
+            OfflineBackend(turns=["again"]), workdir=project, autosave=True, start=False
+        )
         async with core:
             note = await core.resume(session_id)
             return note, core.config.name
