@@ -97,18 +97,14 @@ def wire(request) -> Wire:
     return request.param
 
 
-def run_turns(core: AgentCore, *prompts: str) -> list[tuple[Any, list]]:
-    """Submit prompts one after another on one loop; each with its own event list."""
-
-    async def scenario():
-        out = []
-        async with core:
-            for prompt in prompts:
-                events: list = []
-                out.append((await core.submit(prompt, events.append), events))
-        return out
-
-    return asyncio.run(scenario())
+async def run_turns(core: AgentCore, *prompts: str) -> list[tuple[Any, list]]:
+    """Submit prompts one after another; each with its own event list."""
+    out = []
+    async with core:
+        for prompt in prompts:
+            events: list = []
+            out.append((await core.submit(prompt, events.append), events))
+    return out
 
 
 def errors(events) -> list[str]:
@@ -121,11 +117,12 @@ def assert_next_turn_works(turn, provider: FakeProvider, before: int) -> None:
     assert len(provider.requests) == before + 1
 
 
-def test_429_then_success_emits_retries_and_the_reply(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_429_then_success_emits_retries_and_the_reply(make_core, provider, wire, tmp_path):
     limited = json_reply(429, {"error": {"message": "Rate limit reached"}}, {"Retry-After": "0"})
     provider.queue(limited, limited, Reply(chunks=wire.text("Hello", " there")))
-    core = AgentCore(wire.make(provider), workdir=tmp_path)
-    ((result, events),) = run_turns(core, "hi")
+    core = await make_core(wire.make(provider), autosave=True, start=False)
+    ((result, events),) = await run_turns(core, "hi")
     retries = [e for e in events if isinstance(e, Retrying)]
     assert [e.attempt for e in retries] == [1, 2]
     assert all("Rate limit reached" in e.reason for e in retries)
@@ -137,11 +134,14 @@ def test_429_then_success_emits_retries_and_the_reply(provider, wire, tmp_path):
     assert len(provider.requests) == 3
 
 
-def test_429_forever_is_one_clear_error_and_the_next_turn_works(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_429_forever_is_one_clear_error_and_the_next_turn_works(
+    make_core, provider, wire, tmp_path
+):
     limited = json_reply(429, {"error": {"message": "Rate limit reached"}})
     provider.queue(*[limited] * 4, Reply(chunks=wire.text("fine again")))
-    core = AgentCore(wire.make(provider), workdir=tmp_path)
-    (failed, failed_events), nxt = run_turns(core, "hi", "and now?")
+    core = await make_core(wire.make(provider), autosave=True, start=False)
+    (failed, failed_events), nxt = await run_turns(core, "hi", "and now?")
     assert errors(failed_events) == [
         f"{wire.name}: HTTP 429: Rate limit reached (gave up after 3 retries)"
     ]
@@ -166,24 +166,28 @@ def assert_error_kept_out_of_the_context(core: AgentCore, provider, error: str) 
     assert [e["error"] for e in saved["errors"]] == [error] and saved["errors"][0]["at"] == 1
 
 
-def test_500_is_not_retried_and_the_next_turn_works(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_500_is_not_retried_and_the_next_turn_works(make_core, provider, wire, tmp_path):
     provider.queue(
         json_reply(500, {"error": {"message": "The server had an error"}}),
         Reply(chunks=wire.text("fine again")),
     )
-    core = AgentCore(wire.make(provider), workdir=tmp_path)
-    (_, events), nxt = run_turns(core, "hi", "again")
+    core = await make_core(wire.make(provider), autosave=True, start=False)
+    (_, events), nxt = await run_turns(core, "hi", "again")
     assert errors(events) == [f"{wire.name}: HTTP 500: The server had an error"]
     assert not [e for e in events if isinstance(e, Retrying)]
     assert_next_turn_works(nxt, provider, 1)
     assert_consistent(core.session.history)
 
 
-def test_connection_reset_mid_stream_keeps_history_consistent(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_connection_reset_mid_stream_keeps_history_consistent(
+    make_core, provider, wire, tmp_path
+):
     broken = wire.text("Hello", " half", " a reply")
     provider.queue(Reply(chunks=broken, reset_after=3), Reply(chunks=wire.text("fine again")))
-    core = AgentCore(wire.make(provider), workdir=tmp_path)
-    (_, events), nxt = run_turns(core, "hi", "again")
+    core = await make_core(wire.make(provider), autosave=True, start=False)
+    (_, events), nxt = await run_turns(core, "hi", "again")
     (error,) = errors(events)
     assert error.startswith(f"{wire.name}: connection lost while streaming from")
     streamed = "".join(e.text for e in events if isinstance(e, TextDelta))
@@ -194,14 +198,17 @@ def test_connection_reset_mid_stream_keeps_history_consistent(provider, wire, tm
     assert_consistent(core.session.history)
 
 
-def test_error_after_a_tool_call_leaves_the_call_answered(provider, wire, tmp_path):
+@pytest.mark.anyio
+async def test_error_after_a_tool_call_leaves_the_call_answered(
+    make_core, provider, wire, tmp_path
+):
     provider.queue(
         Reply(chunks=wire.think("call_1")),
         json_reply(500, {"error": {"message": "upstream failed"}}),
         Reply(chunks=wire.text("fine again")),
     )
-    core = AgentCore(wire.make(provider), workdir=tmp_path)
-    (_, events), nxt = run_turns(core, "think first", "again")
+    core = await make_core(wire.make(provider), autosave=True, start=False)
+    (_, events), nxt = await run_turns(core, "think first", "again")
     assert [e.result for e in events if isinstance(e, ToolFinished)] == ["ok"]
     assert errors(events) == [f"{wire.name}: HTTP 500: upstream failed"]
     assert [m.role for m in core.session.history[:4]] == ["user", "assistant", "tool", "user"]
@@ -213,12 +220,14 @@ def test_error_after_a_tool_call_leaves_the_call_answered(provider, wire, tmp_pa
 
 
 @pytest.mark.anyio
-async def test_stalled_stream_is_interrupted_and_the_connection_closed(provider, wire, tmp_path):
+async def test_stalled_stream_is_interrupted_and_the_connection_closed(
+    make_core, provider, wire, tmp_path
+):
     provider.queue(
         Reply(chunks=wire.text("Hello", " and then")[:3], hold_open=True),
         Reply(chunks=wire.text("fine again")),
     )
-    core = AgentCore(wire.make(provider), workdir=tmp_path)
+    core = await make_core(wire.make(provider), autosave=True, start=False)
 
     async def scenario():
         async with core:
