@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ollie_nb.core import AgentCore, Notice, ToolFinished
+from ollie_nb.core import Notice, ToolFinished
 from ollie_nb.llm import OfflineBackend, OpenAIBackend, ToolCall
 from ollie_nb.planning import NO_BACKEND, plan_svg
 from ollie_nb.tools import Dispatcher, ReasoningServer, ToolResult
@@ -103,7 +103,7 @@ def call(name: str, arguments: str, call_id: str) -> ToolCall:
 
 
 @pytest.mark.anyio
-async def test_raw_arguments_the_model_might_send(tmp_path):
+async def test_raw_arguments_the_model_might_send(make_core, tmp_path):
     deep = "[" * 100_000 + "]" * 100_000
     turns = [
         [
@@ -124,7 +124,7 @@ async def test_raw_arguments_the_model_might_send(tmp_path):
         "done",
         "next",
     ]
-    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path)
+    core = await make_core(OfflineBackend(turns=turns), autosave=True, start=False)
 
     async def scenario():
         async with core:
@@ -153,12 +153,16 @@ async def test_raw_arguments_the_model_might_send(tmp_path):
 
 
 @pytest.mark.anyio
-async def test_lone_surrogates_in_arguments_do_not_poison_the_session(tmp_path, provider):
+async def test_lone_surrogates_in_arguments_do_not_poison_the_session(
+    make_core, tmp_path, provider
+):
     # "\ud800" is a legal JSON escape but no UTF-8 text: a model can send it, and the
     # plan text then carries it into the history, the saved session and the next request.
     plan = '{"goal": "ship \\ud800 it", "steps": [{"title": "emoji \\ud83d\\ude00"}, {"title": "half \\udfff"}]}'
-    core = AgentCore(
-        OfflineBackend(turns=[[call("reasoning_plan", plan, "p")], "done"]), workdir=tmp_path
+    core = await make_core(
+        OfflineBackend(turns=[[call("reasoning_plan", plan, "p")], "done"]),
+        autosave=True,
+        start=False,
     )
 
     async def scenario():
