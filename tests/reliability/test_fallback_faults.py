@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore, ToolFinished
+from ollie_nb.core import AgentConfig, ToolFinished
 from ollie_nb.llm import OfflineBackend, ToolCall
 from ollie_nb.planning import PlanResult
 from tests.support.agents import assert_consistent, kernel_env
@@ -34,7 +34,7 @@ class Switchable:
         return self.behaviour(goal, steps)
 
 
-def plan_twice(tmp_path, first, plan_timeout: float = 2.0, between=None):
+async def plan_twice(make_core, first, plan_timeout: float = 2.0, between=None):
     """Two turns each calling reasoning_plan: the first with `first` as the fallback's
     behaviour, the second with a good one (`between()` runs in between). Returns the
     first plan's status line and how long its turn took."""
@@ -46,28 +46,25 @@ def plan_twice(tmp_path, first, plan_timeout: float = 2.0, between=None):
         )
     )
     fallback = Switchable()
-    core = AgentCore(
+    core = await make_core(
         model,
         agent=AgentConfig.from_dict({"planTimeout": plan_timeout}),
         fallback_plan_backend=fallback,
-        workdir=tmp_path,
+        autosave=True,
+        start=False,
     )
-
-    async def scenario():
-        async with core:
-            out = []
-            for behaviour in (first, lambda goal, steps: ["ok-1", "ok-2"]):
-                fallback.behaviour = behaviour
-                events: list = []
-                started = time.perf_counter()
-                result = await core.submit("plan", events.append)
-                (text,) = [e.result for e in events if isinstance(e, ToolFinished)]
-                out.append((text, result, time.perf_counter() - started))
-                if between is not None:
-                    between()
-            return out
-
-    (bad, bad_result, seconds), (good, good_result, _) = asyncio.run(scenario())
+    out = []
+    async with core:
+        for behaviour in (first, lambda goal, steps: ["ok-1", "ok-2"]):
+            fallback.behaviour = behaviour
+            events: list = []
+            started = time.perf_counter()
+            result = await core.submit("plan", events.append)
+            (text,) = [e.result for e in events if isinstance(e, ToolFinished)]
+            out.append((text, result, time.perf_counter() - started))
+            if between is not None:
+                between()
+    (bad, bad_result, seconds), (good, good_result, _) = out
     assert bad_result.reply == good_result.reply == "noted"
     assert IN_CONTEXT in bad and "[" not in bad.split("\n\n")[0]  # no ids on the steps
     warnings = [line for line in bad.splitlines() if "warning" in line]
@@ -99,8 +96,9 @@ GARBAGE = [
 
 
 @pytest.mark.parametrize(("name", "behaviour", "expected"), GARBAGE, ids=[g[0] for g in GARBAGE])
-def test_garbage_answers_degrade_with_one_warning(tmp_path, name, behaviour, expected):
-    status, _ = plan_twice(tmp_path, behaviour)
+@pytest.mark.anyio
+async def test_garbage_answers_degrade_with_one_warning(make_core, name, behaviour, expected):
+    status, _ = await plan_twice(make_core, behaviour)
     assert status.startswith("warning: Switchable ")
     assert expected in status
 
@@ -115,12 +113,14 @@ def test_garbage_answers_degrade_with_one_warning(tmp_path, name, behaviour, exp
     ],
     ids=["multi-line", "no-message", "os-error", "recursion"],
 )
-def test_raising_fallbacks_degrade_with_one_warning(tmp_path, exc, reason):
-    status, _ = plan_twice(tmp_path, raise_(exc))
+@pytest.mark.anyio
+async def test_raising_fallbacks_degrade_with_one_warning(make_core, exc, reason):
+    status, _ = await plan_twice(make_core, raise_(exc))
     assert status == f"warning: Switchable failed {reason}; this plan lives in context only."
 
 
-def test_hanging_sync_fallback_is_cut_by_plan_timeout(tmp_path):
+@pytest.mark.anyio
+async def test_hanging_sync_fallback_is_cut_by_plan_timeout(make_core):
     release = threading.Event()
 
     def hang(goal, steps):
@@ -128,7 +128,7 @@ def test_hanging_sync_fallback_is_cut_by_plan_timeout(tmp_path):
         return ["late-1", "late-2"]
 
     try:  # the worker thread is stuck, not the loop; let it go before the loop closes
-        status, seconds = plan_twice(tmp_path, hang, plan_timeout=0.5, between=release.set)
+        status, seconds = await plan_twice(make_core, hang, plan_timeout=0.5, between=release.set)
     finally:
         release.set()
     assert status == (
@@ -138,7 +138,7 @@ def test_hanging_sync_fallback_is_cut_by_plan_timeout(tmp_path):
 
 
 @pytest.mark.anyio
-async def test_hanging_async_fallback_is_cancelled(tmp_path):
+async def test_hanging_async_fallback_is_cancelled(make_core, tmp_path):
     cancelled = []
 
     class Forever:
@@ -154,11 +154,12 @@ async def test_hanging_async_fallback_is_cancelled(tmp_path):
                 raise
 
     fallback = Forever()
-    core = AgentCore(
+    core = await make_core(
         OfflineBackend(turns=[[ToolCall("c", "reasoning_plan", json.dumps(PLAN))], "noted"]),
         agent=AgentConfig.from_dict({"planTimeout": 0.3}),
         fallback_plan_backend=fallback,
-        workdir=tmp_path,
+        autosave=True,
+        start=False,
     )
 
     async def scenario():
