@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore, TurnEnded, TurnStarted
+from ollie_nb.core import AgentConfig, TurnEnded, TurnStarted
 from ollie_nb.core._sessions import load_session
 from ollie_nb.llm import OfflineBackend, ToolCall
 from ollie_nb.planning import plan_svg
@@ -33,14 +33,15 @@ def thousand_steps() -> list[dict]:
 
 @pytest.mark.slow
 @pytest.mark.anyio
-async def test_thousand_step_plan_on_the_task_server_and_its_graph(tmp_path):
+async def test_thousand_step_plan_on_the_task_server_and_its_graph(make_core, tmp_path):
     db = tmp_path / "tasks.db"
     steps = thousand_steps()
     plan = json.dumps({"goal": "A thousand steps", "steps": steps})
-    core = AgentCore(
+    core = await make_core(
         OfflineBackend(turns=[[ToolCall("big", "reasoning_plan", plan)], "planned"]),
         agent=AgentConfig.from_dict({"mcpServers": task_server(db, timeout=30)}),
-        workdir=tmp_path,
+        autosave=True,
+        start=False,
     )
 
     async def scenario():
@@ -88,11 +89,11 @@ async def test_thousand_step_plan_on_the_task_server_and_its_graph(tmp_path):
 
 
 @pytest.mark.anyio
-async def test_two_hundred_queued_prompts_drain_in_order(tmp_path):
+async def test_two_hundred_queued_prompts_drain_in_order(make_core, tmp_path):
     def model(messages, tools):
         return f"done: {messages[-1].content.split()[-1]}"
 
-    core = AgentCore(OfflineBackend(model), workdir=tmp_path)
+    core = await make_core(OfflineBackend(model), autosave=True, start=False)
     prompts = [f"prompt {n:03d}" for n in range(200)]
     late = [f"late {n:03d}" for n in range(10)]
 
