@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore, Notice, Retrying, ToolFinished
+from ollie_nb.core import AgentConfig, Notice, Retrying, ToolFinished
 from ollie_nb.llm import OfflineBackend, ToolCall, make_backend
 from tests.reliability.test_llm_faults import _openai_text
 from tests.support.absent import skip_or_fail
@@ -38,7 +38,7 @@ def assert_no_key(*texts: object) -> None:
 
 @pytest.mark.anyio
 async def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
-    provider, tmp_path, monkeypatch, caplog
+    make_core, provider, tmp_path, monkeypatch, caplog
 ):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     monkeypatch.setenv("OLLIE_OPENAI_URL", provider.url + "/v1")
@@ -55,7 +55,7 @@ async def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
     )
     backend = make_backend("openai")
     assert backend._api_key == FAKE_KEY  # the key really came from the environment
-    core = AgentCore(backend, workdir=tmp_path)
+    core = await make_core(backend, autosave=True, start=False)
 
     async def scenario():
         out = []
@@ -89,13 +89,15 @@ async def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
 
 
 @pytest.mark.anyio
-async def test_the_key_never_appears_in_execute_code_output(tmp_path, monkeypatch):
+async def test_the_key_never_appears_in_execute_code_output(make_core, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     turns = [
         [ToolCall("env", "execute_code", json.dumps({"code": "env; echo $OPENAI_API_KEY >&2"}))],
         "done",
     ]
-    core = AgentCore(OfflineBackend(turns=turns), workdir=tmp_path, approve=lambda n, a: True)
+    core = await make_core(
+        OfflineBackend(turns=turns), approve=lambda n, a: True, autosave=True, start=False
+    )
 
     async def scenario():
         async with core:
@@ -166,8 +168,10 @@ def test_the_key_never_appears_in_a_real_kernel(tmp_path, key_provider):
 
 
 @pytest.mark.anyio
-async def test_session_files_are_0600_whatever_the_umask_and_the_old_mode(tmp_path):
-    core = AgentCore(OfflineBackend(turns=["one", "two", "summary"]), workdir=tmp_path)
+async def test_session_files_are_0600_whatever_the_umask_and_the_old_mode(make_core, tmp_path):
+    core = await make_core(
+        OfflineBackend(turns=["one", "two", "summary"]), autosave=True, start=False
+    )
     old = os.umask(0)
     try:
 
@@ -299,7 +303,7 @@ def _raises(name, args):
     ],
 )
 @pytest.mark.anyio
-async def test_untrusted_tools_never_run_unapproved(tmp_path, trusted, approve):
+async def test_untrusted_tools_never_run_unapproved(make_core, tmp_path, trusted, approve):
     markers = {name: tmp_path / f"{name}.ran" for name in ("execute", "touch", "reasoning")}
     calls = [
         ToolCall("e", "execute_code", json.dumps({"code": f"touch {markers['execute']}"})),
@@ -308,11 +312,12 @@ async def test_untrusted_tools_never_run_unapproved(tmp_path, trusted, approve):
         ToolCall("r", "reasoning_notes", json.dumps({"path": str(markers["reasoning"])})),
         ToolCall("think", "reasoning_think", json.dumps({"thought": "built-ins need no trust"})),
     ]
-    core = AgentCore(
+    core = await make_core(
         OfflineBackend(turns=[calls, "done"]),
         agent=marker_agent(trusted),
         approve=approve,
-        workdir=tmp_path,
+        autosave=True,
+        start=False,
     )
 
     async def scenario():
@@ -338,17 +343,18 @@ async def test_untrusted_tools_never_run_unapproved(tmp_path, trusted, approve):
 
 @pytest.mark.slow
 @pytest.mark.anyio
-async def test_trusted_patterns_do_let_tools_run(tmp_path):
+async def test_trusted_patterns_do_let_tools_run(make_core, tmp_path):
     # the positive control: the same calls run when trusted, so the test above can see a run
     marker = tmp_path / "touch.ran"
     calls = [
         ToolCall("t", "touch", json.dumps({"path": str(marker)})),
         ToolCall("r", "reasoning_notes", json.dumps({"path": str(tmp_path / "r.ran")})),
     ]
-    core = AgentCore(
+    core = await make_core(
         OfflineBackend(turns=[calls, "done"]),
         agent=marker_agent(["tou*", "markers/reasoning_notes"]),
-        workdir=tmp_path,
+        autosave=True,
+        start=False,
     )
 
     async with core:
