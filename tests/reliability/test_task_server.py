@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore, ToolFinished
+from ollie_nb.core import AgentConfig, ToolFinished
 from ollie_nb.llm import Message, OfflineBackend, ToolCall
 from tests.support.agents import assert_consistent
 from tests.support.task_db import (
@@ -82,12 +82,12 @@ def assert_small_plan_persisted(db, record) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("width", [1, 50], ids=["chain", "wide-layers"])
 @pytest.mark.anyio
-async def test_sigkill_mid_plan_rolls_back_and_the_next_plan_reconnects(tmp_path, width):
+async def test_sigkill_mid_plan_rolls_back_and_the_next_plan_reconnects(make_core, tmp_path, width):
     db = tmp_path / "tasks.db"
     kill_at = 120
     model = PlanningModel({"big": big_plan(300, width), "small": SMALL})
     config = AgentConfig.from_dict({"mcpServers": task_server(db)})
-    core = AgentCore(OfflineBackend(model), agent=config, workdir=tmp_path)
+    core = await make_core(OfflineBackend(model), agent=config, autosave=True, start=False)
 
     async def scenario():
         async with core:
@@ -132,16 +132,17 @@ async def test_sigkill_mid_plan_rolls_back_and_the_next_plan_reconnects(tmp_path
 
 @pytest.mark.anyio
 async def test_fake_server_crash_mid_plan_leaves_no_orphans(
-    tmp_path, fake_task_server, stored_tasks
+    make_core, tmp_path, fake_task_server, stored_tasks
 ):
     # One create in flight at a time: the crash (os._exit on the 41st create) never loses
     # the answer of a create the server committed (see docs/RELIABILITY.md for that race).
     servers = fake_task_server("crash_after:40")
     model = PlanningModel({"wide": big_plan(200, 1), "small": SMALL})
-    core = AgentCore(
+    core = await make_core(
         OfflineBackend(model),
         agent=AgentConfig.from_dict({"mcpServers": servers}),
-        workdir=tmp_path,
+        autosave=True,
+        start=False,
     )
 
     async def scenario():
@@ -164,7 +165,9 @@ async def test_fake_server_crash_mid_plan_leaves_no_orphans(
 
 @pytest.mark.slow
 @pytest.mark.anyio
-async def test_hung_server_tool_call_ends_within_its_timeout_and_the_session_recovers(tmp_path):
+async def test_hung_server_tool_call_ends_within_its_timeout_and_the_session_recovers(
+    make_core, tmp_path
+):
     db = tmp_path / "tasks.db"
     model = PlanningModel(
         {},
@@ -174,7 +177,7 @@ async def test_hung_server_tool_call_ends_within_its_timeout_and_the_session_rec
         },
     )
     config = AgentConfig.from_dict({"mcpServers": task_server(db, timeout=1.0)})
-    core = AgentCore(OfflineBackend(model), agent=config, workdir=tmp_path)
+    core = await make_core(OfflineBackend(model), agent=config, autosave=True, start=False)
 
     async def scenario():
         async with core:
@@ -200,11 +203,11 @@ async def test_hung_server_tool_call_ends_within_its_timeout_and_the_session_rec
 
 @pytest.mark.slow
 @pytest.mark.anyio
-async def test_server_hung_mid_plan_ends_within_the_plan_timeout(tmp_path):
+async def test_server_hung_mid_plan_ends_within_the_plan_timeout(make_core, tmp_path):
     db = tmp_path / "tasks.db"
     model = PlanningModel({"big": big_plan(100, 1), "small": SMALL})
     config = AgentConfig.from_dict({"planTimeout": 2, "mcpServers": task_server(db, timeout=1.0)})
-    core = AgentCore(OfflineBackend(model), agent=config, workdir=tmp_path)
+    core = await make_core(OfflineBackend(model), agent=config, autosave=True, start=False)
 
     async def scenario():
         async with core:
@@ -241,11 +244,13 @@ async def test_server_hung_mid_plan_ends_within_the_plan_timeout(tmp_path):
 
 
 @pytest.mark.anyio
-async def test_fake_server_that_never_answers_is_cut_by_plan_timeout(tmp_path, fake_task_server):
+async def test_fake_server_that_never_answers_is_cut_by_plan_timeout(
+    make_core, tmp_path, fake_task_server
+):
     servers = fake_task_server("hang", timeout=30.0)
     config = AgentConfig.from_dict({"planTimeout": 1, "mcpServers": servers})
-    core = AgentCore(
-        OfflineBackend(PlanningModel({"small": SMALL})), agent=config, workdir=tmp_path
+    core = await make_core(
+        OfflineBackend(PlanningModel({"small": SMALL})), agent=config, autosave=True, start=False
     )
 
     async def scenario():
@@ -267,11 +272,11 @@ async def test_fake_server_that_never_answers_is_cut_by_plan_timeout(tmp_path, f
 
 @pytest.mark.slow
 @pytest.mark.anyio
-async def test_rollback_on_a_hung_server_takes_about_one_call_timeout(tmp_path):
+async def test_rollback_on_a_hung_server_takes_about_one_call_timeout(make_core, tmp_path):
     db = tmp_path / "tasks.db"
     model = PlanningModel({"big": big_plan(40, 1)})
     config = AgentConfig.from_dict({"mcpServers": task_server(db, timeout=0.5)})
-    core = AgentCore(OfflineBackend(model), agent=config, workdir=tmp_path)
+    core = await make_core(OfflineBackend(model), agent=config, autosave=True, start=False)
 
     async def scenario():
         async with core:
