@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ollie_nb.core import AgentConfig, AgentCore, ToolCalled, ToolFinished
+from ollie_nb.core import AgentConfig, ToolCalled, ToolFinished
 from ollie_nb.core._secrets import Redactor
 from ollie_nb.llm import OfflineBackend, ToolCall
 from ollie_nb.redaction import MASK, redact
@@ -94,8 +94,9 @@ class Bench:
         return None
 
 
-def test_python_output_and_approvals_hide_short_passwords(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.anyio
+async def test_python_output_and_approvals_hide_short_passwords(
+    make_core, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """python_exec prints a 6-character password of the environment and one of the
     namespace; its approval shows code that assigns a 5-character one."""
@@ -105,21 +106,15 @@ def test_python_output_and_approvals_hide_short_passwords(
     code = "import os; conn['user'] = 'me'; token = 'tk9x1'\nprint(os.environ['SHORT_DB_PASSWORD'], conn)"
     calls = [ToolCall("p", "python_exec", json.dumps({"code": code}))]
     asked: list[dict] = []
-    core = AgentCore(
+    core = await make_core(
         OfflineBackend(turns=[calls, "done"]),
-        workdir=tmp_path,
         agent=AgentConfig.from_dict({}),
         extra_servers={"python": python},
         approve=lambda name, args: asked.append(args) or True,
+        autosave=True,
     )
-
-    async def scenario() -> list:
-        async with core:
-            events: list = []
-            await core.submit("go", events.append)
-            return events
-
-    events = asyncio.run(scenario())
+    events: list = []
+    await core.submit("go", events.append)
     (called,) = [e for e in events if isinstance(e, ToolCalled)]
     (finished,) = [e for e in events if isinstance(e, ToolFinished)]
     for shown in (json.dumps(asked), json.dumps(called.args), finished.result):
