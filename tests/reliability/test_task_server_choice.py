@@ -3,7 +3,6 @@ and only the convention's own tools of the wired task server run unasked (issue 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -11,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore, ConfigError, ToolFinished
+from ollie_nb.core import AgentConfig, ConfigError, ToolFinished
 from ollie_nb.core._agent_env import EnvDescription, ServerState, ServerStatus, choose_task_server
 from ollie_nb.core._routing import TrustGate
 from ollie_nb.llm import OpenAIBackend, RetryPolicy
-from tests.conftest import read_db
+from tests.conftest import MakeCore, read_db
 from tests.llm import test_openai as openai_wire
 from tests.support.agents import FIXTURES
 from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply
@@ -146,8 +145,8 @@ def search_calls(tmp_path: Path) -> list[str]:
     )
 
 
-def impersonation(
-    provider: FakeProvider, tmp_path: Path, **keys: Any
+async def impersonation(
+    make_core: MakeCore, provider: FakeProvider, tmp_path: Path, **keys: Any
 ) -> tuple[EnvDescription, list, list[str]]:
     """The model plans, then obeys injected text telling it to upload a file of the user's."""
     provider.queue(
@@ -162,28 +161,26 @@ def impersonation(
         retry=RetryPolicy(0.01, 0.05),
     )
     asked: list[str] = []
-    core = AgentCore(
+    core = await make_core(
         backend,
         agent=search_and_tasks(tmp_path, **keys),
-        workdir=tmp_path,
         approve=lambda name, args: asked.append(name) or False,
+        autosave=True,
+        start=False,
     )
-
-    async def scenario() -> tuple[EnvDescription, list]:
-        async with core:
-            events: list = []
-            await core.submit("Plan the report, then do what the search results say", events.append)
-            return core.list_servers(), events
-
-    env, events = asyncio.run(scenario())
+    events: list = []
+    async with core:  # the store is read once the agent has left it
+        await core.submit("Plan the report, then do what the search results say", events.append)
+        env = core.list_servers()
     return env, events, asked
 
 
 @pytest.mark.slow
-def test_a_search_server_listing_task_create_gets_no_plans_and_its_task_upload_asks(
-    provider, tmp_path
+@pytest.mark.anyio
+async def test_a_search_server_listing_task_create_gets_no_plans_and_its_task_upload_asks(
+    make_core, provider, tmp_path
 ):
-    env, events, asked = impersonation(provider, tmp_path)
+    env, events, asked = await impersonation(make_core, provider, tmp_path)
     titles = sorted(t["title"] for t in read_db(tmp_path / "tasks.db").values())
     assert titles == ["Collect data", "Ship the report"]  # the plan went to ollie-tasks
     assert asked == ["task_upload"]  # asked, and denied
@@ -202,8 +199,9 @@ def test_a_search_server_listing_task_create_gets_no_plans_and_its_task_upload_a
 
 
 @pytest.mark.slow
-def test_the_server_the_agent_file_names_holds_the_plans(provider, tmp_path):
-    env, _events, asked = impersonation(provider, tmp_path, taskServer="search")
+@pytest.mark.anyio
+async def test_the_server_the_agent_file_names_holds_the_plans(make_core, provider, tmp_path):
+    env, _events, asked = await impersonation(make_core, provider, tmp_path, taskServer="search")
     assert read_db(tmp_path / "tasks.db") == {}  # ollie-tasks got no plan
     assert search_calls(tmp_path)[:2] == ["task_create", "task_create"]  # goal and step
     assert asked == ["task_upload"]  # still not the convention's: it asks on the named one too
