@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore, EnvDescription, ServerDescription, ServerState
-from ollie_nb.llm import OfflineBackend
+from ollie_nb.core import AgentConfig, EnvDescription, ServerDescription, ServerState
 from ollie_nb.tools import McpServer
+from tests.conftest import MakeCore
 from tests.support.tasks_harness import PYTHON_M
 from tests.support.waits import listening, wait_until
 
@@ -49,29 +49,25 @@ def tasks_url(tmp_path_factory) -> Iterator[str]:
         yield url
 
 
-def _servers(url: str, headers: dict[str, str] | None, tmp_path) -> EnvDescription:
+async def _servers(make_core: MakeCore, url: str, headers: dict[str, str] | None) -> EnvDescription:
     entry: dict = {"url": url, "timeout": 20.0}
     if headers is not None:
         entry["headers"] = headers
     config = AgentConfig.from_dict({"mcpServers": {"tasks": entry}})
-    core = AgentCore(OfflineBackend(), agent=config, workdir=tmp_path)
-
-    async def scenario() -> EnvDescription:
-        async with core:
-            return core.list_servers()
-
-    return asyncio.run(scenario())
+    async with await make_core(agent=config, autosave=True, start=False) as core:
+        return core.list_servers()
 
 
 def _status(listing: EnvDescription) -> ServerDescription:
     return next(s for s in listing.servers if s.name == "tasks")
 
 
-def test_a_wrong_token_from_a_variable_names_the_header_and_variable(
-    tasks_url, tmp_path, monkeypatch
+@pytest.mark.anyio
+async def test_a_wrong_token_from_a_variable_names_the_header_and_variable(
+    make_core, tasks_url, monkeypatch
 ):
     monkeypatch.setenv("TASKS_TOKEN", "wrong-token-value")
-    listing = _servers(tasks_url, {"Authorization": "Bearer ${TASKS_TOKEN}"}, tmp_path)
+    listing = await _servers(make_core, tasks_url, {"Authorization": "Bearer ${TASKS_TOKEN}"})
     status = _status(listing)
     assert status.state is ServerState.FAILED
     assert status.detail == (
@@ -82,25 +78,30 @@ def test_a_wrong_token_from_a_variable_names_the_header_and_variable(
     assert f"MCP server {status.detail}" in listing.messages
 
 
-def test_a_token_written_in_the_file_is_never_quoted(tasks_url, tmp_path):
-    listing = _servers(tasks_url, {"Authorization": "Bearer literal-secret"}, tmp_path)
+@pytest.mark.anyio
+async def test_a_token_written_in_the_file_is_never_quoted(make_core, tasks_url):
+    listing = await _servers(make_core, tasks_url, {"Authorization": "Bearer literal-secret"})
     assert _status(listing).detail == (
         f"tasks ({tasks_url}): {REFUSED}; the headers come from mcpServers.tasks.headers (Authorization)"
     )
     assert "literal-secret" not in str(listing)
 
 
-def test_no_headers_says_how_to_give_them(tasks_url, tmp_path):
-    detail = _status(_servers(tasks_url, None, tmp_path)).detail
+@pytest.mark.anyio
+async def test_no_headers_says_how_to_give_them(make_core, tasks_url):
+    detail = _status(await _servers(make_core, tasks_url, None)).detail
     assert detail == (
         f"tasks ({tasks_url}): {REFUSED}; no headers are set: give the token as mcpServers.tasks.headers, "
         'e.g. {"Authorization": "Bearer ${TOKEN}"}'
     )
 
 
-def test_the_right_token_connects(tasks_url, tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_the_right_token_connects(make_core, tasks_url, monkeypatch):
     monkeypatch.setenv("TASKS_TOKEN", "the-right-token")
-    status = _status(_servers(tasks_url, {"Authorization": "Bearer ${TASKS_TOKEN}"}, tmp_path))
+    status = _status(
+        await _servers(make_core, tasks_url, {"Authorization": "Bearer ${TASKS_TOKEN}"})
+    )
     assert status.state is ServerState.CONNECTED and "task_create" in [n for n, _ in status.tools]
 
 
