@@ -3,7 +3,6 @@ passwords of secret-named variables are hidden in python_* output and approvals 
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 from pathlib import Path
@@ -135,14 +134,15 @@ GHP = "ghp_" + "Q7" * 18  # a GitHub token's format
         "cfg['token']",
     ],
 )
-def test_python_exec_output_and_value_are_checked_as_python_vars_is(code: str) -> None:
+@pytest.mark.anyio
+async def test_python_exec_output_and_value_are_checked_as_python_vars_is(code: str) -> None:
     """34: python_exec's output and value get python_vars' check, before their cut: key
     formats and secret-named values hidden, a secret-named expression shown as hidden."""
     ns = {"key": GHP, "api_key": "plain words", "cfg": {"token": "tk9x1", "user": "me"}}
     python = PythonServer(Bench(ns), output_cap=100)
     python.override = True
-    exec_text = asyncio.run(python.call_tool("python_exec", {"code": code})).text
-    vars_text = asyncio.run(python.call_tool("python_vars", {})).text
+    exec_text = (await python.call_tool("python_exec", {"code": code})).text
+    vars_text = (await python.call_tool("python_vars", {})).text
     for shown in (exec_text, vars_text):
         assert not [v for v in ("ghp_Q7", "plain words", "tk9x1") if v in shown], shown
     assert "'user': 'me'" in vars_text and ("api_key" not in code or HIDDEN in exec_text)
