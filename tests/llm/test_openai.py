@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import time
 import traceback
 from typing import Any
 
@@ -33,6 +32,7 @@ from ollie_nb.llm import (
     UsageReport,
 )
 from tests.support.llm_fake_provider import FAKE_KEY, FakeProvider, Reply, collect, json_reply, sse
+from tests.support.waits import until
 
 FAST = RetryPolicy(base_delay=0.01, max_delay=0.05)
 
@@ -303,9 +303,7 @@ async def test_cancelling_the_consumer_closes_the_stream(provider: FakeProvider)
 
     await asyncio.wait_for(run(), 5)
     assert got == ["Hello"]
-    deadline = time.monotonic() + 5
-    while provider.hangups == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    await until(lambda: provider.hangups > 0, 5, "the provider's hang-up")
     assert provider.hangups == 1
 
 
