@@ -279,8 +279,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "held-draft-lost-on-resume",
         "ollie_nb/core/_sessions.py",
-        'drafts = drafts_from_dict(data.get("drafts") or {})',
-        "drafts = {}",
+        'drafts=drafts_from_dict(data.get("drafts") or {}),',
+        "drafts={},",
         (
             "tests/core/test_plan_review.py::test_a_held_plan_and_its_draft_come_back_with_the_session",
         ),

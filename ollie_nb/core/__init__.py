@@ -48,7 +48,8 @@ from ollie_nb.core._events import (
 )
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._routing import Approver, MaskedArgs
-from ollie_nb.core._sessions import SessionInfo, list_sessions, sessions_dir
+from ollie_nb.core._session_handle import Session
+from ollie_nb.core._sessions import SavedSession, SessionInfo, list_sessions, sessions_dir
 from ollie_nb.core._tracing import (
     TracingUnavailableError,
     disable_tracing,
@@ -81,9 +82,11 @@ __all__ = [
     "PlanMade",
     "ReasoningDelta",
     "Retrying",
+    "SavedSession",
     "ServerDescription",
     "ServerState",
     "ServerStatus",
+    "Session",
     "SessionError",
     "SessionInfo",
     "TextDelta",
