@@ -21,6 +21,7 @@ from bench import (
     plan_graph_large,
     plan_persistence,
     prompt_cache,
+    session_log,
     status_read,
     task_store,
     task_store_pg,
@@ -55,6 +56,7 @@ ROWS: tuple[Row, ...] = (
     hostile_text.ROW,
     notebook_call.ROW,
     plan_graph_large.ROW,
+    session_log.ROW,
 )
 
 

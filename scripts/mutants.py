@@ -2701,6 +2701,18 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # Sessions saved by appending (issue 38)
     Mutant(
+        "session-save-skips-known-secrets",
+        "ollie_nb/core/_secrets.py",
+        "            if not any(secret in text for secret in known):\n",
+        "            if True:\n",
+        (
+            "tests/reliability/test_security.py::test_the_key_never_appears_in_events_history_sessions_reprs_or_logs",
+            "tests/reliability/test_secret_sources.py::test_a_secret_with_quotes_backslashes_or_accents_is_redacted_in_the_files",
+        ),
+        "the API key a user pasted into a prompt is written to the session file in clear",
+        quick=True,
+    ),
+    Mutant(
         "session-log-torn-line-read",
         "ollie_nb/core/_session_log.py",
         '    lines = raw[:end].split(b"\\n")[:-1]\n',

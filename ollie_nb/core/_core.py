@@ -161,7 +161,7 @@ class AgentCore:
             running=lambda: self.is_running,
             compact=lambda: self.turns.runner.compact(self.context),
             switch_agent=self.switch_agent,
-            redact=self.redact.known_only,
+            redact=self.redact.known_only_once,
             emit=self.emit,
         )
 

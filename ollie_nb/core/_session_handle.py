@@ -49,7 +49,7 @@ class SessionParts:
     running: Callable[[], bool]  # a turn runs
     compact: Callable[[], Awaitable[Compaction]]  # the turn runner's compaction, counted
     switch_agent: Callable[[str], Awaitable[object]]
-    redact: Callable[[str], str]  # applied to every string a save writes
+    redact: Callable[[], Callable[[str], str]]  # one save's redaction, secrets collected once
     emit: Callable[[Event], None]
 
 
@@ -95,7 +95,7 @@ class Session(Conversation):
             make_private_dir(directory)
             path = session_path(directory, self.session_id)
             data = self.data()
-            self._log.save(path, data.name, data.fields(), self.history, self._parts.redact)
+            self._log.save(path, data.name, data.fields(), self.history, self._parts.redact())
         except OSError as exc:
             self._parts.emit(Notice(f"could not save the session: {exc}", "error"))
             return None
