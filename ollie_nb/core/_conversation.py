@@ -117,8 +117,9 @@ SAVE_SHARE = 10  # a save after a tool round waits 10x its last duration since t
 class RoundSaves:
     """Saves after tool rounds (the agent's or a child's) within a turn, as after a turn.
 
-    At most a tenth of the time goes to these saves: a session whose save takes 300 ms
-    (10,000 messages) is saved at most every 3 s within a turn, a small one every round.
+    At most a tenth of the time goes to these saves: a save appends what the round added
+    (well under a millisecond), but one that rewrote a 10,000-message file (300 ms: after a
+    compaction, or once the log doubled) defers the next save by 3 s.
     """
 
     def __init__(self, save: Callable[[], object]) -> None:
