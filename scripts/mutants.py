@@ -2701,6 +2701,17 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # Sessions saved by appending (issue 38)
     Mutant(
+        "session-saved-only-at-turn-end",
+        "ollie_nb/core/_core.py",
+        "            save_round=self.round_saves.round_ended,\n",
+        "            save_round=lambda: None,\n",
+        (
+            "tests/core/test_session_log.py::test_a_tool_round_and_the_turns_end_each_append_their_own_messages",
+        ),
+        "a kernel killed during a long turn loses every tool round of it from the saved session",
+        quick=True,
+    ),
+    Mutant(
         "session-save-skips-known-secrets",
         "ollie_nb/core/_secrets.py",
         "            if not any(secret in text for secret in known):\n",

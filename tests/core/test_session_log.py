@@ -15,7 +15,7 @@ from ollie_nb.core import SessionError, list_sessions, sessions_dir
 from ollie_nb.core._compact import COMPACT_PROMPT
 from ollie_nb.core._session_log import REWRITE_FACTOR, SessionLog
 from ollie_nb.core._sessions import SavedSession, load_session
-from ollie_nb.llm import Message, OfflineBackend
+from ollie_nb.llm import Message, OfflineBackend, ToolCall
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "20261201-000000-abcd"
@@ -49,6 +49,22 @@ async def test_each_turn_appends_its_messages_only_to_the_same_file(make_core):
     record = json.loads(added)
     assert [m["content"] for m in record["add"]] == ["two", "fine"]
     assert record["messages"] == 4 and "history" not in record["set"]
+    assert load_session(core.session.session_id).history == core.session.history
+
+
+@pytest.mark.anyio
+async def test_a_tool_round_and_the_turns_end_each_append_their_own_messages(make_core):
+    call = ToolCall("call_1", "no_such_tool", "{}")
+    core = await make_core(OfflineBackend(turns=["fine", [call], "done"]), autosave=True)
+    await core.submit("one")
+    path = file_of(core.session.session_id)
+    before = path.read_bytes()
+    await core.submit("use a tool")
+    after = path.read_bytes()
+    assert after.startswith(before)
+    rounds = [json.loads(line)["add"] for line in after[len(before) :].splitlines()]
+    roles = [[m["role"] for m in added] for added in rounds]
+    assert roles == [["user", "assistant", "tool"], ["assistant"]]  # the round, then the reply
     assert load_session(core.session.session_id).history == core.session.history
 
 
