@@ -2701,6 +2701,17 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # Sessions saved by appending (issue 38)
     Mutant(
+        "session-newer-format-read-as-ours",
+        "ollie_nb/core/_session_log.py",
+        '    if header.get("format") != LOG_FORMAT:\n',
+        "    if False:\n",
+        (
+            "tests/core/test_session_log.py::test_a_newer_format_or_a_malformed_record_is_a_clear_error",
+        ),
+        "a session saved by a newer ollie_nb resumes with parts of it silently missing",
+        quick=True,
+    ),
+    Mutant(
         "session-saved-only-at-turn-end",
         "ollie_nb/core/_core.py",
         "            save_round=self.round_saves.round_ended,\n",

@@ -199,42 +199,73 @@ def read_log(path: Path) -> LogRead:
     lines = raw[:end].split(b"\n")[:-1]
     if len(lines) < 2:
         raise SessionError(f"{path}: corrupt session file (no snapshot line)")
-    records = (_line(path, number, line) for number, line in enumerate(lines, 1))
-    header = next(records)
-    data = _fold(header, records)
+    header = _header(path, lines[0])
+    records = (_line(path, number, line) for number, line in enumerate(lines[1:], 2))
+    data = _fold(path, header, records)
     return LogRead(data, end, end < len(raw), len(lines[0]) + len(lines[1]) + 2)
 
 
-def _fold(header: dict[str, Any], records: Iterator[dict[str, Any]]) -> dict[str, Any]:
+def _fold(path: Path, header: dict[str, Any], records: Iterator[dict[str, Any]]) -> dict[str, Any]:
     data: dict[str, Any] = {}
     history: list[Any] = []
-    for record in records:
-        data.update(record.get("set") or {})
+    for number, record in enumerate(records, 2):
+        changed, added = record.get("set") or {}, record.get("add") or []
+        if not isinstance(changed, dict) or not isinstance(added, list):
+            raise SessionError(f"{path}:{number}: corrupt session file (not a save's record)")
+        data.update(changed)
         data["updated"] = record.get("updated", data.get("updated", 0))
-        history.extend(record.get("add") or ())
+        history.extend(added)
     data.update(id=header.get("id"), name=header.get("name", ""), history=history)
     return data  # the header's id and name are the ones a listing shows
 
 
-def read_listing(path: Path) -> dict[str, Any]:
-    """What a listing shows of a session (id, name, updated, messages, first prompt),
-    read from the header and the last whole line only."""
+@dataclass(frozen=True)
+class LogSummary:
+    """What a listing shows of a session file, read without its history."""
+
+    id: object  # as the file says: the caller checks it is a valid id
+    name: str
+    updated: float
+    messages: int
+    first_prompt: str
+
+
+def read_listing(path: Path) -> LogSummary:
+    """A session's summary from the header and the last whole line only (a file of the
+    first format is read whole)."""
     with path.open("rb") as file:
         first = file.readline()
         if not first.startswith(b'{"format":'):
-            data = _document(path, first + file.read())
-            history = data.get("history")
-            if not isinstance(history, list):
-                raise SessionError(f"{path}: not an ollie_nb session (no id or history)")
-            user = (m.get("content", "") for m in history if m.get("role") == "user")
-            prompt = " ".join(str(next(user, "")).split())[:80]
-            return {**data, "messages": len(history), "first_prompt": prompt}
-        header = _line(path, 1, first.rstrip(b"\n"))
+            return _document_summary(path, _document(path, first + file.read()))
+        header = _header(path, first.rstrip(b"\n"))
         size = os.fstat(file.fileno()).st_size
         if size > len(first) + int(header.get("snapshot_bytes", 0)):
             last = _last_line(file, size, len(first))
             header.update(messages=last.get("messages"), updated=last.get("updated"))
-    return header
+    return _summary(path, header, header.get("first_prompt", ""))
+
+
+def _document_summary(path: Path, data: dict[str, Any]) -> LogSummary:
+    history = data.get("history")
+    if not isinstance(history, list):
+        raise SessionError(f"{path}: not an ollie_nb session (no id or history)")
+    user = (
+        m.get("content", "") for m in history if isinstance(m, dict) and m.get("role") == "user"
+    )
+    return _summary(path, {**data, "messages": len(history)}, " ".join(str(next(user, "")).split()))
+
+
+def _summary(path: Path, data: Mapping[str, Any], prompt: object) -> LogSummary:
+    try:
+        return LogSummary(
+            id=data.get("id"),
+            name=str(data.get("name", "")),
+            updated=float(data.get("updated") or 0),
+            messages=int(data.get("messages") or 0),
+            first_prompt=str(prompt)[:80],
+        )
+    except (TypeError, ValueError) as exc:
+        raise SessionError(f"{path}: corrupt session header ({exc})") from None
 
 
 def _last_line(file: Any, size: int, floor: int) -> dict[str, Any]:
@@ -252,6 +283,15 @@ def _last_line(file: Any, size: int, floor: int) -> dict[str, Any]:
             except (ValueError, TypeError):
                 return {}
         chunk *= 4
+
+
+def _header(path: Path, line: bytes) -> dict[str, Any]:
+    header = _line(path, 1, line)
+    if header.get("format") != LOG_FORMAT:
+        raise SessionError(
+            f"{path}: session format {header.get('format')!r}; this ollie_nb reads {LOG_FORMAT}"
+        )
+    return header
 
 
 def _line(path: Path, number: int, line: bytes) -> dict[str, Any]:

@@ -95,18 +95,20 @@ def list_sessions(directory: Path | None = None) -> list[SessionInfo]:
     infos = []
     for path in sorted(directory.glob("*.json"), reverse=True):
         try:
-            data = _checked(path, read_listing(path))
-            info = SessionInfo(
-                id=data["id"],
-                name=str(data.get("name", "")),
-                updated=float(data.get("updated") or 0),
-                messages=int(data.get("messages") or 0),
-                first_prompt=str(data.get("first_prompt", "")),
-                path=path,
-            )
-        except (SessionError, OSError, TypeError, ValueError):
+            summary = read_listing(path)
+        except (SessionError, OSError):
             continue
-        infos.append(info)
+        if valid_session_id(summary.id):
+            infos.append(
+                SessionInfo(
+                    id=str(summary.id),
+                    name=summary.name,
+                    updated=summary.updated,
+                    messages=summary.messages,
+                    first_prompt=summary.first_prompt,
+                    path=path,
+                )
+            )
     return infos
 
 

@@ -265,3 +265,17 @@ def test_a_log_past_twice_its_snapshot_is_rewritten_as_one(tmp_path: Path):
         assert path.stat().st_size <= REWRITE_FACTOR * snapshot + 400  # one line past, at most
     assert len(snapshots) > 3  # it was rewritten as it grew
     assert load_session(SESSION, tmp_path).history == history
+
+
+def test_a_newer_format_or_a_malformed_record_is_a_clear_error(tmp_path: Path):
+    path = tmp_path / f"{SESSION}.json"
+    log_with(path, [Message.user("hi")])
+    header, snapshot = path.read_bytes().splitlines(keepends=True)
+    newer = json.loads(header) | {"format": 3}
+    path.write_bytes(json.dumps(newer).encode() + b"\n" + snapshot)
+    with pytest.raises(SessionError, match="session format 3; this ollie_nb reads 2"):
+        load_session(SESSION, tmp_path)
+    assert list_sessions(tmp_path) == []
+    path.write_bytes(header + snapshot + b'{"messages": 2, "set": [1], "add": {"role": "user"}}\n')
+    with pytest.raises(SessionError, match=r":3: corrupt session file"):
+        load_session(SESSION, tmp_path)
