@@ -2701,6 +2701,17 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # Sessions saved by appending (issue 38)
     Mutant(
+        "session-listing-reads-one-chunk",
+        "ollie_nb/core/_session_log.py",
+        "        if begin > 0 or start == floor:\n",
+        "        if True:\n",
+        (
+            "tests/core/test_session_log.py::test_a_listing_finds_a_last_line_longer_than_its_first_read",
+        ),
+        "%ollie sessions shows 0 messages for a session whose last turn had a long tool result",
+        quick=True,
+    ),
+    Mutant(
         "session-newer-format-read-as-ours",
         "ollie_nb/core/_session_log.py",
         '    if header.get("format") != LOG_FORMAT:\n',

@@ -279,3 +279,12 @@ def test_a_newer_format_or_a_malformed_record_is_a_clear_error(tmp_path: Path):
     path.write_bytes(header + snapshot + b'{"messages": 2, "set": [1], "add": {"role": "user"}}\n')
     with pytest.raises(SessionError, match=r":3: corrupt session file"):
         load_session(SESSION, tmp_path)
+
+
+def test_a_listing_finds_a_last_line_longer_than_its_first_read(tmp_path: Path):
+    path = tmp_path / f"{SESSION}.json"
+    history = [Message.user("hi")]
+    log = log_with(path, history)
+    history.append(Message.tool("call_1", "x" * 300_000, name="execute_code"))  # > 64 KiB
+    log.save(path, "", SavedSession(SESSION, history).fields(), history, None)
+    assert list_sessions(tmp_path)[0].messages == 2
