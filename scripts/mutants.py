@@ -2810,6 +2810,17 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # Sessions saved by appending (issue 38)
     Mutant(
+        "session-child-history-appended-whole",
+        "ollie_nb/core/_session_log.py",
+        "            n: h[self._children[n].count if n in self._children else 0 :]\n",
+        "            n: h[0:]\n",
+        (
+            "tests/core/test_session_log.py::test_a_sub_agents_new_messages_are_appended_not_its_whole_history",
+        ),
+        "each save during a parallel run writes every sub-agent's whole history again",
+        quick=True,
+    ),
+    Mutant(
         "session-listing-reads-one-chunk",
         "ollie_nb/core/_session_log.py",
         "        if begin > 0 or start == floor:\n",

@@ -30,6 +30,7 @@ from ollie_nb.core._sessions import (
     sessions_dir,
 )
 from ollie_nb.errors import AgentBusyError, ConfigError, SessionError
+from ollie_nb.llm import Message
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
@@ -44,7 +45,8 @@ class SessionParts:
     backend: Callable[[], Backend | None]
     workdir: Callable[[], str]
     children: Callable[[], list[dict[str, Any]]]  # the sub-agents as saved data
-    restore_children: Callable[[Iterable[Mapping[str, Any]]], int]
+    histories: Callable[[], dict[str, list[Message]]]  # the sub-agents' histories by name
+    restore_children: Callable[[Iterable[Mapping[str, Any]], Mapping[str, list[Message]]], int]
     running_plan: Callable[[], int]  # the plan worked in parallel now (0: none)
     running: Callable[[], bool]  # a turn runs
     compact: Callable[[], Awaitable[Compaction]]  # the turn runner's compaction, counted
@@ -81,6 +83,7 @@ class Session(Conversation):
             plans=tuple(parts.plans),
             errors=tuple(self.errors),
             subagents=tuple(parts.children()),
+            children=parts.histories(),
             runs=(running,) if running else (),
             drafts=parts.plans.book.drafts(),
         )
@@ -95,7 +98,8 @@ class Session(Conversation):
             make_private_dir(directory)
             path = session_path(directory, self.session_id)
             data = self.data()
-            self._log.save(path, data.name, data.fields(), self.history, self._parts.redact())
+            redact = self._parts.redact()
+            self._log.save(path, data.name, data.fields(), self.history, data.children, redact)
         except OSError as exc:
             self._parts.emit(Notice(f"could not save the session: {exc}", "error"))
             return None
@@ -112,8 +116,8 @@ class Session(Conversation):
         self.session_id, self.session_name, self.created = saved.id, saved.name, saved.created
         self.reply, self.errors = saved.last_reply, list(saved.errors)
         self._parts.plans.book.reset(saved.plans, saved.drafts)
-        self._parts.restore_children(saved.subagents)
-        self._log.adopt(loaded.path.resolve(), self.history, loaded.read)
+        self._parts.restore_children(saved.subagents, saved.children)
+        self._log.adopt(loaded.path.resolve(), self.history, saved.children, loaded.read)
         return saved
 
     async def resume(self, key: str) -> str:

@@ -31,6 +31,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _TAIL_CHUNK = 1 << 16
 
 Redact = Callable[[str], str]
+Histories = Mapping[str, list[Message]]  # the sub-agents' histories by name
 
 
 @dataclass(frozen=True)
@@ -75,15 +76,17 @@ class SessionLog:
         self._fields: dict[str, Any] = {}  # each field's JSON data as the file has it
         self._stat: tuple[int, int] | None = None  # (inode, size) after our last write
         self._snapshot = 0
+        self._children: dict[str, _Mark] = {}  # the sub-agents' histories, as the file has them
 
-    def adopt(self, path: Path, history: list[Message], read: LogRead) -> None:
-        """Go on appending to a file just read into `history` (a torn or old file is
-        rewritten at the next save)."""
+    def adopt(self, path: Path, history: list[Message], children: Histories, read: LogRead) -> None:
+        """Go on appending to a file just read into `history` and `children` (a torn or old
+        file is rewritten at the next save)."""
         self._forget()
         if read.torn or not read.snapshot:
             return
-        fields = {k: v for k, v in read.data.items() if k not in ("history", "format")}
-        self._remember(path, history, str(read.data.get("name", "")), fields, read.snapshot)
+        fields = {k: v for k, v in read.data.items() if k not in _NOT_FIELDS}
+        name = str(read.data.get("name", ""))
+        self._remember(path, history, children, name, fields, read.snapshot)
         self._stat = _stat(path)
 
     def save(
@@ -92,15 +95,18 @@ class SessionLog:
         name: str,
         fields: Mapping[str, Any],
         history: list[Message],
+        children: Histories,
         redact: Redact | None,
     ) -> None:
         """Append what changed since the last save, or rewrite the file when it must."""
-        if self._can_append(path, name, history):
-            self._append(path, fields, history, redact)
+        if self._can_append(path, name, history, children):
+            self._append(path, fields, history, children, redact)
         else:
-            self._rewrite(path, name, dict(fields), history, redact)
+            self._rewrite(path, name, dict(fields), history, children, redact)
 
-    def _can_append(self, path: Path, name: str, history: list[Message]) -> bool:
+    def _can_append(
+        self, path: Path, name: str, history: list[Message], children: Histories
+    ) -> bool:
         count = self._count
         return (
             path == self._path
@@ -108,23 +114,39 @@ class SessionLog:
             and history is self._history
             and len(history) >= count
             and (count == 0 or history[count - 1] is self._last)
+            and all(m.extended_by(children.get(n)) for n, m in self._children.items())
             and self._stat is not None
             and self._stat[1] <= REWRITE_FACTOR * self._snapshot
             and _stat(path) == self._stat  # nobody else wrote or replaced it
         )
 
     def _append(
-        self, path: Path, fields: Mapping[str, Any], history: list[Message], redact: Redact | None
+        self,
+        path: Path,
+        fields: Mapping[str, Any],
+        history: list[Message],
+        children: Histories,
+        redact: Redact | None,
     ) -> None:
         changed = {k: v for k, v in fields.items() if self._fields.get(k, _MISSING) != v}
         added = history[self._count :]
-        if not changed and not added:
+        grown = {
+            n: h[self._children[n].count if n in self._children else 0 :]
+            for n, h in children.items()
+        }
+        grown = {n: new for n, new in grown.items() if new}
+        if not changed and not added and not grown:
             return
         record = {
             "messages": len(history),
             "updated": time.time(),
             "set": changed,
             "add": [m.to_dict() for m in added],
+            **(
+                {"children": {n: [m.to_dict() for m in new] for n, new in grown.items()}}
+                if grown
+                else {}
+            ),
         }
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         try:
@@ -135,6 +157,7 @@ class SessionLog:
             os.close(fd)
         self._fields.update(changed)
         self._count, self._last = len(history), history[-1] if history else None
+        self._children.update({n: _Mark.of(children[n]) for n in grown})
         self._stat = (self._stat[0] if self._stat else 0, size)
 
     def _rewrite(
@@ -143,6 +166,7 @@ class SessionLog:
         name: str,
         fields: dict[str, Any],
         history: list[Message],
+        children: Histories,
         redact: Redact | None,
     ) -> None:
         now = time.time()
@@ -152,6 +176,7 @@ class SessionLog:
                 "updated": now,
                 "set": fields,
                 "add": [m.to_dict() for m in history],
+                "children": {n: [m.to_dict() for m in h] for n, h in children.items()},
             },
             redact,
         )
@@ -167,23 +192,49 @@ class SessionLog:
         }
         head = encode_line(header, redact)
         _replace(path, head + body)
-        self._remember(path, history, name, fields, len(head) + len(body))
+        self._remember(path, history, children, name, fields, len(head) + len(body))
         self._stat = _stat(path)
 
     def _remember(
         self,
         path: Path,
         history: list[Message],
+        children: Histories,
         name: str,
         fields: dict[str, Any],
         snapshot: int,
     ) -> None:
         self._path, self._history, self._name, self._fields = path, history, name, fields
         self._count, self._last = len(history), history[-1] if history else None
+        self._children = {n: _Mark.of(h) for n, h in children.items()}
         self._snapshot = snapshot
 
 
+@dataclass(frozen=True)
+class _Mark:
+    """How much of a history list the file holds: the list, its length, its last message."""
+
+    history: list[Message]
+    count: int
+    last: Message | None
+
+    @classmethod
+    def of(cls, history: list[Message]) -> _Mark:
+        return cls(history, len(history), history[-1] if history else None)
+
+    def extended_by(self, history: list[Message] | None) -> bool:
+        """Whether `history` is this list, only grown since (else the file is rewritten)."""
+        if history is None:
+            return True  # a child retired: its lines stay, the session no longer lists it
+        return (
+            history is self.history
+            and len(history) >= self.count
+            and (self.count == 0 or history[self.count - 1] is self.last)
+        )
+
+
 _MISSING = object()
+_NOT_FIELDS = ("history", "children", "format", "updated")
 
 
 def read_log(path: Path) -> LogRead:
@@ -208,14 +259,19 @@ def read_log(path: Path) -> LogRead:
 def _fold(path: Path, header: dict[str, Any], records: Iterator[dict[str, Any]]) -> dict[str, Any]:
     data: dict[str, Any] = {}
     history: list[Any] = []
+    children: dict[str, list[Any]] = {}
     for number, record in enumerate(records, 2):
         changed, added = record.get("set") or {}, record.get("add") or []
-        if not isinstance(changed, dict) or not isinstance(added, list):
+        grown = record.get("children") or {}
+        if not (isinstance(changed, dict) and isinstance(added, list) and isinstance(grown, dict)):
             raise SessionError(f"{path}:{number}: corrupt session file (not a save's record)")
         data.update(changed)
         data["updated"] = record.get("updated", data.get("updated", 0))
         history.extend(added)
+        for name, new in grown.items():
+            children.setdefault(name, []).extend(new)
     data.update(id=header.get("id"), name=header.get("name", ""), history=history)
+    data["children"] = children
     return data  # the header's id and name are the ones a listing shows
 
 

@@ -63,7 +63,8 @@ def save_session(
     directory = directory or sessions_dir()
     path = session_path(directory, session.id)
     make_private_dir(directory)
-    SessionLog().save(path, session.name, session.fields(), session.history, redact)
+    log = SessionLog()
+    log.save(path, session.name, session.fields(), session.history, session.children, redact)
     return path
 
 
@@ -239,7 +240,8 @@ class SavedSession:
     usage: UsageTotals = field(default_factory=UsageTotals)
     plans: tuple[PlanRecord, ...] = ()
     errors: tuple[dict[str, Any], ...] = ()  # failed model calls, kept out of the history
-    subagents: tuple[dict[str, Any], ...] = ()  # each child's history, step, turns, reply
+    subagents: tuple[dict[str, Any], ...] = ()  # each child's name, step, turns, reply
+    children: Mapping[str, list[Message]] = field(default_factory=dict)  # their histories
     runs: tuple[int, ...] = ()  # plans being worked in parallel
     drafts: Mapping[int, PlanDraft] = field(default_factory=dict)  # of held plans
 
@@ -301,7 +303,18 @@ class SavedSession:
             ),
             plans=tuple(plan_from_dict(p) for p in data.get("plans", [])),
             errors=tuple(dict(e) for e in data.get("errors", ())),
-            subagents=tuple(dict(s) for s in data.get("subagents") or ()),
+            subagents=tuple(
+                {k: v for k, v in s.items() if k != "history"} for s in data.get("subagents") or ()
+            ),
+            children=_children(data),
             runs=tuple(n for n in data.get("runs") or () if isinstance(n, int)),
             drafts=drafts_from_dict(data.get("drafts") or {}),
         )
+
+
+def _children(data: Mapping[str, Any]) -> dict[str, list[Message]]:
+    """The sub-agents' histories: a log keeps them apart, the first format in each child."""
+    kept = data.get("children")
+    if kept is None:
+        kept = {s["name"]: s.get("history", []) for s in data.get("subagents") or ()}
+    return {str(name): [Message.from_dict(m) for m in history] for name, history in kept.items()}

@@ -32,7 +32,7 @@ def file_of(session_id: str) -> Path:
 
 def log_with(path: Path, history: list[Message], redact=None) -> SessionLog:
     log = SessionLog()
-    log.save(path, "", SavedSession(path.stem, history).fields(), history, redact)
+    log.save(path, "", SavedSession(path.stem, history).fields(), history, {}, redact)
     return log
 
 
@@ -92,7 +92,7 @@ def test_a_torn_last_line_is_dropped_wherever_it_was_cut(tmp_path: Path):
     history = [Message.user("hi"), Message.assistant("hello")]
     log = log_with(path, history)
     history += [Message.user("é, ü and 💡 cut mid-character"), Message.assistant("two")]
-    log.save(path, "", SavedSession(SESSION, history).fields(), history, None)
+    log.save(path, "", SavedSession(SESSION, history).fields(), history, {}, None)
     whole = path.read_bytes()
     last = whole.rindex(b"\n", 0, len(whole) - 1) + 1
     for cut in range(last, len(whole)):
@@ -114,7 +114,7 @@ from ollie_nb.llm import Message
 path = Path(sys.argv[1])
 history = [Message.user("hi"), Message.assistant("hello " * 2000)]
 log = _session_log.SessionLog()
-log.save(path, "", SavedSession(path.stem, history).fields(), history, None)
+log.save(path, "", SavedSession(path.stem, history).fields(), history, {}, None)
 real = _session_log._write_all
 
 def half_then_wait(fd, data):
@@ -124,7 +124,7 @@ def half_then_wait(fd, data):
 
 _session_log._write_all = half_then_wait
 history += [Message.user("more"), Message.assistant("done")]  # a small line after a big one
-log.save(path, "", SavedSession(path.stem, history).fields(), history, None)
+log.save(path, "", SavedSession(path.stem, history).fields(), history, {}, None)
 """
 
 
@@ -176,7 +176,14 @@ def old_format_file(directory: Path, agent: str) -> Path:
         "usage": {"input_tokens": 7, "output_tokens": 3, "requests": 1},
         "plans": [],
         "errors": [],
-        "subagents": [],
+        "subagents": [
+            {
+                "name": "helper",
+                "step": "",
+                "turns": 1,
+                "history": [{"role": "user", "content": "sub"}],
+            }
+        ],
         "runs": [],
         "drafts": {},
     }
@@ -195,10 +202,13 @@ async def test_a_session_of_the_first_format_loads_and_goes_on_as_a_log(make_cor
     await core.resume("old one")
     assert [m.content for m in core.session.history] == ["hi  there", "hello"]
     assert core.session.usage.requests == 1
+    assert [m.content for m in core.subagents.children["helper"].history] == ["sub"]
     await core.submit("more")
     assert path.read_bytes().startswith(b'{"format":2')
     loaded = load_session("old one")
     assert loaded.history == core.session.history and loaded.name == "old one"
+    assert [m.content for m in loaded.children["helper"]] == ["sub"]
+    assert [s["name"] for s in loaded.subagents] == ["helper"]
 
 
 @pytest.mark.anyio
@@ -230,7 +240,7 @@ def test_appended_lines_are_redacted(tmp_path: Path):
     snapshot = path.read_bytes()
     history.append(Message.user("my key is sk-SECRET"))
     fields = {**SavedSession(SESSION, history).fields(), "workdir": "/home/sk-SECRET"}
-    log.save(path, "", fields, history, redact)
+    log.save(path, "", fields, history, {}, redact)
     appended = path.read_bytes()[len(snapshot) :]
     assert appended and b"sk-SECRET" not in appended
     loaded = load_session(SESSION, tmp_path)
@@ -242,7 +252,7 @@ def test_a_listing_reads_the_header_and_the_last_line_only(tmp_path: Path):
     history = [Message.user("first words"), Message.assistant("hello")]
     log = log_with(path, history)
     history += [Message.user("two"), Message.assistant("fine")]
-    log.save(path, "", SavedSession(SESSION, history).fields(), history, None)
+    log.save(path, "", SavedSession(SESSION, history).fields(), history, {}, None)
     header, snapshot, *rest = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(header + b"x" * (len(snapshot) - 1) + b"\n" + b"".join(rest))
     (listed,) = list_sessions(tmp_path)
@@ -258,7 +268,7 @@ def test_a_log_past_twice_its_snapshot_is_rewritten_as_one(tmp_path: Path):
     snapshots = set()
     for n in range(60):
         history.append(Message.user(f"{n} " + "b" * 200))
-        log.save(path, "", SavedSession(SESSION, history).fields(), history, None)
+        log.save(path, "", SavedSession(SESSION, history).fields(), history, {}, None)
         header, *_ = path.read_bytes().splitlines()
         snapshot = len(header) + 1 + json.loads(header)["snapshot_bytes"]
         snapshots.add(snapshot)
@@ -286,5 +296,21 @@ def test_a_listing_finds_a_last_line_longer_than_its_first_read(tmp_path: Path):
     history = [Message.user("hi")]
     log = log_with(path, history)
     history.append(Message.tool("call_1", "x" * 300_000, name="execute_code"))  # > 64 KiB
-    log.save(path, "", SavedSession(SESSION, history).fields(), history, None)
+    log.save(path, "", SavedSession(SESSION, history).fields(), history, {}, None)
     assert list_sessions(tmp_path)[0].messages == 2
+
+
+def test_a_sub_agents_new_messages_are_appended_not_its_whole_history(tmp_path: Path):
+    path = tmp_path / f"{SESSION}.json"
+    history, child = [Message.user("hi")], [Message.user("step 1")]
+    fields = SavedSession(SESSION, history).fields()
+    log = SessionLog()
+    log.save(path, "", fields, history, {"worker": child}, None)
+    before = path.read_bytes()
+    child.append(Message.assistant("step 1 done"))
+    log.save(path, "", fields, history, {"worker": child, "late": [Message.user("new")]}, None)
+    (line,) = path.read_bytes()[len(before) :].splitlines()
+    grown = {n: [m["content"] for m in new] for n, new in json.loads(line)["children"].items()}
+    assert grown == {"worker": ["step 1 done"], "late": ["new"]}
+    loaded = load_session(SESSION, tmp_path)
+    assert loaded.children == {"worker": child, "late": [Message.user("new")]}
