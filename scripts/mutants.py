@@ -2887,7 +2887,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "session-save-rewrites-every-turn",
         "ollie_nb/core/_session_log.py",
-        "        if self._can_append(path, name, history):\n",
+        "        if self._can_append(path, name, history, children):\n",
         "        if False:\n",
         (
             "tests/core/test_session_log.py::test_each_turn_appends_its_messages_only_to_the_same_file",
@@ -2899,8 +2899,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "session-resume-rewrites-its-file",
         "ollie_nb/core/_session_log.py",
-        '        self._remember(path, history, str(read.data.get("name", "")), fields, read.snapshot)\n        self._stat = _stat(path)\n',
-        '        self._remember(path, history, str(read.data.get("name", "")), fields, read.snapshot)\n',
+        "        self._remember(path, history, children, name, fields, read.snapshot)\n"
+        "        self._stat = _stat(path)\n",
+        "        self._remember(path, history, children, name, fields, read.snapshot)\n",
         ("tests/core/test_session_log.py::test_a_resumed_session_goes_on_appending_to_its_file",),
         "the first save after %ollie resume rewrites the whole file (a 10,000-message session pays it)",
         quick=True,
