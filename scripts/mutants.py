@@ -747,8 +747,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "parallel-width-ignores-max-parallel",
         "ollie_nb/core/_core.py",
-        "width = parallel or self.max_parallel or self.subagents.limit",
-        "width = parallel or self.max_parallel or 4",
+        "width=lambda: self.max_parallel or self.subagents.limit,",
+        "width=lambda: self.max_parallel or 4,",
         (
             "tests/notebook/test_parallel.py::test_parallel_without_n_runs_the_agents_max_parallel_at_once",
         ),

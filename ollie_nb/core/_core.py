@@ -33,7 +33,6 @@ from ollie_nb.core._conversation import Conversation, RoundSaves
 from ollie_nb.core._env_build import ExtraServers, build_env, plan_fallback
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
-from ollie_nb.core._parallel_run import ParallelRunResult
 from ollie_nb.core._parallel_runs import ParallelRuns
 from ollie_nb.core._plans import Plans
 from ollie_nb.core._prompt import system_prompt
@@ -45,17 +44,15 @@ from ollie_nb.core._subagents import SubAgents
 from ollie_nb.core._tracing import tracing, tracing_from_env
 from ollie_nb.core._turn_driver import TurnDriver
 from ollie_nb.core._watch import AgentWatch
-from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError, SessionError
+from ollie_nb.errors import AgentBusyError, ConfigError, NotStartedError, SessionError
 from ollie_nb.llm import ToolDef, backend_secrets
 from ollie_nb.planning import (
     Origin,
     PlanRecord,
     QueuedPrompt,
 )
-from ollie_nb.planning.prompts import CONTINUE_PROMPT
 from ollie_nb.tools import (
     Dispatcher,
-    subprocess_env,
 )
 
 if TYPE_CHECKING:
@@ -104,7 +101,6 @@ class AgentCore:
         self._spawn_context: list[str] = []
         self.user_budgets: Budgets = NO_BUDGETS  # caps a frontend sets (the notebook's traits)
         self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
-        self.step_limited = False  # the last turn stopped at maxSteps
         self.round_saves = RoundSaves(self._autosave)  # saves within a turn, after tool rounds
         self._assemble()
 
@@ -144,7 +140,15 @@ class AgentCore:
             self._withdraw_note,
         )
         self.runs = ParallelRuns(
-            self.plans, self.prompts, self.subagents, self.spend, lambda: self.env, self.watch.claim
+            self.plans,
+            self.prompts,
+            self.subagents,
+            self.spend,
+            lambda: self.env,
+            self.watch.claim,
+            started=self._started,
+            owner=lambda: f"{self.agent_name}@{self.session.session_id[-4:]}",
+            width=lambda: self.max_parallel or self.subagents.limit,
         )
 
     def budgets(self) -> Budgets:
@@ -212,6 +216,10 @@ class AgentCore:
             self._backend = _default_backend(self.config)
         await self._build_env()
         return self
+
+    async def _started(self) -> None:
+        if self.env is None:
+            await self.start()
 
     async def __aenter__(self) -> AgentCore:
         return await self.start()
@@ -317,10 +325,6 @@ class AgentCore:
             return EnvDescription(plan_backend_reason="not started")
         return self.env.describe(self.router.by_server(), self.redact)
 
-    def subprocess_env(self) -> dict[str, str]:
-        """The environment hooks and execute_code get: no secrets unless the agent passes them."""
-        return subprocess_env(secrets=self.redact.values(), passthrough=self.config.pass_env)
-
     def interrupt(self) -> bool:
         """Cancel the running turn and every sub-agent's (on the agent's loop); True if any ran."""
         children = self.subagents.interrupt_all() + self.runs.interrupt()
@@ -335,15 +339,6 @@ class AgentCore:
     def _withdraw_note(self, text: str) -> None:
         self.prompts.withdraw(Origin.SUBAGENT, text)
 
-    # -- the prompt queue ----------------------------------------------------------
-
-    def inject(self, prompt: str) -> None:
-        """Tell the running turn something: appended to the next tool result, else the next prompt."""
-        if self.is_running:
-            self.prompts.inject(prompt)
-        else:
-            self.prompts.put_first(QueuedPrompt(prompt, Origin.INJECTED))
-
     # -- turns -------------------------------------------------------------
 
     async def submit(
@@ -353,17 +348,14 @@ class AgentCore:
 
         While a turn runs, a new prompt is queued instead (TurnResult.queued).
         """
-        if self.env is None:
-            await self.start()
+        await self._started()
         if self.is_running:
             self.prompts.put(prompt)
             return TurnResult(queued=True)
         self._sink = on_event or _ignore
         self.redact.refresh()
         try:
-            result = await self.turns.work(_item(prompt))
-            self.step_limited = result.step_limit
-            return result
+            return await self.turns.work(_item(prompt))
         finally:
             self._sink = _ignore
             self.turn.enter(Phase.IDLE)
@@ -396,59 +388,19 @@ class AgentCore:
         """Who the agent is, where it works (dir, platform, date), its agent prompt and context."""
         return system_prompt(self.env, self._workdir, self.config.prompt, self._spawn_context)
 
-    # -- plans that run: parallel runs, the task-event watch, the queue on demand ---
-
-    async def run_plan(
-        self,
-        parallel: int | None = None,
-        key: str | int | None = None,
-        on_event: EventSink | None = None,
-        *,
-        spread: bool = False,
-    ) -> ParallelRunResult:
-        """Work a plan's steps in sub-agents, `parallel` at once (default maxParallel).
-
-        Every ready step is claimed and handed to a child; newly ready steps follow
-        until all are done or one fails. `interrupt()` stops it and every child.
-        `spread`: take the ready steps in an order of this agent's own (for claimers
-        that share the plan, such as headless workers), not in the plan's order.
-        """
-        if self.env is None:
-            await self.start()
-        record = self.plans.find(key)
-        if record is None:
-            raise NoPlanError("there is no plan yet: ask for one first")
-        if record.held:
-            raise NoPlanError(
-                f"plan {record.number} awaits your review: %ollie plan approve {record.number}"
-            )
-        width = parallel or self.max_parallel or self.subagents.limit
-        owner = f"{self.agent_name}@{self.session.session_id[-4:]}"
-        result = await self.runs.run(record, width, owner, on_event or _ignore, spread)
-        if result.failed or result.interrupted:
-            self.prompts.note(result.summary)  # the agent reads it at its next turn
-        return result
+    # -- the queue on demand ---------------------------------------------------------
 
     @property
     def agent_name(self) -> str:
         """The name task assignments address this agent by."""
         return self.name or self.config.name
 
-    async def next_prompt(self) -> QueuedPrompt | None:
-        """What `%ollie run` works next: the queue's first item (after the watcher's news),
-        else the continuation of a turn stopped at maxSteps; None when there is nothing."""
-        await self.watch.catch_up()
-        item = self.prompts.pop()
-        if item is None and self.step_limited:
-            item = QueuedPrompt(CONTINUE_PROMPT, Origin.CONTINUE)
-        return item
-
     async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
         """Work the queued prompts now (one turn each); after a maxSteps stop, continue that work.
 
         None when there is nothing to run.
         """
-        item = await self.next_prompt()
+        item = await self.turns.next_prompt()
         return None if item is None else await self.submit(item, on_event)
 
     # -- the conversation and its session file ---------------------------------------
@@ -463,11 +415,6 @@ class AgentCore:
         if self.is_running:
             raise AgentBusyError("a turn is running; compact after it ends")
         return await self.turns.runner.compact(self.context)
-
-    @property
-    def last_error(self) -> str:
-        """The traceback of the last internal error in a turn ('' when none)."""
-        return self.turns.runner.last_error
 
     def session_data(self) -> dict[str, Any]:
         """The session as JSON data: history, usage, plans, sub-agents, the parallel run

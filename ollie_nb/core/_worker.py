@@ -252,7 +252,9 @@ class Worker:
     async def _work(self, record: PlanRecord) -> tuple[int, bool]:
         """One parallel run of `record`: how many steps it worked, and whether one failed."""
         self.core.plans.book.reset([record])
-        run = self.core.run_plan(self.options.parallel, record.number, self._notice, spread=True)
+        run = self.core.runs.run_plan(
+            self.options.parallel, record.number, self._notice, spread=True
+        )
         try:
             result = await run
         except asyncio.CancelledError:

@@ -267,7 +267,7 @@ class OllieMagics(Magics):
             COMMANDS.get("model").handler(self, options.model)
         if runtime.busy:
             if options.inject:
-                runtime.call_soon(lambda: runtime.core.inject(text))
+                runtime.call_soon(lambda: runtime.core.turns.inject(text))
                 return Notice("injected into the running turn")
             position = self.on_loop(lambda core: core.prompts.put(text))
             return Notice(f"a turn is running; queued as #{position}")

@@ -207,7 +207,7 @@ def run_parallel(settings: Settings, runtime: NotebookRuntime, width: int, backg
         return Notice("there is no plan yet: ask for one first", "error")
     view = ParallelRunView(settings, runtime, record)
     runtime.call(_on_loop(lambda: runtime.core.subagents.listeners.append(view.post_child)))
-    future = runtime.submit(lambda: runtime.core.run_plan(width, on_event=view.post_run))
+    future = runtime.submit(lambda: runtime.core.runs.run_plan(width, on_event=view.post_run))
     done = lambda f: runtime.call_soon(lambda: _unlisten(runtime.core, view))  # noqa: E731
     future.add_done_callback(done)
     if background:

@@ -43,7 +43,7 @@ def run_counting(tmp_path, **run_args):
                 return await call(tool, args)
 
             core.plans.statuses, client._call = counted_read, counted_call
-            run = await core.run_plan(**run_args)
+            run = await core.runs.run_plan(**run_args)
             return record, run, reads, calls
 
     return (*asyncio.run(scenario()), db)

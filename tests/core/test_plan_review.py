@@ -180,7 +180,7 @@ def test_misuse_is_one_clear_line(tmp_path) -> None:
             ):
                 core.plans.draft(7)
             with pytest.raises(NoPlanError, match="plan 2 awaits your review"):
-                await core.run_plan(key=2)
+                await core.runs.run_plan(key=2)
 
     asyncio.run(scenario())
     assert len(tasks(db)) == 5  # plan 1 only
@@ -320,7 +320,7 @@ def test_an_approved_plan_is_worked_by_the_watch_and_by_a_parallel_run(tmp_path)
             await core.watch.start(60, wake=False)
             watched = [i.step.step_id for i in core.prompts.items if i.origin is Origin.WATCH]
             await core.watch.stop()
-            run = await core.run_plan(parallel=2, key=1)
+            run = await core.runs.run_plan(parallel=2, key=1)
             return record, watched, run
 
     record, watched, run = asyncio.run(scenario())

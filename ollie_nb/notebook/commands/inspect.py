@@ -68,7 +68,9 @@ def cmd_debug(ctx: CommandContext, rest: str) -> Displayable:
     # redacted (the core's known secrets and key formats): a provider error can quote the
     # header that carried the key
     kept = failure.traceback if failure is not None else None
-    text = ctx.on_loop(lambda core: _redacted(core, core.last_error if kept is None else kept))
+    text = ctx.on_loop(
+        lambda core: _redacted(core, core.turns.runner.last_error if kept is None else kept)
+    )
     if failure is not None and failure.users:
         return TextBlock(text, title="the last error, raised by your code:")
     if failure is not None and failure.source:

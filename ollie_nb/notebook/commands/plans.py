@@ -177,7 +177,7 @@ def cmd_run(ctx: CommandContext, rest: str) -> Any:
     if runtime.busy:
         return Notice("a turn is running; the queue is worked when it ends")
 
-    prompt = ctx.core_call(lambda core: core.next_prompt())
+    prompt = ctx.core_call(lambda core: core.turns.next_prompt())
     if prompt is None:
         return Notice(empty_queue_text(ctx.on_loop(lambda core: list(core.plans))))
     if args.bg:
