@@ -811,8 +811,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "render-plan-warning-from-the-record",
         "ollie_nb/notebook/_render.py",
-        'self._show(Notice(event.warning, "warning"))',
-        'self._show(Notice(record.warning, "warning"))',
+        'self._show(NoticeView(event.warning, "warning"))',
+        'self._show(NoticeView(record.warning, "warning"))',
         (
             "tests/notebook/test_render.py::test_a_plan_warning_is_a_warning_notice_and_usage_makes_the_footer",
         ),
