@@ -31,8 +31,8 @@ def _plan(steps: int) -> str:
 
 def _count_calls(core: AgentCore) -> Counter[str]:
     """Count the task server's tool calls, by tool, from now on."""
-    assert core.env is not None
-    server = core.env.dispatcher.get_server("tasks")
+    assert core.servers is not None
+    server = core.servers.dispatcher.get_server("tasks")
     assert server is not None
     calls: Counter[str] = Counter()
     call_tool = server.call_tool

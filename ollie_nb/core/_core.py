@@ -18,19 +18,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ollie_nb.core._agent_env import (
-    AgentEnv,
-    EnvDescription,
-    gate_for,
-    wire_plan_backend,
-)
 from ollie_nb.core._agents import require_trusted, resolve_agent
 from ollie_nb.core._budget import NO_BUDGETS, Budgets, SpendBook, env_budgets
+from ollie_nb.core._build_servers import ExtraServers, build_servers, plan_fallback
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import Conversation, RoundSaves
-from ollie_nb.core._env_build import ExtraServers, build_env, plan_fallback
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._parallel_runs import ParallelRuns
@@ -41,6 +35,12 @@ from ollie_nb.core._routing import Approver, ToolRouter
 from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._sessions import drafts_to_dict, list_sessions
 from ollie_nb.core._subagents import SubAgents
+from ollie_nb.core._tool_servers import (
+    ServersDescription,
+    ToolServers,
+    gate_for,
+    wire_plan_backend,
+)
 from ollie_nb.core._tracing import tracing, tracing_from_env
 from ollie_nb.core._turn_driver import TurnDriver
 from ollie_nb.core._watch import AgentWatch
@@ -91,7 +91,7 @@ class AgentCore:
         self._execute = execute
         self._extra_servers = extra_servers
         self.config = AgentConfig()
-        self.env: AgentEnv | None = None
+        self.servers: ToolServers | None = None
         self.review_plans: bool | None = None  # hold plans for review; None: `reviewPlans`
         self.router = ToolRouter(Dispatcher())
         self.redact = Redactor(
@@ -109,11 +109,13 @@ class AgentCore:
         `watch`, `subagents`, `runs`, and the turn's state."""
         self.session = Conversation()
         self.prompts = PromptQueue()
-        self.plans = Plans(self.prompts, lambda: self.env, lambda: self.is_running, self._autosave)
+        self.plans = Plans(
+            self.prompts, lambda: self.servers, lambda: self.is_running, self._autosave
+        )
         self.watch = AgentWatch(
             self.prompts,
             self.plans,
-            lambda: self.env,
+            lambda: self.servers,
             lambda: self.agent_name,
             running=lambda: self.is_running,
             interrupt=self.interrupt,
@@ -144,7 +146,7 @@ class AgentCore:
             self.prompts,
             self.subagents,
             self.spend,
-            lambda: self.env,
+            lambda: self.servers,
             self.watch.claim,
             started=self._started,
             owner=lambda: f"{self.agent_name}@{self.session.session_id[-4:]}",
@@ -166,15 +168,15 @@ class AgentCore:
 
     def _rebuild_context(self) -> None:
         """A new context from the config, backend, env, workdir and gate as they are now."""
-        if self.env is None or self._backend is None:
+        if self.servers is None or self._backend is None:
             return
         self._context = AgentContext(
             config=self.config,
             backend=self._backend,
-            env=self.env,
+            servers=self.servers,
             router=self.router,
             gate=gate_for(
-                self.env,
+                self.servers,
                 self.config.trusted_tools,
                 self._approve,
                 self.emit,
@@ -214,11 +216,11 @@ class AgentCore:
         tracing_from_env()  # an OTLP endpoint in the environment turns tracing on
         if self._backend is None:
             self._backend = _default_backend(self.config)
-        await self._build_env()
+        await self._connect_servers()
         return self
 
     async def _started(self) -> None:
-        if self.env is None:
+        if self.servers is None:
             await self.start()
 
     async def __aenter__(self) -> AgentCore:
@@ -234,16 +236,16 @@ class AgentCore:
         if self.turns.task is not None:
             await asyncio.gather(self.turns.task, return_exceptions=True)
         await self.subagents.aclose()
-        await self._close_env()
+        await self._close_servers()
 
-    async def _close_env(self) -> None:
-        if self.env is not None:  # its plans stay in the PlanBook
-            await self.env.aclose()
-            self.env = None
+    async def _close_servers(self) -> None:
+        if self.servers is not None:  # its plans stay in the PlanBook
+            await self.servers.aclose()
+            self.servers = None
 
-    async def _build_env(self) -> None:
+    async def _connect_servers(self) -> None:
         self.subagents.limit = self.max_parallel or self.config.max_parallel
-        built = await build_env(
+        built = await build_servers(
             self.config,
             lambda: self._workdir,
             self._effective_fallback(),
@@ -256,7 +258,11 @@ class AgentCore:
             on_plan=self._on_plan,
             hold_plans=lambda: self.reviewing,
         )
-        self.env, self.router, self._spawn_context = built.env, built.router, built.spawn_context
+        self.servers, self.router, self._spawn_context = (
+            built.servers,
+            built.router,
+            built.spawn_context,
+        )
         self._rebuild_context()
 
     def _effective_fallback(self) -> Any:
@@ -309,8 +315,8 @@ class AgentCore:
     async def set_fallback_plan_backend(self, backend: Any) -> None:
         """Set (or with None clear) the fallback and re-wire; a task server still wins."""
         self._fallback = backend
-        if self.env is not None:
-            wire_plan_backend(self.env, self._effective_fallback())
+        if self.servers is not None:
+            wire_plan_backend(self.servers, self._effective_fallback())
 
     def context_size(self) -> int:
         """Tokens the next request will send: the last reported input size, else an estimate."""
@@ -319,11 +325,11 @@ class AgentCore:
     async def list_models(self) -> list[str]:
         return await self.backend.models()
 
-    def list_servers(self) -> EnvDescription:
+    def list_servers(self) -> ServersDescription:
         """Servers with their tools (first sentence of each description) and the plan wiring."""
-        if self.env is None:
-            return EnvDescription(plan_backend_reason="not started")
-        return self.env.describe(self.router.by_server(), self.redact)
+        if self.servers is None:
+            return ServersDescription(plan_backend_reason="not started")
+        return self.servers.describe(self.router.by_server(), self.redact)
 
     def interrupt(self) -> bool:
         """Cancel the running turn and every sub-agent's (on the agent's loop); True if any ran."""
@@ -386,7 +392,7 @@ class AgentCore:
 
     def system_prompt(self) -> str:
         """Who the agent is, where it works (dir, platform, date), its agent prompt and context."""
-        return system_prompt(self.env, self._workdir, self.config.prompt, self._spawn_context)
+        return system_prompt(self.servers, self._workdir, self.config.prompt, self._spawn_context)
 
     # -- the queue on demand ---------------------------------------------------------
 
@@ -486,7 +492,7 @@ class AgentCore:
 
     async def switch_agent(
         self, spec: str | os.PathLike[str] | AgentConfig, *, trust: bool = False
-    ) -> AgentEnv:
+    ) -> ToolServers:
         """Tear the env down and build it again for another agent (fallback re-applied).
 
         `trust=True` records that the user trusts a project agent named by `spec`.
@@ -499,11 +505,11 @@ class AgentCore:
             self._backend = _default_backend(config)
         elif config.model and self._backend is not None:
             self._backend.set_model(config.model)
-        await self._close_env()
+        await self._close_servers()
         self.config = config
-        await self._build_env()
-        assert self.env is not None
-        return self.env
+        await self._connect_servers()
+        assert self.servers is not None
+        return self.servers
 
 
 def _default_backend(config: AgentConfig) -> Backend:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from ollie_nb.core._agent_env import AgentEnv
 from ollie_nb.core._budget import SpendBook
 from ollie_nb.core._events import Event, EventSink
 from ollie_nb.core._parallel_run import (
@@ -24,6 +23,7 @@ from ollie_nb.core._parallel_run import (
 from ollie_nb.core._plans import Plans
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._subagents import SubAgents
+from ollie_nb.core._tool_servers import ToolServers
 from ollie_nb.errors import AgentBusyError, NoPlanError, NoTaskServerError
 from ollie_nb.planning import PlanRecord
 
@@ -37,7 +37,7 @@ class ParallelRuns:
         prompts: PromptQueue,
         subagents: SubAgents,
         spend: SpendBook,
-        env: Callable[[], AgentEnv | None],
+        env: Callable[[], ToolServers | None],
         claim: Callable[[str], bool],
         *,
         started: Callable[[], Awaitable[object]],

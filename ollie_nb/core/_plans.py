@@ -39,7 +39,7 @@ from ollie_nb.planning import (
 )
 
 if TYPE_CHECKING:
-    from ollie_nb.core._agent_env import AgentEnv
+    from ollie_nb.core._tool_servers import ToolServers
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -50,7 +50,7 @@ _GONE = {
 }
 
 
-EnvOf = Callable[[], "AgentEnv | None"]
+ServersOf = Callable[[], "ToolServers | None"]
 """The agent's env as it is now (None before it starts)."""
 
 
@@ -61,7 +61,7 @@ class Plans(Sequence[PlanRecord]):
     def __init__(
         self,
         prompts: PromptQueue,
-        env: EnvOf,
+        env: ServersOf,
         running: Callable[[], bool],
         saved: Callable[[], None],
     ) -> None:

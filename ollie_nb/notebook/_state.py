@@ -157,7 +157,7 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
     notice = getattr(backend, "notice", "")
     if notice:
         display(NoticeView(notice, level))
-    for message in runtime.core.env.messages if runtime.core.env else []:
+    for message in runtime.core.servers.messages if runtime.core.servers else []:
         display(NoticeView(message, "warning"))
     return runtime
 

@@ -197,7 +197,9 @@ def test_a_step_the_agent_finished_is_done_in_the_runs_states(tmp_path):
             await core.submit(DIAMOND)
             record = core.plans[-1]
             args = {"id": record.ids[0], "status": "done"}  # the main agent did step 1
-            assert not (await core.env.dispatcher.dispatch("tasks", "task_update", args)).is_error
+            assert not (
+                await core.servers.dispatcher.dispatch("tasks", "task_update", args)
+            ).is_error
             return record, await core.runs.run_plan(parallel=3)
 
     record, run = asyncio.run(scenario())

@@ -214,7 +214,7 @@ def test_queue_fallback_runs_each_dependency_layer_in_parallel_children(tmp_path
             # the plan is made (its steps queued) without a turn working the queue
             goal, steps = parse_plan_prompt(DIAMOND)
             args = {"goal": goal, "steps": steps}
-            await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
+            await core.servers.dispatcher.dispatch("reasoning", "reasoning_plan", args)
             record = core.plans[-1]
             assert len(core.prompts.texts) == 5
             run = await core.runs.run_plan(parallel=3, on_event=events.append)
@@ -290,14 +290,14 @@ def test_a_step_the_run_is_claiming_is_not_queued_by_a_watch_read_in_between(tmp
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            dispatch = core.env.dispatcher.dispatch  # the watcher keeps its own reference
+            dispatch = core.servers.dispatcher.dispatch  # the watcher keeps its own reference
 
             async def claim_after_a_read(server, tool, args):
                 if tool == "task_claim" and core.watch.watcher is not None:
                     await core.watch.watcher.poll()  # the step is still open on the server here
                 return await dispatch(server, tool, args)
 
-            core.env.dispatcher.dispatch = claim_after_a_read
+            core.servers.dispatcher.dispatch = claim_after_a_read
             await core.watch.start()
             run = await core.runs.run_plan(parallel=3)
             await core.watch.until_idle(60)
@@ -321,7 +321,7 @@ def test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped(tm
         async with core:
             goal, steps = parse_plan_prompt(plan)
             args = {"goal": goal, "steps": steps}
-            await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
+            await core.servers.dispatcher.dispatch("reasoning", "reasoning_plan", args)
             record = core.plans[-1]
             prepare, left, right, _, _ = record.ids
             for step_id, state in ((prepare, DONE), (left, FAILED), (right, CANCELLED)):

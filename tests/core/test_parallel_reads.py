@@ -31,7 +31,7 @@ def run_counting(tmp_path, **run_args):
             record = core.plans[-1]
             reads: list[int] = []
             calls: Counter[str] = Counter()
-            plan_statuses, client = core.plans.statuses, core.env.task_client
+            plan_statuses, client = core.plans.statuses, core.servers.task_client
             call = client._call  # the one place the client calls a tool
 
             async def counted_read(plan):

@@ -248,7 +248,7 @@ def test_a_saved_plan_is_edited_on_the_task_server(tmp_path) -> None:
             await core.submit(DIAMOND)
             record = core.plans[0]
             prepare = record.ids[0]
-            await core.env.task_client.update(prepare, status="done")
+            await core.servers.task_client.update(prepare, status="done")
             draft = core.plans.draft(1)
             assert [r.task_id for r in draft.rows] == list(record.ids)
             draft.set_title(2, "Left, carefully")

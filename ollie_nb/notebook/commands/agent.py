@@ -258,7 +258,7 @@ def _fallback_label(core: AgentCore) -> str:
 
 
 def _wiring_note(ctx: CommandContext, label: str) -> str:
-    server = ctx.on_loop(lambda core: core.env.task_server if core.env else None)
+    server = ctx.on_loop(lambda core: core.servers.task_server if core.servers else None)
     if server:
         return (
             f"fallback set to {label}; the task server '{server}' still takes "

@@ -116,7 +116,7 @@ def cmd_tasks(ctx: CommandContext, rest: str) -> Displayable:
     status = words[0] if words else "all"
 
     async def listing(core: AgentCore) -> tuple[str, str | TaskServerError]:
-        env = core.env
+        env = core.servers
         if env is None or env.task_client is None:
             raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
         try:

@@ -29,7 +29,7 @@ def cmd_python(ctx: CommandContext, rest: str) -> NoticeView:
     async def apply(core: AgentCore) -> bool | None:
         from ollie_nb.tools import PythonServer  # loaded with the core, on the loop
 
-        server = core.env.dispatcher.get_server("python") if core.env else None
+        server = core.servers.dispatcher.get_server("python") if core.servers else None
         if not isinstance(server, PythonServer):
             return None
         if wanted is not None:
