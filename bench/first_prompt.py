@@ -148,7 +148,7 @@ async def run(settings: Settings) -> list[Figure]:
             note="offline demo planner; the prompt is a goal and 4 steps, saved as 5 tasks",
         ),
         Figure(
-            what=f"{servers} servers at once: connect_tool_servers",
+            what=f"{servers} at once: connect_tool_servers",
             unit="s",
             ours=env_s,
             baseline=slowest,
@@ -163,7 +163,7 @@ async def run(settings: Settings) -> list[Figure]:
             ),
         ),
         Figure(
-            what=f"{servers} servers at once: connect_tool_servers vs SDK",
+            what=f"{servers} at once: connect_tool_servers vs SDK",
             unit="s",
             ours=env_s,
             baseline=raw_s,

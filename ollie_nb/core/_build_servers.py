@@ -14,12 +14,11 @@ from typing import Any
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._hooks import spawn_hooks
 from ollie_nb.core._plans import Plans
-from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._routing import ToolRouter
 from ollie_nb.core._secrets import Redactor
 from ollie_nb.core._subagents import SubAgents, SubagentTools
 from ollie_nb.core._tool_servers import ToolServers, connect_tool_servers
-from ollie_nb.planning import PlanRecord, QueuePlanBackend
+from ollie_nb.planning import PlanRecord
 from ollie_nb.tools import Dispatcher, ExecuteServer, Server, SubagentServer, subprocess_environ
 
 ExtraServers = Mapping[str, Server] | Callable[[AgentConfig], Mapping[str, Server]]
@@ -34,15 +33,6 @@ class BuiltServers:
     servers: ToolServers
     router: ToolRouter
     spawn_context: list[str]
-
-
-def plan_fallback(explicit: Any, queue: bool, prompts: PromptQueue, plans: Plans) -> Any:
-    """The plan backend used without a task server: the one set, else the queue's if asked."""
-    if explicit is not None:
-        return explicit
-    if queue:
-        return QueuePlanBackend(prompts.put, lambda: plans.book.making_number)
-    return None
 
 
 async def build_servers(

@@ -1,13 +1,14 @@
-"""AgentCore: the facade over an agent's parts: its conversation, prompt queue, plans and turns.
+"""AgentCore: one agent's assembly: its parts, wired, and the handles that reach them.
 
 Frontend-agnostic and async: a plain script drives it with asyncio.run, the
-notebook runtime drives it from its own loop thread. Every tool call goes
-through the env's Dispatcher; every event goes to the `on_event` sink. Each part
-owns its state: `Conversation` (history, usage, ids, the session file, compaction),
-`PromptQueue` (queued items, injected texts, notes), `PlanBook` (the plans, from
-planning), `ParallelRuns` (parallel runs), `AgentWatch` (the task-event watch),
-`SubAgents`, `PlanReview` (plans held for the user's review) and the `TurnRunner` (the
-loop); this class wires them and delegates.
+notebook runtime drives it from its own loop thread. Every tool call goes through
+the tool gateway (`ToolRouter`); every event goes to the `on_event` sink. Each part
+owns its state and is reached by its handle: `core.session` (the `Conversation`),
+`core.prompts` (the `PromptQueue`), `core.plans` (`Plans`: the plans, their review and
+fallback), `core.watch` (`AgentWatch`), `core.subagents`, `core.runs` (`ParallelRuns`:
+`run_plan`), `core.turns` (`TurnDriver`: the running turn, `inject`, `next_prompt`) and
+`core.servers` (`ToolServers`, once started). This class builds them and the context
+they share; it keeps the lifecycle, `submit` and the session's file for now.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ollie_nb.core._agents import require_trusted, resolve_agent
 from ollie_nb.core._budget import NO_BUDGETS, Budgets, SpendBook, env_budgets
-from ollie_nb.core._build_servers import ExtraServers, build_servers, plan_fallback
+from ollie_nb.core._build_servers import ExtraServers, build_servers
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
@@ -39,7 +40,6 @@ from ollie_nb.core._tool_servers import (
     ServersDescription,
     ToolServers,
     gate_for,
-    wire_plan_backend,
 )
 from ollie_nb.core._tracing import tracing, tracing_from_env
 from ollie_nb.core._turn_driver import TurnDriver
@@ -64,7 +64,7 @@ __all__ = ["AgentCore", "Approver", "ExtraServers", "UsageTotals"]
 
 
 class AgentCore:
-    """One agent: a chat backend, an env of tool servers, a conversation, a queue of prompts."""
+    """One agent: a chat backend, its tool servers, a conversation, a queue of prompts."""
 
     def __init__(
         self,
@@ -84,15 +84,12 @@ class AgentCore:
         self._backend = backend
         self._agent_spec = agent
         self._workdir = str(Path(workdir or os.getcwd()).resolve())
-        self._fallback = fallback_plan_backend
-        self.queue_fallback = queue_fallback
         self._approve = approve
         self.autosave = autosave
         self._execute = execute
         self._extra_servers = extra_servers
         self.config = AgentConfig()
         self.servers: ToolServers | None = None
-        self.review_plans: bool | None = None  # hold plans for review; None: `reviewPlans`
         self.router = ToolRouter(Dispatcher())
         self.redact = Redactor(
             lambda: (*backend_secrets(self._backend), *config_secrets(self.config))
@@ -102,15 +99,21 @@ class AgentCore:
         self.user_budgets: Budgets = NO_BUDGETS  # caps a frontend sets (the notebook's traits)
         self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
         self.round_saves = RoundSaves(self._autosave)  # saves within a turn, after tool rounds
-        self._assemble()
+        self._assemble(fallback_plan_backend, queue_fallback)
 
-    def _assemble(self) -> None:
+    def _assemble(self, fallback: Any, queue_fallback: bool) -> None:
         """The parts, each handed what it needs: the handles `session`, `prompts`, `plans`,
-        `watch`, `subagents`, `runs`, and the turn's state."""
+        `watch`, `turns`, `subagents`, `runs`, and the turn's state."""
         self.session = Conversation()
         self.prompts = PromptQueue()
         self.plans = Plans(
-            self.prompts, lambda: self.servers, lambda: self.is_running, self._autosave
+            self.prompts,
+            lambda: self.servers,
+            lambda: self.is_running,
+            self._autosave,
+            agent_reviews=lambda: self.config.review_plans,
+            fallback=fallback,
+            queue_fallback=queue_fallback,
         )
         self.watch = AgentWatch(
             self.prompts,
@@ -139,7 +142,7 @@ class AgentCore:
             self.session,
             self.config.max_parallel,
             self._child_note,
-            self._withdraw_note,
+            lambda text: self.prompts.withdraw(Origin.SUBAGENT, text),
         )
         self.runs = ParallelRuns(
             self.plans,
@@ -167,7 +170,7 @@ class AgentCore:
         return self._context
 
     def _rebuild_context(self) -> None:
-        """A new context from the config, backend, env, workdir and gate as they are now."""
+        """A new context from the config, backend, servers, workdir and gate as they are now."""
         if self.servers is None or self._backend is None:
             return
         self._context = AgentContext(
@@ -181,7 +184,7 @@ class AgentCore:
                 self._approve,
                 self.emit,
                 self.redact.values,
-                lambda: self.reviewing,
+                lambda: self.plans.reviewing,
             ),
             redact=self.redact,
             workdir=self._workdir,
@@ -248,7 +251,7 @@ class AgentCore:
         built = await build_servers(
             self.config,
             lambda: self._workdir,
-            self._effective_fallback(),
+            self.plans.effective_fallback(),
             subagents=self.subagents,
             execute=self._execute,
             extra=self._extra_servers,
@@ -256,23 +259,17 @@ class AgentCore:
             redact=self.redact,
             session_id=self.session.session_id,
             on_plan=self._on_plan,
-            hold_plans=lambda: self.reviewing,
+            hold_plans=lambda: self.plans.reviewing,
         )
-        self.servers, self.router, self._spawn_context = (
-            built.servers,
-            built.router,
-            built.spawn_context,
-        )
+        self.servers, self.router = built.servers, built.router
+        self._spawn_context = built.spawn_context
         self._rebuild_context()
-
-    def _effective_fallback(self) -> Any:
-        return plan_fallback(self._fallback, self.queue_fallback, self.prompts, self.plans)
 
     async def refresh_tools(self) -> None:
         """List the servers' tools again (after notebook tools were added or removed)."""
         await self.router.refresh()
 
-    # -- public state ------------------------------------------------------
+    # -- the backend, the workdir, the tools -------------------------------
 
     @property
     def backend(self) -> Backend:
@@ -308,20 +305,6 @@ class AgentCore:
     def tools(self) -> list[ToolDef]:
         return list(self.router.defs)
 
-    @property
-    def fallback_plan_backend(self) -> Any:
-        return self._fallback
-
-    async def set_fallback_plan_backend(self, backend: Any) -> None:
-        """Set (or with None clear) the fallback and re-wire; a task server still wins."""
-        self._fallback = backend
-        if self.servers is not None:
-            wire_plan_backend(self.servers, self._effective_fallback())
-
-    def context_size(self) -> int:
-        """Tokens the next request will send: the last reported input size, else an estimate."""
-        return self.session.context_size(self.system_prompt())
-
     async def list_models(self) -> list[str]:
         return await self.backend.models()
 
@@ -341,9 +324,6 @@ class AgentCore:
         self.prompts.put(QueuedPrompt(text, Origin.SUBAGENT))
         self.emit(Notice(text))
         self.watch.kick()
-
-    def _withdraw_note(self, text: str) -> None:
-        self.prompts.withdraw(Origin.SUBAGENT, text)
 
     # -- turns -------------------------------------------------------------
 
@@ -381,14 +361,6 @@ class AgentCore:
         # the record's warning is the model's status line; the user's notice drops its label
         self.emit(PlanMade(record, record.warning.removeprefix("warning: ")))
         tracing().plan_made(self.redact, record)  # the goal id and steps join the call's span
-
-    # -- plans ----------------------------------------------------------------------------
-
-    @property
-    def reviewing(self) -> bool:
-        """Whether plans are held for the user's review: `review_plans` when set, else the
-        agent's `reviewPlans`."""
-        return self.config.review_plans if self.review_plans is None else self.review_plans
 
     def system_prompt(self) -> str:
         """Who the agent is, where it works (dir, platform, date), its agent prompt and context."""

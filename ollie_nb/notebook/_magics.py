@@ -115,7 +115,7 @@ class OllieMagics(Magics):
     def _review_plans_changed(self, change: Any) -> None:
         runtime = _state.active()
         if runtime is not None:  # read by the agent at its next plan
-            runtime.core.review_plans = change["new"]
+            runtime.core.plans.review = change["new"]
 
     max_session_cost = Float(0.0, help="Dollars the session may spend; 0 = no cap.").tag(
         config=True

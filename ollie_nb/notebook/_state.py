@@ -139,7 +139,7 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
                 extra_servers=servers,
             )
             core.max_parallel = traits.max_parallel if traits else 0
-            core.review_plans = traits.review_plans if traits else None
+            core.plans.review = traits.review_plans if traits else None
             core.user_budgets = budgets_of(traits)
             return core
 

@@ -48,12 +48,12 @@ def reviewing(db) -> AgentConfig:
 def test_the_agent_key_and_the_override_decide_whether_plans_are_held(tmp_path) -> None:
     core = AgentCore(agent=AgentConfig.from_dict({"reviewPlans": True}), workdir=tmp_path)
     core.config = AgentConfig.from_dict({"reviewPlans": True})
-    assert core.reviewing
-    core.review_plans = False
-    assert not core.reviewing  # the override wins
+    assert core.plans.reviewing
+    core.plans.review = False
+    assert not core.plans.reviewing  # the override wins
     core.config = AgentConfig()
-    core.review_plans = None
-    assert not core.reviewing
+    core.plans.review = None
+    assert not core.plans.reviewing
     with pytest.raises(OllieUsageError, match="'reviewPlans' must be true or false"):
         AgentConfig.from_dict({"reviewPlans": "yes"})
 
@@ -169,7 +169,7 @@ def test_misuse_is_one_clear_line(tmp_path) -> None:
             await core.submit(DIAMOND)  # review off: saved when made
             with pytest.raises(PlanReviewError, match="plan 1 was not held for review"):
                 await core.plans.approve(1)
-            core.review_plans = True
+            core.plans.review = True
             await core.submit(DIAMOND)
             draft = core.plans.draft(2)
             draft.set_after(1, [4])  # Prepare waits for Join: a cycle
@@ -188,7 +188,7 @@ def test_misuse_is_one_clear_line(tmp_path) -> None:
 
 def test_a_queue_plan_approved_is_told_first_then_worked_step_by_step(tmp_path) -> None:
     core = AgentCore(queue_fallback=True, workdir=tmp_path, autosave=False)
-    core.review_plans = True
+    core.plans.review = True
 
     async def scenario():
         async with core:
@@ -353,14 +353,14 @@ def test_approving_through_a_failing_fallback_degrades_as_an_unreviewed_plan_doe
         return [f"row-{i}" for i in range(len(steps))]
 
     core = AgentCore(fallback_plan_backend=broken, workdir=tmp_path, autosave=False)
-    core.review_plans = True
+    core.plans.review = True
 
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
             failed = await core.plans.approve(1)
             queued = [core.plans.take_prompt(1).text]
-            await core.set_fallback_plan_backend(numbered)
+            await core.plans.set_fallback(numbered)
             await core.submit(DIAMOND)
             saved = await core.plans.approve(2)
             return failed, saved, [*queued, core.plans.take_prompt(2).text]

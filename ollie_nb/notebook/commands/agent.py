@@ -232,8 +232,8 @@ def cmd_fallback(ctx: CommandContext, rest: str) -> Displayable:
         use_queue = words[0] == "queue"
 
         async def switch(core: AgentCore) -> None:
-            core.queue_fallback = use_queue
-            await core.set_fallback_plan_backend(None)
+            core.plans.queue_fallback = use_queue
+            await core.plans.set_fallback(None)
 
         ctx.core_call(switch)
         if not use_queue:
@@ -246,15 +246,15 @@ def cmd_fallback(ctx: CommandContext, rest: str) -> Displayable:
         backend = _state.notebook_plan_backend(target, ctx.runtime())
     except TypeError as exc:
         raise UsageError(f"%ollie fallback: {exc}") from None
-    ctx.core_call(lambda core: core.set_fallback_plan_backend(backend))
+    ctx.core_call(lambda core: core.plans.set_fallback(backend))
     return NoticeView(_wiring_note(ctx, backend.label))
 
 
 def _fallback_label(core: AgentCore) -> str:
-    current = core.fallback_plan_backend
+    current = core.plans.fallback
     if current is not None:
         return getattr(current, "label", None) or type(current).__name__
-    return "the prompt queue" if core.queue_fallback else "none"
+    return "the prompt queue" if core.plans.queue_fallback else "none"
 
 
 def _wiring_note(ctx: CommandContext, label: str) -> str:

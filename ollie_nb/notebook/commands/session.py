@@ -38,7 +38,8 @@ def cmd_context(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "context", most=0, usage="context")
 
     async def measure(core: AgentCore) -> tuple[int, int | None, int]:
-        return core.context_size(), await core.backend.context_length(), len(core.session.history)
+        size = core.session.context_size(core.system_prompt())
+        return size, await core.backend.context_length(), len(core.session.history)
 
     size, limit, messages = ctx.core_call(measure)
     share = f" of {limit} ({100 * size / limit:.0f}%)" if limit else ""
