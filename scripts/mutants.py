@@ -329,6 +329,115 @@ MUTANTS: tuple[Mutant, ...] = (
         "Approve in the editor saves the model's plan, not the user's edits",
     ),
     Mutant(
+        "editor-misses-a-decision-from-code",
+        "ollie_nb/core/_plans.py",
+        "        self._saved()  # a resumed session finds the plan as the user left it\n"
+        "        self._decided(record)",
+        "        self._saved()  # a resumed session finds the plan as the user left it",
+        (
+            "tests/notebook/test_plan_editor_follows.py::test_an_approval_from_code_shows_in_every_editor_of_the_plan",
+        ),
+        "an editor still says 'waiting for your review' with Approve on after approve_plan",
+        quick=True,
+    ),
+    Mutant(
+        "editor-stale-click-says-saving-failed",
+        "ollie_nb/notebook/_plan_editor.py",
+        "if isinstance(error, PlanDecidedError):",
+        "if False:",
+        (
+            "tests/notebook/test_plan_editor_follows.py::test_a_stale_button_ends_with_the_decision_not_a_saving_error",
+        ),
+        "Approve on a plan approved elsewhere gives red 'saving failed: ... approved already'",
+        quick=True,
+    ),
+    Mutant(
+        "editor-misses-a-decision-made-before-it-listened",
+        "ollie_nb/notebook/_plan_editor.py",
+        "if record is not None and record.review is not None and not record.held:",
+        "if False:",
+        (
+            "tests/notebook/test_plan_editor_follows.py::test_an_editor_made_after_the_decision_shows_it_at_once",
+        ),
+        "an editor shown as the plan is discarded stays open for review",
+        quick=True,
+    ),
+    Mutant(
+        "editor-decision-news-lost-on-the-loop",
+        "ollie_nb/notebook/_plan_editor.py",
+        "                runtime.on_main(lambda: show(event.record))",
+        "                pass",
+        (
+            "tests/notebook/test_plan_editor_follows_kernel.py::test_an_editor_follows_a_discard_made_with_the_command",
+            "tests/notebook/test_plan_editor_follows_kernel.py::test_an_editor_follows_an_approval_made_from_code",
+        ),
+        "after %ollie plan discard the editor above still offers Approve",
+    ),
+    Mutant(
+        "held-plan-reply-speaks-to-the-model",
+        "ollie_nb/llm/_offline.py",
+        "    held = read_held(status)",
+        "    held = None",
+        (
+            "tests/notebook/test_review_wording.py::test_a_held_plan_is_told_to_the_user_in_the_users_words",
+        ),
+        "the reply tells the user 'Stop here and wait: do not start on the steps'",
+        quick=True,
+    ),
+    Mutant(
+        "queued-plan-reply-speaks-to-the-model",
+        "ollie_nb/llm/_offline.py",
+        "    queued = read_queued(status)",
+        "    queued = None",
+        (
+            "tests/notebook/test_review_wording.py::test_a_queued_plan_is_told_to_the_user_in_the_users_words",
+        ),
+        "the reply tells the user 'Stop here — do not execute the steps now'",
+        quick=True,
+    ),
+    Mutant(
+        "held-plan-editor-above-the-reply",
+        "ollie_nb/notebook/_render.py",
+        "            self._held.append(self._held_view(record))",
+        "            self._show(self._held_view(record))",
+        (
+            "tests/notebook/test_review_wording.py::test_a_held_plans_editor_is_shown_under_the_reply",
+        ),
+        "the approval's turn prints above the old 'waiting for your review' reply",
+        quick=True,
+    ),
+    Mutant(
+        "plan-full-still-collapsed",
+        "ollie_nb/notebook/_plans.py",
+        "            expand=self.expand,\n",
+        "",
+        (
+            "tests/notebook/test_plan_editor_follows_kernel.py::test_plan_full_draws_every_step_of_a_plan_drawn_collapsed",
+        ),
+        "%ollie plan N --full draws a 501-step plan collapsed all the same",
+    ),
+    Mutant(
+        "long-chain-not-top-to-bottom",
+        "ollie_nb/planning/graph.py",
+        "deep = len(layers) >= LONG_CHAIN and",
+        "deep = len(layers) > LONG_CHAIN and",
+        (
+            "tests/planning/test_readable_rankdir.py::test_a_long_chain_is_drawn_top_to_bottom_and_a_short_or_wide_plan_as_asked",
+        ),
+        "a 4-step chain in the editor is drawn left to right, its labels shrunk",
+        quick=True,
+    ),
+    Mutant(
+        "editor-graph-squeezed-left-to-right",
+        "ollie_nb/notebook/_plan_editor.py",
+        "rankdir = readable_rankdir(steps, self.rankdir)  # a long chain: top to bottom",
+        "rankdir = self.rankdir",
+        (
+            "tests/browser/test_browser_editor_graph.py::test_a_long_chain_in_the_editor_has_readable_labels_and_whole_titles",
+        ),
+        "a 5-step chain in the editor at 1280 px has labels under 10 px tall",
+    ),
+    Mutant(
         "draft-delete-loses-order",
         "ollie_nb/planning/_draft.py",
         "inherited = [k for k in row.after if k != gone.key] + list(gone.after)",

@@ -29,10 +29,11 @@ REVIEW_WORDS = ("show", "edit", "approve", "reject", "discard")
 
 
 @command(
-    "plan [N|ID|GOAL WORDS] [--watch S]",
-    "graph of the latest (or a given) plan with live step status; "
+    "plan [N|ID|GOAL WORDS] [--watch S] [--full]",
+    "graph of the latest (or a given) plan with live step status (--full: every step of a "
+    "large plan, not collapsed); "
     "plan show|edit|approve|reject|discard N: review a plan (see docs/PLANS.md)",
-    words=("--watch", *REVIEW_WORDS),
+    words=("--watch", "--full", *REVIEW_WORDS),
 )
 def cmd_plan(ctx: CommandContext, rest: str) -> Any:
     # The plan views and widgets load the planning layer and ipywidgets: on first use.
@@ -45,6 +46,7 @@ def cmd_plan(ctx: CommandContext, rest: str) -> Any:
     parser = CommandParser("plan")
     parser.add_argument("key", nargs="*")
     parser.add_argument("--watch", type=seconds, metavar="SECONDS")
+    parser.add_argument("--full", action="store_true")
     args = parser.parse(rest)
     key = " ".join(args.key)
     record = ctx.on_loop(lambda core: core.plans.find(key))
@@ -53,7 +55,8 @@ def cmd_plan(ctx: CommandContext, rest: str) -> Any:
         raise UsageError(f"%ollie plan: no {what}; ask for something with several steps")
     statuses = ctx.core_call(lambda core: core.plans.statuses(record))
     spend = ctx.on_loop(lambda core: core.spend.steps(record.number))
-    view = PlanGraphView(record, statuses, rankdir=ctx.settings().rankdir, spend=spend)
+    rankdir = ctx.settings().rankdir
+    view = PlanGraphView(record, statuses, rankdir=rankdir, spend=spend, expand=args.full)
     if args.watch is not None:
         return PlanWatch(ctx.runtime(), view, args.watch)
     return view
