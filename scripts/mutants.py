@@ -2808,6 +2808,87 @@ MUTANTS: tuple[Mutant, ...] = (
         "a tool call skips the tool gateway: no claim token, no token cut from the answer",
         quick=True,
     ),
+    Mutant(
+        "first-command-loads-secret-detectors",
+        "ollie_nb/redaction.py",
+        "    if len(text) < MIN_DETECTED_CHARS:  # nothing shorter is reported: the detectors can wait\n"
+        "        return []\n",
+        "",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command loads detect-secrets and requests to redact empty server details",
+    ),
+    Mutant(
+        "first-command-loads-pydantic",
+        "ollie_nb/tools/_notebook.py",
+        "from ollie_nb.tools._dispatcher import exc_summary\n",
+        "from pydantic import ValidationError\n\nfrom ollie_nb.tools._dispatcher import exc_summary\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command waits for pydantic though no notebook tool is called",
+    ),
+    Mutant(
+        "first-command-loads-email",
+        "ollie_nb/llm/_retry.py",
+        "import asyncio\nimport time\n",
+        "import asyncio\nimport email.utils\nimport time\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command loads the email package for a Retry-After date never sent",
+    ),
+    Mutant(
+        "first-command-loads-uuid",
+        "ollie_nb/llm/_types.py",
+        "import json\nimport re\n",
+        "import json\nimport re\nimport uuid\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command loads uuid and platform for a call id nobody writes",
+    ),
+    Mutant(
+        "first-command-loads-package-metadata",
+        "ollie_nb/core/_tracing.py",
+        "import atexit\n",
+        "import atexit\nfrom importlib import metadata  # noqa: F401\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command reads package metadata (zipfile, csv, email) with tracing off",
+    ),
+    Mutant(
+        "first-mcp-call-builds-iri-grammars",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    defer_iri_grammars()\n    with _lock:\n",
+        "    with _lock:\n",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "the first call of a stdio tool with an output schema takes seconds (jsonschema's IRI grammars)",
+    ),
+    Mutant(
+        "first-mcp-call-loads-jsonschema",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    loader.start()\n",
+        "",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "the first call of a stdio tool with an output schema waits for jsonschema to load",
+    ),
+    Mutant(
+        "iri-stand-in-passes-everything",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    return bool(_real().is_valid_syntax(rule, value))\n",
+        "    return True\n",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "jsonschema's iri format accepts any text once ollie_nb connected an MCP server",
+    ),
 )
 
 
