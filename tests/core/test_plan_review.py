@@ -65,6 +65,7 @@ def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(tmp_path)
     async def scenario():
         async with core:
             result = await core.submit(DIAMOND)
+            told = [str(m.content) for m in core.session.history if m.role == "tool"]
             held = core.plans.held()
             before = tasks(db)
             draft = core.plans.draft(1)
@@ -79,11 +80,13 @@ def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(tmp_path)
             assert str(twice) == "plan 1 is being saved now; wait for it"
             queued = core.prompts.items
             again = await core.run_queue()
-            return result, held, before, record, queued, again
+            return result, told, held, before, record, queued, again
 
-    result, held, before, record, queued, again = asyncio.run(scenario())
+    result, told, held, before, record, queued, again = asyncio.run(scenario())
     assert [r.number for r in held] == [1] and held[0].review is Review.HELD
-    assert held_message(1) in result.reply  # the model was told to stop and wait
+    assert any(held_message(1) in text for text in told)  # the model was told to stop and wait
+    assert "Stop here" not in result.reply  # the user reads the user's words
+    assert "Plan 1 is waiting for your review" in result.reply
     assert before == []  # nothing on the task server while it was held
     assert record.review is Review.APPROVED and record.kind == "tasks" and record.number == 1
     saved = tasks(db)
