@@ -856,8 +856,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "parallel-width-ignores-max-parallel",
         "ollie_nb/core/_core.py",
-        "width = parallel or self.max_parallel or self.subagents.limit",
-        "width = parallel or self.max_parallel or 4",
+        "width=lambda: self.max_parallel or self.subagents.limit,",
+        "width=lambda: self.max_parallel or 4,",
         (
             "tests/notebook/test_parallel.py::test_parallel_without_n_runs_the_agents_max_parallel_at_once",
         ),
@@ -865,8 +865,8 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "start-warnings-unredacted",
-        "ollie_nb/core/_env_build.py",
-        "    env.messages[:] = [redact(m) for m in env.messages]\n",
+        "ollie_nb/core/_build_servers.py",
+        "    servers.messages[:] = [redact(m) for m in servers.messages]\n",
         "",
         (
             "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",
@@ -920,8 +920,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "render-plan-warning-from-the-record",
         "ollie_nb/notebook/_render.py",
-        'self._show(Notice(event.warning, "warning"))',
-        'self._show(Notice(record.warning, "warning"))',
+        'self._show(NoticeView(event.warning, "warning"))',
+        'self._show(NoticeView(record.warning, "warning"))',
         (
             "tests/notebook/test_render.py::test_a_plan_warning_is_a_warning_notice_and_usage_makes_the_footer",
         ),
@@ -970,7 +970,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # a server's state
     Mutant(
         "built-in-servers-not-up",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "return self in (ServerState.CONNECTED, ServerState.BUILT_IN)",
         "return self is ServerState.CONNECTED",
         ("tests/core/test_server_states.py",),
@@ -979,7 +979,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "built-in-transport-blank",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         'transport=status.transport or (str(built_in) if status.state is built_in else ""),',
         "transport=status.transport,",
         ("tests/core/test_server_states.py",),
@@ -1974,7 +1974,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-first-listing-wins",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "    chosen = min(offering, key=rank)  # min keeps the first of equals: mcpServers order",
         "    chosen = offering[0]",
         (
@@ -1985,7 +1985,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-key-ignored",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "    named = config.task_server",
         '    named = ""',
         (
@@ -1996,9 +1996,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-choice-untold",
-        "ollie_nb/core/_agent_env.py",
-        "    if env.task_server_notice:\n        env.messages.append(env.task_server_notice)",
-        "    if False:\n        env.messages.append(env.task_server_notice)",
+        "ollie_nb/core/_tool_servers.py",
+        "    if servers.task_server_notice:\n        servers.messages.append(servers.task_server_notice)",
+        "    if False:\n        servers.messages.append(servers.task_server_notice)",
         (
             "tests/reliability/test_task_server_choice.py::test_a_search_server_listing_task_create_gets_no_plans_and_its_task_upload_asks",
         ),
@@ -2037,7 +2037,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "listing-notice-dropped",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "                if server.listing_notice:",
         "                if False:",
         (
