@@ -2856,8 +2856,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "session-save-skips-known-secrets",
         "ollie_nb/core/_secrets.py",
-        "            if not any(secret in text for secret in known):\n",
-        "            if True:\n",
+        "        if not any(secret in text for secret in self._known):\n",
+        "        if True:\n",
         (
             "tests/reliability/test_security.py::test_the_key_never_appears_in_events_history_sessions_reprs_or_logs",
             "tests/reliability/test_secret_sources.py::test_a_secret_with_quotes_backslashes_or_accents_is_redacted_in_the_files",
@@ -2887,7 +2887,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "session-save-rewrites-every-turn",
         "ollie_nb/core/_session_log.py",
-        "        if self._can_append(path, name, history, children):\n",
+        "        if self._can_append(path, name, history, children) and secrets <= self._secrets:\n",
         "        if False:\n",
         (
             "tests/core/test_session_log.py::test_each_turn_appends_its_messages_only_to_the_same_file",
@@ -3038,6 +3038,17 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
         ),
         "jsonschema's iri format accepts any text once ollie_nb connected an MCP server",
+    ),
+    Mutant(
+        "session-log-keeps-a-secret-learnt-later",
+        "ollie_nb/core/_session_log.py",
+        " and secrets <= self._secrets:\n",
+        ":\n",
+        (
+            "tests/core/test_session_log.py::test_a_secret_known_after_its_line_was_written_is_masked_there_too",
+        ),
+        "a key that became known after its line was saved stays in clear in the session file",
+        quick=True,
     ),
 )
 

@@ -20,6 +20,7 @@ from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._conversation import Conversation
 from ollie_nb.core._events import Event, Notice
 from ollie_nb.core._plans import Plans
+from ollie_nb.core._secrets import OnceRedaction
 from ollie_nb.core._session_log import SessionLog
 from ollie_nb.core._sessions import (
     SavedSession,
@@ -51,7 +52,7 @@ class SessionParts:
     running: Callable[[], bool]  # a turn runs
     compact: Callable[[], Awaitable[Compaction]]  # the turn runner's compaction, counted
     switch_agent: Callable[[str], Awaitable[object]]
-    redact: Callable[[], Callable[[str], str]]  # one save's redaction, secrets collected once
+    redact: Callable[[], OnceRedaction]  # one save's redaction, secrets collected once
     emit: Callable[[Event], None]
 
 
@@ -99,7 +100,9 @@ class Session(Conversation):
             path = session_path(directory, self.session_id)
             data = self.data()
             redact = self._parts.redact()
-            self._log.save(path, data.name, data.fields(), self.history, data.children, redact)
+            self._log.save(
+                path, data.name, data.fields(), self.history, data.children, redact, redact.digests
+            )
         except OSError as exc:
             self._parts.emit(Notice(f"could not save the session: {exc}", "error"))
             return None

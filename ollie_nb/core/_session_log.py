@@ -77,6 +77,7 @@ class SessionLog:
         self._stat: tuple[int, int] | None = None  # (inode, size) after our last write
         self._snapshot = 0
         self._children: dict[str, _Mark] = {}  # the sub-agents' histories, as the file has them
+        self._secrets: frozenset[str] = frozenset()  # digests of the secrets masked in the file
 
     def adopt(self, path: Path, history: list[Message], children: Histories, read: LogRead) -> None:
         """Go on appending to a file just read into `history` and `children` (a torn or old
@@ -97,12 +98,16 @@ class SessionLog:
         history: list[Message],
         children: Histories,
         redact: Redact | None,
+        secrets: frozenset[str] = frozenset(),
     ) -> None:
-        """Append what changed since the last save, or rewrite the file when it must."""
-        if self._can_append(path, name, history, children):
+        """Append what changed since the last save, or rewrite the file when it must (also
+        when a secret became known since its earlier lines were written: `secrets` are the
+        digests of the secrets `redact` masks)."""
+        if self._can_append(path, name, history, children) and secrets <= self._secrets:
             self._append(path, fields, history, children, redact)
         else:
             self._rewrite(path, name, dict(fields), history, children, redact)
+            self._secrets = secrets
 
     def _can_append(
         self, path: Path, name: str, history: list[Message], children: Histories

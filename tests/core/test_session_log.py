@@ -314,3 +314,19 @@ def test_a_sub_agents_new_messages_are_appended_not_its_whole_history(tmp_path: 
     assert grown == {"worker": ["step 1 done"], "late": ["new"]}
     loaded = load_session(SESSION, tmp_path)
     assert loaded.children == {"worker": child, "late": [Message.user("new")]}
+
+
+@pytest.mark.anyio
+async def test_a_secret_known_after_its_line_was_written_is_masked_there_too(
+    make_core, monkeypatch
+):
+    secret = "tok-4f9a8b7c6d5e1a2b3c4d"
+    core = await make_core(OfflineBackend(replies), autosave=True)
+    await core.submit(f"my token is {secret}")
+    path = file_of(core.session.session_id)
+    assert secret.encode() in path.read_bytes()  # not known as a secret yet
+    monkeypatch.setenv("BILLING_API_KEY", secret)
+    core.redact.refresh()
+    await core.submit("two")
+    assert secret.encode() not in path.read_bytes()
+    assert load_session(core.session.session_id).history[-2].content == "two"
