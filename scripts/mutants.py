@@ -279,8 +279,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "held-draft-lost-on-resume",
         "ollie_nb/core/_sessions.py",
-        'drafts = drafts_from_dict(data.get("drafts") or {})',
-        "drafts = {}",
+        'drafts=drafts_from_dict(data.get("drafts") or {}),',
+        "drafts={},",
         (
             "tests/core/test_plan_review.py::test_a_held_plan_and_its_draft_come_back_with_the_session",
         ),
@@ -856,8 +856,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "parallel-width-ignores-max-parallel",
         "ollie_nb/core/_core.py",
-        "width = parallel or self.max_parallel or self.subagents.limit",
-        "width = parallel or self.max_parallel or 4",
+        "width=lambda: self.max_parallel or self.subagents.limit,",
+        "width=lambda: self.max_parallel or 4,",
         (
             "tests/notebook/test_parallel.py::test_parallel_without_n_runs_the_agents_max_parallel_at_once",
         ),
@@ -865,8 +865,8 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "start-warnings-unredacted",
-        "ollie_nb/core/_env_build.py",
-        "    env.messages[:] = [redact(m) for m in env.messages]\n",
+        "ollie_nb/core/_build_servers.py",
+        "    servers.messages[:] = [redact(m) for m in servers.messages]\n",
         "",
         (
             "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",
@@ -920,8 +920,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "render-plan-warning-from-the-record",
         "ollie_nb/notebook/_render.py",
-        'self._show(Notice(event.warning, "warning"))',
-        'self._show(Notice(record.warning, "warning"))',
+        'self._show(NoticeView(event.warning, "warning"))',
+        'self._show(NoticeView(record.warning, "warning"))',
         (
             "tests/notebook/test_render.py::test_a_plan_warning_is_a_warning_notice_and_usage_makes_the_footer",
         ),
@@ -970,7 +970,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # a server's state
     Mutant(
         "built-in-servers-not-up",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "return self in (ServerState.CONNECTED, ServerState.BUILT_IN)",
         "return self is ServerState.CONNECTED",
         ("tests/core/test_server_states.py",),
@@ -979,7 +979,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "built-in-transport-blank",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         'transport=status.transport or (str(built_in) if status.state is built_in else ""),',
         "transport=status.transport,",
         ("tests/core/test_server_states.py",),
@@ -1985,7 +1985,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-first-listing-wins",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "    chosen = min(offering, key=rank)  # min keeps the first of equals: mcpServers order",
         "    chosen = offering[0]",
         (
@@ -1996,7 +1996,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-key-ignored",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "    named = config.task_server",
         '    named = ""',
         (
@@ -2007,9 +2007,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-choice-untold",
-        "ollie_nb/core/_agent_env.py",
-        "    if env.task_server_notice:\n        env.messages.append(env.task_server_notice)",
-        "    if False:\n        env.messages.append(env.task_server_notice)",
+        "ollie_nb/core/_tool_servers.py",
+        "    if servers.task_server_notice:\n        servers.messages.append(servers.task_server_notice)",
+        "    if False:\n        servers.messages.append(servers.task_server_notice)",
         (
             "tests/reliability/test_task_server_choice.py::test_a_search_server_listing_task_create_gets_no_plans_and_its_task_upload_asks",
         ),
@@ -2048,7 +2048,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "listing-notice-dropped",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "                if server.listing_notice:",
         "                if False:",
         (
@@ -2819,6 +2819,156 @@ MUTANTS: tuple[Mutant, ...] = (
         "a tool call skips the tool gateway: no claim token, no token cut from the answer",
         quick=True,
     ),
+    # Sessions saved by appending (issue 38)
+    Mutant(
+        "session-child-history-appended-whole",
+        "ollie_nb/core/_session_log.py",
+        "            n: h[self._children[n].count if n in self._children else 0 :]\n",
+        "            n: h[0:]\n",
+        (
+            "tests/core/test_session_log.py::test_a_sub_agents_new_messages_are_appended_not_its_whole_history",
+        ),
+        "each save during a parallel run writes every sub-agent's whole history again",
+        quick=True,
+    ),
+    Mutant(
+        "session-listing-reads-one-chunk",
+        "ollie_nb/core/_session_log.py",
+        "        if begin > 0 or start == floor:\n",
+        "        if True:\n",
+        (
+            "tests/core/test_session_log.py::test_a_listing_finds_a_last_line_longer_than_its_first_read",
+        ),
+        "%ollie sessions shows 0 messages for a session whose last turn had a long tool result",
+        quick=True,
+    ),
+    Mutant(
+        "session-newer-format-read-as-ours",
+        "ollie_nb/core/_session_log.py",
+        '    if header.get("format") != LOG_FORMAT:\n',
+        "    if False:\n",
+        (
+            "tests/core/test_session_log.py::test_a_newer_format_or_a_malformed_record_is_a_clear_error",
+        ),
+        "a session saved by a newer ollie_nb resumes with parts of it silently missing",
+        quick=True,
+    ),
+    Mutant(
+        "session-saved-only-at-turn-end",
+        "ollie_nb/core/_core.py",
+        "            save_round=self.round_saves.round_ended,\n",
+        "            save_round=lambda: None,\n",
+        (
+            "tests/core/test_session_log.py::test_a_tool_round_and_the_turns_end_each_append_their_own_messages",
+        ),
+        "a kernel killed during a long turn loses every tool round of it from the saved session",
+        quick=True,
+    ),
+    Mutant(
+        "session-save-skips-known-secrets",
+        "ollie_nb/core/_secrets.py",
+        "        if not any(secret in text for secret in self._known):\n",
+        "        if True:\n",
+        (
+            "tests/reliability/test_security.py::test_the_key_never_appears_in_events_history_sessions_reprs_or_logs",
+            "tests/reliability/test_secret_sources.py::test_a_secret_with_quotes_backslashes_or_accents_is_redacted_in_the_files",
+        ),
+        "the API key a user pasted into a prompt is written to the session file in clear",
+        quick=True,
+    ),
+    Mutant(
+        "session-log-torn-line-read",
+        "ollie_nb/core/_session_log.py",
+        '    lines = raw[:end].split(b"\\n")[:-1]\n',
+        '    lines = raw.rstrip(b"\\n").split(b"\\n")\n',
+        ("tests/core/test_session_log.py::test_a_torn_last_line_is_dropped_wherever_it_was_cut",),
+        "a session whose writer was killed mid-line cannot be resumed: 'corrupt session file'",
+        quick=True,
+    ),
+    Mutant(
+        "session-log-appends-after-torn-bytes",
+        "ollie_nb/core/_session_log.py",
+        "        if read.torn or not read.snapshot:\n",
+        "        if not read.snapshot:\n",
+        (
+            "tests/core/test_session_log.py::test_a_writer_killed_mid_line_leaves_a_session_that_resumes",
+        ),
+        "a session resumed after a crash is saved after the torn bytes and never loads again",
+    ),
+    Mutant(
+        "session-save-rewrites-every-turn",
+        "ollie_nb/core/_session_log.py",
+        "        if self._can_append(path, name, history, children) and secrets <= self._secrets:\n",
+        "        if False:\n",
+        (
+            "tests/core/test_session_log.py::test_each_turn_appends_its_messages_only_to_the_same_file",
+            "tests/core/test_session_log.py::test_a_resumed_session_goes_on_appending_to_its_file",
+        ),
+        "every turn rewrites the whole session file: a long session's turns slow down as it grows",
+        quick=True,
+    ),
+    Mutant(
+        "session-resume-rewrites-its-file",
+        "ollie_nb/core/_session_log.py",
+        "        self._remember(path, history, children, name, fields, read.snapshot)\n"
+        "        self._stat = _stat(path)\n",
+        "        self._remember(path, history, children, name, fields, read.snapshot)\n",
+        ("tests/core/test_session_log.py::test_a_resumed_session_goes_on_appending_to_its_file",),
+        "the first save after %ollie resume rewrites the whole file (a 10,000-message session pays it)",
+        quick=True,
+    ),
+    Mutant(
+        "session-appended-lines-unredacted",
+        "ollie_nb/core/_session_log.py",
+        "            _write_all(fd, encode_line(record, redact))\n",
+        "            _write_all(fd, encode_line(record, None))\n",
+        ("tests/core/test_session_log.py::test_appended_lines_are_redacted",),
+        "a secret said after the first save is written to the session file in clear",
+        quick=True,
+    ),
+    Mutant(
+        "session-rename-appended",
+        "ollie_nb/core/_session_log.py",
+        "            and name == self._name\n",
+        "",
+        (
+            "tests/core/test_session_log.py::test_rename_compact_and_clear_leave_files_that_load_as_the_session",
+        ),
+        "%ollie rename is saved but %ollie sessions and resume by name still show the old name",
+        quick=True,
+    ),
+    Mutant(
+        "session-listing-ignores-appends",
+        "ollie_nb/core/_session_log.py",
+        '        if size > len(first) + int(header.get("snapshot_bytes", 0)):\n',
+        "        if False:\n",
+        (
+            "tests/core/test_session_log.py::test_a_listing_reads_the_header_and_the_last_line_only",
+            "tests/core/test_session_log.py::test_a_resumed_session_goes_on_appending_to_its_file",
+        ),
+        "%ollie sessions counts only the messages of the last rewrite",
+        quick=True,
+    ),
+    Mutant(
+        "session-log-never-rewritten",
+        "ollie_nb/core/_session_log.py",
+        "            and self._stat[1] <= REWRITE_FACTOR * self._snapshot\n",
+        "",
+        ("tests/core/test_session_log.py::test_a_log_past_twice_its_snapshot_is_rewritten_as_one",),
+        "a session file grows without end (every change since the first save kept) and loads slower",
+        quick=True,
+    ),
+    Mutant(
+        "session-first-format-appended-to",
+        "ollie_nb/core/_session_log.py",
+        "        return LogRead(_document(path, raw), len(raw), False, 0)\n",
+        "        return LogRead(_document(path, raw), len(raw), False, len(raw))\n",
+        (
+            "tests/core/test_session_log.py::test_a_session_of_the_first_format_loads_and_goes_on_as_a_log",
+        ),
+        "a session saved before the log format is resumed, saved once more, and never loads again",
+        quick=True,
+    ),
     Mutant(
         "first-command-loads-secret-detectors",
         "ollie_nb/redaction.py",
@@ -2899,6 +3049,17 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
         ),
         "jsonschema's iri format accepts any text once ollie_nb connected an MCP server",
+    ),
+    Mutant(
+        "session-log-keeps-a-secret-learnt-later",
+        "ollie_nb/core/_session_log.py",
+        " and secrets <= self._secrets:\n",
+        ":\n",
+        (
+            "tests/core/test_session_log.py::test_a_secret_known_after_its_line_was_written_is_masked_there_too",
+        ),
+        "a key that became known after its line was saved stays in clear in the session file",
+        quick=True,
     ),
 )
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from ollie_nb.core._events import PlanDecided
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._reminder import plan_reminder_text
+from ollie_nb.core._tool_servers import wire_plan_backend
 from ollie_nb.errors import (
     NoPlanError,
     NoTaskServerError,
@@ -34,6 +35,7 @@ from ollie_nb.planning import (
     PlanRecord,
     PlanStep,
     QueuedPrompt,
+    QueuePlanBackend,
     Review,
     StepState,
     TaskCallError,
@@ -46,7 +48,7 @@ from ollie_nb.planning import (
 )
 
 if TYPE_CHECKING:
-    from ollie_nb.core._agent_env import AgentEnv
+    from ollie_nb.core._tool_servers import ToolServers
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -57,8 +59,8 @@ _GONE = {
 }
 
 
-EnvOf = Callable[[], "AgentEnv | None"]
-"""The agent's env as it is now (None before it starts)."""
+ServersOf = Callable[[], "ToolServers | None"]
+"""The agent's tool servers as they are now (None before it starts)."""
 
 DecisionListener = Callable[[PlanDecided], None]
 """Told of each review decision, on the core's loop (an editor hands it to its own thread)."""
@@ -71,9 +73,13 @@ class Plans(Sequence[PlanRecord]):
     def __init__(
         self,
         prompts: PromptQueue,
-        env: EnvOf,
+        env: ServersOf,
         running: Callable[[], bool],
         saved: Callable[[], None],
+        *,
+        agent_reviews: Callable[[], bool] = lambda: False,
+        fallback: Any = None,
+        queue_fallback: bool = False,
     ) -> None:
         self.book = PlanBook()  # the one owner of this session's plans
         self._prompts = prompts
@@ -82,6 +88,31 @@ class Plans(Sequence[PlanRecord]):
         self._saved = saved  # a review changed a plan: the session is saved
         self._queued: dict[int, QueuedPrompt] = {}  # the prompt each review queued, by plan
         self._listeners: list[DecisionListener] = []
+        self.review: bool | None = None  # hold plans for review; None: the agent's reviewPlans
+        self._agent_reviews = agent_reviews  # the agent file's `reviewPlans`, as it is now
+        self.fallback = fallback  # the plan backend used when no task server holds plans
+        self.queue_fallback = queue_fallback  # without a fallback: the prompt queue, when True
+
+    @property
+    def reviewing(self) -> bool:
+        """Whether plans are held for the user's review: `review` when set, else the agent's
+        `reviewPlans`."""
+        return self._agent_reviews() if self.review is None else self.review
+
+    def effective_fallback(self) -> Any:
+        """Where plans go without a task server: the fallback set, else the queue if asked."""
+        if self.fallback is not None:
+            return self.fallback
+        if self.queue_fallback:
+            return QueuePlanBackend(self._prompts.put, lambda: self.book.making_number)
+        return None
+
+    async def set_fallback(self, backend: Any) -> None:
+        """Set (or with None clear) the fallback and re-wire; a task server still wins."""
+        self.fallback = backend
+        servers = self._env()
+        if servers is not None:
+            wire_plan_backend(servers, self.effective_fallback())
 
     @overload
     def __getitem__(self, index: int) -> PlanRecord: ...

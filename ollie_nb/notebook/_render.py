@@ -18,7 +18,7 @@ from ollie_nb.notebook._display import (
     Footer,
     Live,
     LiveThinking,
-    Notice,
+    NoticeView,
     Reply,
     TextBlock,
     Thinking,
@@ -145,7 +145,7 @@ class TurnView:
                 self._on_retry(event)
             case core.Notice():
                 self._settle()
-                self._show(Notice(event.text, event.level))
+                self._show(NoticeView.of(event))
             case core.TurnEnded():
                 self._on_turn_ended(event)
 
@@ -153,7 +153,7 @@ class TurnView:
         if event.position:
             self._settle()
             self.progress = (event.position, event.total)
-            self._show(Notice(f"▶ {turn_label(event)[:200]}", "info"))
+            self._show(NoticeView(f"▶ {turn_label(event)[:200]}", "info"))
             self._refresh_plans()
 
     def _on_reasoning(self, event: core.ReasoningDelta) -> None:
@@ -207,7 +207,7 @@ class TurnView:
     def _on_plan(self, event: core.PlanMade) -> None:
         record = event.record
         if event.warning:
-            self._show(Notice(event.warning, "warning"))
+            self._show(NoticeView(event.warning, "warning"))
         if not self.settings.show_plans:
             return
         if record.held:  # shown last, so the review's own turn follows everything above
@@ -286,7 +286,7 @@ class TurnView:
         self._settle()
         if event.interrupted:
             self.interrupted = True
-            self._show(Notice("interrupted; the session is still usable", "warning"))
+            self._show(NoticeView("interrupted; the session is still usable", "warning"))
         self.result_reply = event.reply
         self._refresh_plans()
 

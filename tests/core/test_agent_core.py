@@ -137,7 +137,7 @@ async def test_max_steps_stops_a_looping_model_and_run_continues(make_core, tmp_
     core = await make_core(OfflineBackend(model), agent=AgentConfig(max_steps=3), autosave=True)
     events = []
     first = await core.submit("loop", events.append)
-    limited = core.step_limited
+    limited = core.turns.step_limited
     second = await core.run_queue(events.append)
     notes = [e.text for e in events if isinstance(e, Notice)]
     assert (
@@ -145,7 +145,7 @@ async def test_max_steps_stops_a_looping_model_and_run_continues(make_core, tmp_
         "send a prompt or `%ollie run` to continue"
     ) in notes
     assert first.step_limit and limited and first.steps == 3
-    assert second.reply == "continued and done" and not core.step_limited
+    assert second.reply == "continued and done" and not core.turns.step_limited
     assert core.session.usage.requests == 4
     assert_consistent(core.session.history)
 
@@ -171,7 +171,7 @@ async def test_inject_reaches_the_model_in_the_next_tool_result(
     def sink(event):
         events.append(event)
         if isinstance(event, ToolCalled):
-            core.inject("also check the totals")
+            core.turns.inject("also check the totals")
 
     await core.submit("work", sink)
     tool_message = next(m for m in core.session.history if m.role == "tool")
@@ -188,7 +188,7 @@ async def test_inject_when_idle_becomes_the_next_prompt(make_core, tmp_path):
         return f"reply {len(received)}"
 
     core = await make_core(OfflineBackend(model), autosave=True)
-    core.inject("first")
+    core.turns.inject("first")
     queued = core.prompts.texts
     result = await core.run_queue()
     left = core.prompts.texts

@@ -49,7 +49,7 @@ async def test_a_sub_agent_cap_stops_one_worker_while_the_others_finish(make_cor
     await core.start()
     await core.submit(THREE)
     record = core.plans[-1]
-    run = await core.run_plan(parallel=3, on_event=events.append)
+    run = await core.runs.run_plan(parallel=3, on_event=events.append)
     states = await store_states(core, record)
     first, capped, third = record.ids
     assert run.over_cap == [capped] and not run.failed and not run.capped
@@ -74,7 +74,7 @@ async def test_a_plan_run_cap_stops_new_steps_once_reached(make_core, tmp_path):
     await core.start()
     await core.submit(WIDE)
     record = core.plans[-1]
-    run = await core.run_plan(parallel=1, on_event=events.append)
+    run = await core.runs.run_plan(parallel=1, on_event=events.append)
     states = await store_states(core, record)
     assert run.capped.startswith("plan 1's token cap 600 is reached: ")
     worked = [i for i in record.ids if i in run.workers]
@@ -98,7 +98,7 @@ async def test_a_plan_run_cap_hands_back_the_steps_at_work_as_on_stop(make_core,
     await core.submit(THREE)
     record = core.plans[-1]
     started = time.monotonic()
-    run = await core.run_plan(parallel=2)
+    run = await core.runs.run_plan(parallel=2)
     took = time.monotonic() - started
     busy = [child.name for child in core.subagents.running]
     states = await store_states(core, record)

@@ -45,7 +45,7 @@ async def test_a_step_worked_longer_than_its_lease_stays_claimed(make_core, tmp_
     core = await make_core(OfflineBackend(slow_steps(2.5)), agent=tasks_agent(db, claimLease=1))
     await core.submit(PAIR)
     record = core.plans[-1]
-    run = await core.run_plan(parallel=2)
+    run = await core.runs.run_plan(parallel=2)
     await core.aclose()  # the store is read as the agent left it
     assert not run.failed, run.summary
     assert kinds(db, "lease_expired") == []  # renewed every third of a second... of the lease
@@ -97,7 +97,7 @@ async def test_the_steps_of_a_sigkilled_claimer_reopen_by_lease_and_another_agen
         return stale.pop() if stale else await read(plan)
 
     core.plans.statuses = first_read_stale  # alice tries all four; bob holds two
-    run = await asyncio.wait_for(core.run_plan(parallel=2, on_event=run_notices.append), 60)
+    run = await asyncio.wait_for(core.runs.run_plan(parallel=2, on_event=run_notices.append), 60)
     took = time.monotonic() - killed
     await core.aclose()  # the store is read as the agent left it
     assert not run.failed, run.summary
@@ -187,7 +187,7 @@ async def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked
     )
     note = await core.resume(session_id)
     children = {c.name: [m.content for m in c.history] for c in core.subagents.children.values()}
-    run = await asyncio.wait_for(core.run_plan(parallel=2), 60)
+    run = await asyncio.wait_for(core.runs.run_plan(parallel=2), 60)
     await core.aclose()  # the store is read as the agent left it
     record = core.plans[-1]
     assert "plan 1 was being worked in parallel" in note, note

@@ -80,7 +80,9 @@ async def test_a_sub_agent_whose_claim_is_lost_stops_and_leaves_the_step_to_its_
     notices: list[str] = []
     await core.submit("One chore\n- Sweep")
     step = core.plans[-1].ids[0]
-    running = asyncio.ensure_future(core.run_plan(1, on_event=lambda e: notices.append(e.text)))
+    running = asyncio.ensure_future(
+        core.runs.run_plan(1, on_event=lambda e: notices.append(e.text))
+    )
     await until(lambda: kinds(db, "claimed"), what="the run's claim")
     with open_store(db, create=False) as store:  # bob takes it over (trusted access)
         store.update(step, status="open", assignee="bob")
@@ -138,7 +140,7 @@ async def test_heartbeats_follow_the_lease_the_server_granted_not_the_one_asked(
     agent = served(db, "--max-lease", "1", claimLease=30)  # asked 30 s, granted 1 s
     core = await make_core(OfflineBackend(slow_steps(2.5)), agent=agent)
     await core.submit(PAIR)
-    run = await core.run_plan(parallel=2)
+    run = await core.runs.run_plan(parallel=2)
     await core.aclose()  # the store is read as the agent left it
     assert not run.failed, run.summary
     assert [p.get("lease") for _, p in kinds(db, "claimed")] == [1, 1]
@@ -153,7 +155,7 @@ async def test_claim_lease_0_on_a_server_that_needs_leases_says_so_once_and_take
     core = await make_core(agent=tasks_agent(db, claimLease=0))
     notes: list[str] = []
     await core.submit(PAIR)
-    run = await core.run_plan(parallel=1, on_event=lambda e: notes.append(e.text))
+    run = await core.runs.run_plan(parallel=1, on_event=lambda e: notes.append(e.text))
     await core.aclose()  # the store is read as the agent left it
     assert not run.failed, run.summary
     told = [n for n in notes if "the task server needs leases" in n]
@@ -168,7 +170,7 @@ async def test_claim_lease_0_keeps_its_meaning_on_a_server_with_endless_leases(m
     core = await make_core(agent=agent)
     notes: list[str] = []
     await core.submit(PAIR)
-    run = await core.run_plan(parallel=1, on_event=lambda e: notes.append(e.text))
+    run = await core.runs.run_plan(parallel=1, on_event=lambda e: notes.append(e.text))
     await core.aclose()  # the store is read as the agent left it
     assert not run.failed, run.summary
     assert not [n for n in notes if "needs leases" in n], notes

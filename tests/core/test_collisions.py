@@ -52,7 +52,7 @@ async def test_watch_on_then_parallel_3_on_a_diamond_each_step_is_worked_once(ma
     watched: list = []
     await core.submit(DIAMOND)
     await core.watch.start(on_event=watched.append)
-    run = await core.run_plan(parallel=3)
+    run = await core.runs.run_plan(parallel=3)
     await core.watch.until_idle(60)
     await core.watch.stop()
     record = core.plans[-1]
@@ -129,7 +129,7 @@ async def test_stop_during_a_parallel_run_never_reopens_a_step_its_worker_had_do
     await core.submit(WIDE)
     record = core.plans[-1]
     first = record.ids[0]
-    run = asyncio.ensure_future(core.run_plan(parallel=3))
+    run = asyncio.ensure_future(core.runs.run_plan(parallel=3))
 
     async def first_done() -> bool:
         return (await core.plans.statuses(record)).get(first) == "done"
@@ -177,8 +177,8 @@ async def test_a_step_the_agent_finished_is_done_in_the_runs_states(make_core, t
     await core.submit(DIAMOND)
     record = core.plans[-1]
     args = {"id": record.ids[0], "status": "done"}  # the main agent did step 1
-    assert not (await core.env.dispatcher.dispatch("tasks", "task_update", args)).is_error
-    run = await core.run_plan(parallel=3)
+    assert not (await core.servers.dispatcher.dispatch("tasks", "task_update", args)).is_error
+    run = await core.runs.run_plan(parallel=3)
     assert record.ids[0] not in run.workers
     assert run.states == dict.fromkeys(record.ids, StepState.DONE)
     assert run.summary == "plan 1: 4 steps done by sub-agents"
@@ -189,7 +189,7 @@ async def test_workers_are_named_as_workers_and_reused_n_at_most(make_core, tmp_
     db = tmp_path / "tasks.db"
     core = await make_core(OfflineBackend(slow_steps(0.1)), agent=tasks_agent(db))
     await core.submit(WIDE)
-    run = await core.run_plan(parallel=2)
+    run = await core.runs.run_plan(parallel=2)
     assert set(run.workers.values()) == {"worker1", "worker2"}
     assert sorted(core.subagents.children) == ["worker1", "worker2"]
     assert sum(c.turns for c in core.subagents.children.values()) == 8
@@ -208,7 +208,7 @@ async def test_the_sessions_usage_counts_every_request_of_its_sub_agents(make_co
     core = await make_core(OfflineBackend(counting), agent=tasks_agent(db))
     await core.submit(DIAMOND)
     parent = core.session.usage.requests
-    await core.run_plan(parallel=3)
+    await core.runs.run_plan(parallel=3)
     assert parent == 2 and len(sent) == 2 + 5 * 2  # each step: task_update, then the reply
     assert core.session.usage.requests == len(sent)
     assert str(core.session.usage).startswith(f"{len(sent)} requests, ")

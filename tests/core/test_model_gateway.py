@@ -104,7 +104,7 @@ async def test_a_sub_agent_cap_in_a_parallel_run_refuses_each_childs_second_requ
     core = await make_core(agent=tasks_agent(tmp_path / "t.db", maxSubagentTokens=10))
     lines: list[str] = []
     await core.submit(THREE)
-    run = await core.run_plan(parallel=2, on_event=lambda e: lines.append(e.text))
+    run = await core.runs.run_plan(parallel=2, on_event=lambda e: lines.append(e.text))
     for name in set(run.workers.values()):
         child = core.subagents.children[name]
         assert child.usage.requests == child.turns  # one request per step, none after it
@@ -128,7 +128,7 @@ async def test_a_plan_run_cap_binds_before_the_steps_next_request(make_core, tmp
     await core.start()
     await core.submit(THREE)
     record = core.plans[-1]
-    run = await core.run_plan(parallel=1)
+    run = await core.runs.run_plan(parallel=1)
     states = await store_states(core, record)
     (worker,) = set(run.workers.values())
     child = core.subagents.children[worker]
@@ -199,7 +199,7 @@ async def test_a_plan_run_cap_holds_off_the_workers_that_would_start_together(ma
     core.user_budgets = Budgets(plan=Caps(tokens=150))  # under two steps' first requests
     await core.start()
     await core.submit(THREE)
-    run = await core.run_plan(parallel=3)
+    run = await core.runs.run_plan(parallel=3)
     workers = [core.subagents.children[name] for name in run.workers.values()]
     sent = [w for w in workers if w.usage.requests]
     biggest = max(w.usage.input_tokens + w.usage.output_tokens for w in sent)

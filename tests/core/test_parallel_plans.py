@@ -85,7 +85,7 @@ async def test_a_diamond_runs_in_parallel_each_step_once_and_after_its_blockers(
     events: list = []
     await core.submit(DIAMOND)
     record = core.plans[-1]
-    run = await core.run_plan(parallel=3, on_event=events.append)
+    run = await core.runs.run_plan(parallel=3, on_event=events.append)
     await core.aclose()  # the store is read as the agent left it
     assert run.outcome == dict.fromkeys(record.ids, "done") and not run.failed
     assert_each_once_after_blockers(db, record)
@@ -130,7 +130,7 @@ async def test_two_processes_claiming_from_one_database_work_each_step_once(make
     ready = asyncio.Event()
     other = asyncio.ensure_future(other_kernel(record, ready))
     await ready.wait()  # both kernels claim from the same moment on
-    mine = await core.run_plan(parallel=2)
+    mine = await core.runs.run_plan(parallel=2)
     theirs = await other
     await core.aclose()  # the store is read as the agent left it
     assert sorted([*mine.workers, *theirs]) == sorted(record.ids)  # every step, by one kernel
@@ -149,7 +149,7 @@ async def test_a_failing_child_marks_its_step_failed_the_others_finish_and_nothi
     core = await make_core(backend, agent=tasks_agent(db))
     events: list = []
     await core.submit(DIAMOND)
-    run = await core.run_plan(parallel=3, on_event=events.append)
+    run = await core.runs.run_plan(parallel=3, on_event=events.append)
     statuses = await core.plans.statuses(core.plans[-1])
     record = core.plans[-1]
     await core.aclose()  # the store is read as the agent left it
@@ -178,7 +178,7 @@ async def test_stop_during_a_parallel_run_ends_every_child_and_hands_their_steps
     backend = OfflineBackend(slow_steps(60))
     core = await make_core(backend, agent=tasks_agent(db))
     await core.submit(WIDE)
-    run = asyncio.ensure_future(core.run_plan(parallel=4))
+    run = asyncio.ensure_future(core.runs.run_plan(parallel=4))
     await until(lambda: len(core.subagents.running) == 4, what="four children at work")
     assert core.interrupt()
     result = await asyncio.wait_for(run, 10)  # a bound, not a measurement
@@ -188,7 +188,7 @@ async def test_stop_during_a_parallel_run_ends_every_child_and_hands_their_steps
         assert not child.busy and child.status == "interrupted"
         assert child.history[-1].role == "assistant"
     core.set_backend(OfflineBackend(slow_steps(0.01)))
-    again = await core.run_plan(parallel=4)  # the handed-back steps are claimed again
+    again = await core.runs.run_plan(parallel=4)  # the handed-back steps are claimed again
     assert set(again.outcome.values()) == {"done"} and len(again.outcome) == 8
     assert result.interrupted
     assert sorted(set(statuses.values())) == ["open"]  # the four claimed steps went back to open
@@ -203,10 +203,10 @@ async def test_queue_fallback_runs_each_dependency_layer_in_parallel_children(ma
     # the plan is made (its steps queued) without a turn working the queue
     goal, steps = parse_plan_prompt(DIAMOND)
     args = {"goal": goal, "steps": steps}
-    await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
+    await core.servers.dispatcher.dispatch("reasoning", "reasoning_plan", args)
     record = core.plans[-1]
     assert len(core.prompts.texts) == 5
-    run = await core.run_plan(parallel=3, on_event=events.append)
+    run = await core.runs.run_plan(parallel=3, on_event=events.append)
     queued = core.prompts.texts
     statuses = await core.plans.statuses(record)
     assert record.kind == "queue"
@@ -232,7 +232,7 @@ async def test_without_task_claim_steps_are_taken_with_task_update_and_the_run_s
     core = await make_core(OfflineBackend(slow_steps(0.05)), agent=config)
     events: list = []
     await core.submit(DIAMOND)
-    run = await core.run_plan(parallel=2, on_event=events.append)
+    run = await core.runs.run_plan(parallel=2, on_event=events.append)
     statuses = await core.plans.statuses(core.plans[-1])
     assert "claims are not atomic" in run.note
     assert events[0].what is WatchWhat.NOTE and "claims are not atomic" in events[0].text
@@ -248,7 +248,7 @@ async def test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_sam
     core = await make_core(backend, agent=tasks_agent(db))
     await core.submit(DIAMOND)
     await core.watch.start()  # step 1 is queued and the agent starts it itself
-    run = await core.run_plan(parallel=3)
+    run = await core.runs.run_plan(parallel=3)
     await core.watch.until_idle(60)
     await core.watch.stop()
     record = core.plans[-1]
@@ -270,16 +270,16 @@ async def test_a_step_the_run_is_claiming_is_not_queued_by_a_watch_read_in_betwe
     backend = OfflineBackend(slow_steps(0.1))
     core = await make_core(backend, agent=tasks_agent(db))
     await core.submit(DIAMOND)
-    dispatch = core.env.dispatcher.dispatch  # the watcher keeps its own reference
+    dispatch = core.servers.dispatcher.dispatch  # the watcher keeps its own reference
 
     async def claim_after_a_read(server, tool, args):
         if tool == "task_claim" and core.watch.watcher is not None:
             await core.watch.watcher.poll()  # the step is still open on the server here
         return await dispatch(server, tool, args)
 
-    core.env.dispatcher.dispatch = claim_after_a_read
+    core.servers.dispatcher.dispatch = claim_after_a_read
     await core.watch.start()
-    run = await core.run_plan(parallel=3)
+    run = await core.runs.run_plan(parallel=3)
     await core.watch.until_idle(60)
     await core.watch.stop()
     record = core.plans[-1]
@@ -297,12 +297,12 @@ async def test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skip
     plan = "Ship it\n- Prepare\n- Left (after 1)\n- Right (after 1)\n- Then (after 2)\n- Also (after 3)"
     goal, steps = parse_plan_prompt(plan)
     args = {"goal": goal, "steps": steps}
-    await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
+    await core.servers.dispatcher.dispatch("reasoning", "reasoning_plan", args)
     record = core.plans[-1]
     prepare, left, right, _, _ = record.ids
     for step_id, state in ((prepare, DONE), (left, FAILED), (right, CANCELLED)):
         core.plans.book.mark_queue_step(record.number, step_id, state)
-    run = await core.run_plan(parallel=2)
+    run = await core.runs.run_plan(parallel=2)
     statuses = await core.plans.statuses(record)
     assert record.kind == "queue"
     assert run.workers == {}  # "Then" waits for a failed step, "Also" for a skipped one

@@ -6,7 +6,6 @@ A real `ollie-tasks` subprocess on a real SQLite file, the offline demo planner 
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 
 import pytest
@@ -50,12 +49,12 @@ async def test_the_agent_key_and_the_override_decide_whether_plans_are_held(make
     config = AgentConfig.from_dict({"reviewPlans": True})
     core = await make_core(default_backend=True, agent=config, autosave=True, start=False)
     core.config = AgentConfig.from_dict({"reviewPlans": True})
-    assert core.reviewing
-    core.review_plans = False
-    assert not core.reviewing  # the override wins
+    assert core.plans.reviewing
+    core.plans.review = False
+    assert not core.plans.reviewing  # the override wins
     core.config = AgentConfig()
-    core.review_plans = None
-    assert not core.reviewing
+    core.plans.review = None
+    assert not core.plans.reviewing
     with pytest.raises(OllieUsageError, match="'reviewPlans' must be true or false"):
         AgentConfig.from_dict({"reviewPlans": "yes"})
 
@@ -67,6 +66,7 @@ async def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(
     db = tmp_path / "tasks.db"
     core = await make_core(default_backend=True, agent=reviewing(db))
     result = await core.submit(DIAMOND)
+    told = [str(m.content) for m in core.session.history if m.role == "tool"]
     held = core.plans.held()
     before = tasks(db)
     draft = core.plans.draft(1)
@@ -83,7 +83,9 @@ async def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(
     again = await core.run_queue()
     await core.aclose()  # the store is read as the agent left it
     assert [r.number for r in held] == [1] and held[0].review is Review.HELD
-    assert held_message(1) in result.reply  # the model was told to stop and wait
+    assert any(held_message(1) in text for text in told)  # the model was told to stop and wait
+    assert "Stop here" not in result.reply  # the user reads the user's words
+    assert "Plan 1 is waiting for your review" in result.reply
     assert before == []  # nothing on the task server while it was held
     assert record.review is Review.APPROVED and record.kind == "tasks" and record.number == 1
     saved = tasks(db)
@@ -159,7 +161,7 @@ async def test_misuse_is_one_clear_line(make_core, tmp_path) -> None:
     await core.submit(DIAMOND)  # review off: saved when made
     with pytest.raises(PlanReviewError, match="plan 1 was not held for review"):
         await core.plans.approve(1)
-    core.review_plans = True
+    core.plans.review = True
     await core.submit(DIAMOND)
     draft = core.plans.draft(2)
     draft.set_after(1, [4])  # Prepare waits for Join: a cycle
@@ -168,7 +170,7 @@ async def test_misuse_is_one_clear_line(make_core, tmp_path) -> None:
     with pytest.raises(NoPlanError, match=r"there is no plan 7 \(this session has plans 1 to 2"):
         core.plans.draft(7)
     with pytest.raises(NoPlanError, match="plan 2 awaits your review"):
-        await core.run_plan(key=2)
+        await core.runs.run_plan(key=2)
     await core.aclose()  # the store is read as the agent left it
     assert len(tasks(db)) == 5  # plan 1 only
 
@@ -178,7 +180,7 @@ async def test_a_queue_plan_approved_is_told_first_then_worked_step_by_step(
     make_core, tmp_path
 ) -> None:
     core = await make_core(default_backend=True, queue_fallback=True, start=False)
-    core.review_plans = True
+    core.plans.review = True
     await core.start()
     await core.submit("Chores\n- One\n- Two")
     assert core.prompts.items == []
@@ -205,8 +207,8 @@ async def test_a_held_plan_and_its_draft_come_back_with_the_session(
     session = core.session.session_id
     await core.aclose()  # the store is read as the agent left it
     data = load_session(session)
-    assert data["plans"][0]["review"] == "held"
-    assert json.dumps(data["drafts"]["1"]["rows"][1]["title"]) == json.dumps("Left <b>& 'co'</b>")
+    assert data.plans[0].review == Review.HELD
+    assert data.drafts[1].rows[1].title == "Left <b>& 'co'</b>"
     again = await make_core(default_backend=True, agent=reviewing(db), autosave=True)
     note = await again.resume(session)
     assert note.endswith("plan 1 awaits your review: %ollie plan show N, %ollie plan approve N")
@@ -225,7 +227,7 @@ async def test_a_saved_plan_is_edited_on_the_task_server(make_core, tmp_path) ->
     await core.submit(DIAMOND)
     record = core.plans[0]
     prepare = record.ids[0]
-    await core.env.task_client.update(prepare, status="done")
+    await core.servers.task_client.update(prepare, status="done")
     draft = core.plans.draft(1)
     assert [r.task_id for r in draft.rows] == list(record.ids)
     draft.set_title(2, "Left, carefully")
@@ -293,7 +295,7 @@ async def test_an_approved_plan_is_worked_by_the_watch_and_by_a_parallel_run(
     await core.watch.start(60, wake=False)
     watched = [i.step.step_id for i in core.prompts.items if i.origin is Origin.WATCH]
     await core.watch.stop()
-    run = await core.run_plan(parallel=2, key=1)
+    run = await core.runs.run_plan(parallel=2, key=1)
     await core.aclose()  # the store is read as the agent left it
     assert watched == [record.ids[0]]  # the ready step of the approved plan
     assert run.outcome == dict.fromkeys(record.ids, "done")
@@ -331,12 +333,12 @@ async def test_approving_through_a_failing_fallback_degrades_as_an_unreviewed_pl
         return [f"row-{i}" for i in range(len(steps))]
 
     core = await make_core(default_backend=True, fallback_plan_backend=broken, start=False)
-    core.review_plans = True
+    core.plans.review = True
     await core.start()
     await core.submit(DIAMOND)
     failed = await core.plans.approve(1)
     queued = [core.plans.take_prompt(1).text]
-    await core.set_fallback_plan_backend(numbered)
+    await core.plans.set_fallback(numbered)
     await core.submit(DIAMOND)
     saved = await core.plans.approve(2)
     queued = [*queued, core.plans.take_prompt(2).text]

@@ -50,7 +50,7 @@ async def test_a_parallel_run_on_a_server_saying_pending_in_progress_closed(make
     await core.submit(PLAN)
     record = core.plans[-1]
     before = await core.plans.statuses(record)
-    run = await core.run_plan(parallel=2)
+    run = await core.runs.run_plan(parallel=2)
     after = await core.plans.statuses(record)
     table = await asyncio.to_thread(plans_table, core, asyncio.get_running_loop())
     await core.aclose()  # the store is read as the run and the agent left it

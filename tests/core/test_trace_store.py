@@ -108,7 +108,7 @@ async def test_a_plan_turn_and_its_steps_read_back_from_an_mlflow_server(
     try:
         async with core:  # closed before tracing is switched off, as a session ends
             await core.submit("Ship it\n- Prepare\n- Check (after 1)")
-            await core.run_plan(parallel=2)
+            await core.runs.run_plan(parallel=2)
             record = core.plans[-1]
     finally:
         disable_tracing()  # exports what is left

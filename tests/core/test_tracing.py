@@ -130,7 +130,7 @@ async def test_a_parallel_run_nests_each_step_and_its_sub_agent_turn_under_the_r
     )
     await core.submit(PLAN)
     spans.clear()
-    run = await core.run_plan(parallel=2)
+    run = await core.runs.run_plan(parallel=2)
     record = core.plans[-1]
     await core.aclose()  # the spans and the store are read as the agent left them
     assert set(run.outcome.values()) == {"done"}
@@ -167,7 +167,7 @@ async def test_a_step_that_failed_is_an_error_span_and_the_others_are_not(
     backend = OfflineBackend(slow_steps(0.05, fail="Check"))
     core = await make_core(backend, agent=tasks_agent_with_secret(db), autosave=True)
     await core.submit("Ship it\n- Prepare\n- Check (independent)")
-    run = await core.run_plan(parallel=2)
+    run = await core.runs.run_plan(parallel=2)
     await core.aclose()  # the spans and the store are read as the agent left them
     assert sorted(run.outcome.values()) == ["done", "failed"]
     steps = by_name(spans.get_finished_spans(), "work_step")
@@ -193,7 +193,7 @@ async def test_a_step_the_sub_agent_left_unmarked_is_an_error_span(make_core, tm
 
     core = await make_core(OfflineBackend(reply), agent=tasks_agent_with_secret(db), autosave=True)
     await core.submit("Ship it\n- Prepare\n- Check (independent)")
-    run = await core.run_plan(parallel=2)
+    run = await core.runs.run_plan(parallel=2)
     await core.aclose()  # the spans and the store are read as the agent left them
     assert sorted(run.outcome.values()) == ["done", "failed"]
     steps = by_name(spans.get_finished_spans(), "work_step")

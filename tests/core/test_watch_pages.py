@@ -61,7 +61,7 @@ async def _flood_then_finish_step_1(
     await core.submit(PROMPT)
     record = core.plans[-1]
     ids = list(record.ids)
-    await core.env.dispatcher.dispatch(
+    await core.servers.dispatcher.dispatch(
         "tasks", "task_update", {"id": ids[0], "status": "in_progress"}
     )
     prepare(core)
@@ -89,7 +89,7 @@ async def test_a_page_cut_by_the_cap_is_read_again_smaller(make_core, tmp_path):
     the watch asks again for fewer until one parses, and still queues step 2."""
 
     def small_cap(core: AgentCore) -> None:
-        core.env.dispatcher.result_cap = 20_000
+        core.servers.dispatcher.result_cap = 20_000
 
     ids, queued, log, _ = await _flood_then_finish_step_1(make_core, tmp_path, small_cap)
     assert queued[0].startswith(f"Step 2 of 3 [task {ids[1]}]")
@@ -99,7 +99,7 @@ async def test_a_page_cut_by_the_cap_is_read_again_smaller(make_core, tmp_path):
 @pytest.mark.anyio
 async def test_a_server_offering_no_subscription_is_polled(make_core, tmp_path):
     def no_subscriptions(core: AgentCore) -> None:
-        core.env.dispatcher.get_server("tasks").resource_updates = None
+        core.servers.dispatcher.get_server("tasks").resource_updates = None
 
     ids, queued, _, mode = await _flood_then_finish_step_1(make_core, tmp_path, no_subscriptions)
     assert mode == "polling"
@@ -111,7 +111,7 @@ async def test_a_2025_protocol_server_is_subscribed_through_resources_subscribe(
     make_core, tmp_path
 ):
     async def legacy(core: AgentCore) -> None:
-        server = core.env.dispatcher.get_server("tasks")
+        server = core.servers.dispatcher.get_server("tasks")
         server.mode = "legacy"  # a 2025-11-25 session: resources/subscribe, no listen
         await server.connect()
 
@@ -119,7 +119,7 @@ async def test_a_2025_protocol_server_is_subscribed_through_resources_subscribe(
     core = await make_core(agent=tasks_agent(db))
     await core.submit(PROMPT)
     ids = list(core.plans[-1].ids)
-    await core.env.dispatcher.dispatch(
+    await core.servers.dispatcher.dispatch(
         "tasks", "task_update", {"id": ids[0], "status": "in_progress"}
     )
     await legacy(core)

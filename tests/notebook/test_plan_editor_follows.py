@@ -31,7 +31,7 @@ def runtime(tmp_path: Path) -> Any:
 
     def make() -> AgentCore:
         core = AgentCore(OfflineBackend(), workdir=tmp_path, autosave=False)
-        core.review_plans = True
+        core.plans.review = True
         return core
 
     rt = NotebookRuntime(make)

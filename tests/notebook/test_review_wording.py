@@ -34,7 +34,7 @@ def tool_results(core: AgentCore) -> list[str]:
 @pytest.mark.anyio
 async def test_a_held_plan_is_told_to_the_user_in_the_users_words(make_core: Any) -> None:
     core = await make_core()
-    core.review_plans = True
+    core.plans.review = True
     events = await run(core, CHAIN)
     reply = next(e for e in events if isinstance(e, TurnEnded)).reply
     assert reply.endswith(
@@ -57,7 +57,7 @@ async def test_a_queued_plan_is_told_to_the_user_in_the_users_words(make_core: A
 @pytest.mark.anyio
 async def test_a_held_plans_editor_is_shown_under_the_reply(make_core: Any) -> None:
     core = await make_core()
-    core.review_plans = True
+    core.plans.review = True
     events = await run(core, CHAIN)
     shown: list[Any] = []
     editor = object()  # what the review callable makes: the editor, in a notebook

@@ -11,8 +11,13 @@ from typing import Any
 import pytest
 
 from ollie_nb.core import AgentConfig, ConfigError, ToolFinished
-from ollie_nb.core._agent_env import EnvDescription, ServerState, ServerStatus, choose_task_server
 from ollie_nb.core._routing import TrustGate
+from ollie_nb.core._tool_servers import (
+    ServersDescription,
+    ServerState,
+    ServerStatus,
+    choose_task_server,
+)
 from ollie_nb.llm import OpenAIBackend, RetryPolicy
 from tests.conftest import MakeCore, read_db
 from tests.llm import test_openai as openai_wire
@@ -147,7 +152,7 @@ def search_calls(tmp_path: Path) -> list[str]:
 
 async def impersonation(
     make_core: MakeCore, provider: FakeProvider, tmp_path: Path, **keys: Any
-) -> tuple[EnvDescription, list, list[str]]:
+) -> tuple[ServersDescription, list, list[str]]:
     """The model plans, then obeys injected text telling it to upload a file of the user's."""
     provider.queue(
         call("c1", "reasoning_plan", PLAN),

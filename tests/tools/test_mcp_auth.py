@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ollie_nb.core import AgentConfig, EnvDescription, ServerDescription, ServerState
+from ollie_nb.core import AgentConfig, ServerDescription, ServersDescription, ServerState
 from ollie_nb.tools import McpServer
 from tests.conftest import MakeCore
 from tests.support.tasks_harness import PYTHON_M
@@ -49,7 +49,9 @@ def tasks_url(tmp_path_factory) -> Iterator[str]:
         yield url
 
 
-async def _servers(make_core: MakeCore, url: str, headers: dict[str, str] | None) -> EnvDescription:
+async def _servers(
+    make_core: MakeCore, url: str, headers: dict[str, str] | None
+) -> ServersDescription:
     entry: dict = {"url": url, "timeout": 20.0}
     if headers is not None:
         entry["headers"] = headers
@@ -58,7 +60,7 @@ async def _servers(make_core: MakeCore, url: str, headers: dict[str, str] | None
         return core.list_servers()
 
 
-def _status(listing: EnvDescription) -> ServerDescription:
+def _status(listing: ServersDescription) -> ServerDescription:
     return next(s for s in listing.servers if s.name == "tasks")
 
 
