@@ -2699,6 +2699,17 @@ MUTANTS: tuple[Mutant, ...] = (
         "a tool call skips the tool gateway: no claim token, no token cut from the answer",
         quick=True,
     ),
+    Mutant(
+        "run-cap-line-repeats-its-spend",
+        "ollie_nb/core/_parallel_run.py",
+        "        if not self.spend or self.cap_spent:",
+        "        if not self.spend:",
+        (
+            "tests/core/test_run_headline.py::test_a_run_stopped_by_its_plan_cap_states_its_spend_once",
+        ),
+        "a run stopped by its plan cap titles its table with the spend twice",
+        quick=True,
+    ),
 )
 
 

@@ -181,6 +181,7 @@ class ParallelRunResult:
     states: dict[str, StepState] = field(default_factory=dict)  # step id -> state at the end
     spend: dict[str, Spend] = field(default_factory=dict)  # step id -> what its worker used
     capped: str = ""  # the cap that stopped the run (the line the user reads), if one did
+    cap_spent: bool = False  # the run's own cap stopped it: its line gives the run's spend
     over_cap: list[str] = field(default_factory=list)  # steps whose worker a cap stopped
 
     @property
@@ -200,6 +201,13 @@ class ParallelRunResult:
         if self.capped:
             text += f"; stopped: {self.capped}"
         return text + ("; interrupted" if self.interrupted else "")
+
+    @property
+    def headline(self) -> str:
+        """The summary with what the run used, said once (its own cap's line says it already)."""
+        if not self.spend or self.cap_spent:
+            return self.summary
+        return f"{self.summary} ({self.total})"
 
     def table(self, record: PlanRecord) -> str:
         """One line per step worked: number, id, worker, status, tokens and cost."""
@@ -348,6 +356,7 @@ class ParallelRun:
         if error is None:
             return False
         self.result.capped = str(error).removesuffix("; the model request was not sent")
+        self.result.cap_spent = error.scope is Scope.PLAN  # the run's ledger: its spend
         await self._release()
         self._inflight.clear()
         self.emit(WatchWhat.STOPPED, f"plan {self.record.number}: {self.result.capped}")
