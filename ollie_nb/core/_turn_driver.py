@@ -19,7 +19,7 @@ from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._tracing import tracing
 from ollie_nb.core._turn import TurnRunner
 from ollie_nb.core._watch import AgentWatch
-from ollie_nb.planning import Origin, QueuedPrompt, StepState
+from ollie_nb.planning import Origin, QueuedPrompt, StepRef, StepState, state_label
 
 
 class TurnDriver:
@@ -82,15 +82,18 @@ class TurnDriver:
         return result
 
     async def _work(self, item: QueuedPrompt, position: int = 0, total: int = 0) -> TurnResult:
-        """One item as a turn; the step it works is known from it (a queue plan's is marked)."""
+        """One item as a turn; the step it works is known from it (a queue plan's is marked,
+        and goes back to the front of the queue when a cap or Stop ends its turn)."""
         step = item.step
+        marked = step if step is not None and step.kind == "queue" else None
+        if marked is not None and (unready := self._unready(marked)):
+            return unready
         self.watch.took(step)  # before the claim's round trip: the watch queues it no more
         lost: list[str] = []  # why the claim of the item's step was lost, once it is
         context = self._context()
         held = await self.watch.admit(item, self._claim_lost(item, lost, context.emit))
         if held.refused:
             return TurnResult(blocked=held.refused)  # another worker holds it: not worked here
-        marked = step if step is not None and step.kind == "queue" else None
         if marked is not None:
             self.plans.book.mark(marked, StepState.IN_PROGRESS)
         prompt = self.prompts.with_notes(item.text)
@@ -109,15 +112,27 @@ class TurnDriver:
                 with contextlib.suppress(Exception):  # the lease ends a claim left anyway
                     await self.watch.release(item)  # a watch step goes back unless closed
         if marked is not None:
-            state = (
-                StepState.OPEN
-                if result.interrupted
-                else StepState.FAILED
-                if result.error
-                else StepState.DONE
-            )
-            self.plans.book.mark(marked, state)
+            self._settle(item, marked, result)
         return result
+
+    def _unready(self, step: StepRef) -> TurnResult | None:
+        """A queue step whose blockers did not all finish is not worked (the user is told)."""
+        waits = self.plans.book.waits_for(step)
+        if not waits:
+            return None
+        which = ", ".join(f"{b} ({state_label(s)})" for b, s in waits.items())
+        text = f"step {step.number} ({step.step_id}) is not worked: it waits for {which}"
+        self._context().emit(Notice(text, "warning"))
+        return TurnResult(blocked=text)
+
+    def _settle(self, item: QueuedPrompt, step: StepRef, result: TurnResult) -> None:
+        """A queue step's state after its turn: stopped by a cap or Stop, it stays open, first
+        in the queue (`%ollie run` works it next); else failed or done."""
+        if result.interrupted or result.capped:
+            self.plans.book.mark(step, StepState.OPEN)
+            self.prompts.put_first(item)
+            return
+        self.plans.book.mark(step, StepState.FAILED if result.error else StepState.DONE)
 
     def _traced(self, item: QueuedPrompt, work: Awaitable[TurnResult]) -> Awaitable[TurnResult]:
         """A step's turn inside the step's span; a step the watch queued is a trace of its own."""
