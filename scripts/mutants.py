@@ -2742,6 +2742,28 @@ MUTANTS: tuple[Mutant, ...] = (
         "the step after one skipped for a failed blocker is worked anyway",
         quick=True,
     ),
+    Mutant(
+        "subagent-carries-earlier-steps",
+        "ollie_nb/core/_subagents.py",
+        "        self.conversation.history, self.conversation.errors = [], []",
+        "        self.conversation.errors = []",
+        (
+            "tests/core/test_step_context.py::test_the_twelfth_steps_first_request_is_the_size_of_the_firsts",
+        ),
+        "a sub-agent's requests grow with every step it worked: a run's tokens grow quadratically",
+        quick=True,
+    ),
+    Mutant(
+        "step-prompt-without-blocker-reports",
+        "ollie_nb/core/_parallel_run.py",
+        "        note = self._reported(index)",
+        '        note = ""',
+        (
+            "tests/core/test_step_context.py::test_the_twelfth_steps_first_request_is_the_size_of_the_firsts",
+        ),
+        "a step's sub-agent does not learn what the steps it waits for reported",
+        quick=True,
+    ),
 )
 
 
