@@ -2764,6 +2764,48 @@ MUTANTS: tuple[Mutant, ...] = (
         "a step's sub-agent does not learn what the steps it waits for reported",
         quick=True,
     ),
+    Mutant(
+        "interrupted-header-bar-full",
+        "ollie_nb/notebook/_render.py",
+        "        return (total if finished and not self.interrupted else step - 1), total",
+        "        return (total if finished else step - 1), total",
+        (
+            "tests/notebook/test_header_bar.py::test_a_drain_without_a_plan_fills_its_bar_only_when_not_interrupted",
+        ),
+        "after Stop the header's bar is full though steps are left",
+        quick=True,
+    ),
+    Mutant(
+        "header-bar-not-the-plans-progress",
+        "ollie_nb/notebook/_render.py",
+        "        if self.plan_progress is not None:\n            return self.plan_progress\n",
+        "",
+        (
+            "tests/notebook/test_header_bar.py::test_an_interrupted_queue_run_reads_the_plans_steps_done_over_its_bar",
+        ),
+        "a queue run's header bar counts queue places, not the plan's steps done",
+        quick=True,
+    ),
+    Mutant(
+        "plan-progress-not-told-after-a-step",
+        "ollie_nb/core/_turn_driver.py",
+        "            self._settle(item, marked, result)\n            self._progress(marked, context.emit)\n",
+        "            self._settle(item, marked, result)\n",
+        (
+            "tests/core/test_queue_plan_order.py::test_a_step_a_cap_stops_goes_back_first_and_the_run_after_raising_it_continues",
+        ),
+        "the header's bar stays one step behind the plan",
+        quick=True,
+    ),
+    Mutant(
+        "worker-turn-shows-the-last-turns-usage",
+        "ollie_nb/notebook/_parallel_widget.py",
+        "            self.view.restart()",
+        "            pass",
+        ("tests/notebook/test_header_bar.py::test_a_workers_interrupted_turn_shows_its_own_usage",),
+        "a worker's interrupted step shows the tokens of the step it worked before",
+        quick=True,
+    ),
 )
 
 

@@ -173,6 +173,15 @@ class WatchNotice:
     statuses: Mapping[str, StepState] = field(default_factory=dict)  # each step's, when finished
 
 
+@dataclass(frozen=True)
+class PlanProgress:
+    """How far a queue plan the agent works is: its steps done, of all (a header's bar)."""
+
+    plan: int
+    done: int
+    total: int
+
+
 Event: TypeAlias = (
     TurnStarted
     | TextDelta
@@ -186,6 +195,7 @@ Event: TypeAlias = (
     | Notice
     | TurnEnded
     | WatchNotice
+    | PlanProgress
 )
 """Anything the core emits."""
 

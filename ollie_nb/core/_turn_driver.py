@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 from ollie_nb.core._budget import Ledger, Scope, SpendBook
 from ollie_nb.core._context import AgentContext, TurnState
-from ollie_nb.core._events import Event, Notice, TurnResult, TurnStarted
+from ollie_nb.core._events import Event, Notice, PlanProgress, TurnResult, TurnStarted
 from ollie_nb.core._plans import Plans
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._tracing import tracing
@@ -96,6 +96,7 @@ class TurnDriver:
             return TurnResult(blocked=held.refused)  # another worker holds it: not worked here
         if marked is not None:
             self.plans.book.mark(marked, StepState.IN_PROGRESS)
+            self._progress(marked, context.emit)
         prompt = self.prompts.with_notes(item.text)
         start = TurnStarted(prompt, position > 0, position, total, step)
         if step is not None:  # its spend is the step's, within its plan's cap
@@ -113,7 +114,16 @@ class TurnDriver:
                     await self.watch.release(item)  # a watch step goes back unless closed
         if marked is not None:
             self._settle(item, marked, result)
+            self._progress(marked, context.emit)
         return result
+
+    def _progress(self, step: StepRef, emit: Callable[[Event], None]) -> None:
+        """Tell how far the step's queue plan is (a header's bar shows it)."""
+        record = self.plans.book.get(step.plan)
+        if record is not None:
+            states = self.plans.book.queue_states(record).values()
+            done = sum(state is StepState.DONE for state in states)
+            emit(PlanProgress(step.plan, done, len(record.steps)))
 
     def _unready(self, step: StepRef) -> TurnResult | None:
         """A queue step whose blockers did not all finish is not worked (the user is told)."""

@@ -63,6 +63,8 @@ class ChildPane:
         )
 
     def __call__(self, event: core.Event) -> None:
+        if isinstance(event, core.TurnStarted):
+            self.view.restart()  # each step's turn shows its own usage, not the last one's
         self.view(event)
         match event:
             case core.ToolCalled(tool=tool):

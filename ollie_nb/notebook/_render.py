@@ -80,7 +80,8 @@ class TurnView:
         self._plan_updates: list[Callable[[Any], None]] = []
         self._undrawn: list[PlanGraphView] = []  # shown as text while dot draws them
         self._pending_plans: list[Any] = []  # PlanGraphViews, and editors of held plans
-        self.progress: tuple[int, int] | None = None
+        self.progress: tuple[int, int] | None = None  # (position, total) in the drained queue
+        self.plan_progress: tuple[int, int] | None = None  # (done, total) of the worked plan
         self.result_reply = ""
         self.interrupted = False
         self._retry: tuple[str, int, float] | None = None
@@ -147,6 +148,32 @@ class TurnView:
                 self._show(Notice(event.text, event.level))
             case core.TurnEnded():
                 self._on_turn_ended(event)
+            case core.PlanProgress(done=done, total=total):
+                self.plan_progress = (done, total)
+
+    def restart(self) -> None:
+        """A new turn of its own (a worker's next step): its usage and time count afresh."""
+        self._turn_usage = (0, 0, 0)
+        self._started = time.perf_counter()
+        self.interrupted = False
+
+    def header(self, state: str, seconds: float) -> str:
+        """The header's line: the state, the time, and how far the plan is when one is worked."""
+        line = f"{state} ({seconds:.1f} s)"
+        if self.plan_progress is not None:
+            done, total = self.plan_progress
+            line += f" · {done} of {total} steps done"
+        return line
+
+    def bar(self, finished: bool) -> tuple[int, int] | None:
+        """The header's bar as (value, max): the plan's steps done of all; else the place in
+        the drained queue (full once the turns finished without an interrupt)."""
+        if self.plan_progress is not None:
+            return self.plan_progress
+        if self.progress is None:
+            return None
+        step, total = self.progress
+        return (total if finished and not self.interrupted else step - 1), total
 
     def _on_turn_started(self, event: core.TurnStarted) -> None:
         if event.position:

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from ollie_nb.core import Budgets, Caps, Notice
+from ollie_nb.core import Budgets, Caps, Notice, PlanProgress
 from ollie_nb.llm import LLMError, OfflineBackend
 from ollie_nb.llm._offline import demo_reply, is_step_prompt
 from ollie_nb.planning import StepState, read_step
@@ -53,8 +53,11 @@ async def test_a_step_a_cap_stops_goes_back_first_and_the_run_after_raising_it_c
     assert states(core) == {"q1": DONE, "q2": DONE, "q3": OPEN, "q4": OPEN}
     assert queued(core) == ["q3", "q4"]  # the capped step first, not lost
     core.user_budgets = Budgets()  # the cap raised
-    await core.run_queue()
+    events: list = []
+    await core.run_queue(events.append)
     assert worked == ["a", "b", "c", "d"]
+    shown = [(e.done, e.total) for e in events if isinstance(e, PlanProgress)]
+    assert shown == [(2, 4), (3, 4), (3, 4), (4, 4)]  # as each step starts, and once it ends
     assert states(core) == dict.fromkeys(["q1", "q2", "q3", "q4"], DONE)
 
 
