@@ -2806,6 +2806,17 @@ MUTANTS: tuple[Mutant, ...] = (
         "a worker's interrupted step shows the tokens of the step it worked before",
         quick=True,
     ),
+    Mutant(
+        "graph-after-stop-from-a-stale-read",
+        "ollie_nb/notebook/_render.py",
+        "            statuses = self._told.get(view.record.number)",
+        "            statuses = None",
+        (
+            "tests/notebook/test_header_bar.py::test_the_cells_graph_shows_the_states_the_agent_told_not_a_stale_read",
+        ),
+        "after Stop in a background queue run the graph still shows the stopped step in progress",
+        quick=True,
+    ),
 )
 
 

@@ -175,11 +175,13 @@ class WatchNotice:
 
 @dataclass(frozen=True)
 class PlanProgress:
-    """How far a queue plan the agent works is: its steps done, of all (a header's bar)."""
+    """How far a queue plan the agent works is: its steps done, of all (a header's bar), and
+    each step's state (its graph: the agent's own book, so no reader races it)."""
 
     plan: int
     done: int
     total: int
+    states: Mapping[str, StepState] = field(default_factory=dict)
 
 
 Event: TypeAlias = (

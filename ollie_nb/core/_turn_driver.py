@@ -121,9 +121,9 @@ class TurnDriver:
         """Tell how far the step's queue plan is (a header's bar shows it)."""
         record = self.plans.book.get(step.plan)
         if record is not None:
-            states = self.plans.book.queue_states(record).values()
-            done = sum(state is StepState.DONE for state in states)
-            emit(PlanProgress(step.plan, done, len(record.steps)))
+            states = self.plans.book.queue_states(record)
+            done = sum(state is StepState.DONE for state in states.values())
+            emit(PlanProgress(step.plan, done, len(record.steps), states))
 
     def _unready(self, step: StepRef) -> TurnResult | None:
         """A queue step whose blockers did not all finish is not worked (the user is told)."""

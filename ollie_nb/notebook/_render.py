@@ -82,6 +82,7 @@ class TurnView:
         self._pending_plans: list[Any] = []  # PlanGraphViews, and editors of held plans
         self.progress: tuple[int, int] | None = None  # (position, total) in the drained queue
         self.plan_progress: tuple[int, int] | None = None  # (done, total) of the worked plan
+        self._told: dict[int, dict[str, StepState]] = {}  # a queue plan's states, as told
         self.result_reply = ""
         self.interrupted = False
         self._retry: tuple[str, int, float] | None = None
@@ -148,8 +149,10 @@ class TurnView:
                 self._show(Notice(event.text, event.level))
             case core.TurnEnded():
                 self._on_turn_ended(event)
-            case core.PlanProgress(done=done, total=total):
+            case core.PlanProgress(plan=plan, done=done, total=total, states=states):
                 self.plan_progress = (done, total)
+                self._told[plan] = dict(states)
+                self._refresh_plans()
 
     def restart(self) -> None:
         """A new turn of its own (a worker's next step): its usage and time count afresh."""
@@ -276,15 +279,18 @@ class TurnView:
                 self._plan_updates[self.plans.index(view)](view)
 
     def _refresh_plans(self) -> None:
-        if self._plan_statuses is None:
-            return
+        """Each shown plan with its states now: as the agent told them (its queue plans),
+        else as read."""
         for view, update in zip(self.plans, self._plan_updates):
-            statuses = self._plan_statuses(view.record)
-            if statuses != view.statuses:
-                view.statuses = statuses
-                update(view)
-                if view.drawing and view not in self._undrawn:
-                    self._undrawn.append(view)
+            statuses = self._told.get(view.record.number)
+            if statuses is None and self._plan_statuses is not None:
+                statuses = self._plan_statuses(view.record)
+            if statuses is None or statuses == view.statuses:
+                continue
+            view.statuses = statuses
+            update(view)
+            if view.drawing and view not in self._undrawn:
+                self._undrawn.append(view)
 
     def _on_retry(self, event: core.Retrying) -> None:
         until = time.perf_counter() + event.delay

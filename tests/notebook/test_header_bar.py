@@ -6,13 +6,17 @@ from __future__ import annotations
 import pytest
 
 from ollie_nb.core import (
+    PlanMade,
     PlanProgress,
+    ToolCalled,
+    ToolFinished,
     TurnEnded,
     TurnResult,
     TurnStarted,
     UsageReported,
 )
 from ollie_nb.notebook._render import Settings, TurnView
+from ollie_nb.planning import PlanRecord, PlanStep, StepState
 from tests.notebook.test_render import Cell
 
 
@@ -56,3 +60,20 @@ def test_a_workers_interrupted_turn_shows_its_own_usage():
     text = pane.view.footer_text(usage, 1.0)
     assert text.startswith("this turn: 0 tokens in · 0 out · 0 requests"), text
     assert pane.state == "interrupted"
+
+
+def test_the_cells_graph_shows_the_states_the_agent_told_not_a_stale_read():
+    steps = (PlanStep("a"), PlanStep("b", after=(0,)), PlanStep("c", after=(1,)))
+    ids = ("q1", "q2", "q3")
+    record = PlanRecord(1, "Cook", steps, ids, text="Plan: Cook", kind="queue")
+    stale = dict(zip(ids, (StepState.DONE, StepState.IN_PROGRESS, StepState.OPEN)))
+    cell = Cell()
+    view = TurnView(Settings(usage_footer=False), cell.show, cell.live, lambda r: dict(stale))
+    view(ToolCalled("c1", "reasoning_plan", "reasoning", {"goal": "Cook"}))
+    view(PlanMade(record))
+    view(ToolFinished("c1", "reasoning_plan", "reasoning", "Plan: Cook", seconds=0.01))
+    told = dict(zip(ids, (StepState.DONE, StepState.OPEN, StepState.OPEN)))
+    view(TurnEnded(TurnResult(interrupted=True)))  # Stop during b
+    view(PlanProgress(1, 1, 3, told))  # b is open again
+    view.finish()
+    assert view.plans[0].statuses == told
