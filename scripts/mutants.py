@@ -2817,6 +2817,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "after Stop in a background queue run the graph still shows the stopped step in progress",
         quick=True,
     ),
+    Mutant(
+        "capped-queue-step-off-the-queue-in-a-kernel",
+        "ollie_nb/core/_turn_driver.py",
+        "            self.prompts.put_first(item)",
+        "            self.prompts.put(item)",
+        ("tests/notebook/test_queue_order_kernel.py",),
+        "%ollie queue lists the capped step after the steps that wait for it",
+    ),
 )
 
 
