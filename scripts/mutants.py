@@ -329,6 +329,115 @@ MUTANTS: tuple[Mutant, ...] = (
         "Approve in the editor saves the model's plan, not the user's edits",
     ),
     Mutant(
+        "editor-misses-a-decision-from-code",
+        "ollie_nb/core/_plans.py",
+        "        self._saved()  # a resumed session finds the plan as the user left it\n"
+        "        self._decided(record)",
+        "        self._saved()  # a resumed session finds the plan as the user left it",
+        (
+            "tests/notebook/test_plan_editor_follows.py::test_an_approval_from_code_shows_in_every_editor_of_the_plan",
+        ),
+        "an editor still says 'waiting for your review' with Approve on after approve_plan",
+        quick=True,
+    ),
+    Mutant(
+        "editor-stale-click-says-saving-failed",
+        "ollie_nb/notebook/_plan_editor.py",
+        "if isinstance(error, PlanDecidedError):",
+        "if False:",
+        (
+            "tests/notebook/test_plan_editor_follows.py::test_a_stale_button_ends_with_the_decision_not_a_saving_error",
+        ),
+        "Approve on a plan approved elsewhere gives red 'saving failed: ... approved already'",
+        quick=True,
+    ),
+    Mutant(
+        "editor-misses-a-decision-made-before-it-listened",
+        "ollie_nb/notebook/_plan_editor.py",
+        "if record is not None and record.review is not None and not record.held:",
+        "if False:",
+        (
+            "tests/notebook/test_plan_editor_follows.py::test_an_editor_made_after_the_decision_shows_it_at_once",
+        ),
+        "an editor shown as the plan is discarded stays open for review",
+        quick=True,
+    ),
+    Mutant(
+        "editor-decision-news-lost-on-the-loop",
+        "ollie_nb/notebook/_plan_editor.py",
+        "                runtime.on_main(lambda: show(event.record))",
+        "                pass",
+        (
+            "tests/notebook/test_plan_editor_follows_kernel.py::test_an_editor_follows_a_discard_made_with_the_command",
+            "tests/notebook/test_plan_editor_follows_kernel.py::test_an_editor_follows_an_approval_made_from_code",
+        ),
+        "after %ollie plan discard the editor above still offers Approve",
+    ),
+    Mutant(
+        "held-plan-reply-speaks-to-the-model",
+        "ollie_nb/llm/_offline.py",
+        "    held = read_held(status)",
+        "    held = None",
+        (
+            "tests/notebook/test_review_wording.py::test_a_held_plan_is_told_to_the_user_in_the_users_words",
+        ),
+        "the reply tells the user 'Stop here and wait: do not start on the steps'",
+        quick=True,
+    ),
+    Mutant(
+        "queued-plan-reply-speaks-to-the-model",
+        "ollie_nb/llm/_offline.py",
+        "    queued = read_queued(status)",
+        "    queued = None",
+        (
+            "tests/notebook/test_review_wording.py::test_a_queued_plan_is_told_to_the_user_in_the_users_words",
+        ),
+        "the reply tells the user 'Stop here — do not execute the steps now'",
+        quick=True,
+    ),
+    Mutant(
+        "held-plan-editor-above-the-reply",
+        "ollie_nb/notebook/_render.py",
+        "            self._held.append(self._held_view(record))",
+        "            self._show(self._held_view(record))",
+        (
+            "tests/notebook/test_review_wording.py::test_a_held_plans_editor_is_shown_under_the_reply",
+        ),
+        "the approval's turn prints above the old 'waiting for your review' reply",
+        quick=True,
+    ),
+    Mutant(
+        "plan-full-still-collapsed",
+        "ollie_nb/notebook/_plans.py",
+        "            expand=self.expand,\n",
+        "",
+        (
+            "tests/notebook/test_plan_editor_follows_kernel.py::test_plan_full_draws_every_step_of_a_plan_drawn_collapsed",
+        ),
+        "%ollie plan N --full draws a 501-step plan collapsed all the same",
+    ),
+    Mutant(
+        "long-chain-not-top-to-bottom",
+        "ollie_nb/planning/graph.py",
+        "deep = len(layers) >= LONG_CHAIN and",
+        "deep = len(layers) > LONG_CHAIN and",
+        (
+            "tests/planning/test_readable_rankdir.py::test_a_long_chain_is_drawn_top_to_bottom_and_a_short_or_wide_plan_as_asked",
+        ),
+        "a 4-step chain in the editor is drawn left to right, its labels shrunk",
+        quick=True,
+    ),
+    Mutant(
+        "editor-graph-squeezed-left-to-right",
+        "ollie_nb/notebook/_plan_editor.py",
+        "rankdir = readable_rankdir(steps, self.rankdir)  # a long chain: top to bottom",
+        "rankdir = self.rankdir",
+        (
+            "tests/browser/test_browser_editor_graph.py::test_a_long_chain_in_the_editor_has_readable_labels_and_whole_titles",
+        ),
+        "a 5-step chain in the editor at 1280 px has labels under 10 px tall",
+    ),
+    Mutant(
         "draft-delete-loses-order",
         "ollie_nb/planning/_draft.py",
         "inherited = [k for k in row.after if k != gone.key] + list(gone.after)",
@@ -747,8 +856,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "parallel-width-ignores-max-parallel",
         "ollie_nb/core/_core.py",
-        "width = parallel or self.max_parallel or self.subagents.limit",
-        "width = parallel or self.max_parallel or 4",
+        "width=lambda: self.max_parallel or self.subagents.limit,",
+        "width=lambda: self.max_parallel or 4,",
         (
             "tests/notebook/test_parallel.py::test_parallel_without_n_runs_the_agents_max_parallel_at_once",
         ),
@@ -756,8 +865,8 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "start-warnings-unredacted",
-        "ollie_nb/core/_env_build.py",
-        "    env.messages[:] = [redact(m) for m in env.messages]\n",
+        "ollie_nb/core/_build_servers.py",
+        "    servers.messages[:] = [redact(m) for m in servers.messages]\n",
         "",
         (
             "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",
@@ -811,8 +920,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "render-plan-warning-from-the-record",
         "ollie_nb/notebook/_render.py",
-        'self._show(Notice(event.warning, "warning"))',
-        'self._show(Notice(record.warning, "warning"))',
+        'self._show(NoticeView(event.warning, "warning"))',
+        'self._show(NoticeView(record.warning, "warning"))',
         (
             "tests/notebook/test_render.py::test_a_plan_warning_is_a_warning_notice_and_usage_makes_the_footer",
         ),
@@ -861,7 +970,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # a server's state
     Mutant(
         "built-in-servers-not-up",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "return self in (ServerState.CONNECTED, ServerState.BUILT_IN)",
         "return self is ServerState.CONNECTED",
         ("tests/core/test_server_states.py",),
@@ -870,7 +979,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "built-in-transport-blank",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         'transport=status.transport or (str(built_in) if status.state is built_in else ""),',
         "transport=status.transport,",
         ("tests/core/test_server_states.py",),
@@ -1865,7 +1974,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-first-listing-wins",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "    chosen = min(offering, key=rank)  # min keeps the first of equals: mcpServers order",
         "    chosen = offering[0]",
         (
@@ -1876,7 +1985,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-key-ignored",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "    named = config.task_server",
         '    named = ""',
         (
@@ -1887,9 +1996,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-choice-untold",
-        "ollie_nb/core/_agent_env.py",
-        "    if env.task_server_notice:\n        env.messages.append(env.task_server_notice)",
-        "    if False:\n        env.messages.append(env.task_server_notice)",
+        "ollie_nb/core/_tool_servers.py",
+        "    if servers.task_server_notice:\n        servers.messages.append(servers.task_server_notice)",
+        "    if False:\n        servers.messages.append(servers.task_server_notice)",
         (
             "tests/reliability/test_task_server_choice.py::test_a_search_server_listing_task_create_gets_no_plans_and_its_task_upload_asks",
         ),
@@ -1928,7 +2037,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "listing-notice-dropped",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "                if server.listing_notice:",
         "                if False:",
         (
@@ -2824,6 +2933,87 @@ MUTANTS: tuple[Mutant, ...] = (
         "            self.prompts.put(item)",
         ("tests/notebook/test_queue_order_kernel.py",),
         "%ollie queue lists the capped step after the steps that wait for it",
+    ),
+    Mutant(
+        "first-command-loads-secret-detectors",
+        "ollie_nb/redaction.py",
+        "    if len(text) < MIN_DETECTED_CHARS:  # nothing shorter is reported: the detectors can wait\n"
+        "        return []\n",
+        "",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command loads detect-secrets and requests to redact empty server details",
+    ),
+    Mutant(
+        "first-command-loads-pydantic",
+        "ollie_nb/tools/_notebook.py",
+        "from ollie_nb.tools._dispatcher import exc_summary\n",
+        "from pydantic import ValidationError\n\nfrom ollie_nb.tools._dispatcher import exc_summary\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command waits for pydantic though no notebook tool is called",
+    ),
+    Mutant(
+        "first-command-loads-email",
+        "ollie_nb/llm/_retry.py",
+        "import asyncio\nimport time\n",
+        "import asyncio\nimport email.utils\nimport time\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command loads the email package for a Retry-After date never sent",
+    ),
+    Mutant(
+        "first-command-loads-uuid",
+        "ollie_nb/llm/_types.py",
+        "import json\nimport re\n",
+        "import json\nimport re\nimport uuid\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command loads uuid and platform for a call id nobody writes",
+    ),
+    Mutant(
+        "first-command-loads-package-metadata",
+        "ollie_nb/core/_tracing.py",
+        "import atexit\n",
+        "import atexit\nfrom importlib import metadata  # noqa: F401\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command reads package metadata (zipfile, csv, email) with tracing off",
+    ),
+    Mutant(
+        "first-mcp-call-builds-iri-grammars",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    defer_iri_grammars()\n    with _lock:\n",
+        "    with _lock:\n",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "the first call of a stdio tool with an output schema takes seconds (jsonschema's IRI grammars)",
+    ),
+    Mutant(
+        "first-mcp-call-loads-jsonschema",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    loader.start()\n",
+        "",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "the first call of a stdio tool with an output schema waits for jsonschema to load",
+    ),
+    Mutant(
+        "iri-stand-in-passes-everything",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    return bool(_real().is_valid_syntax(rule, value))\n",
+        "    return True\n",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "jsonschema's iri format accepts any text once ollie_nb connected an MCP server",
     ),
 )
 

@@ -3,14 +3,6 @@
 Frontend-agnostic: a script drives AgentCore with asyncio; the notebook is one frontend of it.
 """
 
-from ollie_nb.core._agent_env import (
-    AgentEnv,
-    EnvDescription,
-    ServerDescription,
-    ServerState,
-    ServerStatus,
-    build_agent_env,
-)
 from ollie_nb.core._agents import (
     UntrustedAgentError,
     agent_dirs,
@@ -32,6 +24,7 @@ from ollie_nb.core._events import (
     EventSink,
     Notice,
     NoticeLevel,
+    PlanDecided,
     PlanMade,
     PlanProgress,
     ReasoningDelta,
@@ -50,6 +43,14 @@ from ollie_nb.core._events import (
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._routing import Approver, MaskedArgs
 from ollie_nb.core._sessions import SessionInfo, list_sessions, sessions_dir
+from ollie_nb.core._tool_servers import (
+    ServerDescription,
+    ServersDescription,
+    ServerState,
+    ServerStatus,
+    ToolServers,
+    connect_tool_servers,
+)
 from ollie_nb.core._tracing import (
     TracingUnavailableError,
     disable_tracing,
@@ -64,14 +65,12 @@ __all__ = [
     "AgentConfig",
     "AgentContext",
     "AgentCore",
-    "AgentEnv",
     "Approver",
     "BudgetExceededError",
     "Budgets",
     "CapKind",
     "Caps",
     "ConfigError",
-    "EnvDescription",
     "Event",
     "EventSink",
     "MaskedArgs",
@@ -79,6 +78,7 @@ __all__ = [
     "Notice",
     "NoticeLevel",
     "Phase",
+    "PlanDecided",
     "PlanMade",
     "PlanProgress",
     "ReasoningDelta",
@@ -86,12 +86,14 @@ __all__ = [
     "ServerDescription",
     "ServerState",
     "ServerStatus",
+    "ServersDescription",
     "SessionError",
     "SessionInfo",
     "TextDelta",
     "ToolCalled",
     "ToolFinished",
     "ToolRefused",
+    "ToolServers",
     "TracingUnavailableError",
     "TurnEnded",
     "TurnResult",
@@ -103,7 +105,7 @@ __all__ = [
     "WatchNotice",
     "WatchWhat",
     "agent_dirs",
-    "build_agent_env",
+    "connect_tool_servers",
     "disable_tracing",
     "enable_tracing",
     "expand_vars",

@@ -81,6 +81,14 @@ class PlanMade:
 
 
 @dataclass(frozen=True)
+class PlanDecided:
+    """A held plan was approved, sent back or discarded (`record.review` says which), by code,
+    a `%ollie plan` command or an editor; every editor of the plan follows it."""
+
+    record: PlanRecord
+
+
+@dataclass(frozen=True)
 class UsageReported:
     """Tokens of the latest model response, and the session's totals so far."""
 
@@ -192,6 +200,7 @@ Event: TypeAlias = (
     | ToolFinished
     | ToolRefused
     | PlanMade
+    | PlanDecided
     | UsageReported
     | Retrying
     | Notice

@@ -368,7 +368,7 @@ class TurnRunner:
         if not commands:
             return HookOutcome()
         body = {**payload, "cwd": context.workdir, "session_id": self.state.session_id}
-        env = context.subprocess_env()
+        env = context.subprocess_environ()
         outcome = await run_hooks(event, commands, body, context.workdir, env=env)
         for warning in outcome.warnings:
             context.emit(Notice(context.redact(warning)))

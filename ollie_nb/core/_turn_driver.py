@@ -20,6 +20,7 @@ from ollie_nb.core._tracing import tracing
 from ollie_nb.core._turn import TurnRunner
 from ollie_nb.core._watch import AgentWatch
 from ollie_nb.planning import Origin, QueuedPrompt, StepRef, StepState, state_label
+from ollie_nb.planning.prompts import CONTINUE_PROMPT
 
 
 class TurnDriver:
@@ -46,6 +47,7 @@ class TurnDriver:
         self._context, self._agent_name, self._save = context, agent_name, save
         self.runner = TurnRunner(turn)
         self.task: asyncio.Task[TurnResult] | None = None
+        self.step_limited = False  # the last turn stopped at maxSteps
 
     @property
     def running(self) -> bool:
@@ -64,9 +66,27 @@ class TurnDriver:
         self.runner.interrupting = False
         self.task = asyncio.ensure_future(self._drain(item))
         try:
-            return await self.task
+            result = await self.task
         finally:
             self.task = None
+        self.step_limited = result.step_limit
+        return result
+
+    def inject(self, prompt: str) -> None:
+        """Tell the running turn something: appended to the next tool result, else the next prompt."""
+        if self.running:
+            self.prompts.inject(prompt)
+        else:
+            self.prompts.put_first(QueuedPrompt(prompt, Origin.INJECTED))
+
+    async def next_prompt(self) -> QueuedPrompt | None:
+        """What `%ollie run` works next: the queue's first item (after the watcher's news),
+        else the continuation of a turn stopped at maxSteps; None when there is nothing."""
+        await self.watch.catch_up()
+        item = self.prompts.pop()
+        if item is None and self.step_limited:
+            item = QueuedPrompt(CONTINUE_PROMPT, Origin.CONTINUE)
+        return item
 
     async def _drain(self, item: QueuedPrompt) -> TurnResult:
         result = await self._work(item)

@@ -18,7 +18,7 @@ from ollie_nb.notebook._display import (
     Footer,
     Live,
     LiveThinking,
-    Notice,
+    NoticeView,
     Reply,
     TextBlock,
     Thinking,
@@ -79,7 +79,8 @@ class TurnView:
         self.plans: list[PlanGraphView] = []
         self._plan_updates: list[Callable[[Any], None]] = []
         self._undrawn: list[PlanGraphView] = []  # shown as text while dot draws them
-        self._pending_plans: list[Any] = []  # PlanGraphViews, and editors of held plans
+        self._pending_plans: list[PlanGraphView] = []  # shown under the call that made them
+        self._held: list[Any] = []  # editors of held plans: shown last, under the replies
         self.progress: tuple[int, int] | None = None  # (position, total) in the drained queue
         self.plan_progress: tuple[int, int] | None = None  # (done, total) of the worked plan
         self._told: dict[int, dict[str, StepState]] = {}  # a queue plan's states, as told
@@ -146,7 +147,7 @@ class TurnView:
                 self._on_retry(event)
             case core.Notice():
                 self._settle()
-                self._show(Notice(event.text, event.level))
+                self._show(NoticeView.of(event))
             case core.TurnEnded():
                 self._on_turn_ended(event)
             case core.PlanProgress(plan=plan, done=done, total=total, states=states):
@@ -182,7 +183,7 @@ class TurnView:
         if event.position:
             self._settle()
             self.progress = (event.position, event.total)
-            self._show(Notice(f"▶ {turn_label(event)[:200]}", "info"))
+            self._show(NoticeView(f"▶ {turn_label(event)[:200]}", "info"))
             self._refresh_plans()
 
     def _on_reasoning(self, event: core.ReasoningDelta) -> None:
@@ -236,11 +237,11 @@ class TurnView:
     def _on_plan(self, event: core.PlanMade) -> None:
         record = event.record
         if event.warning:
-            self._show(Notice(event.warning, "warning"))
+            self._show(NoticeView(event.warning, "warning"))
         if not self.settings.show_plans:
             return
-        if record.held:
-            self._pending_plans.append(self._held_view(record))
+        if record.held:  # shown last, so the review's own turn follows everything above
+            self._held.append(self._held_view(record))
             return
         # A plan just filed has every step open. The graph is refreshed with live statuses
         # at the turn's end; its text keeps the first ones (`%ollie plan` shows them now).
@@ -259,11 +260,8 @@ class TurnView:
         return TextBlock("\n".join([record.text, *review_commands(record.number)]))
 
     def _show_pending_plans(self) -> None:
-        """Draw plans under the reasoning_plan call that made them (a held one: its editor)."""
+        """Draw plans under the reasoning_plan call that made them."""
         for view in self._pending_plans:
-            if not isinstance(view, PlanGraphView):
-                self._show(view)
-                continue
             self.plans.append(view)
             self._plan_updates.append(self._make_live(view))
             self._undrawn.append(view)
@@ -311,22 +309,30 @@ class TurnView:
         if left == 0:
             self._retry = None
 
+    def _show_held(self) -> None:
+        """The editors of plans held in the cell's turns, under the replies (what they point to)."""
+        for view in self._held:
+            self._show(view)
+        self._held = []
+
     def _on_turn_ended(self, event: core.TurnEnded) -> None:
         self._settle()
         if event.interrupted:
             self.interrupted = True
-            self._show(Notice("interrupted; the session is still usable", "warning"))
+            self._show(NoticeView("interrupted; the session is still usable", "warning"))
         self.result_reply = event.reply
         self._refresh_plans()
 
     def finish(self) -> None:
-        """After the last turn: settle, refresh plan statuses, show the usage footer."""
+        """After the last turn: settle, refresh plan statuses, show the usage footer, then the
+        editors of plans held (last: a decision's turn shows under them)."""
         self._settle()
         self._refresh_plans()
         self._show_drawn_plans(wait=True)
         u = self._usage
         if self.settings.usage_footer and u is not None:
             self._show(Footer(self.footer_text(u, time.perf_counter() - self._started)))
+        self._show_held()
 
     def footer_text(self, u: core.UsageReported, seconds: float) -> str:
         """This cell's figures, then the session's (which counts its sub-agents' requests)."""

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb import core
-from ollie_nb.notebook._display import Notice, esc
+from ollie_nb.notebook._display import NoticeView, esc
 from ollie_nb.notebook._render import Settings, TurnView
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class BackgroundTurn:
             self.runtime.drain()
             self.view.tick()
         except Exception as exc:  # a rendering bug must not leave the turn looking alive
-            OutputSink(self.output).show(Notice(f"rendering failed: {exc}", "error"))
+            OutputSink(self.output).show(NoticeView(f"rendering failed: {exc}", "error"))
         if not self.future.done():
             self._loop.call_later(TICK, self._tick)
             return
@@ -115,7 +115,7 @@ class BackgroundTurn:
         if self.future.cancelled() or self.future.exception() is not None:
             state = "failed"
             error = "cancelled" if self.future.cancelled() else str(self.future.exception())
-            OutputSink(self.output).show(Notice(error, "error"))
+            OutputSink(self.output).show(NoticeView(error, "error"))
         self.status.value = f"<b>ollie</b> {esc(self.view.header(state, seconds))}"
         self._show_bar(finished=True)
 

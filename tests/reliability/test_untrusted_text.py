@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 
 from ollie_nb.core import PlanMade, ToolCalled, ToolFinished
-from ollie_nb.notebook._display import Live, Notice, Reply, Table, TextBlock, ToolBlock
+from ollie_nb.notebook._display import Live, NoticeView, Reply, Table, TextBlock, ToolBlock
 from ollie_nb.notebook._render import Settings, TurnView, code_span
 
 PAYLOAD = "<img src=x onerror=alert(document.domain)>"
@@ -81,7 +81,7 @@ def test_the_running_tool_line_of_a_turn_escapes_the_tool_name():
 @pytest.mark.parametrize(
     "obj",
     [
-        Notice(PAYLOAD, "error"),
+        NoticeView(PAYLOAD, "error"),
         Table(PAYLOAD, [PAYLOAD], [[PAYLOAD]], footer=PAYLOAD),
         TextBlock(PAYLOAD, title=PAYLOAD),
         ToolBlock(EVIL_TOOL, {PAYLOAD: PAYLOAD}, PAYLOAD),
