@@ -17,7 +17,7 @@ async def test_a_run_stopped_by_its_plan_cap_states_its_spend_once(make_core):
     core.user_budgets = Budgets(plan=Caps(tokens=10))
     await core.submit(THREE)
     core.prompts.clear()  # its steps are worked by the run below, not by the queue
-    run = await core.run_plan(parallel=1)
+    run = await core.runs.run_plan(parallel=1)
     used = run.total.tokens
     assert used > 10
     assert run.headline == (

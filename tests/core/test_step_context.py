@@ -40,7 +40,7 @@ def step_requests(requests: list[Recorded]) -> list[Recorded]:
 @pytest.mark.anyio
 async def test_the_twelfth_steps_first_request_is_the_size_of_the_firsts(make_core, provider):
     core = await make_core(queue_fallback=True)
-    core.review_plans = True  # held: no step is worked before the run
+    core.plans.review = True  # held: no step is worked before the run
     await core.submit(CHAIN)
     record = await core.plans.approve(1)
     fast = RetryPolicy(base_delay=0.01, max_delay=0.05)
@@ -48,7 +48,7 @@ async def test_the_twelfth_steps_first_request_is_the_size_of_the_firsts(make_co
         OpenAIBackend("gpt-4o-mini", base_url=provider.url + "/v1", api_key=FAKE_KEY, retry=fast)
     )
     provider.respond = answer
-    run = await core.run_plan(parallel=1)
+    run = await core.runs.run_plan(parallel=1)
     assert set(run.workers.values()) == {"worker1"}  # one sub-agent worked every step
     assert run.states == dict.fromkeys(record.ids, StepState.DONE)
     firsts = step_requests(provider.requests)
