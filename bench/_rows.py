@@ -23,6 +23,7 @@ from bench import (
     plan_graph_large,
     plan_persistence,
     prompt_cache,
+    session_log,
     status_read,
     task_store,
     task_store_pg,
@@ -59,6 +60,7 @@ ROWS: tuple[Row, ...] = (
     plan_graph_large.ROW,
     first_mcp_call.ROW,
     plan_cell.ROW,
+    session_log.ROW,
 )
 
 

@@ -42,7 +42,8 @@ from ollie_nb.core._events import (
 )
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._routing import Approver, MaskedArgs
-from ollie_nb.core._sessions import SessionInfo, list_sessions, sessions_dir
+from ollie_nb.core._session_handle import Session
+from ollie_nb.core._sessions import SavedSession, SessionInfo, list_sessions, sessions_dir
 from ollie_nb.core._tool_servers import (
     ServerDescription,
     ServersDescription,
@@ -83,10 +84,12 @@ __all__ = [
     "PlanProgress",
     "ReasoningDelta",
     "Retrying",
+    "SavedSession",
     "ServerDescription",
     "ServerState",
     "ServerStatus",
     "ServersDescription",
+    "Session",
     "SessionError",
     "SessionInfo",
     "TextDelta",

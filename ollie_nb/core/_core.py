@@ -3,12 +3,12 @@
 Frontend-agnostic and async: a plain script drives it with asyncio.run, the
 notebook runtime drives it from its own loop thread. Every tool call goes through
 the tool gateway (`ToolRouter`); every event goes to the `on_event` sink. Each part
-owns its state and is reached by its handle: `core.session` (the `Conversation`),
-`core.prompts` (the `PromptQueue`), `core.plans` (`Plans`: the plans, their review and
+owns its state and is reached by its handle: `core.session` (the `Session`: the
+conversation and its file), `core.prompts` (the `PromptQueue`), `core.plans` (`Plans`: the plans, their review and
 fallback), `core.watch` (`AgentWatch`), `core.subagents`, `core.runs` (`ParallelRuns`:
 `run_plan`), `core.turns` (`TurnDriver`: the running turn, `inject`, `next_prompt`) and
 `core.servers` (`ToolServers`, once started). This class builds them and the context
-they share; it keeps the lifecycle, `submit` and the session's file for now.
+they share; it keeps the lifecycle and `submit`.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ollie_nb.core._agents import require_trusted, resolve_agent
+from ollie_nb.core._agents import resolve_agent
 from ollie_nb.core._budget import NO_BUDGETS, Budgets, SpendBook, env_budgets
 from ollie_nb.core._build_servers import ExtraServers, build_servers
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
-from ollie_nb.core._conversation import Conversation, RoundSaves
+from ollie_nb.core._conversation import RoundSaves
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._parallel_runs import ParallelRuns
@@ -34,7 +34,8 @@ from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._routing import Approver, ToolRouter
 from ollie_nb.core._secrets import Redactor, config_secrets
-from ollie_nb.core._sessions import drafts_to_dict, list_sessions
+from ollie_nb.core._session_handle import Session, SessionParts
+from ollie_nb.core._sessions import SavedSession
 from ollie_nb.core._subagents import SubAgents
 from ollie_nb.core._tool_servers import (
     ServersDescription,
@@ -44,7 +45,7 @@ from ollie_nb.core._tool_servers import (
 from ollie_nb.core._tracing import tracing, tracing_from_env
 from ollie_nb.core._turn_driver import TurnDriver
 from ollie_nb.core._watch import AgentWatch
-from ollie_nb.errors import AgentBusyError, ConfigError, NotStartedError, SessionError
+from ollie_nb.errors import AgentBusyError, NotStartedError
 from ollie_nb.llm import ToolDef, backend_secrets
 from ollie_nb.planning import (
     Origin,
@@ -104,7 +105,6 @@ class AgentCore:
     def _assemble(self, fallback: Any, queue_fallback: bool) -> None:
         """The parts, each handed what it needs: the handles `session`, `prompts`, `plans`,
         `watch`, `turns`, `subagents`, `runs`, and the turn's state."""
-        self.session = Conversation()
         self.prompts = PromptQueue()
         self.plans = Plans(
             self.prompts,
@@ -115,6 +115,7 @@ class AgentCore:
             fallback=fallback,
             queue_fallback=queue_fallback,
         )
+        self.session = Session(self._session_parts())
         self.watch = AgentWatch(
             self.prompts,
             self.plans,
@@ -154,6 +155,24 @@ class AgentCore:
             started=self._started,
             owner=lambda: f"{self.agent_name}@{self.session.session_id[-4:]}",
             width=lambda: self.max_parallel or self.subagents.limit,
+        )
+
+    def _session_parts(self) -> SessionParts:
+        """What the session saves and restores beyond its conversation."""
+        return SessionParts(
+            plans=self.plans,
+            agent=lambda: self.config,
+            backend=lambda: self._backend,
+            workdir=lambda: self._workdir,
+            children=lambda: self.subagents.saved(),
+            histories=lambda: self.subagents.histories(),
+            restore_children=lambda saved, histories: self.subagents.restore(saved, histories),
+            running_plan=lambda: self.runs.plan,
+            running=lambda: self.is_running,
+            compact=lambda: self.turns.runner.compact(self.context),
+            switch_agent=self.switch_agent,
+            redact=self.redact.known_only_once,
+            emit=self.emit,
         )
 
     def budgets(self) -> Budgets:
@@ -209,7 +228,7 @@ class AgentCore:
 
     def _autosave(self) -> None:
         if self.autosave:
-            self.save()
+            self.session.save()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -386,79 +405,26 @@ class AgentCore:
     def clear(self) -> None:
         """Forget the conversation (servers, queue and usage stay); a new session id starts."""
         self.session.clear()
-        self.plans.book.reset()
 
     async def compact(self) -> Compaction:
         """Replace the history with the model's summary and the user's latest messages."""
-        if self.is_running:
-            raise AgentBusyError("a turn is running; compact after it ends")
-        return await self.turns.runner.compact(self.context)
-
-    def session_data(self) -> dict[str, Any]:
-        """The session as JSON data: history, usage, plans, sub-agents, the parallel run
-        under way (secrets are redacted on save)."""
-        data = self.session.payload(self.config, self._workdir, list(self.plans), self._backend)
-        data["subagents"] = self.subagents.saved()
-        data["runs"] = [self.runs.plan] if self.runs.plan else []
-        data["drafts"] = drafts_to_dict(self.plans.book.drafts())
-        return data
+        return await self.session.compact()
 
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
-        try:
-            return self.session.save(self.session_data(), self.redact.known_only)
-        except OSError as exc:
-            self.emit(Notice(f"could not save the session: {exc}", "error"))
-            return None
+        return self.session.save()
 
-    def restore(self, session_id: str) -> dict[str, Any]:
+    def restore(self, session_id: str) -> SavedSession:
         """Load a saved session's history, usage and plans into this agent."""
-        if self.is_running:
-            raise AgentBusyError("a turn is running; restore after it ends")
-        data, saved = self.session.restore(session_id)
-        self.plans.book.reset(saved.plans, saved.drafts)
-        self.subagents.restore(data.get("subagents") or [])
-        return data
+        return self.session.restore(session_id)
 
     async def resume(self, session_id: str) -> str:
-        """Restore a session and the agent it used; a note when that agent cannot come back.
-
-        The agent (servers, hooks, trust) is switched to by the path the session
-        recorded, a project agent only when trusted as it is now; a session of the
-        default agent, or of the current one, switches nothing.
-        """
-        data = self.restore(session_id)
-        runs = "\n".join(
-            n for n in (_runs_note(data.get("runs") or []), self.plans.held_note()) if n
-        )
-        name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
-        if name == self.config.name and path == self.config.path:
-            return runs
-        try:
-            if path:
-                require_trusted(path)  # a project agent edited since it was trusted asks again
-            await self.switch_agent(path or name)
-        except (ConfigError, OSError) as exc:
-            return (
-                f"this session used the agent {name!r} ({path or 'by name'}), which could not "
-                f"be loaded: {exc}; switch with %ollie agent NAME|PATH"
-            ) + (f"\n{runs}" if runs else "")
-        agent = f"agent: {self.config.name} (the agent this session used)"
-        return agent + (f"\n{runs}" if runs else "")
+        """Restore a session and the agent it used; a note when that agent cannot come back."""
+        return await self.session.resume(session_id)
 
     def rename(self, name: str) -> Path | None:
-        """Name the session and save it; None when there is nothing to save yet (the name
-        is saved with the first prompt). A name another saved session has is refused."""
-        name = name.strip()
-        taken = [
-            s.id for s in list_sessions() if s.name == name and s.id != self.session.session_id
-        ]
-        if taken:
-            raise SessionError(
-                f"a saved session is named {name!r} already ({taken[0]}); choose another name"
-            )
-        self.session.session_name = name
-        return self.save()
+        """Name the session and save it (None when there is nothing to save yet)."""
+        return self.session.rename(name)
 
     # -- agents ------------------------------------------------------------
 
@@ -493,18 +459,6 @@ def _default_backend(config: AgentConfig) -> Backend:
     if config.model:
         backend.set_model(config.model)
     return backend
-
-
-def _runs_note(runs: list[Any]) -> str:
-    """What resuming says of the parallel runs the session had under way."""
-    numbers = [str(n) for n in runs if isinstance(n, int)]
-    if not numbers:
-        return ""
-    return (
-        f"plan {', '.join(numbers)} was being worked in parallel: %ollie run --parallel "
-        "continues it (done steps stay done; the old kernel's claims reopen when their "
-        "lease ends)"
-    )
 
 
 def _item(prompt: str | QueuedPrompt) -> QueuedPrompt:

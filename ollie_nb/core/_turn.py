@@ -423,7 +423,9 @@ class TurnRunner:
             return send_request(context, self.state, messages, params(context.config))
 
         conversation, prompt = self.state.conversation, context.system_prompt()
-        done = await conversation.compact(context.backend, prompt, send, self.hooks, context.redact)
+        done = await conversation.compact_history(
+            context.backend, prompt, send, self.hooks, context.redact
+        )
         if done.history is not None:
             context.save_session()
         return done

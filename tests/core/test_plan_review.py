@@ -6,7 +6,6 @@ A real `ollie-tasks` subprocess on a real SQLite file, the offline demo planner 
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 
 import pytest
@@ -223,8 +222,8 @@ def test_a_held_plan_and_its_draft_come_back_with_the_session(tmp_path, monkeypa
 
     session = asyncio.run(first())
     data = load_session(session)
-    assert data["plans"][0]["review"] == "held"
-    assert json.dumps(data["drafts"]["1"]["rows"][1]["title"]) == json.dumps("Left <b>& 'co'</b>")
+    assert data.plans[0].review == Review.HELD
+    assert data.drafts[1].rows[1].title == "Left <b>& 'co'</b>"
     again = AgentCore(agent=reviewing(db), workdir=tmp_path)
 
     async def second():
