@@ -181,6 +181,17 @@ class WatchNotice:
     statuses: Mapping[str, StepState] = field(default_factory=dict)  # each step's, when finished
 
 
+@dataclass(frozen=True)
+class PlanProgress:
+    """How far a queue plan the agent works is: its steps done, of all (a header's bar), and
+    each step's state (its graph: the agent's own book, so no reader races it)."""
+
+    plan: int
+    done: int
+    total: int
+    states: Mapping[str, StepState] = field(default_factory=dict)
+
+
 Event: TypeAlias = (
     TurnStarted
     | TextDelta
@@ -195,6 +206,7 @@ Event: TypeAlias = (
     | Notice
     | TurnEnded
     | WatchNotice
+    | PlanProgress
 )
 """Anything the core emits."""
 

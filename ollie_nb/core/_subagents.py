@@ -78,9 +78,12 @@ class ChildSession:
         return self.state.ledger
 
     def assign(self, step: str, within: Ledger, work: StepRef | None = None) -> None:
-        """A new piece of work (a plan step): its spend counts afresh, under `within`; its
-        turns work `work` (what their task calls may change unasked)."""
+        """A new piece of work (a plan step): it starts from its prompt alone (an earlier
+        step's turns are not sent again: a step's cost stays flat however many came before),
+        its spend counts afresh, under `within`; its turns work `work` (what their task calls
+        may change unasked)."""
         self.step, self.work = step, work
+        self.conversation.history, self.conversation.errors = [], []
         self.state.ledger = self._parent().spend.subagent(self.name, within)
 
     @property

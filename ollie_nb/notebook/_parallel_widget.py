@@ -63,6 +63,8 @@ class ChildPane:
         )
 
     def __call__(self, event: core.Event) -> None:
+        if isinstance(event, core.TurnStarted):
+            self.view.restart()  # each step's turn shows its own usage, not the last one's
         self.view(event)
         match event:
             case core.ToolCalled(tool=tool):
@@ -188,9 +190,7 @@ class ParallelRunView:
             tokens, cost = (f"{spent.tokens:,}", spent.cost_text) if spent else ("", "")
             title = self.record.steps[index].title[:50]
             rows.append((index + 1, title, child, status, tokens, cost))
-        title = result.summary if result else f"plan {self.record.number}"
-        if result is not None and result.spend:
-            title += f" ({result.total})"
+        title = result.headline if result else f"plan {self.record.number}"
         return Table(title, ["step", "title", "worker", "status", "tokens", "cost"], rows)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:

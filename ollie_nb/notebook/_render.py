@@ -81,7 +81,9 @@ class TurnView:
         self._undrawn: list[PlanGraphView] = []  # shown as text while dot draws them
         self._pending_plans: list[PlanGraphView] = []  # shown under the call that made them
         self._held: list[Any] = []  # editors of held plans: shown last, under the replies
-        self.progress: tuple[int, int] | None = None
+        self.progress: tuple[int, int] | None = None  # (position, total) in the drained queue
+        self.plan_progress: tuple[int, int] | None = None  # (done, total) of the worked plan
+        self._told: dict[int, dict[str, StepState]] = {}  # a queue plan's states, as told
         self.result_reply = ""
         self.interrupted = False
         self._retry: tuple[str, int, float] | None = None
@@ -148,6 +150,34 @@ class TurnView:
                 self._show(NoticeView.of(event))
             case core.TurnEnded():
                 self._on_turn_ended(event)
+            case core.PlanProgress(plan=plan, done=done, total=total, states=states):
+                self.plan_progress = (done, total)
+                self._told[plan] = dict(states)
+                self._refresh_plans()
+
+    def restart(self) -> None:
+        """A new turn of its own (a worker's next step): its usage and time count afresh."""
+        self._turn_usage = (0, 0, 0)
+        self._started = time.perf_counter()
+        self.interrupted = False
+
+    def header(self, state: str, seconds: float) -> str:
+        """The header's line: the state, the time, and how far the plan is when one is worked."""
+        line = f"{state} ({seconds:.1f} s)"
+        if self.plan_progress is not None:
+            done, total = self.plan_progress
+            line += f" · {done} of {total} steps done"
+        return line
+
+    def bar(self, finished: bool) -> tuple[int, int] | None:
+        """The header's bar as (value, max): the plan's steps done of all; else the place in
+        the drained queue (full once the turns finished without an interrupt)."""
+        if self.plan_progress is not None:
+            return self.plan_progress
+        if self.progress is None:
+            return None
+        step, total = self.progress
+        return (total if finished and not self.interrupted else step - 1), total
 
     def _on_turn_started(self, event: core.TurnStarted) -> None:
         if event.position:
@@ -247,15 +277,18 @@ class TurnView:
                 self._plan_updates[self.plans.index(view)](view)
 
     def _refresh_plans(self) -> None:
-        if self._plan_statuses is None:
-            return
+        """Each shown plan with its states now: as the agent told them (its queue plans),
+        else as read."""
         for view, update in zip(self.plans, self._plan_updates):
-            statuses = self._plan_statuses(view.record)
-            if statuses != view.statuses:
-                view.statuses = statuses
-                update(view)
-                if view.drawing and view not in self._undrawn:
-                    self._undrawn.append(view)
+            statuses = self._told.get(view.record.number)
+            if statuses is None and self._plan_statuses is not None:
+                statuses = self._plan_statuses(view.record)
+            if statuses is None or statuses == view.statuses:
+                continue
+            view.statuses = statuses
+            update(view)
+            if view.drawing and view not in self._undrawn:
+                self._undrawn.append(view)
 
     def _on_retry(self, event: core.Retrying) -> None:
         until = time.perf_counter() + event.delay

@@ -79,10 +79,7 @@ class BackgroundTurn:
 
     def _on_event(self, event: core.Event) -> None:
         self.view(event)
-        if self.view.progress:
-            step, total = self.view.progress
-            self.progress.max, self.progress.value = total, step - 1
-            self.progress.layout.visibility = "visible"
+        self._show_bar(finished=False)
         match event:
             case core.ToolCalled(tool=tool):
                 self.status.value = f"<b>ollie</b> running <code>{esc(tool)}</code> …"
@@ -119,9 +116,15 @@ class BackgroundTurn:
             state = "failed"
             error = "cancelled" if self.future.cancelled() else str(self.future.exception())
             OutputSink(self.output).show(NoticeView(error, "error"))
-        self.status.value = f"<b>ollie</b> {state} ({seconds:.1f} s)"
-        if self.view.progress:
-            self.progress.value = self.progress.max
+        self.status.value = f"<b>ollie</b> {esc(self.view.header(state, seconds))}"
+        self._show_bar(finished=True)
+
+    def _show_bar(self, finished: bool) -> None:
+        """The bar: how far the worked plan is (else the place in the drained queue)."""
+        bar = self.view.bar(finished)
+        if bar is not None:
+            self.progress.max, self.progress.value = max(1, bar[1]), bar[0]
+            self.progress.layout.visibility = "visible"
 
     def stop(self) -> None:
         """Interrupt the turn (the Stop button)."""

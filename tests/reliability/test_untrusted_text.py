@@ -103,7 +103,7 @@ def test_the_background_widget_status_escapes_the_tool_name():
     turn.status = widgets.HTML("")
     turn.progress = widgets.IntProgress()
     turn.view = lambda event: None
-    turn.view.progress = None
+    turn.view.bar = lambda finished: None  # no plan, no queue: no bar
     turn._on_event(ToolCalled("c1", EVIL_TOOL, "", {}))
     assert live_tags(turn.status.value) == []
     assert "&lt;img" in turn.status.value
