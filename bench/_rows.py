@@ -28,6 +28,7 @@ from bench import (
     tracing,
     turn_loop,
     watch,
+    worker_steps,
     workers,
 )
 from bench._run import Row
@@ -55,6 +56,7 @@ ROWS: tuple[Row, ...] = (
     hostile_text.ROW,
     notebook_call.ROW,
     plan_graph_large.ROW,
+    worker_steps.ROW,
 )
 
 
