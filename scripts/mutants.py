@@ -2747,6 +2747,36 @@ MUTANTS: tuple[Mutant, ...] = (
         "task_events(tail=true) answers the oldest events: a worker starts at the log's start",
         quick=True,
     ),
+    Mutant(
+        "watch-starts-paging-the-log",
+        "ollie_nb/core/_event_reader.py",
+        "        head = await self.client.head()\n        if head is not None:",
+        "        head = await self.client.head()\n        if False:",
+        ("tests/core/test_worker_log_end.py::test_the_watch_starts_from_the_logs_end",),
+        "the watch's start pages through the whole event log (seconds on a long log)",
+    ),
+    Mutant(
+        "settle-reads-a-step-its-child-marked-done",
+        "ollie_nb/core/_parallel_run.py",
+        "        ended = self._client.held.ended(step_id)",
+        "        ended = None",
+        (
+            "tests/core/test_claim_next_runs.py::test_a_run_claims_with_claim_next_and_settles_without_a_read",
+        ),
+        "every step a child marked done costs the run one more task-server read",
+        quick=True,
+    ),
+    Mutant(
+        "parallel-run-claims-by-id-beside-claim-next",
+        "ollie_nb/core/_parallel_run.py",
+        "        if self.store.claims_next:\n            await self._start_next(statuses)",
+        "        if False:\n            await self._start_next(statuses)",
+        (
+            "tests/core/test_claim_next_runs.py::test_a_run_claims_with_claim_next_and_settles_without_a_read",
+        ),
+        "a run on a server with task_claim_next claims step by step, refused when another took one",
+        quick=True,
+    ),
 )
 
 

@@ -57,6 +57,7 @@ from ollie_nb.planning import (
 POLL = 0.1  # s between status reads while only other agents' steps are in progress
 REFRESH = 1.0  # s a late view of the plan's states stands in while it shows steps to start
 RELEASE_WAIT = 1.5  # s a cancelled run waits for its children to hand their steps back
+NEXT_CHOICES = 100  # ready steps offered to one claim-next (ollie-tasks takes at most 500)
 
 States = dict[str, StepState]
 
@@ -116,7 +117,9 @@ class TaskSteps:
     async def settle(self, step_id: str, child: ChildSession) -> StepState:
         """Closed in the store (the child marked it): as it is; else interrupted: open again;
         failed: failed; finished without marking it: failed."""
-        state = await self._client.status(step_id)  # this step only, not the whole plan
+        # the state the child's own update left (the server said ok), else read this step
+        ended = self._client.held.ended(step_id)
+        state = ended if ended is not None else await self._client.status(step_id)
         if state.is_closed:  # done before a stop came: never reopened
             return state
         if child.interrupted:
@@ -409,7 +412,8 @@ class ParallelRun:
         of the ready steps (in this run's order) that is still ready: never refused."""
         wanted = [i for i in self._ready(statuses) if self._mine_to_claim(i)]
         while wanted and len(self._inflight) < self.width:
-            ids = [self.record.ids[i] for i in wanted]
+            offered = wanted[:NEXT_CHOICES]
+            ids = [self.record.ids[i] for i in offered]
             claim = asyncio.ensure_future(self.store.claim_next(ids, self.owner))
             try:  # a Stop during the claim's round trip: the claim lands, and is handed back
                 got = await asyncio.shield(claim)
@@ -419,7 +423,7 @@ class ParallelRun:
             if got.claim.note:  # said once (the server needs leases)
                 self.emit(WatchWhat.NOTE, got.claim.note, got.task_id)
             if not got.claim.taken or got.task_id not in ids:
-                for index in wanted:  # all taken by others since the view was read
+                for index in offered:  # all taken by others since the view was read
                     self._refused(index, got.claim.reason)
                 return
             index = self.record.ids.index(got.task_id)

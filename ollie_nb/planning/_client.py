@@ -55,6 +55,7 @@ Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
 
 
 MAX_LIST_PAGES = 1000  # pages of one listing, against a server whose cursor loops
+MAX_ENDED = 1000  # claims ended by their holder's own update, kept until their settle asks
 HEARTBEATS_PER_LEASE = 3
 LIST_FIELDS = (
     "id",
@@ -250,12 +251,19 @@ class HeldClaims:
 
     def __init__(self) -> None:
         self._claims: dict[str, Claim] = {}
+        self._ended: dict[str, StepState] = {}  # the state a holder's own update left
 
     def __repr__(self) -> str:
         return f"HeldClaims({sorted(self._claims)!r})"
 
     def hold(self, task_id: str, claim: Claim) -> None:
         self._claims[task_id] = claim
+        self._ended.pop(task_id, None)
+
+    def ended(self, task_id: str) -> StepState | None:
+        """The state a held claim's own update set as it ended the claim (the server said
+        ok), once; None when no such update was seen."""
+        return self._ended.pop(task_id, None)
 
     def get(self, task_id: str) -> Claim | None:
         return self._claims.get(task_id)
@@ -282,7 +290,14 @@ class HeldClaims:
         elif (tool == TASK_HEARTBEAT and not ok) or (
             tool == TASK_UPDATE and ok and _ends_claim(args)
         ):
+            if tool == TASK_UPDATE and args.get("status") and task_id in self._claims:
+                self._end(task_id, read_state(str(args["status"])))
             self.drop(task_id)
+
+    def _end(self, task_id: str, state: StepState) -> None:
+        if len(self._ended) >= MAX_ENDED:  # ends nobody asked for (the watch's own steps)
+            self._ended.pop(next(iter(self._ended)))
+        self._ended[task_id] = state
 
 
 def _ends_claim(args: Mapping[str, Any]) -> bool:

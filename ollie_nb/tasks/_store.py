@@ -126,7 +126,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class Claimed:
-    """A task a claim-next took, read in the claim's own transaction (no full re-read)."""
+    """A task just claimed, read in the claim's own transaction (no full re-read)."""
 
     id: str
     title: str

@@ -85,3 +85,19 @@ async def test_the_newest_events_are_read_from_the_end(make_core, tmp_path):
     newest = await client.newest(3)
     assert [e["seq"] for e in newest] == [last - 2, last - 1, last]
     assert len(calls) == 2, calls  # one read each, never a page from the start
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_the_watch_starts_from_the_logs_end(make_core, tmp_path):
+    db = tmp_path / "tasks.db"
+    _goal, last = long_log(db)
+    core = await make_core(agent=tasks_agent(db))
+    calls = count_events_calls(core.env.task_client)
+    watcher = await core.watch.start(wake=False)
+    try:
+        assert watcher.seq == last
+        assert calls[0].get("tail") is True, calls  # the log's end, in one call
+        assert all(c.get("tail") or c["since"] >= last for c in calls), calls  # no old page
+    finally:
+        await core.watch.stop()
