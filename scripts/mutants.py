@@ -548,6 +548,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "self._by_ids = False",
         (
             "tests/core/test_parallel_reads.py::test_a_run_reads_its_plan_when_its_view_runs_out_not_after_every_step",
+            "tests/core/test_claim_next_runs.py::test_one_steps_state_is_one_listing_of_its_id",
         ),
         "a parallel run reads the whole plan after every step",
         quick=True,

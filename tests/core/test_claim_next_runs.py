@@ -3,11 +3,16 @@ child marked done is settled without reading it again (a real ollie-tasks subpro
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from ollie_nb.core import _parallel_run
+from ollie_nb.planning import StepState
+from ollie_nb.tasks import open_store
 from tests.core.test_parallel_plans import claims_and_dones
 from tests.core.test_parallel_reads import run_counting
+from tests.support.agents import tasks_agent
 
 
 @pytest.mark.slow
@@ -20,3 +25,24 @@ def test_a_run_claims_with_claim_next_and_settles_without_a_read(tmp_path, monke
     assert calls["task_list"] == len(reads) and calls["task_read"] == 0, (calls, reads)
     claims, dones = claims_and_dones(db)
     assert all(len(claims[i]) == 1 and len(dones[i]) == 1 for i in record.ids)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_one_steps_state_is_one_listing_of_its_id(make_core, tmp_path):
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:
+        task = store.create("Chore")
+        store.update(task, status="failed")
+    core = await make_core(agent=tasks_agent(db))
+    client = core.env.task_client
+    calls: Counter[str] = Counter()
+    call = client._call
+
+    async def counted(tool, args):
+        calls[tool] += 1
+        return await call(tool, args)
+
+    client._call = counted
+    assert await client.status(task) is StepState.FAILED
+    assert calls == Counter({"task_list": 1}), calls  # task_list(ids=[it]), never task_read
