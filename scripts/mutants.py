@@ -2778,6 +2778,17 @@ MUTANTS: tuple[Mutant, ...] = (
         "a run on a server with task_claim_next claims step by step, refused when another took one",
         quick=True,
     ),
+    Mutant(
+        "claim-next-token-not-held",
+        "ollie_nb/planning/_client.py",
+        "        if tool in (TASK_CLAIM, TASK_CLAIM_NEXT) and ok and task_id:",
+        "        if tool == TASK_CLAIM and ok and task_id:",
+        (
+            "tests/planning/test_claim_next_answers.py::test_a_claim_next_answer_names_its_step_and_its_token_is_held",
+        ),
+        "a step the model claimed with task_claim_next loses its token: its own update is refused",
+        quick=True,
+    ),
 )
 
 

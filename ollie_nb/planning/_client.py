@@ -282,8 +282,8 @@ class HeldClaims:
     def answered(self, tool: str, args: Mapping[str, Any], ok: bool, text: str) -> None:
         """Keep what a call did to a held claim: a claim made (its token), a claim that
         ended (the task left in_progress, went to another assignee, or a renewal refused)."""
-        task_id = str(args.get("id", ""))
-        if tool == TASK_CLAIM and ok:
+        task_id = next_claimed(text) if tool == TASK_CLAIM_NEXT else str(args.get("id", ""))
+        if tool in (TASK_CLAIM, TASK_CLAIM_NEXT) and ok and task_id:
             token, granted = claim_answer(text, float(args.get("lease", 0) or 0))
             if token:
                 self.hold(task_id, Claim(ClaimOutcome.CLAIMED, lease=granted, token=token))
