@@ -35,7 +35,7 @@ async def test_one_steps_state_is_one_listing_of_its_id(make_core, tmp_path):
         task = store.create("Chore")
         store.update(task, status="failed")
     core = await make_core(agent=tasks_agent(db))
-    client = core.env.task_client
+    client = core.servers.task_client
     calls: Counter[str] = Counter()
     call = client._call
 

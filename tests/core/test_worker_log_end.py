@@ -57,7 +57,7 @@ async def test_a_worker_starts_from_the_logs_end_and_picks_up_a_new_step(make_co
     db = tmp_path / "tasks.db"
     goal, last = long_log(db)
     core = await make_core(agent=tasks_agent(db), name="w1")
-    calls = count_events_calls(core.env.task_client)
+    calls = count_events_calls(core.servers.task_client)
     lines: list[str] = []
     worker = Worker(core, WorkOptions("tasks", name="w1", every=True), lines.append)
     run = asyncio.ensure_future(worker.run())
@@ -79,7 +79,7 @@ async def test_the_newest_events_are_read_from_the_end(make_core, tmp_path):
     db = tmp_path / "tasks.db"
     _goal, last = long_log(db)
     core = await make_core(agent=tasks_agent(db))
-    client = core.env.task_client
+    client = core.servers.task_client
     calls = count_events_calls(client)
     assert await client.head() == last
     newest = await client.newest(3)
@@ -93,7 +93,7 @@ async def test_the_watch_starts_from_the_logs_end(make_core, tmp_path):
     db = tmp_path / "tasks.db"
     _goal, last = long_log(db)
     core = await make_core(agent=tasks_agent(db))
-    calls = count_events_calls(core.env.task_client)
+    calls = count_events_calls(core.servers.task_client)
     watcher = await core.watch.start(wake=False)
     try:
         assert watcher.seq == last
