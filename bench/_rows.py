@@ -31,6 +31,7 @@ from bench import (
     tracing,
     turn_loop,
     watch,
+    worker_steps,
     workers,
 )
 from bench._run import Row
@@ -61,6 +62,7 @@ ROWS: tuple[Row, ...] = (
     first_mcp_call.ROW,
     plan_cell.ROW,
     session_log.ROW,
+    worker_steps.ROW,
 )
 
 

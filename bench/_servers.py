@@ -10,6 +10,9 @@ from typing import Any
 from mcp import StdioServerParameters
 
 NOOP_SERVER = Path(__file__).with_name("noop_server.py")
+THIS_TREE = {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+"""A server's env that imports this tree's ollie_nb (MCP servers get a bare env: without it
+the rows would measure whatever ollie_nb is installed)."""
 
 
 def task_server_args(db: str | os.PathLike[str]) -> list[str]:
@@ -21,12 +24,14 @@ def task_server_params(
     db: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None
 ) -> StdioServerParameters:
     """The raw SDK parameters for the same task server, started in `cwd`."""
-    return StdioServerParameters(command=sys.executable, args=task_server_args(db), cwd=cwd)
+    return StdioServerParameters(
+        command=sys.executable, args=task_server_args(db), cwd=cwd, env=THIS_TREE
+    )
 
 
 def task_server_config(db: str | os.PathLike[str], **extra: Any) -> dict[str, Any]:
     """An `mcpServers` entry for the same task server."""
-    return {"command": sys.executable, "args": task_server_args(db), **extra}
+    return {"command": sys.executable, "args": task_server_args(db), "env": THIS_TREE, **extra}
 
 
 def first_text(result: Any) -> str:

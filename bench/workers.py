@@ -53,6 +53,7 @@ def _agent(folder: Path, url: str) -> Path:
 class Sample:
     rate: float  # steps/s
     cpu: float  # CPU seconds per step, workers + servers + PostgreSQL
+    pg_cpu: float = 0.0  # of which PostgreSQL's own processes
 
 
 def _cpu_seconds(roots: list[int]) -> float:
@@ -84,8 +85,16 @@ def _postmaster(cluster) -> int:
     return int((cluster.data / "postmaster.pid").read_text().split()[0])
 
 
-def _throughput(url: str, folder: Path, workers: int, steps: int, postmaster: int) -> Sample:
-    """Steps per second of `workers` workers on a fresh plan in the store at `url`."""
+def _throughput(
+    url: str,
+    folder: Path,
+    workers: int,
+    steps: int,
+    postmaster: int,
+    step_seconds: float = STEP_SECONDS,
+) -> Sample:
+    """Steps per second of `workers` workers on a fresh plan in the store at `url`, each
+    step's turn taking `step_seconds` first."""
     with open_store(url) as store:
         gate = store.create("gate")
         goal = store.create(f"{steps} steps for {workers} worker(s)")
@@ -95,7 +104,7 @@ def _throughput(url: str, folder: Path, workers: int, steps: int, postmaster: in
     try:
         for n in range(workers):  # one after the other: a busy machine starts them all
             proc = subprocess.Popen(
-                [sys.executable, str(WORKER), str(agent), f"w{n}", str(STEP_SECONDS)],
+                [sys.executable, str(WORKER), str(agent), f"w{n}", str(step_seconds)],
                 stdout=subprocess.PIPE,
                 text=True,
             )
@@ -106,13 +115,13 @@ def _throughput(url: str, folder: Path, workers: int, steps: int, postmaster: in
         time.sleep(1.0)  # each has read the store once and waits for a change
         roots = [postmaster, *(proc.pid for proc in procs)]
         with open_store(url) as store:
-            cpu = _cpu_seconds(roots)
+            cpu, pg = _cpu_seconds(roots), _cpu_seconds([postmaster])
             start = time.monotonic()
             store.update(gate, status="done")
             while len(store.list(status="done", parent=goal, edges=False)) < steps:
                 time.sleep(0.02)
             seconds = time.monotonic() - start
-            cpu = _cpu_seconds(roots) - cpu
+            cpu, pg = _cpu_seconds(roots) - cpu, _cpu_seconds([postmaster]) - pg
             _check(store, set(ids))
     finally:
         for proc in procs:
@@ -122,7 +131,7 @@ def _throughput(url: str, folder: Path, workers: int, steps: int, postmaster: in
                 proc.wait(20)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    return Sample(steps / seconds, cpu / steps)
+    return Sample(steps / seconds, cpu / steps, pg / steps)
 
 
 def _all_events(store) -> list:

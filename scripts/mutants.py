@@ -657,6 +657,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "self._by_ids = False",
         (
             "tests/core/test_parallel_reads.py::test_a_run_reads_its_plan_when_its_view_runs_out_not_after_every_step",
+            "tests/core/test_claim_next_runs.py::test_one_steps_state_is_one_listing_of_its_id",
         ),
         "a parallel run reads the whole plan after every step",
         quick=True,
@@ -2629,8 +2630,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "claim-lease-0-refused-not-retried",
         "ollie_nb/planning/_client.py",
-        "        if _endless_refused(args, result):",
-        "        if False:",
+        "        if not _endless_refused(args, result):",
+        "        if True:",
         (
             "tests/core/test_claim_tokens.py::test_claim_lease_0_on_a_server_that_needs_leases_says_so_once_and_takes_its_default",
         ),
@@ -2817,6 +2818,95 @@ MUTANTS: tuple[Mutant, ...] = (
         "            )\n",
         ("tests/meta/test_tool_gateway_only.py",),
         "a tool call skips the tool gateway: no claim token, no token cut from the answer",
+        quick=True,
+    ),
+    Mutant(
+        "claim-next-picks-outside-its-claim",
+        "ollie_nb/tasks/_store.py",
+        "        def work(conn: Conn) -> Taken | None:\n            task_id = self._pick_next(conn, goals, wanted, who)\n",
+        "        picked = self._run(lambda c: self._pick_next(c, goals, wanted, who), write=False)\n\n        def work(conn: Conn) -> Taken | None:\n            task_id = picked\n",
+        ("tests/tasks/test_tasks_claim_next.py::test_four_servers_claim_next_take_each_step_once",),
+        "claim-next picks its step before taking the write lock: two workers pick the same "
+        "step, one is refused and answers none while steps are still ready",
+    ),
+    Mutant(
+        "claim-next-ignores-blockers",
+        "ollie_nb/tasks/_store.py",
+        "AND t.assignee IN ('', ?) AND NOT {self.dialect.blocked}\"",
+        "AND t.assignee IN ('', ?)\"",
+        (
+            "tests/tasks/test_tasks_claim_next.py::test_claim_next_takes_the_first_ready_of_ids_and_skips_blocked_steps",
+        ),
+        "claim-next picks a blocked step: its claim fails and the worker gets nothing though "
+        "another step is ready",
+        quick=True,
+    ),
+    Mutant(
+        "worker-starts-reading-the-log-from-0",
+        "ollie_nb/core/_worker.py",
+        "            head = await self.client.head()",
+        "            head = None",
+        (
+            "tests/core/test_worker_log_end.py::test_a_worker_starts_from_the_logs_end_and_picks_up_a_new_step",
+        ),
+        "a worker on a long event log walks it from the start (seconds of CPU on a big store)",
+    ),
+    Mutant(
+        "newest-events-paged-from-the-start",
+        "ollie_nb/planning/_client.py",
+        "        if self.caps.event_tail:\n            return (await self._tail(0, count)).events",
+        "        if False:\n            return (await self._tail(0, count)).events",
+        ("tests/core/test_worker_log_end.py::test_the_newest_events_are_read_from_the_end",),
+        "reading the newest events pages through the whole log",
+    ),
+    Mutant(
+        "events-tail-reads-the-oldest",
+        "ollie_nb/tasks/_store.py",
+        'order = "DESC" if newest else ""',
+        'order = ""',
+        ("tests/tasks/test_tasks_claim_next.py::test_task_events_tail_reads_the_newest_events",),
+        "task_events(tail=true) answers the oldest events: a worker starts at the log's start",
+        quick=True,
+    ),
+    Mutant(
+        "watch-starts-paging-the-log",
+        "ollie_nb/core/_event_reader.py",
+        "        head = await self.client.head()\n        if head is not None:",
+        "        head = await self.client.head()\n        if False:",
+        ("tests/core/test_worker_log_end.py::test_the_watch_starts_from_the_logs_end",),
+        "the watch's start pages through the whole event log (seconds on a long log)",
+    ),
+    Mutant(
+        "settle-reads-a-step-its-child-marked-done",
+        "ollie_nb/core/_parallel_run.py",
+        "        ended = self._client.held.ended(step_id)",
+        "        ended = None",
+        (
+            "tests/core/test_claim_next_runs.py::test_a_run_claims_with_claim_next_and_settles_without_a_read",
+        ),
+        "every step a child marked done costs the run one more task-server read",
+        quick=True,
+    ),
+    Mutant(
+        "parallel-run-claims-by-id-beside-claim-next",
+        "ollie_nb/core/_parallel_run.py",
+        "        if self.store.claims_next:\n            await self._start_next(statuses)",
+        "        if False:\n            await self._start_next(statuses)",
+        (
+            "tests/core/test_claim_next_runs.py::test_a_run_claims_with_claim_next_and_settles_without_a_read",
+        ),
+        "a run on a server with task_claim_next claims step by step, refused when another took one",
+        quick=True,
+    ),
+    Mutant(
+        "claim-next-token-not-held",
+        "ollie_nb/planning/_client.py",
+        "        if tool in (TASK_CLAIM, TASK_CLAIM_NEXT) and ok and task_id:",
+        "        if tool == TASK_CLAIM and ok and task_id:",
+        (
+            "tests/planning/test_claim_next_answers.py::test_a_claim_next_answer_names_its_step_and_its_token_is_held",
+        ),
+        "a step the model claimed with task_claim_next loses its token: its own update is refused",
         quick=True,
     ),
     # Sessions saved by appending (issue 38)

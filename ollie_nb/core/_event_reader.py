@@ -73,9 +73,7 @@ class TaskEventWatcher:
 
     async def start(self) -> None:
         """Begin at the server's newest event, queue the steps ready now, then watch."""
-        more = True
-        while more:
-            _, more = await self._fetch()
+        await self._to_end()
         await self.stop()
         self._listening.clear()
         self._task = asyncio.create_task(self._run(), name="ollie-task-events")
@@ -84,6 +82,17 @@ class TaskEventWatcher:
         except asyncio.TimeoutError:
             log.warning("task events: no subscription within %g s; going on", START_TIMEOUT)
         self.log.extend(await self.reactions.catch_up())
+
+    async def _to_end(self) -> None:
+        """Move `seq` to the log's end: one read from its end, or page to it (a server
+        that cannot read from the end)."""
+        head = await self.client.head()
+        if head is not None:
+            self.seq = max(self.seq, head)
+            return
+        more = True
+        while more:
+            _, more = await self._fetch()
 
     async def stop(self) -> None:
         task, self._task = self._task, None

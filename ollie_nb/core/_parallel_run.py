@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -43,6 +43,7 @@ from ollie_nb.planning import (
     Claim,
     ClaimOutcome,
     LeasePolicy,
+    NextClaim,
     Origin,
     PlanRecord,
     Spend,
@@ -56,6 +57,7 @@ from ollie_nb.planning import (
 POLL = 0.1  # s between status reads while only other agents' steps are in progress
 REFRESH = 1.0  # s a late view of the plan's states stands in while it shows steps to start
 RELEASE_WAIT = 1.5  # s a cancelled run waits for its children to hand their steps back
+NEXT_CHOICES = 100  # ready steps offered to one claim-next (ollie-tasks takes at most 500)
 BLOCKERS_REPORTED = "The steps it waits for reported:"
 
 States = dict[str, StepState]
@@ -66,9 +68,11 @@ class StepStore(Protocol):
 
     note: str  # said once at the start (e.g. that claims are not atomic)
     atomic: bool  # a claim is refused for a step that is not open (a late view is safe)
+    claims_next: bool  # `claim_next` picks and claims a step in one call
 
     async def statuses(self) -> States: ...
     async def claim(self, step_id: str, assignee: str) -> Claim: ...
+    async def claim_next(self, step_ids: Sequence[str], assignee: str) -> NextClaim: ...
     async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None: ...
     async def settle(self, step_id: str, child: ChildSession) -> StepState: ...  # its new state
     async def hand_back(self, step_id: str) -> StepState: ...  # a claim no worker got: open
@@ -85,7 +89,8 @@ class TaskSteps:
         lease: LeasePolicy = NO_LEASE,
     ) -> None:
         self._client, self._read, self.atomic = client, read, client.caps.claims
-        self.lease = lease
+        self.claims_next = client.caps.claim_next
+        self.lease, self._goal = lease, record.goal_id
         self.note = (
             ""
             if self.atomic
@@ -101,6 +106,11 @@ class TaskSteps:
     async def claim(self, step_id: str, assignee: str) -> Claim:
         return await self._client.claim(step_id, assignee, self.lease)
 
+    async def claim_next(self, step_ids: Sequence[str], assignee: str) -> NextClaim:
+        """The first of `step_ids` still ready, claimed by the server in one call."""
+        goals = (self._goal,) if self._goal else ()
+        return await self._client.claim_next(goals, assignee, self.lease, ids=step_ids)
+
     async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None:
         """Renew the claim while the step is worked (until cancelled)."""
         await self._client.keep(step_id, assignee, self.lease, lost)
@@ -108,7 +118,9 @@ class TaskSteps:
     async def settle(self, step_id: str, child: ChildSession) -> StepState:
         """Closed in the store (the child marked it): as it is; else interrupted: open again;
         failed: failed; finished without marking it: failed."""
-        state = await self._client.status(step_id)  # this step only, not the whole plan
+        # the state the child's own update left (the server said ok), else read this step
+        ended = self._client.held.ended(step_id)
+        state = ended if ended is not None else await self._client.status(step_id)
         if state.is_closed:  # done before a stop came: never reopened
             return state
         if child.interrupted:
@@ -134,6 +146,7 @@ class QueueSteps:
 
     note = ""
     atomic = True
+    claims_next = False  # the agent's own book: a claim by id is as cheap
 
     def __init__(
         self, states: Callable[[], States], mark: Callable[[str, StepState], None]
@@ -148,6 +161,13 @@ class QueueSteps:
             return Claim(ClaimOutcome.REFUSED, f"{step_id} is not open")
         self._mark(step_id, StepState.IN_PROGRESS)
         return Claim(ClaimOutcome.CLAIMED)
+
+    async def claim_next(self, step_ids: Sequence[str], assignee: str) -> NextClaim:
+        states = self._states()
+        first = next((i for i in step_ids if states.get(i, StepState.UNKNOWN).is_open), "")
+        if not first:
+            return NextClaim("", Claim(ClaimOutcome.REFUSED, "no step is open"))
+        return NextClaim(first, await self.claim(first, assignee))
 
     async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None:
         await asyncio.Event().wait()  # the agent's own book: nothing to renew
@@ -247,6 +267,7 @@ class ParallelRun:
         self._inflight: dict[asyncio.Task[StepState], str] = {}
         self._pool: list[str] = []  # this run's workers, in the order they were made
         self._claiming: dict[str, asyncio.Future[Claim]] = {}  # claims a Stop came during
+        self._claiming_next: list[asyncio.Future[NextClaim]] = []  # the same, by claim-next
         self._reports: dict[str, str] = {}  # step id -> its worker's reply, in brief
         self._skip: dict[str, bool] = {}  # steps another agent took first -> seen held since
         self._lost: set[str] = set()  # steps whose claim ran out while a child worked them
@@ -389,15 +410,56 @@ class ParallelRun:
         return ready
 
     async def _start_ready(self, statuses: States) -> None:
+        if self.store.claims_next:
+            await self._start_next(statuses)
+            return
         for index in self._ready(statuses):
             if len(self._inflight) >= self.width or self._stale:
                 return
             await self._start(index)
 
+    async def _start_next(self, statuses: States) -> None:
+        """Each free worker's step picked and claimed by the store in one call, the first
+        of the ready steps (in this run's order) that is still ready: never refused."""
+        wanted = [i for i in self._ready(statuses) if self._mine_to_claim(i)]
+        while wanted and len(self._inflight) < self.width:
+            offered = wanted[:NEXT_CHOICES]
+            ids = [self.record.ids[i] for i in offered]
+            claim = asyncio.ensure_future(self.store.claim_next(ids, self.owner))
+            try:  # a Stop during the claim's round trip: the claim lands, and is handed back
+                got = await asyncio.shield(claim)
+            except asyncio.CancelledError:
+                self._claiming_next.append(claim)
+                raise
+            if got.claim.note:  # said once (the server needs leases)
+                self.emit(WatchWhat.NOTE, got.claim.note, got.task_id)
+            if not got.claim.taken or got.task_id not in ids:
+                for index in offered:  # all taken by others since the view was read
+                    self._refused(index, got.claim.reason)
+                return
+            index = self.record.ids.index(got.task_id)
+            wanted.remove(index)
+            self._begin(index, self.owner)
+
+    def _mine_to_claim(self, index: int) -> bool:
+        """Whether the run may claim step `index`: not while the agent works it itself."""
+        step_id = self.record.ids[index]
+        if self._on_claim(step_id):
+            return True
+        self._agent_works.add(step_id)  # looked at again next round
+        return False
+
+    def _refused(self, index: int, reason: str) -> None:
+        """A claim of step `index` refused: tried again once another's claim of it ends."""
+        step_id = self.record.ids[index]
+        self._skip[step_id] = False
+        self._stale = self._late  # others took steps the late view shows open
+        text = f"step {index + 1} ({step_id}) not claimed: {reason}"
+        self.emit(WatchWhat.SKIPPED, text, step_id)
+
     async def _start(self, index: int) -> None:
         step_id = self.record.ids[index]
-        if not self._on_claim(step_id):
-            self._agent_works.add(step_id)  # looked at again next round
+        if not self._mine_to_claim(index):
             return
         # by step, not by child: a step a stopped run handed back keeps its assignee (a
         # task server may not clear one), and this agent's next run claims it again
@@ -411,11 +473,13 @@ class ParallelRun:
         if claimed.note:  # said once (the server needs leases)
             self.emit(WatchWhat.NOTE, claimed.note, step_id)
         if not claimed.taken:
-            self._skip[step_id] = False
-            self._stale = self._late  # others took steps the late view shows open
-            text = f"step {index + 1} ({step_id}) not claimed: {claimed.reason}"
-            self.emit(WatchWhat.SKIPPED, text, step_id)
+            self._refused(index, claimed.reason)
             return
+        self._begin(index, assignee)
+
+    def _begin(self, index: int, assignee: str) -> None:
+        """Hand step `index`, claimed for `assignee`, to a worker, its claim kept meanwhile."""
+        step_id = self.record.ids[index]
         note = self._reported(index)
         item = step_item(self.record, index, Origin.PLAN, goal=self.record.goal, note=note)
         assert item.step is not None
@@ -513,3 +577,8 @@ class ParallelRun:
             with contextlib.suppress(Exception):  # a claim that timed out or failed
                 if (await asyncio.wait_for(claim, RELEASE_WAIT)).taken:
                     self.result.outcome[step_id] = await self.store.hand_back(step_id)
+        for picked in self._claiming_next:
+            with contextlib.suppress(Exception):
+                got = await asyncio.wait_for(picked, RELEASE_WAIT)
+                if got.claim.taken:
+                    self.result.outcome[got.task_id] = await self.store.hand_back(got.task_id)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import collections
 import contextlib
 import enum
 import json
@@ -23,6 +24,7 @@ from typing import Any, Protocol
 from ollie_nb.errors import TaskServerError
 from ollie_nb.planning._convention import (
     TASK_CLAIM,
+    TASK_CLAIM_NEXT,
     TASK_CREATE,
     TASK_DELETE,
     TASK_DEP,
@@ -53,6 +55,7 @@ Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
 
 
 MAX_LIST_PAGES = 1000  # pages of one listing, against a server whose cursor loops
+MAX_ENDED = 1000  # claims ended by their holder's own update, kept until their settle asks
 HEARTBEATS_PER_LEASE = 3
 LIST_FIELDS = (
     "id",
@@ -112,6 +115,8 @@ class TaskCaps:
     labels: bool = False  # task_create takes labels (a goal's approval mark): only when seen
     tokens: bool = True  # task_claim answers a claim token its holder presents (ollie-tasks)
     labels_by: bool = False  # task_list's JSON tells who set each label: only when seen
+    claim_next: bool = False  # task_claim_next: the next ready step in one call, when seen
+    event_tail: bool = False  # task_events reads from the log's end (tail): when seen
 
     @classmethod
     def of(cls, schemas: Mapping[str, Mapping[str, Any]], subscriptions: bool) -> TaskCaps:
@@ -131,6 +136,8 @@ class TaskCaps:
             labels=_takes(schemas, TASK_CREATE, "labels"),
             tokens=_takes(schemas, TASK_CLAIM, "token"),
             labels_by="labels_by" in _list_fields_offered(schemas),
+            claim_next=TASK_CLAIM_NEXT in schemas and _takes(schemas, TASK_CLAIM_NEXT, "ids"),
+            event_tail=_takes(schemas, TASK_EVENTS, "tail"),
         )
 
     @property
@@ -214,6 +221,23 @@ def claim_answer(text: str, asked: float) -> tuple[str, float]:
     return token, granted
 
 
+ID_PREFIX = "id:"
+
+
+def next_claimed(text: str) -> str:
+    """The id a task_claim_next answer names (`id: ...`); '' when it claimed none."""
+    for line in text.splitlines()[1:]:
+        if line.strip().startswith(ID_PREFIX):
+            return line.strip().removeprefix(ID_PREFIX).strip()
+    return ""
+
+
+def _not_claimed(result: ToolResultLike, note: str) -> Claim:
+    """A claim call's error answer: refused, or failed when it got no answer."""
+    outcome = ClaimOutcome.FAILED if result.timed_out else ClaimOutcome.REFUSED
+    return Claim(outcome, result.text.removeprefix("error: "), note=note)
+
+
 def without_tokens(text: str) -> str:
     """A task tool's answer without its `token:` lines (what the model may read)."""
     lines = text.splitlines(keepends=True)
@@ -227,12 +251,19 @@ class HeldClaims:
 
     def __init__(self) -> None:
         self._claims: dict[str, Claim] = {}
+        self._ended: dict[str, StepState] = {}  # the state a holder's own update left
 
     def __repr__(self) -> str:
         return f"HeldClaims({sorted(self._claims)!r})"
 
     def hold(self, task_id: str, claim: Claim) -> None:
         self._claims[task_id] = claim
+        self._ended.pop(task_id, None)
+
+    def ended(self, task_id: str) -> StepState | None:
+        """The state a held claim's own update set as it ended the claim (the server said
+        ok), once; None when no such update was seen."""
+        return self._ended.pop(task_id, None)
 
     def get(self, task_id: str) -> Claim | None:
         return self._claims.get(task_id)
@@ -251,21 +282,36 @@ class HeldClaims:
     def answered(self, tool: str, args: Mapping[str, Any], ok: bool, text: str) -> None:
         """Keep what a call did to a held claim: a claim made (its token), a claim that
         ended (the task left in_progress, went to another assignee, or a renewal refused)."""
-        task_id = str(args.get("id", ""))
-        if tool == TASK_CLAIM and ok:
+        task_id = next_claimed(text) if tool == TASK_CLAIM_NEXT else str(args.get("id", ""))
+        if tool in (TASK_CLAIM, TASK_CLAIM_NEXT) and ok and task_id:
             token, granted = claim_answer(text, float(args.get("lease", 0) or 0))
             if token:
                 self.hold(task_id, Claim(ClaimOutcome.CLAIMED, lease=granted, token=token))
         elif (tool == TASK_HEARTBEAT and not ok) or (
             tool == TASK_UPDATE and ok and _ends_claim(args)
         ):
+            if tool == TASK_UPDATE and args.get("status") and task_id in self._claims:
+                self._end(task_id, read_state(str(args["status"])))
             self.drop(task_id)
+
+    def _end(self, task_id: str, state: StepState) -> None:
+        if len(self._ended) >= MAX_ENDED:  # ends nobody asked for (the watch's own steps)
+            self._ended.pop(next(iter(self._ended)))
+        self._ended[task_id] = state
 
 
 def _ends_claim(args: Mapping[str, Any]) -> bool:
     """Whether a task_update with `args` ends its task's claim (the server voids the token)."""
     status = str(args.get("status") or "")
     return bool(status and status != StepState.IN_PROGRESS.value) or bool(args.get("assignee"))
+
+
+@dataclass(frozen=True)
+class NextClaim:
+    """What a claim-next took: the step's id ('' for none) and the claim."""
+
+    task_id: str
+    claim: Claim
 
 
 @dataclass(frozen=True)
@@ -421,25 +467,57 @@ class TaskClient:
                 return Claim(ClaimOutcome.REFUSED, why, atomic=False)
             return Claim(ClaimOutcome.CLAIMED, atomic=False)
         args: dict[str, Any] = {"id": task_id, "assignee": assignee}
-        if lease is not None and lease.renews and (lease.seconds > 0 or self._endless):
-            args["lease"] = lease.seconds
-        result = await self._call(TASK_CLAIM, args)
-        note = ""
-        if _endless_refused(args, result):
-            self._endless = False  # said once: later claims take the default at once
-            note = (
-                f"the task server needs leases (claimLease 0 refused: {first_line(result.text)})"
-                "; claims take its default lease"
-            )
-            del args["lease"]
-            result = await self._call(TASK_CLAIM, args)
+        result, args, note = await self._claim_call(TASK_CLAIM, args, lease)
         if result.is_error:
-            outcome = ClaimOutcome.FAILED if result.timed_out else ClaimOutcome.REFUSED
-            return Claim(outcome, result.text.removeprefix("error: "), note=note)
+            return _not_claimed(result, note)
         token, granted = claim_answer(result.text, float(args.get("lease", 0.0)))
         claim = Claim(ClaimOutcome.CLAIMED, lease=granted, token=token, note=note)
         self.held.hold(task_id, claim)
         return claim
+
+    async def claim_next(
+        self,
+        goals: Sequence[str],
+        assignee: str,
+        lease: LeasePolicy | None = None,
+        ids: Sequence[str] = (),
+    ) -> NextClaim:
+        """Take the next ready step of `goals` (the first ready of `ids`, when given) for
+        `assignee` in one task_claim_next call: picked and claimed atomically, so it is
+        never refused for a step another claimer took (only when the server has the tool:
+        `caps.claim_next`). Not taken, with no id: no step was ready."""
+        args: dict[str, Any] = {"assignee": assignee, "parents": builtins.list(goals)}
+        if ids:
+            args["ids"] = builtins.list(ids)
+        result, args, note = await self._claim_call(TASK_CLAIM_NEXT, args, lease)
+        if result.is_error:
+            return NextClaim("", _not_claimed(result, note))
+        task_id = next_claimed(result.text)
+        if not task_id:
+            return NextClaim("", Claim(ClaimOutcome.REFUSED, first_line(result.text), note=note))
+        token, granted = claim_answer(result.text, float(args.get("lease", 0.0)))
+        claim = Claim(ClaimOutcome.CLAIMED, lease=granted, token=token, note=note)
+        self.held.hold(task_id, claim)
+        return NextClaim(task_id, claim)
+
+    async def _claim_call(
+        self, tool: str, args: dict[str, Any], lease: LeasePolicy | None
+    ) -> tuple[ToolResultLike, dict[str, Any], str]:
+        """A claim call with `lease` when the server takes leases: its answer, the arguments
+        it was answered for, and a note when the server refused a claim without end (then
+        asked again with its default lease, as every claim after it is)."""
+        if lease is not None and lease.renews and (lease.seconds > 0 or self._endless):
+            args = {**args, "lease": lease.seconds}
+        result = await self._call(tool, args)
+        if not _endless_refused(args, result):
+            return result, args, ""
+        self._endless = False  # said once: later claims take the default at once
+        note = (
+            f"the task server needs leases (claimLease 0 refused: {first_line(result.text)})"
+            "; claims take its default lease"
+        )
+        args = {k: v for k, v in args.items() if k != "lease"}
+        return await self._call(tool, args), args, note
 
     async def renew(self, task_id: str, assignee: str, lease: LeasePolicy) -> str:
         """Renew `assignee`'s claim for the lease granted (task_heartbeat, or task_claim
@@ -618,6 +696,35 @@ class TaskClient:
             if result.is_error:
                 raise TaskCallError(first_line(result.text, f"{TASK_EVENTS} failed"))
             self._paged_events = False
+        return _events_page(result.text, limit)
+
+    async def head(self) -> int | None:
+        """Where the event log stands now (its newest seq, 0 when empty), in one read from
+        its end; None from a server that cannot read from the end (`caps.event_tail`)."""
+        if not self.caps.event_tail:
+            return None
+        return (await self._tail(0, 1)).next
+
+    async def newest(self, count: int) -> builtins.list[dict[str, Any]]:
+        """The newest `count` events (at most 1000; fewer when they are large), oldest
+        first: read from the log's end when the server can, else paged to from the start."""
+        if self.caps.event_tail:
+            return (await self._tail(0, count)).events
+        kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=count)
+        since, more = 0, True
+        while more:
+            page = await self.events(since, 1000)
+            kept.extend(page.events)
+            last = page.events[-1]["seq"] if page.events else since
+            since, more = max(page.next or 0, last), page.more and last > since
+        return builtins.list(kept)
+
+    async def _tail(self, since: int, limit: int) -> EventsPage:
+        """One read of the newest `limit` events after `since` (TaskCallError if refused)."""
+        args = {"since": since, "limit": limit, "tail": True, "format": "page"}
+        result = await self._call(TASK_EVENTS, args)
+        if result.is_error:
+            raise TaskCallError(first_line(result.text, f"{TASK_EVENTS} failed"))
         return _events_page(result.text, limit)
 
     async def _read(self, tool: str, args: dict[str, Any]) -> str | None:

@@ -12,6 +12,7 @@ TASK_PREFIX: Final = "task_"  # every tool of the convention starts so
 TASK_CREATE: Final = "task_create"
 TASK_UPDATE: Final = "task_update"
 TASK_CLAIM: Final = "task_claim"
+TASK_CLAIM_NEXT: Final = "task_claim_next"  # optional: a worker's next step in one call
 TASK_HEARTBEAT: Final = "task_heartbeat"
 TASK_READ: Final = "task_read"
 TASK_LIST: Final = "task_list"

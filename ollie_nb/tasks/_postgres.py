@@ -35,6 +35,8 @@ POSTGRES = make_dialect(
     # statement (not of the transaction's start), so a write that waited for the lock
     # reads the time it runs at.
     clock="CAST(extract(epoch FROM clock_timestamp()) AS DOUBLE PRECISION)",
+    # A claim-next locks the row it picks; a claimer past the write lock skips it.
+    lock_next=" FOR UPDATE OF t SKIP LOCKED",
 )
 
 CHANNEL = "ollie_tasks_events"

@@ -6,7 +6,15 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
-from ollie_nb.tasks._store import Event, Task, TaskNode, TaskRef, TaskSummary, plural
+from ollie_nb.tasks._store import (
+    Claimed,
+    Event,
+    Task,
+    TaskNode,
+    TaskRef,
+    TaskSummary,
+    plural,
+)
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 """json.dumps(..., ensure_ascii=False) without building an encoder on each call."""
@@ -53,7 +61,7 @@ def ref_line(ref: TaskRef) -> str:
     return f"{ref.id}  [{ref.status}]  {ref.title}"
 
 
-def claim_line(task: Task) -> str:
+def claim_line(task: Task | Claimed) -> str:
     """A claimed task in one line: id, [status], title, @holder and when its lease ends."""
     lease = f", lease ends {task.lease_until}" if task.lease_until else ", no lease"
     return f"{ref_line(task.ref())} @{task.assignee}{lease}"

@@ -124,6 +124,30 @@ class Claim:
     token: str
 
 
+@dataclass(frozen=True)
+class Claimed:
+    """A task just claimed, read in the claim's own transaction (no full re-read)."""
+
+    id: str
+    title: str
+    status: str
+    parent: str
+    assignee: str
+    lease_until: str
+
+    def ref(self) -> TaskRef:
+        """The one-line view of this task: id, status, title."""
+        return TaskRef(self.id, self.status, self.title)
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What `take` or `claim_next` claimed: the task and the token its holder presents."""
+
+    task: Claimed
+    token: str = dataclasses.field(repr=False)
+
+
 # The HTTP user a change is made by, for its events: set around one transaction's work.
 _ACTOR: contextvars.ContextVar[str] = contextvars.ContextVar("ollie_tasks_actor", default="")
 
@@ -391,6 +415,8 @@ class Dialect:
     blocked: str
     clock: str
     """The store's clock in seconds since the epoch: leases end by it, never a client's."""
+    lock_next: str = ""
+    """What a claim-next's pick adds to lock its row (PostgreSQL: FOR UPDATE SKIP LOCKED)."""
 
 
 _SUMMARY_SELECT = """
@@ -404,7 +430,11 @@ _NO_BODY = "'' AS body"  # a list that reads bodies selects t.body in its place
 
 
 def make_dialect(
-    name: str, aggregate: Callable[[str], str], status_index: str, clock: str
+    name: str,
+    aggregate: Callable[[str], str],
+    status_index: str,
+    clock: str,
+    lock_next: str = "",
 ) -> Dialect:
     """Build a backend's fragments from its list aggregate, blocker-status index hint, clock."""
     waiting = (
@@ -427,6 +457,7 @@ def make_dialect(
             "WHERE d.task = t.id AND b.status <> 'done')"
         ),
         clock=clock,
+        lock_next=lock_next,
     )
 
 
@@ -882,27 +913,114 @@ class SqlTaskStore(ABC):
         to change the task from then on. Claiming again a task one holds (with its token)
         renews the lease and logs nothing, so a retried call doubles as a heartbeat.
         """
+        taken = self.take(task_id, assignee, lease, caller=caller)
+        return Claim(self.get(taken.task.id), taken.token)
+
+    def take(
+        self,
+        task_id: str,
+        assignee: str,
+        lease: float = DEFAULT_LEASE,
+        *,
+        caller: Caller | None = None,
+    ) -> Taken:
+        """`claim`, answered with the task's row as the claim's transaction left it (what
+        the server says of a claim: no full re-read of the task)."""
         task_id, seconds, who = _task_id(task_id), _lease(lease), _claimer(assignee, caller)
         fresh = secrets.token_urlsafe(24)
 
-        def work(conn: Conn) -> str:
-            now = _now()
-            claimed = conn.execute(
-                "UPDATE tasks SET status = 'in_progress', assignee = ?, updated_at = ?, "
-                f"lease_until = {self.dialect.clock} + ?, claim_token = ? "
-                "WHERE id = ? AND status = 'open' AND assignee IN ('', ?) "
-                "AND NOT EXISTS (SELECT 1 FROM deps d JOIN tasks b ON b.id = d.blocker "
-                "WHERE d.task = ? AND b.status <> 'done')",
-                (who, now, seconds, _digest(fresh), task_id, who, task_id),
-            ).rowcount
-            if claimed != 1:
-                return self._claim_again(conn, task_id, who, seconds, caller, fresh)
-            self._event(conn, now, "status_changed", task_id, {"from": "open", "to": "in_progress"})
-            self._event(conn, now, "claimed", task_id, {"assignee": who, "lease": seconds or 0})
-            return fresh
+        def work(conn: Conn) -> Taken:
+            token = fresh
+            if not self._take(conn, task_id, who, seconds, fresh):
+                token = self._claim_again(conn, task_id, who, seconds, caller, fresh)
+            return Taken(self._claimed(conn, task_id), token)
 
-        token = self._run(work, write=True, actor=_actor(caller))
-        return Claim(self.get(task_id), token)
+        return self._run(work, write=True, actor=_actor(caller))
+
+    @staticmethod
+    def _claimed(conn: Conn, task_id: str) -> Claimed:
+        """The row of a task just claimed, as a claim's answer names it."""
+        row = conn.execute(
+            "SELECT id, title, status, coalesce(parent, ''), assignee, lease_until "
+            "FROM tasks WHERE id = ?",
+            (task_id,),
+        ).fetchone()
+        return Claimed(row[0], row[1], row[2], row[3], row[4], _epoch_iso(row[5]))
+
+    def _take(self, conn: Conn, task_id: str, who: str, seconds: float | None, token: str) -> bool:
+        """Claim `task_id` for `who` if it is ready and unclaimed (one conditional UPDATE,
+        with its events); False when it is not."""
+        now = _now()
+        claimed = conn.execute(
+            "UPDATE tasks SET status = 'in_progress', assignee = ?, updated_at = ?, "
+            f"lease_until = {self.dialect.clock} + ?, claim_token = ? "
+            "WHERE id = ? AND status = 'open' AND assignee IN ('', ?) "
+            "AND NOT EXISTS (SELECT 1 FROM deps d JOIN tasks b ON b.id = d.blocker "
+            "WHERE d.task = ? AND b.status <> 'done')",
+            (who, now, seconds, _digest(token), task_id, who, task_id),
+        ).rowcount
+        if claimed != 1:
+            return False
+        self._event(conn, now, "status_changed", task_id, {"from": "open", "to": "in_progress"})
+        self._event(conn, now, "claimed", task_id, {"assignee": who, "lease": seconds or 0})
+        return True
+
+    def claim_next(
+        self,
+        parents: Sequence[str],
+        assignee: str,
+        lease: float = DEFAULT_LEASE,
+        *,
+        ids: Sequence[str] = (),
+        caller: Caller | None = None,
+    ) -> Taken | None:
+        """Claim the first ready, unclaimed step of the goals `parents` (of `ids`, in their
+        order, when given) for `assignee`, in one write transaction: None when none is ready.
+
+        The pick and the claim share the transaction (writes are serialised, and PostgreSQL
+        also locks the row picked), so two claimers never get the same step, and neither is
+        refused one another took: each gets the next one.
+        """
+        goals = _unique_ids(parents, "parent")
+        wanted = _unique_ids(ids, "id")
+        if not goals and not wanted:
+            raise InvalidTaskError("give the goals (parents) or the ids to claim the next step of")
+        if len(goals) > MAX_IDS or len(wanted) > MAX_IDS:
+            raise InvalidTaskError(f"at most {MAX_IDS} parents and {MAX_IDS} ids")
+        seconds, who = _lease(lease), _claimer(assignee, caller)
+        fresh = secrets.token_urlsafe(24)
+
+        def work(conn: Conn) -> Taken | None:
+            task_id = self._pick_next(conn, goals, wanted, who)
+            if task_id is None or not self._take(conn, task_id, who, seconds, fresh):
+                return None
+            return Taken(self._claimed(conn, task_id), fresh)
+
+        return self._run(work, write=True, actor=_actor(caller))
+
+    def _pick_next(
+        self, conn: Conn, goals: Sequence[str], wanted: Sequence[str], who: str
+    ) -> str | None:
+        """The id of the first step `who` may claim now: of `wanted` in its order, else the
+        oldest ready child of `goals`; None when there is none."""
+        ready = f"t.status = 'open' AND t.assignee IN ('', ?) AND NOT {self.dialect.blocked}"
+        params: list[Any] = [who]
+        where = ready
+        if goals:
+            where += f" AND t.parent IN ({', '.join('?' * len(goals))})"
+            params += goals
+        if wanted:
+            where += f" AND t.id IN ({', '.join('?' * len(wanted))})"
+            params += wanted
+        rows = conn.execute(
+            f"SELECT t.id FROM tasks t WHERE {where} ORDER BY t.rowid"
+            + ("" if wanted else " LIMIT 1")
+            + self.dialect.lock_next,
+            params,
+        ).fetchall()
+        found = {r[0] for r in rows}
+        order = wanted or [r[0] for r in rows]
+        return next((i for i in order if i in found), None)
 
     def _claim_again(
         self,
@@ -1251,6 +1369,16 @@ class SqlTaskStore(ABC):
 
     # long: one task from six small queries, each a few lines; split, they would only be
     # named after their table
+    def ref(self, task_id: str) -> TaskRef:
+        """One task's id, status and title: one row read (what a change's answer names)."""
+        task_id = _task_id(task_id)
+
+        def work(conn: Conn) -> TaskRef:
+            row = self._require(conn, task_id)
+            return TaskRef(task_id, row[0], row[1])
+
+        return self._run(work, write=False)
+
     def get(self, task_id: str, *, notes: int | None = None, notes_before: int = 0) -> Task:
         """Return one task with its notes, blockers, dependents and children.
 
@@ -1434,8 +1562,11 @@ class SqlTaskStore(ABC):
 
         return [_build_tree(top, kids) for top in tops]
 
-    def events(self, since: int = 0, limit: int = 100) -> builtins.list[Event]:
-        """Events with seq greater than `since`, oldest first, at most `limit` of them."""
+    def events(
+        self, since: int = 0, limit: int = 100, *, newest: bool = False
+    ) -> builtins.list[Event]:
+        """Events with seq greater than `since`, oldest first, at most `limit` of them: the
+        oldest such, or with `newest` the newest (read from the log's end, not paged to)."""
         if since < 0:
             raise InvalidTaskError("since must be 0 or a seq from an earlier event")
         if limit < 1:
@@ -1443,12 +1574,14 @@ class SqlTaskStore(ABC):
         limit = min(limit, MAX_EVENTS_PAGE)
 
         def work(conn: Conn) -> list[Event]:
+            order = "DESC" if newest else ""
             rows = conn.execute(
                 "SELECT seq, time, type, task, payload FROM events WHERE seq > ? "
-                "ORDER BY seq LIMIT ?",
+                f"ORDER BY seq {order} LIMIT ?",
                 (since, limit),
-            )
-            return [Event(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
+            ).fetchall()
+            events = [Event(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
+            return events[::-1] if newest else events
 
         return self._run(work, write=False)
 

@@ -47,9 +47,10 @@ from ollie_nb.tasks._store import (
     DETACH_PARENT,
     MAX_EVENTS_PAGE,
     Caller,
-    Claim,
+    Event,
     LeaseBounds,
     SqlTaskStore,
+    Taken,
     Task,
     TaskRef,
 )
@@ -197,6 +198,7 @@ def build_server(
     _add_list(server, store, calls)
     _add_read(server, store, calls)
     _add_updates(server, store, calls, leases)
+    _add_claim_next(server, store, calls, leases)
     _add_structure(server, store, calls)
     _add_events(server, store, calls)
     calls.subscribers.serve(server)
@@ -333,11 +335,20 @@ def _lease_line(granted: float, asked: float) -> str:
     return f"lease: {granted:g} s{cut}"
 
 
-def _claim_answer(claim: Claim, granted: float, asked: float) -> str:
+def _claim_answer(claim: Taken, granted: float, asked: float) -> str:
     """task_claim's text: the claim line clients already read, its token, the lease granted."""
     lines = [f"claimed: {_render.claim_line(claim.task)}"]
     lines += [f"token: {claim.token}"] if claim.token else []
     return "\n".join([*lines, _lease_line(granted, asked)])
+
+
+def _next_answer(claim: Taken | None, granted: float, asked: float) -> str:
+    """task_claim_next's text: `none: ...`, or task_claim's answer with `id: ...` after
+    its first line."""
+    if claim is None:
+        return "none: no step of these goals is ready and unclaimed"
+    first, *rest = _claim_answer(claim, granted, asked).splitlines()
+    return "\n".join([first, f"id: {claim.task.id}", *rest])
 
 
 # long: three tool registrations, each its description, arguments and a few lines of work
@@ -374,9 +385,9 @@ def _add_updates(
     ) -> str:
         caller = _caller(ctx, token)
 
-        def claim() -> tuple[Claim, float]:
+        def claim() -> tuple[Taken, float]:
             granted = leases.grant(lease)
-            return store.claim(id, assignee, granted, caller=caller), granted
+            return store.take(id, assignee, granted, caller=caller), granted
 
         made, granted = await calls.change(claim)
         return _claim_answer(made, granted, lease)
@@ -425,11 +436,47 @@ def _add_updates(
     ) -> str:
         caller = _caller(ctx, token)
 
-        def update_then_read() -> tuple[tuple[TaskRef, ...], Task]:
-            return store.update(id, status, assignee, note, caller=caller), store.get(id)
+        def update_then_read() -> tuple[tuple[TaskRef, ...], TaskRef]:
+            return store.update(id, status, assignee, note, caller=caller), store.ref(id)
 
         unblocked, task = await calls.change(update_then_read)
-        return _render.update_answer(task.ref(), unblocked)
+        return _render.update_answer(task, unblocked)
+
+
+def _add_claim_next(
+    server: MCPServer, store: SqlTaskStore, calls: _StoreCalls, leases: LeaseBounds
+) -> None:
+    """The tool task_claim_next: a worker's next step, picked and claimed in one call."""
+
+    @server.tool(
+        structured_output=False,
+        annotations=_WRITE,
+        description=(
+            "Claim the next ready, unclaimed step of the goals `parents` (or the first of "
+            "`ids` that is ready, in their order) for an assignee, atomically: of several "
+            "claimers each gets a different step, none is refused. The answer is task_claim's "
+            "with `id: ...` after its first line, or `none: ...` when no step is ready."
+        ),
+    )
+    async def task_claim_next(
+        assignee: Annotated[str, Field(description="Who takes the step")],
+        ctx: Context,
+        parents: Annotated[
+            tuple[str, ...], Field(description="Ids of the goals whose steps may be taken")
+        ] = (),
+        ids: Annotated[
+            tuple[str, ...], Field(description="Only these steps, the first ready one first")
+        ] = (),
+        lease: Lease = DEFAULT_LEASE,
+    ) -> str:
+        caller = _caller(ctx)
+
+        def claim() -> tuple[Taken | None, float]:
+            granted = leases.grant(lease)
+            return store.claim_next(parents, assignee, granted, ids=ids, caller=caller), granted
+
+        made, granted = await calls.change(claim)
+        return _next_answer(made, granted, lease)
 
 
 # long: three tool registrations, each its description, arguments and a few lines of work
@@ -507,7 +554,9 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
             "deleted, dep_added, dep_removed, unblocked. Pass the last seq seen to get only what "
             "is new. A page holds at most `limit` events and about 50,000 characters (fewer "
             "events when they are large); format 'page' returns {events, next, more} instead: "
-            "pass next as since to read on while more is true."
+            "pass next as since to read on while more is true. tail true reads the newest "
+            "`limit` events after since instead (the log's end: its page's next is the newest "
+            "seq, and more is false), e.g. limit 1 for where the log stands now."
         ),
     )
     async def task_events(
@@ -517,7 +566,12 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
             Literal["list", "page"],
             Field(description="'list' (default): a JSON list; 'page': {events, next, more}"),
         ] = "list",
+        tail: Annotated[
+            bool, Field(description="The newest events, read from the log's end")
+        ] = False,
     ) -> str:
+        if tail:
+            return _tail_answer(await calls.run(store.events, since, limit, newest=True), since)
         events = await calls.run(store.events, since, limit)
         texts = _render.events_within(events, PAGE_CHARS)
         if format == "list":
@@ -539,11 +593,19 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
         ),
     )
     async def events_resource() -> str:
-        last = await calls.run(store.last_seq)
-        recent = await calls.run(store.events, max(0, last - RECENT_EVENTS), RECENT_EVENTS)
-        # The newest that fit in a page: cut from the old end.
-        texts = _render.events_within(recent[::-1], PAGE_CHARS)
-        return "[" + ", ".join(reversed(texts)) + "]"
+        recent = await calls.run(store.events, 0, RECENT_EVENTS, newest=True)
+        return "[" + ", ".join(_newest_within(recent)) + "]"
+
+
+def _newest_within(events: list[Event]) -> list[str]:
+    """The newest of `events` (oldest first) that fit in a page, as JSON: cut from the old end."""
+    return _render.events_within(events[::-1], PAGE_CHARS)[::-1]
+
+
+def _tail_answer(events: list[Event], since: int) -> str:
+    """A tail read's page: the newest events that fit, next the newest seq, never more."""
+    texts = _newest_within(events)
+    return _render.events_page(texts, events[-1].seq if events else since, more=False)
 
 
 def _selection(status: str, parent: str, label: str) -> str:

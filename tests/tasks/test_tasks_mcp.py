@@ -41,6 +41,7 @@ TOOLS = {
     "task_events",
     "task_claim",
     "task_heartbeat",
+    "task_claim_next",
 }
 
 
