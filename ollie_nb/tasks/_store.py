@@ -1367,8 +1367,6 @@ class SqlTaskStore(ABC):
 
     # --- reads -------------------------------------------------------------------------------
 
-    # long: one task from six small queries, each a few lines; split, they would only be
-    # named after their table
     def ref(self, task_id: str) -> TaskRef:
         """One task's id, status and title: one row read (what a change's answer names)."""
         task_id = _task_id(task_id)
@@ -1379,6 +1377,8 @@ class SqlTaskStore(ABC):
 
         return self._run(work, write=False)
 
+    # long: one task from six small queries, each a few lines; split, they would only be
+    # named after their table
     def get(self, task_id: str, *, notes: int | None = None, notes_before: int = 0) -> Task:
         """Return one task with its notes, blockers, dependents and children.
 
