@@ -2823,8 +2823,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "claim-next-picks-outside-its-claim",
         "ollie_nb/tasks/_store.py",
-        "        def work(conn: Conn) -> Taken | None:\n            task_id = self._pick_next(conn, goals, wanted, who)\n",
-        "        picked = self._run(lambda c: self._pick_next(c, goals, wanted, who), write=False)\n\n        def work(conn: Conn) -> Taken | None:\n            task_id = picked\n",
+        "        def work(conn: Conn) -> Taken | None:\n            task_id = self._pick_next(conn, goals, wanted)\n",
+        "        picked = self._run(lambda c: self._pick_next(c, goals, wanted), write=False)\n\n        def work(conn: Conn) -> Taken | None:\n            task_id = picked\n",
         ("tests/tasks/test_tasks_claim_next.py::test_four_servers_claim_next_take_each_step_once",),
         "claim-next picks its step before taking the write lock: two workers pick the same "
         "step, one is refused and answers none while steps are still ready",
@@ -2832,14 +2832,37 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "claim-next-ignores-blockers",
         "ollie_nb/tasks/_store.py",
-        "AND t.assignee IN ('', ?) AND NOT {self.dialect.blocked}\"",
-        "AND t.assignee IN ('', ?)\"",
+        "        where = f\"t.status = 'open' AND NOT {self.dialect.blocked}\"",
+        "        where = \"t.status = 'open'\"",
         (
             "tests/tasks/test_tasks_claim_next.py::test_claim_next_takes_the_first_ready_of_ids_and_skips_blocked_steps",
         ),
         "claim-next picks a blocked step: its claim fails and the worker gets nothing though "
         "another step is ready",
         quick=True,
+    ),
+    Mutant(
+        "claim-next-strands-a-handed-back-step",
+        "ollie_nb/tasks/_store.py",
+        "        where = f\"t.status = 'open' AND NOT {self.dialect.blocked}\"\n        params: list[Any] = []",
+        "        where = f\"t.status = 'open' AND t.assignee IN ('', ?) AND NOT {self.dialect.blocked}\"\n"
+        '        params: list[Any] = [""]',
+        (
+            "tests/tasks/test_tasks_claim_next_handback.py::test_a_step_handed_back_by_any_assignee_is_claimed_next",
+        ),
+        "a step handed back by an old per-step assignee (or another worker) is never picked by "
+        "claim-next: the plan waits for ever with the step open",
+    ),
+    Mutant(
+        "claim-next-refuses-a-step-assigned-to-another",
+        "ollie_nb/tasks/_store.py",
+        "fresh, anyones=True)",
+        "fresh)",
+        (
+            "tests/tasks/test_tasks_claim_next_handback.py::test_a_step_handed_back_by_any_assignee_is_claimed_next",
+        ),
+        "claim-next picks a step handed back by another assignee but its claim fails: the "
+        "worker is answered none while that step is open",
     ),
     Mutant(
         "worker-starts-reading-the-log-from-0",

@@ -947,17 +947,28 @@ class SqlTaskStore(ABC):
         ).fetchone()
         return Claimed(row[0], row[1], row[2], row[3], row[4], _epoch_iso(row[5]))
 
-    def _take(self, conn: Conn, task_id: str, who: str, seconds: float | None, token: str) -> bool:
+    def _take(
+        self,
+        conn: Conn,
+        task_id: str,
+        who: str,
+        seconds: float | None,
+        token: str,
+        *,
+        anyones: bool = False,
+    ) -> bool:
         """Claim `task_id` for `who` if it is ready and unclaimed (one conditional UPDATE,
-        with its events); False when it is not."""
+        with its events); False when it is not. An open task assigned to another is not
+        `who`'s to take unless `anyones` (claim_next: a step handed back is anyone's)."""
         now = _now()
+        mine = "" if anyones else "AND assignee IN ('', ?) "
         claimed = conn.execute(
             "UPDATE tasks SET status = 'in_progress', assignee = ?, updated_at = ?, "
             f"lease_until = {self.dialect.clock} + ?, claim_token = ? "
-            "WHERE id = ? AND status = 'open' AND assignee IN ('', ?) "
+            f"WHERE id = ? AND status = 'open' {mine}"
             "AND NOT EXISTS (SELECT 1 FROM deps d JOIN tasks b ON b.id = d.blocker "
             "WHERE d.task = ? AND b.status <> 'done')",
-            (who, now, seconds, _digest(token), task_id, who, task_id),
+            (who, now, seconds, _digest(token), task_id, *(() if anyones else (who,)), task_id),
         ).rowcount
         if claimed != 1:
             return False
@@ -979,7 +990,8 @@ class SqlTaskStore(ABC):
 
         The pick and the claim share the transaction (writes are serialised, and PostgreSQL
         also locks the row picked), so two claimers never get the same step, and neither is
-        refused one another took: each gets the next one.
+        refused one another took: each gets the next one. An open step is unclaimed whoever
+        it names (a step handed back keeps its last holder's name), so none is stranded.
         """
         goals = _unique_ids(parents, "parent")
         wanted = _unique_ids(ids, "id")
@@ -991,21 +1003,18 @@ class SqlTaskStore(ABC):
         fresh = secrets.token_urlsafe(24)
 
         def work(conn: Conn) -> Taken | None:
-            task_id = self._pick_next(conn, goals, wanted, who)
-            if task_id is None or not self._take(conn, task_id, who, seconds, fresh):
+            task_id = self._pick_next(conn, goals, wanted)
+            if task_id is None or not self._take(conn, task_id, who, seconds, fresh, anyones=True):
                 return None
             return Taken(self._claimed(conn, task_id), fresh)
 
         return self._run(work, write=True, actor=_actor(caller))
 
-    def _pick_next(
-        self, conn: Conn, goals: Sequence[str], wanted: Sequence[str], who: str
-    ) -> str | None:
-        """The id of the first step `who` may claim now: of `wanted` in its order, else the
+    def _pick_next(self, conn: Conn, goals: Sequence[str], wanted: Sequence[str]) -> str | None:
+        """The id of the first step ready to claim now: of `wanted` in its order, else the
         oldest ready child of `goals`; None when there is none."""
-        ready = f"t.status = 'open' AND t.assignee IN ('', ?) AND NOT {self.dialect.blocked}"
-        params: list[Any] = [who]
-        where = ready
+        where = f"t.status = 'open' AND NOT {self.dialect.blocked}"
+        params: list[Any] = []
         if goals:
             where += f" AND t.parent IN ({', '.join('?' * len(goals))})"
             params += goals
