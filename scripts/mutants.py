@@ -2865,6 +2865,18 @@ MUTANTS: tuple[Mutant, ...] = (
         "worker is answered none while that step is open",
     ),
     Mutant(
+        "claim-next-asks-for-approval",
+        "ollie_nb/planning/_convention.py",
+        "        TASK_CLAIM,\n        TASK_CLAIM_NEXT,\n",
+        "        TASK_CLAIM,\n",
+        (
+            "tests/core/test_claim_next_trust.py::test_the_models_claim_next_runs_unasked_and_its_token_stays_hidden",
+        ),
+        "the model's task_claim_next asks for approval while task_claim does not, and once "
+        "approved its claim's token is shown to the model",
+        quick=True,
+    ),
+    Mutant(
         "worker-starts-reading-the-log-from-0",
         "ollie_nb/core/_worker.py",
         "            head = await self.client.head()",

@@ -27,6 +27,7 @@ TASK_TOOLS: Final = frozenset(
         TASK_CREATE,
         TASK_UPDATE,
         TASK_CLAIM,
+        TASK_CLAIM_NEXT,
         TASK_HEARTBEAT,
         TASK_READ,
         TASK_LIST,
