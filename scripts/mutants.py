@@ -2877,6 +2877,17 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "claim-next-offers-every-ready-step",
+        "ollie_nb/core/_parallel_run.py",
+        "            offered = wanted[:NEXT_CHOICES]",
+        "            offered = wanted",
+        (
+            "tests/core/test_claim_next_many_ready.py::test_a_run_over_more_ready_steps_than_one_claim_offers_claims_them_all",
+        ),
+        "a run over hundreds of ready steps sends them all in each claim: past the server's "
+        "limit every claim is refused and the run stalls with steps ready",
+    ),
+    Mutant(
         "worker-starts-reading-the-log-from-0",
         "ollie_nb/core/_worker.py",
         "            head = await self.client.head()",
