@@ -642,7 +642,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "spread-run-same-order",
         "ollie_nb/core/_parallel_run.py",
-        "self._order.shuffle(ready)",
+        "self._order.shuffle(spread)",
         "pass",
         (
             "tests/core/test_parallel_reads.py::test_a_spread_run_takes_the_ready_steps_in_an_order_of_its_own",
@@ -2879,8 +2879,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "claim-next-offers-every-ready-step",
         "ollie_nb/core/_parallel_run.py",
-        "            offered = wanted[:NEXT_CHOICES]",
-        "            offered = wanted",
+        "        offered = list(itertools.islice(ready, NEXT_CHOICES))",
+        "        offered = list(ready)",
         (
             "tests/core/test_claim_next_many_ready.py::test_a_run_over_more_ready_steps_than_one_claim_offers_claims_them_all",
         ),

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -327,7 +328,7 @@ class ParallelRun:
         free = self.width - len(self._inflight)
         if self.result.failed or free <= 0:
             return statuses
-        ready = len(self._ready(statuses))
+        ready = sum(1 for _ in itertools.islice(self._ready(statuses), free))  # up to free
         if ready >= free or (ready and self._inflight):
             return statuses
         return await self._statuses(fresh=True)
@@ -361,7 +362,7 @@ class ParallelRun:
             # which waits on the store's signal and on their leases, not on POLL
             others = self._order is None and any(s.is_active for s in states)
             active = self._agent_works or taken_now or others
-            if not active and not self._ready(statuses):
+            if not active and next(self._ready(statuses), None) is None:
                 return False  # nothing runs and nothing can: blocked by a failed step
             await asyncio.sleep(POLL)  # another agent works a step this plan waits for
             self._stale = True  # what they did since: read afresh
@@ -395,19 +396,23 @@ class ParallelRun:
             elif seen_held:
                 del self._skip[step_id]
 
-    def _ready(self, statuses: States) -> list[int]:
+    def _ready(self, statuses: States) -> Iterator[int]:
+        """The steps this run may start, in its order; read as far as the caller needs
+        (in the plan's order), or all of them shuffled (a spread run's own order)."""
         taken = {*self._inflight.values(), *self.result.workers, *self._skip}
         ids, unknown = self.record.ids, StepState.UNKNOWN
-        ready = [
+        ready = (
             i
             for i, step_id in enumerate(ids)
             if step_id not in taken
             and statuses.get(step_id, unknown).is_open
             and all(statuses.get(ids[j], unknown).unblocks for j in self.record.steps[i].after)
-        ]
-        if self._order is not None:
-            self._order.shuffle(ready)
-        return ready
+        )
+        if self._order is None:
+            return ready
+        spread = list(ready)
+        self._order.shuffle(spread)
+        return iter(spread)
 
     async def _start_ready(self, statuses: States) -> None:
         if self.store.claims_next:
@@ -420,10 +425,11 @@ class ParallelRun:
 
     async def _start_next(self, statuses: States) -> None:
         """Each free worker's step picked and claimed by the store in one call, the first
-        of the ready steps (in this run's order) that is still ready: never refused."""
-        wanted = [i for i in self._ready(statuses) if self._mine_to_claim(i)]
-        while wanted and len(self._inflight) < self.width:
-            offered = wanted[:NEXT_CHOICES]
+        of the ready steps (in this run's order) that is still ready: never refused. The
+        ready steps are looked at as far as the offer needs (not all, at every step)."""
+        ready = (i for i in self._ready(statuses) if self._mine_to_claim(i))
+        offered = list(itertools.islice(ready, NEXT_CHOICES))
+        while offered and len(self._inflight) < self.width:
             ids = [self.record.ids[i] for i in offered]
             claim = asyncio.ensure_future(self.store.claim_next(ids, self.owner))
             try:  # a Stop during the claim's round trip: the claim lands, and is handed back
@@ -438,7 +444,8 @@ class ParallelRun:
                     self._refused(index, got.claim.reason)
                 return
             index = self.record.ids.index(got.task_id)
-            wanted.remove(index)
+            offered.remove(index)
+            offered.extend(itertools.islice(ready, 1))  # the offer stays NEXT_CHOICES long
             self._begin(index, self.owner)
 
     def _mine_to_claim(self, index: int) -> bool:
