@@ -3277,6 +3277,26 @@ MUTANTS: tuple[Mutant, ...] = (
         "a key that became known after its line was saved stays in clear in the session file",
         quick=True,
     ),
+    Mutant(
+        "first-command-loads-httpx",
+        "ollie_nb/llm/_ollama.py",
+        "from __future__ import annotations\n\nimport json\n",
+        "from __future__ import annotations\n\nimport json\n\nimport httpx\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_loads_no_sdk_widget_or_task_store",
+        ),
+        "the first %ollie command in a fresh kernel waits for an HTTP client no offline agent uses",
+    ),
+    Mutant(
+        "core-package-loads-every-module",
+        "ollie_nb/core/__init__.py",
+        "if TYPE_CHECKING:\n",
+        "if True:\n",
+        (
+            "tests/core/test_core_package_imports.py::test_the_package_loads_a_module_when_one_of_its_names_is_first_used",
+        ),
+        "importing one name of ollie_nb.core loads the whole core, the llm and planning layers",
+    ),
 )
 
 
