@@ -3278,14 +3278,24 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
-        "first-command-loads-httpx",
-        "ollie_nb/llm/_ollama.py",
-        "from __future__ import annotations\n\nimport json\n",
-        "from __future__ import annotations\n\nimport json\n\nimport httpx\n",
+        "first-command-loads-the-mcp-sdk",
+        "ollie_nb/tools/_mcp.py",
+        "from typing import Any, TextIO, TypeVar\n",
+        "from typing import Any, TextIO, TypeVar\n\nimport httpx2\nimport mcp\n",
         (
             "tests/notebook/test_first_command_imports.py::test_the_first_status_loads_no_sdk_widget_or_task_store",
         ),
-        "the first %ollie command in a fresh kernel waits for an HTTP client no offline agent uses",
+        "the first %ollie command in a fresh kernel waits for the MCP SDK no offline agent uses",
+    ),
+    Mutant(
+        "first-command-loads-every-provider",
+        "ollie_nb/llm/_settings.py",
+        "if TYPE_CHECKING:  # a remote provider's module loads when that provider is made\n",
+        "if True:\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_loads_no_sdk_widget_or_task_store",
+        ),
+        "the first %ollie command with the offline model loads the OpenAI, Anthropic and Ollama code",
     ),
     Mutant(
         "core-package-loads-every-module",
@@ -3296,6 +3306,16 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/core/test_core_package_imports.py::test_the_package_loads_a_module_when_one_of_its_names_is_first_used",
         ),
         "importing one name of ollie_nb.core loads the whole core, the llm and planning layers",
+    ),
+    Mutant(
+        "llm-package-loads-every-provider",
+        "ollie_nb/llm/__init__.py",
+        "if TYPE_CHECKING:\n",
+        "if True:\n",
+        (
+            "tests/core/test_core_package_imports.py::test_the_llm_package_loads_a_provider_when_it_is_used",
+        ),
+        "importing ollie_nb.llm for one type loads every provider's code",
     ),
 )
 

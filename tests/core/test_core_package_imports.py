@@ -1,4 +1,4 @@
-"""`import ollie_nb.core` loads none of its modules; a name loads the module it lives in."""
+"""`import ollie_nb.core` (or `.llm`) loads none of its modules; a name loads its module."""
 
 from __future__ import annotations
 
@@ -33,3 +33,23 @@ def test_the_package_loads_a_module_when_one_of_its_names_is_first_used():
     assert "'ollie_nb.core._budget'" in caps and "'ollie_nb.core._core'" not in caps
     assert caps.endswith(" True")
     assert listed == "True False"
+
+
+LLM_LOADED = """\
+import sys
+from ollie_nb.llm import ToolDef
+print(sorted(m for m in sys.modules if m.startswith("ollie_nb.llm.")))
+from ollie_nb.llm import OpenAIBackend
+print("ollie_nb.llm._openai" in sys.modules, "ollie_nb.llm._anthropic" in sys.modules)
+"""
+
+
+@pytest.mark.slow
+def test_the_llm_package_loads_a_provider_when_it_is_used():
+    done = subprocess.run(
+        [sys.executable, "-c", LLM_LOADED], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    first, provider = done.stdout.splitlines()
+    assert first == "['ollie_nb.llm._types']"
+    assert provider == "True False"

@@ -11,7 +11,7 @@ import pytest
 from tests.support.agents import kernel_env
 
 # Loaded on the first use of what needs them: the MCP SDK and its HTTP client, widgets,
-# tracing, provider SDKs, the graph renderer, the task store, the turn's view, the worker.
+# tracing, provider SDKs and code, the graph renderer, the task store, the turn's view, the worker.
 NOT_AT_FIRST_COMMAND = (
     "mcp",
     "httpx",
@@ -25,6 +25,10 @@ NOT_AT_FIRST_COMMAND = (
     "ollie_nb.notebook._render",
     "ollie_nb.notebook._widgets",
     "ollie_nb.core._worker",
+    "ollie_nb.llm._anthropic",
+    "ollie_nb.llm._ollama",
+    "ollie_nb.llm._openai",
+    "ollie_nb.llm._remote",
 )
 
 FIRST_COMMAND = f"""\
