@@ -3317,6 +3317,36 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "importing ollie_nb.llm for one type loads every provider's code",
     ),
+    Mutant(
+        "watched-plan-progress-never-told",
+        "ollie_nb/core/_watch.py",
+        'record.kind == "tasks" else None',
+        'record.kind == "queue" else None',
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a plan the watch works shows a background header bar counting queue places, not its steps",
+    ),
+    Mutant(
+        "watched-plan-progress-not-told-at-a-steps-end",
+        "ollie_nb/core/_turn_driver.py",
+        "        else:\n            self._told(await self.watch.ended(item), context.emit)\n        return result\n",
+        "        return result\n",
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a watched plan's header bar lags a step behind: the last step done still shows 2 of 3",
+    ),
+    Mutant(
+        "watched-step-not-shown-claimed-at-its-start",
+        "ollie_nb/core/_watch.py",
+        "{**known, item.step.step_id: StepState.IN_PROGRESS}",
+        "known",
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a watched plan's graph shows the step being worked as still open",
+    ),
 )
 
 
