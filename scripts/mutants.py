@@ -3347,6 +3347,17 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "a watched plan's graph shows the step being worked as still open",
     ),
+    Mutant(
+        "plan-editor-listens-after-its-widget-closed",
+        "ollie_nb/notebook/_plan_editor.py",
+        '        self.widget.observe(self._widget_closed, names="comm")\n',
+        "",
+        (
+            "tests/notebook/test_plan_editor_release.py::test_closing_an_undecided_editors_widget_releases_its_listener",
+        ),
+        "each plan editor closed undecided keeps a listener on the core for the whole session",
+        quick=True,
+    ),
 )
 
 
