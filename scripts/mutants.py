@@ -1299,9 +1299,21 @@ MUTANTS: tuple[Mutant, ...] = (
         '    core = await make_core(name="w1", start=False)\n',
         '    core = AgentCore(OfflineBackend(), name="w1", autosave=False)  # noqa: F821\n',
         (
-            "tests/meta/test_core_test_style.py::test_core_tests_build_cores_with_make_core_and_run_as_anyio_tests",
+            "tests/meta/test_core_test_style.py::test_tests_build_cores_with_make_core_and_run_as_anyio_tests",
         ),
         "a tests/core test builds AgentCore itself: no tmp workdir, no teardown closing its servers",
+        quick=True,
+    ),
+    Mutant(
+        "llm-test-builds-its-own-agent-core",
+        "tests/llm/test_offline.py",
+        "    core = await make_core(OfflineBackend(), agent=AgentConfig.from_dict({}))\n",
+        "    core = AgentCore(OfflineBackend(), agent=AgentConfig.from_dict({}))  # noqa: F821\n",
+        (
+            "tests/meta/test_core_test_style.py::test_tests_build_cores_with_make_core_and_run_as_anyio_tests",
+        ),
+        "a test outside tests/core builds AgentCore itself: no tmp workdir, no teardown closing "
+        "its servers",
         quick=True,
     ),
     Mutant(
