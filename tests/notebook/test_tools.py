@@ -177,7 +177,7 @@ def test_ctrl_c_interrupts_a_sync_tool_and_the_agent_survives(kernel, tmp_path):
     def slow(seconds: float) -> str:
         """Sleep."""
         open({str(started)!r}, "w").close()  # the test waits on it, not on a fixed time
-        time.sleep(seconds)
+        time.sleep(seconds)  # the slow tool itself
         return "woke"
     '''
     kernel.run(textwrap.dedent(code))
