@@ -1317,6 +1317,29 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "kernel-wait-checks-nothing",
+        "tests/support/waits.py",
+        "    holds = wanted if callable(wanted) else lambda text: wanted in text\n",
+        "    holds = wanted if callable(wanted) else lambda text: True\n",
+        (
+            "tests/notebook/test_parallel.py",
+            "tests/notebook/test_frontend.py::test_watch_wakes_the_agent_when_another_client_finishes_a_step",
+        ),
+        "a kernel test's wait returns before its condition holds: the test checks a state "
+        "the kernel has not reached",
+    ),
+    Mutant(
+        "slow-tool-wait-on-a-file-never-written",
+        "tests/support/fixtures/fake_task_server.py",
+        '        Path(STARTED).write_text("sleeping")\n',
+        '        Path(STARTED + ".other").write_text("sleeping")\n',
+        (
+            "tests/notebook/test_interrupts.py::test_ctrl_c_stops_a_slow_tool_and_the_session_survives",
+        ),
+        "the interrupt test waits on a file its tool does not write: it times out instead of "
+        "sending Ctrl-C",
+    ),
+    Mutant(
         "missing-psycopg-is-a-traceback",
         "ollie_nb/tasks/_backends.py",
         "except ImportError as exc:",
