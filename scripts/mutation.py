@@ -73,9 +73,25 @@ MODULES: tuple[Module, ...] = (
     Module(
         "redactor and secret detection",
         "ollie_nb/redaction.py",
-        ("x_redact__*", "x__masked__*", "x__spans__*", "x_find_secrets__*"),
+        (
+            "x_redact__*",
+            "x__masked__*",
+            "x__spans__*",
+            "x_find_secrets__*",
+            "x_is_secret_name__*",
+            "x_is_secret_value__*",
+        ),
     ),
-    Module("drafts and their edits", "ollie_nb/planning/_draft.py", ("xǁPlanDraftǁedits__*",)),
+    Module(
+        "drafts and their edits",
+        "ollie_nb/planning/_draft.py",
+        (
+            "xǁPlanDraftǁedits__*",
+            "xǁPlanDraftǁadd__*",
+            "xǁPlanDraftǁdelete__*",
+            "xǁPlanDraftǁmove__*",
+        ),
+    ),
     Module("step states", "ollie_nb/planning/_state.py"),
     Module("queue", "ollie_nb/core/_queue.py"),
 )

@@ -1,10 +1,11 @@
 """What find_secrets returns: every secret-looking value of 8 characters or more (a URL's
 password of exactly 8 too), longest first, so a secret holding another is masked whole; and
-how redact masks: touching secrets as one mask, an empty known value as nothing."""
+how redact masks: touching secrets as one mask, an empty known value as nothing; and which
+variable names name a secret."""
 
 from __future__ import annotations
 
-from ollie_nb.redaction import MASK, find_secrets, redact
+from ollie_nb.redaction import MASK, find_secrets, is_secret_name, redact
 
 KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd"
 
@@ -28,3 +29,9 @@ def test_touching_secrets_are_one_mask() -> None:
 
 def test_no_known_secret_masks_nothing() -> None:
     assert redact("plain words", [None, ""], detect=False) == "plain words"
+
+
+def test_a_secret_word_names_a_secret_as_a_whole_word_or_an_ending() -> None:
+    assert is_secret_name("GITHUB_PAT") and is_secret_name("db_password")
+    assert is_secret_name("MYTOKEN") and is_secret_name("apiKey")
+    assert not is_secret_name("PATH") and not is_secret_name("HOME")
