@@ -10,6 +10,7 @@ from bench import (
     extension_load,
     fanout,
     fanout_large,
+    first_mcp_call,
     first_prompt,
     first_tool_call,
     hostile_text,
@@ -17,10 +18,12 @@ from bench import (
     notebook_call,
     notebook_tool,
     parallel_tools,
+    plan_cell,
     plan_graph,
     plan_graph_large,
     plan_persistence,
     prompt_cache,
+    session_log,
     status_read,
     task_store,
     task_store_pg,
@@ -55,6 +58,9 @@ ROWS: tuple[Row, ...] = (
     hostile_text.ROW,
     notebook_call.ROW,
     plan_graph_large.ROW,
+    first_mcp_call.ROW,
+    plan_cell.ROW,
+    session_log.ROW,
 )
 
 

@@ -2,7 +2,8 @@
 
 Each wall-time sample is a fresh `python -m IPython -c CODE` process; the variants run
 side by side in a rotated order, with their own IPYTHONDIR. A second kind of sample
-times the `%load_ext` line inside the process, free of the start-up's own noise.
+times the `%load_ext` line inside the process, free of the start-up's own noise; a third
+the first `%ollie` command after it (`%ollie status`, offline: the agent's start).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from bench._report import Figure
 from bench._run import Row, Settings, alternate_sync, median, paired_ratio
 
 ADDED_GOAL = 0.15
+FIRST_COMMAND_GOAL = 0.3
 AI_FACTOR = 5.0
 BARE = "pass"
 CHECKS = {
@@ -26,6 +28,7 @@ CHECKS = {
     "jupyter_ai_magics": "'ai' in get_ipython().magics_manager.magics['line']",
 }
 _SECONDS = re.compile(r"load-seconds=([0-9.eE+-]+)")
+_FIRST = re.compile(r"first-seconds=([0-9.eE+-]+)")
 
 
 def _command(code: str) -> list[str]:
@@ -77,6 +80,24 @@ def _in_process(extension: str, env: dict[str, str], into: list[float]) -> Calla
     return sample
 
 
+def _first_command(env: dict[str, str], into: list[float]) -> Callable[[], None]:
+    """A variant that records how long the first `%ollie status` after `%load_ext` took."""
+    code = (
+        "%load_ext ollie_nb\nimport time as _t\n_s = _t.perf_counter()\n"
+        "%ollie status\nprint(f'first-seconds={_t.perf_counter() - _s}')"
+    )
+    offline = {**env, "OLLIE_BACKEND": "offline"}
+
+    def sample() -> None:
+        result = _run(code, offline)
+        match = _FIRST.search(result.stdout)
+        if result.returncode != 0 or match is None:
+            raise RuntimeError(f"%ollie status failed: {_failure(result)}")
+        into.append(float(match.group(1)))
+
+    return sample
+
+
 async def run(settings: Settings) -> list[Figure]:
     """Time bare IPython starts against starts that load the extensions."""
     repeats = settings.repeats(15, 4)
@@ -84,12 +105,13 @@ async def run(settings: Settings) -> list[Figure]:
     env["IPYTHONDIR"] = str(Path(settings.scratch) / "ipython")
     _run(BARE, env)  # creates the profile, so no timed run pays for that
     variants: dict[str, Callable[[], None]] = {"bare": lambda: _timed(BARE, env)}
-    inside: dict[str, list[float]] = {"ollie": [], "ai": []}
+    inside: dict[str, list[float]] = {"ollie": [], "ai": [], "first": []}
 
     ollie_error = _load_check("ollie_nb", env)
     if not ollie_error:
         variants["ollie"] = lambda: _timed("%load_ext ollie_nb", env)
         variants["ollie_in"] = _in_process("ollie_nb", env, inside["ollie"])
+        variants["first"] = _first_command(env, inside["first"])
     has_ai = importlib.util.find_spec("jupyter_ai_magics") is not None
     ai_error = _load_check("jupyter_ai_magics", env) if has_ai else "not installed"
     if not ai_error:
@@ -119,9 +141,16 @@ async def run(settings: Settings) -> list[Figure]:
         max_ratio=1 / AI_FACTOR,
         samples=repeats,
     )
+    first = Figure(
+        what="first %ollie command in process (status, offline)",
+        unit="ms",
+        ours=None,
+        goal=f"< {FIRST_COMMAND_GOAL * 1000:g} ms",
+        samples=repeats,
+    )
     if ollie_error:
-        start.error = versus.error = f"%load_ext ollie_nb: {ollie_error}"
-        return [start, versus]
+        start.error = versus.error = first.error = f"%load_ext ollie_nb: {ollie_error}"
+        return [start, versus, first]
     ollie_added = added("ollie")
     start.ours = median(times["ollie"])
     start.paired = paired_ratio(times["ollie"], times["bare"])
@@ -134,7 +163,10 @@ async def run(settings: Settings) -> list[Figure]:
         versus.baseline = median(inside["ai"]) * 1000
         versus.paired = paired_ratio(inside["ollie"], inside["ai"])
         versus.note = f"wall time added: {ollie_added * 1000:.0f} ms vs {added('ai') * 1000:.0f} ms"
-    return [start, versus]
+    first.ours = median(inside["first"]) * 1000
+    first.met = first.ours < FIRST_COMMAND_GOAL * 1000
+    first.note = "the agent's start: the core, the llm layer and the built-in servers load here"
+    return [start, versus, first]
 
 
 ROW = Row("extension", "Extension load", run)

@@ -75,7 +75,7 @@ async def _timed_plans(settings: Settings, repeat: int) -> dict[str, float]:
         for key, prompt in (("wide", WIDE), ("diamond", DIAMOND)):
             await core.submit(prompt)
             began = time.perf_counter()
-            run = await core.run_plan(parallel=4)
+            run = await core.runs.run_plan(parallel=4)
             times[key] = time.perf_counter() - began
             if run.failed or len(run.outcome) != len(core.plans[-1].ids):
                 raise RuntimeError(f"the {key} run did not finish: {run.summary}")

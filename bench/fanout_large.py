@@ -31,8 +31,8 @@ def _plan(steps: int) -> str:
 
 def _count_calls(core: AgentCore) -> Counter[str]:
     """Count the task server's tool calls, by tool, from now on."""
-    assert core.env is not None
-    server = core.env.dispatcher.get_server("tasks")
+    assert core.servers is not None
+    server = core.servers.dispatcher.get_server("tasks")
     assert server is not None
     calls: Counter[str] = Counter()
     call_tool = server.call_tool
@@ -61,7 +61,7 @@ async def _one_run(settings: Settings, repeat: int, steps: int) -> tuple[float, 
             raise RuntimeError(f"the plan has {len(record.ids)} steps, not {steps}")
         calls = _count_calls(core)
         began = time.perf_counter()
-        run = await core.run_plan(parallel=WIDTH)
+        run = await core.runs.run_plan(parallel=WIDTH)
         seconds = time.perf_counter() - began
         if run.failed or len(run.outcome) != steps:
             raise RuntimeError(f"the run did not finish: {run.summary}")

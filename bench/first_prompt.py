@@ -2,7 +2,7 @@
 
 Each repeat times, in a rotated order: each of 4 task servers connected alone through
 the SDK (spawn + initialize), AgentCore start + first `submit` of a list prompt with the
-offline demo planner and the first server, build_agent_env connecting all 4 at once, and
+offline demo planner and the first server, connect_tool_servers connecting all 4 at once, and
 the SDK connecting all 4 at once; with a short pause before each, so that the server
 processes of one step have exited before the next is timed.
 """
@@ -21,7 +21,7 @@ from mcp import Client
 from bench._report import Figure, usable_cpus
 from bench._run import Row, Settings, median, paired_ratio
 from bench._servers import task_server_config, task_server_params
-from ollie_nb.core import AgentConfig, AgentCore, build_agent_env
+from ollie_nb.core import AgentConfig, AgentCore, connect_tool_servers
 from ollie_nb.llm import OfflineBackend
 from ollie_nb.tasks import TaskStore
 from ollie_nb.tools import Dispatcher
@@ -77,12 +77,12 @@ async def _env(dbs: list[Path], workdir: str) -> float:
         {"mcpServers": {f"tasks{i}": task_server_config(db) for i, db in enumerate(dbs)}}
     )
     start = time.perf_counter()
-    env = await build_agent_env(config, Dispatcher(), workdir)
+    env = await connect_tool_servers(config, Dispatcher(), workdir)
     seconds = time.perf_counter() - start
     await env.aclose()
-    failed = [s.detail for s in env.servers.values() if s.state == "failed"]
+    failed = [s.detail for s in env.statuses.values() if s.state == "failed"]
     if failed:
-        raise RuntimeError(f"build_agent_env could not connect: {failed[0]}")
+        raise RuntimeError(f"connect_tool_servers could not connect: {failed[0]}")
     return seconds
 
 
@@ -148,7 +148,7 @@ async def run(settings: Settings) -> list[Figure]:
             note="offline demo planner; the prompt is a goal and 4 steps, saved as 5 tasks",
         ),
         Figure(
-            what=f"{servers} servers at once: build_agent_env",
+            what=f"{servers} at once: connect_tool_servers",
             unit="s",
             ours=env_s,
             baseline=slowest,
@@ -163,7 +163,7 @@ async def run(settings: Settings) -> list[Figure]:
             ),
         ),
         Figure(
-            what=f"{servers} servers at once: build_agent_env vs SDK",
+            what=f"{servers} at once: connect_tool_servers vs SDK",
             unit="s",
             ours=env_s,
             baseline=raw_s,

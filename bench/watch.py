@@ -79,7 +79,7 @@ async def _wake_rows(settings: Settings, db: str) -> dict[str, list[float]]:
         await other.connect()
         try:
             await core.watch.start(on_event=starts)
-            own = core.env.dispatcher.get_server("tasks")
+            own = core.servers.dispatcher.get_server("tasks")
             for i in range(repeats):
                 for name, server in (("same", own), ("other", other)):
                     wake, trip = await _wake(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ollie_nb.core import AgentConfig, build_agent_env
+from ollie_nb.core import AgentConfig, connect_tool_servers
 from ollie_nb.tools import Dispatcher
 
 
@@ -22,7 +22,7 @@ class DictPlans:
 
 async def main() -> None:
     plans = DictPlans()
-    env = await build_agent_env(AgentConfig(), Dispatcher(), ".", fallback_plan_backend=plans)
+    env = await connect_tool_servers(AgentConfig(), Dispatcher(), ".", fallback_plan_backend=plans)
     print("plan backend:", env.plan_backend_reason)
     result = await env.dispatcher.dispatch(
         "reasoning",

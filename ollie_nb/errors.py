@@ -64,6 +64,11 @@ class PlanReviewError(OllieUsageError):
     the draft breaks a plan rule (the message names the problem)."""
 
 
+class PlanDecidedError(PlanReviewError):
+    """The plan was approved, sent back or discarded already (by code, a command or another
+    editor): a second decision on it has nothing to decide."""
+
+
 class NoTaskServerError(OllieUsageError):
     """No task server is wired, or it lacks a tool the request needs."""
 

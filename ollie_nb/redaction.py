@@ -206,6 +206,8 @@ def is_secret_value(value: str | None) -> bool:
 
 def find_secrets(text: str) -> list[str]:
     """The secret-looking substrings of `text` (key formats, URL credentials), longest first."""
+    if len(text) < MIN_DETECTED_CHARS:  # nothing shorter is reported: the detectors can wait
+        return []
     found = {m.group(0) for pattern in _NEWER_FORMATS for m in pattern.finditer(text)}
     runs_cut = _LONG_RUN.sub(" ", text)
     for detector in _detectors():

@@ -279,8 +279,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "held-draft-lost-on-resume",
         "ollie_nb/core/_sessions.py",
-        'drafts = drafts_from_dict(data.get("drafts") or {})',
-        "drafts = {}",
+        'drafts=drafts_from_dict(data.get("drafts") or {}),',
+        "drafts={},",
         (
             "tests/core/test_plan_review.py::test_a_held_plan_and_its_draft_come_back_with_the_session",
         ),
@@ -327,6 +327,115 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/notebook/test_plan_editor_kernel.py::test_edits_and_approve_sent_as_comm_messages_save_the_edited_plan",
         ),
         "Approve in the editor saves the model's plan, not the user's edits",
+    ),
+    Mutant(
+        "editor-misses-a-decision-from-code",
+        "ollie_nb/core/_plans.py",
+        "        self._saved()  # a resumed session finds the plan as the user left it\n"
+        "        self._decided(record)",
+        "        self._saved()  # a resumed session finds the plan as the user left it",
+        (
+            "tests/notebook/test_plan_editor_follows.py::test_an_approval_from_code_shows_in_every_editor_of_the_plan",
+        ),
+        "an editor still says 'waiting for your review' with Approve on after approve_plan",
+        quick=True,
+    ),
+    Mutant(
+        "editor-stale-click-says-saving-failed",
+        "ollie_nb/notebook/_plan_editor.py",
+        "if isinstance(error, PlanDecidedError):",
+        "if False:",
+        (
+            "tests/notebook/test_plan_editor_follows.py::test_a_stale_button_ends_with_the_decision_not_a_saving_error",
+        ),
+        "Approve on a plan approved elsewhere gives red 'saving failed: ... approved already'",
+        quick=True,
+    ),
+    Mutant(
+        "editor-misses-a-decision-made-before-it-listened",
+        "ollie_nb/notebook/_plan_editor.py",
+        "if record is not None and record.review is not None and not record.held:",
+        "if False:",
+        (
+            "tests/notebook/test_plan_editor_follows.py::test_an_editor_made_after_the_decision_shows_it_at_once",
+        ),
+        "an editor shown as the plan is discarded stays open for review",
+        quick=True,
+    ),
+    Mutant(
+        "editor-decision-news-lost-on-the-loop",
+        "ollie_nb/notebook/_plan_editor.py",
+        "                runtime.on_main(lambda: show(event.record))",
+        "                pass",
+        (
+            "tests/notebook/test_plan_editor_follows_kernel.py::test_an_editor_follows_a_discard_made_with_the_command",
+            "tests/notebook/test_plan_editor_follows_kernel.py::test_an_editor_follows_an_approval_made_from_code",
+        ),
+        "after %ollie plan discard the editor above still offers Approve",
+    ),
+    Mutant(
+        "held-plan-reply-speaks-to-the-model",
+        "ollie_nb/llm/_offline.py",
+        "    held = read_held(status)",
+        "    held = None",
+        (
+            "tests/notebook/test_review_wording.py::test_a_held_plan_is_told_to_the_user_in_the_users_words",
+        ),
+        "the reply tells the user 'Stop here and wait: do not start on the steps'",
+        quick=True,
+    ),
+    Mutant(
+        "queued-plan-reply-speaks-to-the-model",
+        "ollie_nb/llm/_offline.py",
+        "    queued = read_queued(status)",
+        "    queued = None",
+        (
+            "tests/notebook/test_review_wording.py::test_a_queued_plan_is_told_to_the_user_in_the_users_words",
+        ),
+        "the reply tells the user 'Stop here — do not execute the steps now'",
+        quick=True,
+    ),
+    Mutant(
+        "held-plan-editor-above-the-reply",
+        "ollie_nb/notebook/_render.py",
+        "            self._held.append(self._held_view(record))",
+        "            self._show(self._held_view(record))",
+        (
+            "tests/notebook/test_review_wording.py::test_a_held_plans_editor_is_shown_under_the_reply",
+        ),
+        "the approval's turn prints above the old 'waiting for your review' reply",
+        quick=True,
+    ),
+    Mutant(
+        "plan-full-still-collapsed",
+        "ollie_nb/notebook/_plans.py",
+        "            expand=self.expand,\n",
+        "",
+        (
+            "tests/notebook/test_plan_editor_follows_kernel.py::test_plan_full_draws_every_step_of_a_plan_drawn_collapsed",
+        ),
+        "%ollie plan N --full draws a 501-step plan collapsed all the same",
+    ),
+    Mutant(
+        "long-chain-not-top-to-bottom",
+        "ollie_nb/planning/graph.py",
+        "deep = len(layers) >= LONG_CHAIN and",
+        "deep = len(layers) > LONG_CHAIN and",
+        (
+            "tests/planning/test_readable_rankdir.py::test_a_long_chain_is_drawn_top_to_bottom_and_a_short_or_wide_plan_as_asked",
+        ),
+        "a 4-step chain in the editor is drawn left to right, its labels shrunk",
+        quick=True,
+    ),
+    Mutant(
+        "editor-graph-squeezed-left-to-right",
+        "ollie_nb/notebook/_plan_editor.py",
+        "rankdir = readable_rankdir(steps, self.rankdir)  # a long chain: top to bottom",
+        "rankdir = self.rankdir",
+        (
+            "tests/browser/test_browser_editor_graph.py::test_a_long_chain_in_the_editor_has_readable_labels_and_whole_titles",
+        ),
+        "a 5-step chain in the editor at 1280 px has labels under 10 px tall",
     ),
     Mutant(
         "draft-delete-loses-order",
@@ -747,8 +856,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "parallel-width-ignores-max-parallel",
         "ollie_nb/core/_core.py",
-        "width = parallel or self.max_parallel or self.subagents.limit",
-        "width = parallel or self.max_parallel or 4",
+        "width=lambda: self.max_parallel or self.subagents.limit,",
+        "width=lambda: self.max_parallel or 4,",
         (
             "tests/notebook/test_parallel.py::test_parallel_without_n_runs_the_agents_max_parallel_at_once",
         ),
@@ -756,8 +865,8 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "start-warnings-unredacted",
-        "ollie_nb/core/_env_build.py",
-        "    env.messages[:] = [redact(m) for m in env.messages]\n",
+        "ollie_nb/core/_build_servers.py",
+        "    servers.messages[:] = [redact(m) for m in servers.messages]\n",
         "",
         (
             "tests/notebook/test_start_warnings.py::test_at_the_start_the_hook_warning_is_redacted",
@@ -811,8 +920,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "render-plan-warning-from-the-record",
         "ollie_nb/notebook/_render.py",
-        'self._show(Notice(event.warning, "warning"))',
-        'self._show(Notice(record.warning, "warning"))',
+        'self._show(NoticeView(event.warning, "warning"))',
+        'self._show(NoticeView(record.warning, "warning"))',
         (
             "tests/notebook/test_render.py::test_a_plan_warning_is_a_warning_notice_and_usage_makes_the_footer",
         ),
@@ -861,7 +970,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # a server's state
     Mutant(
         "built-in-servers-not-up",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "return self in (ServerState.CONNECTED, ServerState.BUILT_IN)",
         "return self is ServerState.CONNECTED",
         ("tests/core/test_server_states.py",),
@@ -870,7 +979,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "built-in-transport-blank",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         'transport=status.transport or (str(built_in) if status.state is built_in else ""),',
         "transport=status.transport,",
         ("tests/core/test_server_states.py",),
@@ -954,8 +1063,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "interrupted-queue-step-is-done",
         "ollie_nb/core/_turn_driver.py",
-        "                StepState.OPEN\n                if result.interrupted\n",
-        "                StepState.DONE\n                if result.interrupted\n",
+        "            self.plans.book.mark(step, StepState.OPEN)",
+        "            self.plans.book.mark(step, StepState.DONE)",
         ("tests/core/test_queue_items.py::test_a_queue_plan_step_interrupted_goes_back_to_open",),
         "a queue plan's step stopped with %ollie stop is marked done",
     ),
@@ -1865,7 +1974,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-first-listing-wins",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "    chosen = min(offering, key=rank)  # min keeps the first of equals: mcpServers order",
         "    chosen = offering[0]",
         (
@@ -1876,7 +1985,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-key-ignored",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "    named = config.task_server",
         '    named = ""',
         (
@@ -1887,9 +1996,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "task-server-choice-untold",
-        "ollie_nb/core/_agent_env.py",
-        "    if env.task_server_notice:\n        env.messages.append(env.task_server_notice)",
-        "    if False:\n        env.messages.append(env.task_server_notice)",
+        "ollie_nb/core/_tool_servers.py",
+        "    if servers.task_server_notice:\n        servers.messages.append(servers.task_server_notice)",
+        "    if False:\n        servers.messages.append(servers.task_server_notice)",
         (
             "tests/reliability/test_task_server_choice.py::test_a_search_server_listing_task_create_gets_no_plans_and_its_task_upload_asks",
         ),
@@ -1928,7 +2037,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "listing-notice-dropped",
-        "ollie_nb/core/_agent_env.py",
+        "ollie_nb/core/_tool_servers.py",
         "                if server.listing_notice:",
         "                if False:",
         (
@@ -2706,6 +2815,374 @@ MUTANTS: tuple[Mutant, ...] = (
         "            )\n",
         ("tests/meta/test_tool_gateway_only.py",),
         "a tool call skips the tool gateway: no claim token, no token cut from the answer",
+        quick=True,
+    ),
+    # Sessions saved by appending (issue 38)
+    Mutant(
+        "session-child-history-appended-whole",
+        "ollie_nb/core/_session_log.py",
+        "            n: h[self._children[n].count if n in self._children else 0 :]\n",
+        "            n: h[0:]\n",
+        (
+            "tests/core/test_session_log.py::test_a_sub_agents_new_messages_are_appended_not_its_whole_history",
+        ),
+        "each save during a parallel run writes every sub-agent's whole history again",
+        quick=True,
+    ),
+    Mutant(
+        "session-listing-reads-one-chunk",
+        "ollie_nb/core/_session_log.py",
+        "        if begin > 0 or start == floor:\n",
+        "        if True:\n",
+        (
+            "tests/core/test_session_log.py::test_a_listing_finds_a_last_line_longer_than_its_first_read",
+        ),
+        "%ollie sessions shows 0 messages for a session whose last turn had a long tool result",
+        quick=True,
+    ),
+    Mutant(
+        "session-newer-format-read-as-ours",
+        "ollie_nb/core/_session_log.py",
+        '    if header.get("format") != LOG_FORMAT:\n',
+        "    if False:\n",
+        (
+            "tests/core/test_session_log.py::test_a_newer_format_or_a_malformed_record_is_a_clear_error",
+        ),
+        "a session saved by a newer ollie_nb resumes with parts of it silently missing",
+        quick=True,
+    ),
+    Mutant(
+        "session-saved-only-at-turn-end",
+        "ollie_nb/core/_core.py",
+        "            save_round=self.round_saves.round_ended,\n",
+        "            save_round=lambda: None,\n",
+        (
+            "tests/core/test_session_log.py::test_a_tool_round_and_the_turns_end_each_append_their_own_messages",
+        ),
+        "a kernel killed during a long turn loses every tool round of it from the saved session",
+        quick=True,
+    ),
+    Mutant(
+        "session-save-skips-known-secrets",
+        "ollie_nb/core/_secrets.py",
+        "        if not any(secret in text for secret in self._known):\n",
+        "        if True:\n",
+        (
+            "tests/reliability/test_security.py::test_the_key_never_appears_in_events_history_sessions_reprs_or_logs",
+            "tests/reliability/test_secret_sources.py::test_a_secret_with_quotes_backslashes_or_accents_is_redacted_in_the_files",
+        ),
+        "the API key a user pasted into a prompt is written to the session file in clear",
+        quick=True,
+    ),
+    Mutant(
+        "session-log-torn-line-read",
+        "ollie_nb/core/_session_log.py",
+        '    lines = raw[:end].split(b"\\n")[:-1]\n',
+        '    lines = raw.rstrip(b"\\n").split(b"\\n")\n',
+        ("tests/core/test_session_log.py::test_a_torn_last_line_is_dropped_wherever_it_was_cut",),
+        "a session whose writer was killed mid-line cannot be resumed: 'corrupt session file'",
+        quick=True,
+    ),
+    Mutant(
+        "session-log-appends-after-torn-bytes",
+        "ollie_nb/core/_session_log.py",
+        "        if read.torn or not read.snapshot:\n",
+        "        if not read.snapshot:\n",
+        (
+            "tests/core/test_session_log.py::test_a_writer_killed_mid_line_leaves_a_session_that_resumes",
+        ),
+        "a session resumed after a crash is saved after the torn bytes and never loads again",
+    ),
+    Mutant(
+        "session-save-rewrites-every-turn",
+        "ollie_nb/core/_session_log.py",
+        "        if self._can_append(path, name, history, children) and secrets <= self._secrets:\n",
+        "        if False:\n",
+        (
+            "tests/core/test_session_log.py::test_each_turn_appends_its_messages_only_to_the_same_file",
+            "tests/core/test_session_log.py::test_a_resumed_session_goes_on_appending_to_its_file",
+        ),
+        "every turn rewrites the whole session file: a long session's turns slow down as it grows",
+        quick=True,
+    ),
+    Mutant(
+        "session-resume-rewrites-its-file",
+        "ollie_nb/core/_session_log.py",
+        "        self._remember(path, history, children, name, fields, read.snapshot)\n"
+        "        self._stat = _stat(path)\n",
+        "        self._remember(path, history, children, name, fields, read.snapshot)\n",
+        ("tests/core/test_session_log.py::test_a_resumed_session_goes_on_appending_to_its_file",),
+        "the first save after %ollie resume rewrites the whole file (a 10,000-message session pays it)",
+        quick=True,
+    ),
+    Mutant(
+        "session-appended-lines-unredacted",
+        "ollie_nb/core/_session_log.py",
+        "            _write_all(fd, encode_line(record, redact))\n",
+        "            _write_all(fd, encode_line(record, None))\n",
+        ("tests/core/test_session_log.py::test_appended_lines_are_redacted",),
+        "a secret said after the first save is written to the session file in clear",
+        quick=True,
+    ),
+    Mutant(
+        "session-rename-appended",
+        "ollie_nb/core/_session_log.py",
+        "            and name == self._name\n",
+        "",
+        (
+            "tests/core/test_session_log.py::test_rename_compact_and_clear_leave_files_that_load_as_the_session",
+        ),
+        "%ollie rename is saved but %ollie sessions and resume by name still show the old name",
+        quick=True,
+    ),
+    Mutant(
+        "session-listing-ignores-appends",
+        "ollie_nb/core/_session_log.py",
+        '        if size > len(first) + int(header.get("snapshot_bytes", 0)):\n',
+        "        if False:\n",
+        (
+            "tests/core/test_session_log.py::test_a_listing_reads_the_header_and_the_last_line_only",
+            "tests/core/test_session_log.py::test_a_resumed_session_goes_on_appending_to_its_file",
+        ),
+        "%ollie sessions counts only the messages of the last rewrite",
+        quick=True,
+    ),
+    Mutant(
+        "session-log-never-rewritten",
+        "ollie_nb/core/_session_log.py",
+        "            and self._stat[1] <= REWRITE_FACTOR * self._snapshot\n",
+        "",
+        ("tests/core/test_session_log.py::test_a_log_past_twice_its_snapshot_is_rewritten_as_one",),
+        "a session file grows without end (every change since the first save kept) and loads slower",
+        quick=True,
+    ),
+    Mutant(
+        "session-first-format-appended-to",
+        "ollie_nb/core/_session_log.py",
+        "        return LogRead(_document(path, raw), len(raw), False, 0)\n",
+        "        return LogRead(_document(path, raw), len(raw), False, len(raw))\n",
+        (
+            "tests/core/test_session_log.py::test_a_session_of_the_first_format_loads_and_goes_on_as_a_log",
+        ),
+        "a session saved before the log format is resumed, saved once more, and never loads again",
+        quick=True,
+    ),
+    Mutant(
+        "run-cap-line-repeats-its-spend",
+        "ollie_nb/core/_parallel_run.py",
+        "        if not self.spend or self.cap_spent:",
+        "        if not self.spend:",
+        (
+            "tests/core/test_run_headline.py::test_a_run_stopped_by_its_plan_cap_states_its_spend_once",
+        ),
+        "a run stopped by its plan cap titles its table with the spend twice",
+        quick=True,
+    ),
+    Mutant(
+        "capped-queue-step-leaves-the-queue",
+        "ollie_nb/core/_turn_driver.py",
+        "            self.prompts.put_first(item)",
+        "            pass",
+        (
+            "tests/core/test_queue_plan_order.py::test_a_step_a_cap_stops_goes_back_first_and_the_run_after_raising_it_continues",
+            "tests/core/test_queue_plan_order.py::test_a_step_stopped_by_stop_goes_back_first_and_run_works_it",
+        ),
+        "a queue plan's step stopped by a cap or Stop is in no queue: %ollie run skips it",
+        quick=True,
+    ),
+    Mutant(
+        "capped-queue-step-fails",
+        "ollie_nb/core/_turn_driver.py",
+        "        if result.interrupted or result.capped:",
+        "        if result.interrupted:",
+        (
+            "tests/core/test_queue_plan_order.py::test_a_step_a_cap_stops_goes_back_first_and_the_run_after_raising_it_continues",
+        ),
+        "a queue plan's step a cap stopped shows as failed and is not worked again",
+        quick=True,
+    ),
+    Mutant(
+        "queue-step-after-an-unfinished-blocker-worked",
+        "ollie_nb/planning/_book.py",
+        "        return {b: state for b, state in found.items() if not state.unblocks}",
+        "        return {b: state for b, state in found.items() if state.is_failed}",
+        ("tests/core/test_queue_plan_order.py::test_a_step_whose_blocker_failed_is_not_worked",),
+        "the step after one skipped for a failed blocker is worked anyway",
+        quick=True,
+    ),
+    Mutant(
+        "subagent-carries-earlier-steps",
+        "ollie_nb/core/_subagents.py",
+        "        self.conversation.history, self.conversation.errors = [], []",
+        "        self.conversation.errors = []",
+        (
+            "tests/core/test_step_context.py::test_the_twelfth_steps_first_request_is_the_size_of_the_firsts",
+        ),
+        "a sub-agent's requests grow with every step it worked: a run's tokens grow quadratically",
+        quick=True,
+    ),
+    Mutant(
+        "step-prompt-without-blocker-reports",
+        "ollie_nb/core/_parallel_run.py",
+        "        note = self._reported(index)",
+        '        note = ""',
+        (
+            "tests/core/test_step_context.py::test_the_twelfth_steps_first_request_is_the_size_of_the_firsts",
+        ),
+        "a step's sub-agent does not learn what the steps it waits for reported",
+        quick=True,
+    ),
+    Mutant(
+        "interrupted-header-bar-full",
+        "ollie_nb/notebook/_render.py",
+        "        return (total if finished and not self.interrupted else step - 1), total",
+        "        return (total if finished else step - 1), total",
+        (
+            "tests/notebook/test_header_bar.py::test_a_drain_without_a_plan_fills_its_bar_only_when_not_interrupted",
+        ),
+        "after Stop the header's bar is full though steps are left",
+        quick=True,
+    ),
+    Mutant(
+        "header-bar-not-the-plans-progress",
+        "ollie_nb/notebook/_render.py",
+        "        if self.plan_progress is not None:\n            return self.plan_progress\n",
+        "",
+        (
+            "tests/notebook/test_header_bar.py::test_an_interrupted_queue_run_reads_the_plans_steps_done_over_its_bar",
+        ),
+        "a queue run's header bar counts queue places, not the plan's steps done",
+        quick=True,
+    ),
+    Mutant(
+        "plan-progress-not-told-after-a-step",
+        "ollie_nb/core/_turn_driver.py",
+        "            self._settle(item, marked, result)\n            self._progress(marked, context.emit)\n",
+        "            self._settle(item, marked, result)\n",
+        (
+            "tests/core/test_queue_plan_order.py::test_a_step_a_cap_stops_goes_back_first_and_the_run_after_raising_it_continues",
+        ),
+        "the header's bar stays one step behind the plan",
+        quick=True,
+    ),
+    Mutant(
+        "worker-turn-shows-the-last-turns-usage",
+        "ollie_nb/notebook/_parallel_widget.py",
+        "            self.view.restart()",
+        "            pass",
+        ("tests/notebook/test_header_bar.py::test_a_workers_interrupted_turn_shows_its_own_usage",),
+        "a worker's interrupted step shows the tokens of the step it worked before",
+        quick=True,
+    ),
+    Mutant(
+        "graph-after-stop-from-a-stale-read",
+        "ollie_nb/notebook/_render.py",
+        "            statuses = self._told.get(view.record.number)",
+        "            statuses = None",
+        (
+            "tests/notebook/test_header_bar.py::test_the_cells_graph_shows_the_states_the_agent_told_not_a_stale_read",
+        ),
+        "after Stop in a background queue run the graph still shows the stopped step in progress",
+        quick=True,
+    ),
+    Mutant(
+        "capped-queue-step-off-the-queue-in-a-kernel",
+        "ollie_nb/core/_turn_driver.py",
+        "            self.prompts.put_first(item)",
+        "            self.prompts.put(item)",
+        ("tests/notebook/test_queue_order_kernel.py",),
+        "%ollie queue lists the capped step after the steps that wait for it",
+    ),
+    Mutant(
+        "first-command-loads-secret-detectors",
+        "ollie_nb/redaction.py",
+        "    if len(text) < MIN_DETECTED_CHARS:  # nothing shorter is reported: the detectors can wait\n"
+        "        return []\n",
+        "",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command loads detect-secrets and requests to redact empty server details",
+    ),
+    Mutant(
+        "first-command-loads-pydantic",
+        "ollie_nb/tools/_notebook.py",
+        "from ollie_nb.tools._dispatcher import exc_summary\n",
+        "from pydantic import ValidationError\n\nfrom ollie_nb.tools._dispatcher import exc_summary\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command waits for pydantic though no notebook tool is called",
+    ),
+    Mutant(
+        "first-command-loads-email",
+        "ollie_nb/llm/_retry.py",
+        "import asyncio\nimport time\n",
+        "import asyncio\nimport email.utils\nimport time\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command loads the email package for a Retry-After date never sent",
+    ),
+    Mutant(
+        "first-command-loads-uuid",
+        "ollie_nb/llm/_types.py",
+        "import json\nimport re\n",
+        "import json\nimport re\nimport uuid\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command loads uuid and platform for a call id nobody writes",
+    ),
+    Mutant(
+        "first-command-loads-package-metadata",
+        "ollie_nb/core/_tracing.py",
+        "import atexit\n",
+        "import atexit\nfrom importlib import metadata  # noqa: F401\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_leaves_the_modules_of_later_uses_unloaded",
+        ),
+        "the first %ollie command reads package metadata (zipfile, csv, email) with tracing off",
+    ),
+    Mutant(
+        "first-mcp-call-builds-iri-grammars",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    defer_iri_grammars()\n    with _lock:\n",
+        "    with _lock:\n",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "the first call of a stdio tool with an output schema takes seconds (jsonschema's IRI grammars)",
+    ),
+    Mutant(
+        "first-mcp-call-loads-jsonschema",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    loader.start()\n",
+        "",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "the first call of a stdio tool with an output schema waits for jsonschema to load",
+    ),
+    Mutant(
+        "iri-stand-in-passes-everything",
+        "ollie_nb/tools/_iri_syntax.py",
+        "    return bool(_real().is_valid_syntax(rule, value))\n",
+        "    return True\n",
+        (
+            "tests/tools/test_mcp_first_call.py::test_the_first_structured_result_is_checked_without_building_the_iri_grammars",
+        ),
+        "jsonschema's iri format accepts any text once ollie_nb connected an MCP server",
+    ),
+    Mutant(
+        "session-log-keeps-a-secret-learnt-later",
+        "ollie_nb/core/_session_log.py",
+        " and secrets <= self._secrets:\n",
+        ":\n",
+        (
+            "tests/core/test_session_log.py::test_a_secret_known_after_its_line_was_written_is_masked_there_too",
+        ),
+        "a key that became known after its line was saved stays in clear in the session file",
         quick=True,
     ),
 )

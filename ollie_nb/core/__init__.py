@@ -3,14 +3,6 @@
 Frontend-agnostic: a script drives AgentCore with asyncio; the notebook is one frontend of it.
 """
 
-from ollie_nb.core._agent_env import (
-    AgentEnv,
-    EnvDescription,
-    ServerDescription,
-    ServerState,
-    ServerStatus,
-    build_agent_env,
-)
 from ollie_nb.core._agents import (
     UntrustedAgentError,
     agent_dirs,
@@ -32,7 +24,9 @@ from ollie_nb.core._events import (
     EventSink,
     Notice,
     NoticeLevel,
+    PlanDecided,
     PlanMade,
+    PlanProgress,
     ReasoningDelta,
     Retrying,
     TextDelta,
@@ -48,7 +42,16 @@ from ollie_nb.core._events import (
 )
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._routing import Approver, MaskedArgs
-from ollie_nb.core._sessions import SessionInfo, list_sessions, sessions_dir
+from ollie_nb.core._session_handle import Session
+from ollie_nb.core._sessions import SavedSession, SessionInfo, list_sessions, sessions_dir
+from ollie_nb.core._tool_servers import (
+    ServerDescription,
+    ServersDescription,
+    ServerState,
+    ServerStatus,
+    ToolServers,
+    connect_tool_servers,
+)
 from ollie_nb.core._tracing import (
     TracingUnavailableError,
     disable_tracing,
@@ -63,14 +66,12 @@ __all__ = [
     "AgentConfig",
     "AgentContext",
     "AgentCore",
-    "AgentEnv",
     "Approver",
     "BudgetExceededError",
     "Budgets",
     "CapKind",
     "Caps",
     "ConfigError",
-    "EnvDescription",
     "Event",
     "EventSink",
     "MaskedArgs",
@@ -78,18 +79,24 @@ __all__ = [
     "Notice",
     "NoticeLevel",
     "Phase",
+    "PlanDecided",
     "PlanMade",
+    "PlanProgress",
     "ReasoningDelta",
     "Retrying",
+    "SavedSession",
     "ServerDescription",
     "ServerState",
     "ServerStatus",
+    "ServersDescription",
+    "Session",
     "SessionError",
     "SessionInfo",
     "TextDelta",
     "ToolCalled",
     "ToolFinished",
     "ToolRefused",
+    "ToolServers",
     "TracingUnavailableError",
     "TurnEnded",
     "TurnResult",
@@ -101,7 +108,7 @@ __all__ = [
     "WatchNotice",
     "WatchWhat",
     "agent_dirs",
-    "build_agent_env",
+    "connect_tool_servers",
     "disable_tracing",
     "enable_tracing",
     "expand_vars",

@@ -21,10 +21,10 @@ from ollie_nb.core._history import TokenEstimate
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._routing import ToolRouter, TrustGate, child_router
 from ollie_nb.core._secrets import Redactor
-from ollie_nb.tools import subprocess_env
+from ollie_nb.tools import subprocess_environ
 
 if TYPE_CHECKING:
-    from ollie_nb.core._agent_env import AgentEnv
+    from ollie_nb.core._tool_servers import ToolServers
     from ollie_nb.llm import Backend
     from ollie_nb.planning import TaskClient
 
@@ -53,7 +53,7 @@ class AgentContext:
 
     config: AgentConfig
     backend: Backend
-    env: AgentEnv | None
+    servers: ToolServers | None
     router: ToolRouter  # the tool gateway: every call is routed and dispatched here
     gate: TrustGate  # trust and approval, asked by the tool gateway
     redact: Redactor
@@ -71,16 +71,18 @@ class AgentContext:
     @property
     def task_client(self) -> TaskClient | None:
         """The task-store gateway of the wired task server (None without one)."""
-        return self.env.task_client if self.env is not None else None
+        return self.servers.task_client if self.servers is not None else None
 
     def system_prompt(self) -> str:
         """Who the agent is, where it works (dir, platform, date), its agent prompt and context."""
-        text = system_prompt(self.env, self.workdir, self.config.prompt, list(self.spawn_context))
+        text = system_prompt(
+            self.servers, self.workdir, self.config.prompt, list(self.spawn_context)
+        )
         return text + self.prompt_suffix
 
-    def subprocess_env(self) -> dict[str, str]:
+    def subprocess_environ(self) -> dict[str, str]:
         """The environment hooks and execute_code get: no secrets unless the agent passes them."""
-        return subprocess_env(secrets=self.redact.values(), passthrough=self.config.pass_env)
+        return subprocess_environ(secrets=self.redact.values(), passthrough=self.config.pass_env)
 
     def child(self, name: str, emit: Callable[[Event], None]) -> AgentContext:
         """A sub-agent's context: the parent's tools without `subagent` (depth 1), its own

@@ -1,15 +1,15 @@
-"""Conversation: one agent's history, usage, ids and last reply, with its session file.
+"""Conversation: one agent's history, usage, ids and last reply, and its compaction.
 
-It owns what a session file holds and how the history is compacted; the agent
-(AgentCore) hands it the settings a save or a compaction needs (the chat backend,
-the system prompt, the hooks), so it holds no reference back to the agent.
+A sub-agent's conversation is one; the agent's own is its `Session`, which adds the
+session file. A compaction is handed what it needs (the chat backend, the system
+prompt, the hooks), so a conversation holds no reference back to the agent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,19 +22,10 @@ from ollie_nb.core._compact import (
     keep_budget,
     summarise,
 )
-from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._history import TokenEstimate, UsageTotals
 from ollie_nb.core._hooks import HookOutcome
-from ollie_nb.core._sessions import (
-    SavedSession,
-    load_session,
-    new_session_id,
-    save_session,
-    session_payload,
-    sessions_dir,
-)
+from ollie_nb.core._sessions import new_session_id, sessions_dir
 from ollie_nb.llm import Message
-from ollie_nb.planning import PlanRecord
 
 if TYPE_CHECKING:
     from ollie_nb.llm import Backend
@@ -82,31 +73,9 @@ class Conversation:
         """Where compacted-away messages go: `<session id>.archive.jsonl` beside the session."""
         return archive_path(sessions_dir() / f"{self.session_id}.json")
 
-    def payload(
-        self, config: AgentConfig, workdir: str, plans: Sequence[PlanRecord], backend: Any
-    ) -> dict[str, Any]:
-        """The session as JSON data: history, usage, plans (secrets are redacted on save)."""
-        return session_payload(self, config, workdir, plans, backend)
-
-    def save(self, payload: Mapping[str, Any], redact: Redact) -> Path | None:
-        """Write the session file (0600); an empty conversation is not saved."""
-        if not self.history:
-            return None
-        return save_session(dict(payload), redact=redact)
-
-    def restore(self, session_id: str) -> tuple[dict[str, Any], SavedSession]:
-        """Load a saved session's history, usage, ids and last reply; its data and plans."""
-        data = load_session(session_id)
-        saved = SavedSession.decode(data, session_id)
-        self.history, self.usage = saved.history, saved.usage
-        self.session_id, self.session_name, self.created = data["id"], saved.name, saved.created
-        self.reply = saved.last_reply
-        self.errors = list(saved.errors)
-        return data, saved
-
     # -- compaction ----------------------------------------------------------------
 
-    async def compact(
+    async def compact_history(
         self,
         backend: Backend,
         system_prompt: str,
@@ -148,8 +117,9 @@ SAVE_SHARE = 10  # a save after a tool round waits 10x its last duration since t
 class RoundSaves:
     """Saves after tool rounds (the agent's or a child's) within a turn, as after a turn.
 
-    At most a tenth of the time goes to these saves: a session whose save takes 300 ms
-    (10,000 messages) is saved at most every 3 s within a turn, a small one every round.
+    At most a tenth of the time goes to these saves: a save appends what the round added
+    (well under a millisecond), but one that rewrote a 10,000-message file (300 ms: after a
+    compaction, or once the log doubled) defers the next save by 3 s.
     """
 
     def __init__(self, save: Callable[[], object]) -> None:

@@ -1,13 +1,14 @@
-"""AgentCore: the facade over an agent's parts: its conversation, prompt queue, plans and turns.
+"""AgentCore: one agent's assembly: its parts, wired, and the handles that reach them.
 
 Frontend-agnostic and async: a plain script drives it with asyncio.run, the
-notebook runtime drives it from its own loop thread. Every tool call goes
-through the env's Dispatcher; every event goes to the `on_event` sink. Each part
-owns its state: `Conversation` (history, usage, ids, the session file, compaction),
-`PromptQueue` (queued items, injected texts, notes), `PlanBook` (the plans, from
-planning), `ParallelRuns` (parallel runs), `AgentWatch` (the task-event watch),
-`SubAgents`, `PlanReview` (plans held for the user's review) and the `TurnRunner` (the
-loop); this class wires them and delegates.
+notebook runtime drives it from its own loop thread. Every tool call goes through
+the tool gateway (`ToolRouter`); every event goes to the `on_event` sink. Each part
+owns its state and is reached by its handle: `core.session` (the `Session`: the
+conversation and its file), `core.prompts` (the `PromptQueue`), `core.plans` (`Plans`: the plans, their review and
+fallback), `core.watch` (`AgentWatch`), `core.subagents`, `core.runs` (`ParallelRuns`:
+`run_plan`), `core.turns` (`TurnDriver`: the running turn, `inject`, `next_prompt`) and
+`core.servers` (`ToolServers`, once started). This class builds them and the context
+they share; it keeps the lifecycle and `submit`.
 """
 
 from __future__ import annotations
@@ -18,44 +19,41 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ollie_nb.core._agent_env import (
-    AgentEnv,
-    EnvDescription,
-    gate_for,
-    wire_plan_backend,
-)
-from ollie_nb.core._agents import require_trusted, resolve_agent
+from ollie_nb.core._agents import resolve_agent
 from ollie_nb.core._budget import NO_BUDGETS, Budgets, SpendBook, env_budgets
+from ollie_nb.core._build_servers import ExtraServers, build_servers
 from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
-from ollie_nb.core._conversation import Conversation, RoundSaves
-from ollie_nb.core._env_build import ExtraServers, build_env, plan_fallback
+from ollie_nb.core._conversation import RoundSaves
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
-from ollie_nb.core._parallel_run import ParallelRunResult
 from ollie_nb.core._parallel_runs import ParallelRuns
 from ollie_nb.core._plans import Plans
 from ollie_nb.core._prompt import system_prompt
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._routing import Approver, ToolRouter
 from ollie_nb.core._secrets import Redactor, config_secrets
-from ollie_nb.core._sessions import drafts_to_dict, list_sessions
+from ollie_nb.core._session_handle import Session, SessionParts
+from ollie_nb.core._sessions import SavedSession
 from ollie_nb.core._subagents import SubAgents
+from ollie_nb.core._tool_servers import (
+    ServersDescription,
+    ToolServers,
+    gate_for,
+)
 from ollie_nb.core._tracing import tracing, tracing_from_env
 from ollie_nb.core._turn_driver import TurnDriver
 from ollie_nb.core._watch import AgentWatch
-from ollie_nb.errors import AgentBusyError, ConfigError, NoPlanError, NotStartedError, SessionError
+from ollie_nb.errors import AgentBusyError, NotStartedError
 from ollie_nb.llm import ToolDef, backend_secrets
 from ollie_nb.planning import (
     Origin,
     PlanRecord,
     QueuedPrompt,
 )
-from ollie_nb.planning.prompts import CONTINUE_PROMPT
 from ollie_nb.tools import (
     Dispatcher,
-    subprocess_env,
 )
 
 if TYPE_CHECKING:
@@ -67,7 +65,7 @@ __all__ = ["AgentCore", "Approver", "ExtraServers", "UsageTotals"]
 
 
 class AgentCore:
-    """One agent: a chat backend, an env of tool servers, a conversation, a queue of prompts."""
+    """One agent: a chat backend, its tool servers, a conversation, a queue of prompts."""
 
     def __init__(
         self,
@@ -87,15 +85,12 @@ class AgentCore:
         self._backend = backend
         self._agent_spec = agent
         self._workdir = str(Path(workdir or os.getcwd()).resolve())
-        self._fallback = fallback_plan_backend
-        self.queue_fallback = queue_fallback
         self._approve = approve
         self.autosave = autosave
         self._execute = execute
         self._extra_servers = extra_servers
         self.config = AgentConfig()
-        self.env: AgentEnv | None = None
-        self.review_plans: bool | None = None  # hold plans for review; None: `reviewPlans`
+        self.servers: ToolServers | None = None
         self.router = ToolRouter(Dispatcher())
         self.redact = Redactor(
             lambda: (*backend_secrets(self._backend), *config_secrets(self.config))
@@ -104,20 +99,27 @@ class AgentCore:
         self._spawn_context: list[str] = []
         self.user_budgets: Budgets = NO_BUDGETS  # caps a frontend sets (the notebook's traits)
         self.max_parallel = 0  # sub-agents at once; 0 = the agent config's maxParallel
-        self.step_limited = False  # the last turn stopped at maxSteps
         self.round_saves = RoundSaves(self._autosave)  # saves within a turn, after tool rounds
-        self._assemble()
+        self._assemble(fallback_plan_backend, queue_fallback)
 
-    def _assemble(self) -> None:
+    def _assemble(self, fallback: Any, queue_fallback: bool) -> None:
         """The parts, each handed what it needs: the handles `session`, `prompts`, `plans`,
-        `watch`, `subagents`, `runs`, and the turn's state."""
-        self.session = Conversation()
+        `watch`, `turns`, `subagents`, `runs`, and the turn's state."""
         self.prompts = PromptQueue()
-        self.plans = Plans(self.prompts, lambda: self.env, lambda: self.is_running, self._autosave)
+        self.plans = Plans(
+            self.prompts,
+            lambda: self.servers,
+            lambda: self.is_running,
+            self._autosave,
+            agent_reviews=lambda: self.config.review_plans,
+            fallback=fallback,
+            queue_fallback=queue_fallback,
+        )
+        self.session = Session(self._session_parts())
         self.watch = AgentWatch(
             self.prompts,
             self.plans,
-            lambda: self.env,
+            lambda: self.servers,
             lambda: self.agent_name,
             running=lambda: self.is_running,
             interrupt=self.interrupt,
@@ -141,10 +143,36 @@ class AgentCore:
             self.session,
             self.config.max_parallel,
             self._child_note,
-            self._withdraw_note,
+            lambda text: self.prompts.withdraw(Origin.SUBAGENT, text),
         )
         self.runs = ParallelRuns(
-            self.plans, self.prompts, self.subagents, self.spend, lambda: self.env, self.watch.claim
+            self.plans,
+            self.prompts,
+            self.subagents,
+            self.spend,
+            lambda: self.servers,
+            self.watch.claim,
+            started=self._started,
+            owner=lambda: f"{self.agent_name}@{self.session.session_id[-4:]}",
+            width=lambda: self.max_parallel or self.subagents.limit,
+        )
+
+    def _session_parts(self) -> SessionParts:
+        """What the session saves and restores beyond its conversation."""
+        return SessionParts(
+            plans=self.plans,
+            agent=lambda: self.config,
+            backend=lambda: self._backend,
+            workdir=lambda: self._workdir,
+            children=lambda: self.subagents.saved(),
+            histories=lambda: self.subagents.histories(),
+            restore_children=lambda saved, histories: self.subagents.restore(saved, histories),
+            running_plan=lambda: self.runs.plan,
+            running=lambda: self.is_running,
+            compact=lambda: self.turns.runner.compact(self.context),
+            switch_agent=self.switch_agent,
+            redact=self.redact.known_only_once,
+            emit=self.emit,
         )
 
     def budgets(self) -> Budgets:
@@ -161,21 +189,21 @@ class AgentCore:
         return self._context
 
     def _rebuild_context(self) -> None:
-        """A new context from the config, backend, env, workdir and gate as they are now."""
-        if self.env is None or self._backend is None:
+        """A new context from the config, backend, servers, workdir and gate as they are now."""
+        if self.servers is None or self._backend is None:
             return
         self._context = AgentContext(
             config=self.config,
             backend=self._backend,
-            env=self.env,
+            servers=self.servers,
             router=self.router,
             gate=gate_for(
-                self.env,
+                self.servers,
                 self.config.trusted_tools,
                 self._approve,
                 self.emit,
                 self.redact.values,
-                lambda: self.reviewing,
+                lambda: self.plans.reviewing,
             ),
             redact=self.redact,
             workdir=self._workdir,
@@ -200,7 +228,7 @@ class AgentCore:
 
     def _autosave(self) -> None:
         if self.autosave:
-            self.save()
+            self.session.save()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -210,8 +238,12 @@ class AgentCore:
         tracing_from_env()  # an OTLP endpoint in the environment turns tracing on
         if self._backend is None:
             self._backend = _default_backend(self.config)
-        await self._build_env()
+        await self._connect_servers()
         return self
+
+    async def _started(self) -> None:
+        if self.servers is None:
+            await self.start()
 
     async def __aenter__(self) -> AgentCore:
         return await self.start()
@@ -226,19 +258,19 @@ class AgentCore:
         if self.turns.task is not None:
             await asyncio.gather(self.turns.task, return_exceptions=True)
         await self.subagents.aclose()
-        await self._close_env()
+        await self._close_servers()
 
-    async def _close_env(self) -> None:
-        if self.env is not None:  # its plans stay in the PlanBook
-            await self.env.aclose()
-            self.env = None
+    async def _close_servers(self) -> None:
+        if self.servers is not None:  # its plans stay in the PlanBook
+            await self.servers.aclose()
+            self.servers = None
 
-    async def _build_env(self) -> None:
+    async def _connect_servers(self) -> None:
         self.subagents.limit = self.max_parallel or self.config.max_parallel
-        built = await build_env(
+        built = await build_servers(
             self.config,
             lambda: self._workdir,
-            self._effective_fallback(),
+            self.plans.effective_fallback(),
             subagents=self.subagents,
             execute=self._execute,
             extra=self._extra_servers,
@@ -246,19 +278,17 @@ class AgentCore:
             redact=self.redact,
             session_id=self.session.session_id,
             on_plan=self._on_plan,
-            hold_plans=lambda: self.reviewing,
+            hold_plans=lambda: self.plans.reviewing,
         )
-        self.env, self.router, self._spawn_context = built.env, built.router, built.spawn_context
+        self.servers, self.router = built.servers, built.router
+        self._spawn_context = built.spawn_context
         self._rebuild_context()
-
-    def _effective_fallback(self) -> Any:
-        return plan_fallback(self._fallback, self.queue_fallback, self.prompts, self.plans)
 
     async def refresh_tools(self) -> None:
         """List the servers' tools again (after notebook tools were added or removed)."""
         await self.router.refresh()
 
-    # -- public state ------------------------------------------------------
+    # -- the backend, the workdir, the tools -------------------------------
 
     @property
     def backend(self) -> Backend:
@@ -294,32 +324,14 @@ class AgentCore:
     def tools(self) -> list[ToolDef]:
         return list(self.router.defs)
 
-    @property
-    def fallback_plan_backend(self) -> Any:
-        return self._fallback
-
-    async def set_fallback_plan_backend(self, backend: Any) -> None:
-        """Set (or with None clear) the fallback and re-wire; a task server still wins."""
-        self._fallback = backend
-        if self.env is not None:
-            wire_plan_backend(self.env, self._effective_fallback())
-
-    def context_size(self) -> int:
-        """Tokens the next request will send: the last reported input size, else an estimate."""
-        return self.session.context_size(self.system_prompt())
-
     async def list_models(self) -> list[str]:
         return await self.backend.models()
 
-    def list_servers(self) -> EnvDescription:
+    def list_servers(self) -> ServersDescription:
         """Servers with their tools (first sentence of each description) and the plan wiring."""
-        if self.env is None:
-            return EnvDescription(plan_backend_reason="not started")
-        return self.env.describe(self.router.by_server(), self.redact)
-
-    def subprocess_env(self) -> dict[str, str]:
-        """The environment hooks and execute_code get: no secrets unless the agent passes them."""
-        return subprocess_env(secrets=self.redact.values(), passthrough=self.config.pass_env)
+        if self.servers is None:
+            return ServersDescription(plan_backend_reason="not started")
+        return self.servers.describe(self.router.by_server(), self.redact)
 
     def interrupt(self) -> bool:
         """Cancel the running turn and every sub-agent's (on the agent's loop); True if any ran."""
@@ -332,18 +344,6 @@ class AgentCore:
         self.emit(Notice(text))
         self.watch.kick()
 
-    def _withdraw_note(self, text: str) -> None:
-        self.prompts.withdraw(Origin.SUBAGENT, text)
-
-    # -- the prompt queue ----------------------------------------------------------
-
-    def inject(self, prompt: str) -> None:
-        """Tell the running turn something: appended to the next tool result, else the next prompt."""
-        if self.is_running:
-            self.prompts.inject(prompt)
-        else:
-            self.prompts.put_first(QueuedPrompt(prompt, Origin.INJECTED))
-
     # -- turns -------------------------------------------------------------
 
     async def submit(
@@ -353,17 +353,14 @@ class AgentCore:
 
         While a turn runs, a new prompt is queued instead (TurnResult.queued).
         """
-        if self.env is None:
-            await self.start()
+        await self._started()
         if self.is_running:
             self.prompts.put(prompt)
             return TurnResult(queued=True)
         self._sink = on_event or _ignore
         self.redact.refresh()
         try:
-            result = await self.turns.work(_item(prompt))
-            self.step_limited = result.step_limit
-            return result
+            return await self.turns.work(_item(prompt))
         finally:
             self._sink = _ignore
             self.turn.enter(Phase.IDLE)
@@ -384,71 +381,23 @@ class AgentCore:
         self.emit(PlanMade(record, record.warning.removeprefix("warning: ")))
         tracing().plan_made(self.redact, record)  # the goal id and steps join the call's span
 
-    # -- plans ----------------------------------------------------------------------------
-
-    @property
-    def reviewing(self) -> bool:
-        """Whether plans are held for the user's review: `review_plans` when set, else the
-        agent's `reviewPlans`."""
-        return self.config.review_plans if self.review_plans is None else self.review_plans
-
     def system_prompt(self) -> str:
         """Who the agent is, where it works (dir, platform, date), its agent prompt and context."""
-        return system_prompt(self.env, self._workdir, self.config.prompt, self._spawn_context)
+        return system_prompt(self.servers, self._workdir, self.config.prompt, self._spawn_context)
 
-    # -- plans that run: parallel runs, the task-event watch, the queue on demand ---
-
-    async def run_plan(
-        self,
-        parallel: int | None = None,
-        key: str | int | None = None,
-        on_event: EventSink | None = None,
-        *,
-        spread: bool = False,
-    ) -> ParallelRunResult:
-        """Work a plan's steps in sub-agents, `parallel` at once (default maxParallel).
-
-        Every ready step is claimed and handed to a child; newly ready steps follow
-        until all are done or one fails. `interrupt()` stops it and every child.
-        `spread`: take the ready steps in an order of this agent's own (for claimers
-        that share the plan, such as headless workers), not in the plan's order.
-        """
-        if self.env is None:
-            await self.start()
-        record = self.plans.find(key)
-        if record is None:
-            raise NoPlanError("there is no plan yet: ask for one first")
-        if record.held:
-            raise NoPlanError(
-                f"plan {record.number} awaits your review: %ollie plan approve {record.number}"
-            )
-        width = parallel or self.max_parallel or self.subagents.limit
-        owner = f"{self.agent_name}@{self.session.session_id[-4:]}"
-        result = await self.runs.run(record, width, owner, on_event or _ignore, spread)
-        if result.failed or result.interrupted:
-            self.prompts.note(result.summary)  # the agent reads it at its next turn
-        return result
+    # -- the queue on demand ---------------------------------------------------------
 
     @property
     def agent_name(self) -> str:
         """The name task assignments address this agent by."""
         return self.name or self.config.name
 
-    async def next_prompt(self) -> QueuedPrompt | None:
-        """What `%ollie run` works next: the queue's first item (after the watcher's news),
-        else the continuation of a turn stopped at maxSteps; None when there is nothing."""
-        await self.watch.catch_up()
-        item = self.prompts.pop()
-        if item is None and self.step_limited:
-            item = QueuedPrompt(CONTINUE_PROMPT, Origin.CONTINUE)
-        return item
-
     async def run_queue(self, on_event: EventSink | None = None) -> TurnResult | None:
         """Work the queued prompts now (one turn each); after a maxSteps stop, continue that work.
 
         None when there is nothing to run.
         """
-        item = await self.next_prompt()
+        item = await self.turns.next_prompt()
         return None if item is None else await self.submit(item, on_event)
 
     # -- the conversation and its session file ---------------------------------------
@@ -456,90 +405,32 @@ class AgentCore:
     def clear(self) -> None:
         """Forget the conversation (servers, queue and usage stay); a new session id starts."""
         self.session.clear()
-        self.plans.book.reset()
 
     async def compact(self) -> Compaction:
         """Replace the history with the model's summary and the user's latest messages."""
-        if self.is_running:
-            raise AgentBusyError("a turn is running; compact after it ends")
-        return await self.turns.runner.compact(self.context)
-
-    @property
-    def last_error(self) -> str:
-        """The traceback of the last internal error in a turn ('' when none)."""
-        return self.turns.runner.last_error
-
-    def session_data(self) -> dict[str, Any]:
-        """The session as JSON data: history, usage, plans, sub-agents, the parallel run
-        under way (secrets are redacted on save)."""
-        data = self.session.payload(self.config, self._workdir, list(self.plans), self._backend)
-        data["subagents"] = self.subagents.saved()
-        data["runs"] = [self.runs.plan] if self.runs.plan else []
-        data["drafts"] = drafts_to_dict(self.plans.book.drafts())
-        return data
+        return await self.session.compact()
 
     def save(self) -> Path | None:
         """Write the session file (0600); empty sessions are not saved."""
-        try:
-            return self.session.save(self.session_data(), self.redact.known_only)
-        except OSError as exc:
-            self.emit(Notice(f"could not save the session: {exc}", "error"))
-            return None
+        return self.session.save()
 
-    def restore(self, session_id: str) -> dict[str, Any]:
+    def restore(self, session_id: str) -> SavedSession:
         """Load a saved session's history, usage and plans into this agent."""
-        if self.is_running:
-            raise AgentBusyError("a turn is running; restore after it ends")
-        data, saved = self.session.restore(session_id)
-        self.plans.book.reset(saved.plans, saved.drafts)
-        self.subagents.restore(data.get("subagents") or [])
-        return data
+        return self.session.restore(session_id)
 
     async def resume(self, session_id: str) -> str:
-        """Restore a session and the agent it used; a note when that agent cannot come back.
-
-        The agent (servers, hooks, trust) is switched to by the path the session
-        recorded, a project agent only when trusted as it is now; a session of the
-        default agent, or of the current one, switches nothing.
-        """
-        data = self.restore(session_id)
-        runs = "\n".join(
-            n for n in (_runs_note(data.get("runs") or []), self.plans.held_note()) if n
-        )
-        name, path = str(data.get("agent") or "default"), str(data.get("agent_path") or "")
-        if name == self.config.name and path == self.config.path:
-            return runs
-        try:
-            if path:
-                require_trusted(path)  # a project agent edited since it was trusted asks again
-            await self.switch_agent(path or name)
-        except (ConfigError, OSError) as exc:
-            return (
-                f"this session used the agent {name!r} ({path or 'by name'}), which could not "
-                f"be loaded: {exc}; switch with %ollie agent NAME|PATH"
-            ) + (f"\n{runs}" if runs else "")
-        agent = f"agent: {self.config.name} (the agent this session used)"
-        return agent + (f"\n{runs}" if runs else "")
+        """Restore a session and the agent it used; a note when that agent cannot come back."""
+        return await self.session.resume(session_id)
 
     def rename(self, name: str) -> Path | None:
-        """Name the session and save it; None when there is nothing to save yet (the name
-        is saved with the first prompt). A name another saved session has is refused."""
-        name = name.strip()
-        taken = [
-            s.id for s in list_sessions() if s.name == name and s.id != self.session.session_id
-        ]
-        if taken:
-            raise SessionError(
-                f"a saved session is named {name!r} already ({taken[0]}); choose another name"
-            )
-        self.session.session_name = name
-        return self.save()
+        """Name the session and save it (None when there is nothing to save yet)."""
+        return self.session.rename(name)
 
     # -- agents ------------------------------------------------------------
 
     async def switch_agent(
         self, spec: str | os.PathLike[str] | AgentConfig, *, trust: bool = False
-    ) -> AgentEnv:
+    ) -> ToolServers:
         """Tear the env down and build it again for another agent (fallback re-applied).
 
         `trust=True` records that the user trusts a project agent named by `spec`.
@@ -552,11 +443,11 @@ class AgentCore:
             self._backend = _default_backend(config)
         elif config.model and self._backend is not None:
             self._backend.set_model(config.model)
-        await self._close_env()
+        await self._close_servers()
         self.config = config
-        await self._build_env()
-        assert self.env is not None
-        return self.env
+        await self._connect_servers()
+        assert self.servers is not None
+        return self.servers
 
 
 def _default_backend(config: AgentConfig) -> Backend:
@@ -568,18 +459,6 @@ def _default_backend(config: AgentConfig) -> Backend:
     if config.model:
         backend.set_model(config.model)
     return backend
-
-
-def _runs_note(runs: list[Any]) -> str:
-    """What resuming says of the parallel runs the session had under way."""
-    numbers = [str(n) for n in runs if isinstance(n, int)]
-    if not numbers:
-        return ""
-    return (
-        f"plan {', '.join(numbers)} was being worked in parallel: %ollie run --parallel "
-        "continues it (done steps stay done; the old kernel's claims reopen when their "
-        "lease ends)"
-    )
 
 
 def _item(prompt: str | QueuedPrompt) -> QueuedPrompt:

@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from ollie_nb.core._agent_env import AgentEnv
 from ollie_nb.core._react import Reactions
+from ollie_nb.core._tool_servers import ToolServers
 from ollie_nb.errors import NoTaskServerError
 from ollie_nb.planning import EVENTS_URI, TaskClient
 
@@ -55,7 +55,7 @@ class TaskEventWatcher:
 
     @classmethod
     def for_env(
-        cls, env: AgentEnv, reactions: Reactions, interval: float = 2.0
+        cls, env: ToolServers, reactions: Reactions, interval: float = 2.0
     ) -> TaskEventWatcher:
         """A watcher of the env's task server; a NoTaskServerError says why there can be none."""
         client = env.task_client

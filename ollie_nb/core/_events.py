@@ -81,6 +81,14 @@ class PlanMade:
 
 
 @dataclass(frozen=True)
+class PlanDecided:
+    """A held plan was approved, sent back or discarded (`record.review` says which), by code,
+    a `%ollie plan` command or an editor; every editor of the plan follows it."""
+
+    record: PlanRecord
+
+
+@dataclass(frozen=True)
 class UsageReported:
     """Tokens of the latest model response, and the session's totals so far."""
 
@@ -173,6 +181,17 @@ class WatchNotice:
     statuses: Mapping[str, StepState] = field(default_factory=dict)  # each step's, when finished
 
 
+@dataclass(frozen=True)
+class PlanProgress:
+    """How far a queue plan the agent works is: its steps done, of all (a header's bar), and
+    each step's state (its graph: the agent's own book, so no reader races it)."""
+
+    plan: int
+    done: int
+    total: int
+    states: Mapping[str, StepState] = field(default_factory=dict)
+
+
 Event: TypeAlias = (
     TurnStarted
     | TextDelta
@@ -181,11 +200,13 @@ Event: TypeAlias = (
     | ToolFinished
     | ToolRefused
     | PlanMade
+    | PlanDecided
     | UsageReported
     | Retrying
     | Notice
     | TurnEnded
     | WatchNotice
+    | PlanProgress
 )
 """Anything the core emits."""
 

@@ -56,6 +56,7 @@ from ollie_nb.planning import (
 POLL = 0.1  # s between status reads while only other agents' steps are in progress
 REFRESH = 1.0  # s a late view of the plan's states stands in while it shows steps to start
 RELEASE_WAIT = 1.5  # s a cancelled run waits for its children to hand their steps back
+BLOCKERS_REPORTED = "The steps it waits for reported:"
 
 States = dict[str, StepState]
 
@@ -181,6 +182,7 @@ class ParallelRunResult:
     states: dict[str, StepState] = field(default_factory=dict)  # step id -> state at the end
     spend: dict[str, Spend] = field(default_factory=dict)  # step id -> what its worker used
     capped: str = ""  # the cap that stopped the run (the line the user reads), if one did
+    cap_spent: bool = False  # the run's own cap stopped it: its line gives the run's spend
     over_cap: list[str] = field(default_factory=list)  # steps whose worker a cap stopped
 
     @property
@@ -200,6 +202,13 @@ class ParallelRunResult:
         if self.capped:
             text += f"; stopped: {self.capped}"
         return text + ("; interrupted" if self.interrupted else "")
+
+    @property
+    def headline(self) -> str:
+        """The summary with what the run used, said once (its own cap's line says it already)."""
+        if not self.spend or self.cap_spent:
+            return self.summary
+        return f"{self.summary} ({self.total})"
 
     def table(self, record: PlanRecord) -> str:
         """One line per step worked: number, id, worker, status, tokens and cost."""
@@ -238,6 +247,7 @@ class ParallelRun:
         self._inflight: dict[asyncio.Task[StepState], str] = {}
         self._pool: list[str] = []  # this run's workers, in the order they were made
         self._claiming: dict[str, asyncio.Future[Claim]] = {}  # claims a Stop came during
+        self._reports: dict[str, str] = {}  # step id -> its worker's reply, in brief
         self._skip: dict[str, bool] = {}  # steps another agent took first -> seen held since
         self._lost: set[str] = set()  # steps whose claim ran out while a child worked them
         self._agent_works: set[str] = set()  # steps the parent agent works itself this round
@@ -348,6 +358,7 @@ class ParallelRun:
         if error is None:
             return False
         self.result.capped = str(error).removesuffix("; the model request was not sent")
+        self.result.cap_spent = error.scope is Scope.PLAN  # the run's ledger: its spend
         await self._release()
         self._inflight.clear()
         self.emit(WatchWhat.STOPPED, f"plan {self.record.number}: {self.result.capped}")
@@ -405,7 +416,8 @@ class ParallelRun:
             text = f"step {index + 1} ({step_id}) not claimed: {claimed.reason}"
             self.emit(WatchWhat.SKIPPED, text, step_id)
             return
-        item = step_item(self.record, index, Origin.PLAN, goal=self.record.goal)
+        note = self._reported(index)
+        item = step_item(self.record, index, Origin.PLAN, goal=self.record.goal, note=note)
         assert item.step is not None
         span = tracing().step_span(item.step, self.record.goal_id, assignee, detached=False)
         with span.current():  # the child's turns nest under the step's span
@@ -417,6 +429,16 @@ class ParallelRun:
             self._work(step_id, assignee, child), lambda: first_lines(child.error, 1)
         )
         self._inflight[asyncio.ensure_future(work)] = step_id
+
+    def _reported(self, index: int) -> str:
+        """What the workers of the step's blockers reported in this run, for its prompt."""
+        ids = self.record.ids
+        lines = [
+            f"- {ids[j]} ({self.record.steps[j].title}): {self._reports[ids[j]]}"
+            for j in self.record.steps[index].after
+            if ids[j] in self._reports
+        ]
+        return "\n".join([BLOCKERS_REPORTED, *lines]) if lines else ""
 
     def _hand(self, prompt: str, step: StepRef) -> ChildSession:
         """A free worker of this run gets the step; else a new one (at most `width` busy)."""
@@ -455,6 +477,8 @@ class ParallelRun:
         finally:
             beat.cancel()
             self.result.spend[step_id] = child.ledger.spend
+        if not child.error and not child.interrupted:  # what its dependents' prompts carry
+            self._reports[step_id] = first_lines(child.reply)
         if step_id in self._lost:  # not ours to settle any more
             return (await self.store.statuses()).get(step_id, StepState.UNKNOWN)
         return await self.store.settle(step_id, child)

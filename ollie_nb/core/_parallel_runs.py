@@ -1,4 +1,4 @@
-"""ParallelRuns: an agent's parallel runs of its plans, one at a time (`AgentCore.run_plan`).
+"""ParallelRuns: an agent's parallel runs of its plans, one at a time (`core.runs.run_plan`).
 
 It picks where the plan's steps live (a task server through its TaskClient, or the
 PlanBook's queue-plan states), drops the queue's own copies of a queue plan's steps
@@ -9,11 +9,10 @@ the run's task so `interrupt()` can stop it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
-from ollie_nb.core._agent_env import AgentEnv
 from ollie_nb.core._budget import SpendBook
-from ollie_nb.core._events import EventSink
+from ollie_nb.core._events import Event, EventSink
 from ollie_nb.core._parallel_run import (
     ParallelRun,
     ParallelRunResult,
@@ -24,7 +23,8 @@ from ollie_nb.core._parallel_run import (
 from ollie_nb.core._plans import Plans
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._subagents import SubAgents
-from ollie_nb.errors import AgentBusyError, NoTaskServerError
+from ollie_nb.core._tool_servers import ToolServers
+from ollie_nb.errors import AgentBusyError, NoPlanError, NoTaskServerError
 from ollie_nb.planning import PlanRecord
 
 
@@ -37,12 +37,19 @@ class ParallelRuns:
         prompts: PromptQueue,
         subagents: SubAgents,
         spend: SpendBook,
-        env: Callable[[], AgentEnv | None],
+        env: Callable[[], ToolServers | None],
         claim: Callable[[str], bool],
+        *,
+        started: Callable[[], Awaitable[object]],
+        owner: Callable[[], str],
+        width: Callable[[], int],
     ) -> None:
         self._plans, self._prompts, self._subagents, self._spend = plans, prompts, subagents, spend
         self._env = env
         self._claim = claim  # the watch: False while the agent works the step itself
+        self._started = started  # starts the agent when it has not started yet
+        self._owner = owner  # who claims the steps: the agent's name and session
+        self._width = width  # children at once when the caller names no number
         self._task: asyncio.Task[ParallelRunResult] | None = None
         self.plan = 0  # the number of the plan under way (0 when none): saved with the session
 
@@ -58,10 +65,39 @@ class ParallelRuns:
         self._task.cancel()
         return True
 
+    async def run_plan(
+        self,
+        parallel: int | None = None,
+        key: str | int | None = None,
+        on_event: EventSink | None = None,
+        *,
+        spread: bool = False,
+    ) -> ParallelRunResult:
+        """Work a plan's steps in sub-agents, `parallel` at once (default maxParallel).
+
+        Every ready step is claimed and handed to a child; newly ready steps follow
+        until all are done or one fails. `core.interrupt()` stops it and every child.
+        `spread`: take the ready steps in an order of this agent's own (for claimers
+        that share the plan, such as headless workers), not in the plan's order.
+        """
+        await self._started()
+        record = self._plans.find(key)
+        if record is None:
+            raise NoPlanError("there is no plan yet: ask for one first")
+        if record.held:
+            raise NoPlanError(
+                f"plan {record.number} awaits your review: %ollie plan approve {record.number}"
+            )
+        width = parallel or self._width()
+        result = await self.run(record, width, self._owner(), on_event or _ignore, spread)
+        if result.failed or result.interrupted:
+            self._prompts.note(result.summary)  # the agent reads it at its next turn
+        return result
+
     async def run(
         self, record: PlanRecord, width: int, owner: str, sink: EventSink, spread: bool = False
     ) -> ParallelRunResult:
-        """Work `record` with `width` children at once; see `AgentCore.run_plan`."""
+        """Work `record` with `width` children at once, claiming as `owner`; see `run_plan`."""
         if self.running:
             raise AgentBusyError("a parallel run is under way; stop it first")
         store = await self._step_store(record)
@@ -98,3 +134,7 @@ class ParallelRuns:
         client = env.task_client
         read = lambda: self._plans.statuses(record)  # noqa: E731
         return TaskSteps(record, client, read, client.lease(env.config.claim_lease))
+
+
+def _ignore(event: Event) -> None:
+    return None

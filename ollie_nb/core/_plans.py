@@ -13,11 +13,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
+from ollie_nb.core._events import PlanDecided
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._reminder import plan_reminder_text
-from ollie_nb.errors import NoPlanError, NoTaskServerError, NotStartedError, PlanReviewError
+from ollie_nb.core._tool_servers import wire_plan_backend
+from ollie_nb.errors import (
+    NoPlanError,
+    NoTaskServerError,
+    NotStartedError,
+    PlanDecidedError,
+    PlanReviewError,
+)
 from ollie_nb.planning import (
     Deleted,
     DraftStep,
@@ -27,6 +35,7 @@ from ollie_nb.planning import (
     PlanRecord,
     PlanStep,
     QueuedPrompt,
+    QueuePlanBackend,
     Review,
     StepState,
     TaskCallError,
@@ -39,7 +48,7 @@ from ollie_nb.planning import (
 )
 
 if TYPE_CHECKING:
-    from ollie_nb.core._agent_env import AgentEnv
+    from ollie_nb.core._tool_servers import ToolServers
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -50,8 +59,11 @@ _GONE = {
 }
 
 
-EnvOf = Callable[[], "AgentEnv | None"]
-"""The agent's env as it is now (None before it starts)."""
+ServersOf = Callable[[], "ToolServers | None"]
+"""The agent's tool servers as they are now (None before it starts)."""
+
+DecisionListener = Callable[[PlanDecided], None]
+"""Told of each review decision, on the core's loop (an editor hands it to its own thread)."""
 
 
 class Plans(Sequence[PlanRecord]):
@@ -61,9 +73,13 @@ class Plans(Sequence[PlanRecord]):
     def __init__(
         self,
         prompts: PromptQueue,
-        env: EnvOf,
+        env: ServersOf,
         running: Callable[[], bool],
         saved: Callable[[], None],
+        *,
+        agent_reviews: Callable[[], bool] = lambda: False,
+        fallback: Any = None,
+        queue_fallback: bool = False,
     ) -> None:
         self.book = PlanBook()  # the one owner of this session's plans
         self._prompts = prompts
@@ -71,6 +87,32 @@ class Plans(Sequence[PlanRecord]):
         self._running = running  # a turn is running: what the user says is injected into it
         self._saved = saved  # a review changed a plan: the session is saved
         self._queued: dict[int, QueuedPrompt] = {}  # the prompt each review queued, by plan
+        self._listeners: list[DecisionListener] = []
+        self.review: bool | None = None  # hold plans for review; None: the agent's reviewPlans
+        self._agent_reviews = agent_reviews  # the agent file's `reviewPlans`, as it is now
+        self.fallback = fallback  # the plan backend used when no task server holds plans
+        self.queue_fallback = queue_fallback  # without a fallback: the prompt queue, when True
+
+    @property
+    def reviewing(self) -> bool:
+        """Whether plans are held for the user's review: `review` when set, else the agent's
+        `reviewPlans`."""
+        return self._agent_reviews() if self.review is None else self.review
+
+    def effective_fallback(self) -> Any:
+        """Where plans go without a task server: the fallback set, else the queue if asked."""
+        if self.fallback is not None:
+            return self.fallback
+        if self.queue_fallback:
+            return QueuePlanBackend(self._prompts.put, lambda: self.book.making_number)
+        return None
+
+    async def set_fallback(self, backend: Any) -> None:
+        """Set (or with None clear) the fallback and re-wire; a task server still wins."""
+        self.fallback = backend
+        servers = self._env()
+        if servers is not None:
+            wire_plan_backend(servers, self.effective_fallback())
 
     @overload
     def __getitem__(self, index: int) -> PlanRecord: ...
@@ -113,6 +155,23 @@ class Plans(Sequence[PlanRecord]):
         self.book.set_draft(number, draft)
         self._saved()
 
+    def listen(self, listener: DecisionListener) -> None:
+        """Tell `listener` of every decision on a held plan from now on, wherever it is made."""
+        self._listeners.append(listener)
+
+    def unlisten(self, listener: DecisionListener) -> None:
+        """Stop telling `listener` (one that is not listening is fine)."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def _decided(self, record: PlanRecord) -> None:
+        """Tell every listener that `record` was decided; a failing listener is logged."""
+        for listener in list(self._listeners):
+            try:
+                listener(PlanDecided(record))
+            except Exception:
+                log.exception("a plan decision listener failed")
+
     def held_note(self) -> str:
         """What resuming says of the plans still held for the user's review."""
         return held_note_text([r.number for r in self.book.held()])
@@ -151,7 +210,7 @@ class Plans(Sequence[PlanRecord]):
                 f"plan {number} was not held for review: it was saved when it was made"
             )
         if not record.held:
-            raise PlanReviewError(f"plan {number} {_GONE[record.review].format(n=number)}")
+            raise PlanDecidedError(f"plan {number} {_GONE[record.review].format(n=number)}")
         if self.book.saving:  # one plan is sent to the backend at a time (a double click)
             raise PlanReviewError(f"plan {self.book.saving} is being saved now; wait for it")
         return record
@@ -181,6 +240,7 @@ class Plans(Sequence[PlanRecord]):
             self._prompts.put(item)
         self._queued[number] = item
         self._saved()  # a resumed session finds the plan as the user left it
+        self._decided(record)
         return record
 
     def reject(self, number: int, reason: str, draft: PlanDraft | None = None) -> PlanRecord:
@@ -201,6 +261,7 @@ class Plans(Sequence[PlanRecord]):
         self._prompts.put(item)
         self._queued[number] = item
         self._saved()
+        self._decided(record)
         return record
 
     def discard(self, number: int) -> PlanRecord:
@@ -209,6 +270,7 @@ class Plans(Sequence[PlanRecord]):
         self.book.replace(record)
         self._prompts.note(discard_note(number))
         self._saved()
+        self._decided(record)
         return record
 
     def take_prompt(self, number: int) -> QueuedPrompt | None:

@@ -7,11 +7,11 @@ import sys
 import time
 from collections.abc import Sequence
 
-from ollie_nb.core._agent_env import AgentEnv
+from ollie_nb.core._tool_servers import ToolServers
 from ollie_nb.planning import TASK_LIST, TASK_UPDATE
 
 
-def plans_sentence(env: AgentEnv | None) -> str:
+def plans_sentence(env: ToolServers | None) -> str:
     """Which plan backend is wired and how the steps come back to the model."""
     if env is not None and env.task_server:
         return (
@@ -34,7 +34,7 @@ def plans_sentence(env: AgentEnv | None) -> str:
 
 
 def system_prompt(
-    env: AgentEnv | None, workdir: str, agent_prompt: str, context: Sequence[str] = ()
+    env: ToolServers | None, workdir: str, agent_prompt: str, context: Sequence[str] = ()
 ) -> str:
     """The assembled system prompt (agent prompt and agentSpawn hook context last)."""
     parts = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import sys
 import time
@@ -118,6 +119,27 @@ class Redactor:
         """`text` with the known secrets as the mask, the rest as written: for what the model
         reads (a tool's result: source it may edit) and the session, saved every turn."""
         return redact(text, self.values(text), detect=False)
+
+    def known_only_once(self) -> OnceRedaction:
+        """`known_only` with the known secrets collected once, for the many strings of one
+        save (collecting them per string made a 10,000-message save take seconds)."""
+        return OnceRedaction(self, self.values())
+
+
+class OnceRedaction:
+    """One save's `known_only`: the secrets known when it began, and their digests, so a
+    file appended to can tell when a secret became known after its earlier lines."""
+
+    def __init__(self, redactor: Redactor, known: list[str]) -> None:
+        self._redactor, self._known = redactor, known
+        self.digests = frozenset(hashlib.sha256(s.encode()).hexdigest() for s in known)
+
+    def __call__(self, text: str) -> str:
+        if "://" in text:
+            return self._redactor.known_only(text)  # credentials written inside a URL in it
+        if not any(secret in text for secret in self._known):
+            return text
+        return redact(text, self._known, detect=False)
 
 
 def _env_files() -> list[Path]:

@@ -1,8 +1,11 @@
-"""Saved sessions: one JSON file each (mode 0600) under the user data dir, with sortable ids."""
+"""Saved sessions: one JSON Lines log each (mode 0600) under the user data dir, sortable ids.
+
+`SavedSession` is a session's data as types; JSON is read and written at the file edge only
+(`_session_log` holds the file's layout).
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -10,21 +13,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import Any, get_args
 
 from ollie_nb.core._history import UsageTotals
+from ollie_nb.core._session_log import LogRead, SessionLog, read_listing, read_log
 from ollie_nb.errors import SessionError
 from ollie_nb.llm import Message
 from ollie_nb.planning import PlanDraft, PlanKind, PlanRecord, PlanStep, Review, format_plan
-from ollie_nb.redaction import redact_data
 
-if TYPE_CHECKING:
-    from ollie_nb.core._config import AgentConfig
-    from ollie_nb.core._conversation import Conversation
-
-SESSION_FORMAT = 1
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def sessions_dir() -> Path:
@@ -57,63 +54,62 @@ class SessionInfo:
 
 
 def save_session(
-    data: dict[str, Any],
+    session: SavedSession,
     directory: Path | None = None,
     redact: Callable[[str], str] | None = None,
 ) -> Path:
-    """Write atomically with mode 0600 (the file may hold private conversation text).
-
-    `redact` gets every string of `data` before it is encoded (JSON escapes a secret
-    holding a quote, a backslash or a control character out of a text redactor's reach).
-    """
+    """Write a session as a new log (header and snapshot), atomically with mode 0600 (the
+    file may hold private conversation text); `redact` gets every string before encoding."""
     directory = directory or sessions_dir()
+    path = session_path(directory, session.id)
     make_private_dir(directory)
-    path = session_path(directory, data["id"])
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    if redact is not None:
-        data = redact_data(data, redact)
-    payload = json.dumps({"format": SESSION_FORMAT, **data}, ensure_ascii=False, indent=1)
-    # A lone surrogate (a JSON escape in a tool argument) has no UTF-8 form; as a \uXXXX
-    # escape it is still valid JSON and loads back as the same string.
-    payload = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", payload)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    log = SessionLog()
+    log.save(path, session.name, session.fields(), session.history, session.children, redact)
     return path
 
 
-def load_session(session_id: str, directory: Path | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LoadedSession:
+    """A session read from its file, with where its log stands (to append to it)."""
+
+    session: SavedSession
+    path: Path
+    read: LogRead
+
+
+def read_session(key: str, directory: Path | None = None) -> LoadedSession:
     """Read a session by id (or unique id prefix, or name); corrupt files raise SessionError."""
-    path = _find(session_id, directory or sessions_dir())
-    return _read(path)
+    path = _find(key, directory or sessions_dir())
+    read = read_log(path)
+    return LoadedSession(SavedSession.decode(_checked(path, read.data), key), path, read)
+
+
+def load_session(key: str, directory: Path | None = None) -> SavedSession:
+    """A saved session by id (or unique id prefix, or name)."""
+    return read_session(key, directory).session
 
 
 def list_sessions(directory: Path | None = None) -> list[SessionInfo]:
-    """Saved sessions, newest first; unreadable files are skipped."""
+    """Saved sessions, newest first, from each file's header and last line (a file of the
+    first format is read whole); unreadable files are skipped."""
     directory = directory or sessions_dir()
     infos = []
     for path in sorted(directory.glob("*.json"), reverse=True):
         try:
-            data = _read(path)
-        except SessionError:
+            summary = read_listing(path)
+        except (SessionError, OSError):
             continue
-        history = data.get("history", [])
-        first = next((m.get("content", "") for m in history if m.get("role") == "user"), "")
-        infos.append(
-            SessionInfo(
-                id=data["id"],
-                name=data.get("name", ""),
-                updated=float(data.get("updated", 0)),
-                messages=len(history),
-                first_prompt=" ".join(str(first).split())[:80],
-                path=path,
+        if valid_session_id(summary.id):
+            infos.append(
+                SessionInfo(
+                    id=str(summary.id),
+                    name=summary.name,
+                    updated=summary.updated,
+                    messages=summary.messages,
+                    first_prompt=summary.first_prompt,
+                    path=path,
+                )
             )
-        )
     return infos
 
 
@@ -155,16 +151,8 @@ def _find(key: str, directory: Path) -> Path:
     raise SessionError(f"{key!r} matches {len(matches)} sessions; give more of the id")
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise SessionError(
-            f"{path}:{exc.lineno}:{exc.colno}: corrupt session file ({exc.msg})"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SessionError(f"{path}: cannot read session: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("history"), list) or "id" not in data:
+def _checked(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    if "id" not in data or not isinstance(data.get("history", []), list):
         raise SessionError(f"{path}: not an ollie_nb session (no id or history)")
     if not valid_session_id(data["id"]):
         raise SessionError(f"{path}: invalid session id {str(data['id'])[:80]!r}")
@@ -235,67 +223,98 @@ def _legacy_kind(ids: Sequence[str], goal_id: str, backend: str) -> PlanKind:
     return "queue" if backend == "the prompt queue" else "custom"
 
 
-def session_payload(
-    convo: Conversation,
-    config: AgentConfig,
-    workdir: str,
-    plans: Sequence[PlanRecord],
-    backend: Any,
-) -> dict[str, Any]:
-    """A conversation's session as JSON data (AgentCore.session_data); `backend` may be None."""
-    return {
-        "id": convo.session_id,
-        "name": convo.session_name,
-        "created": convo.created,
-        "updated": time.time(),
-        "agent": config.name,
-        "agent_path": config.path,
-        "backend": getattr(backend, "name", ""),
-        "model": getattr(backend, "model", ""),
-        "workdir": workdir,
-        "history": [m.to_dict() for m in convo.history],
-        "usage": {
-            "input_tokens": convo.usage.input_tokens,
-            "output_tokens": convo.usage.output_tokens,
-            "requests": convo.usage.requests,
-        },
-        "plans": [plan_to_dict(p) for p in plans],
-        "errors": list(convo.errors),  # failed model calls, kept out of the history
-    }
-
-
 @dataclass(frozen=True)
 class SavedSession:
-    """What a saved session brings back to an agent."""
+    """A saved session: its conversation, plans, sub-agents and the agent it used."""
 
-    history: list[Message]
-    plans: list[PlanRecord]
-    usage: UsageTotals
-    name: str
-    created: float
-    last_reply: str
-    errors: tuple[dict[str, Any], ...] = ()
+    id: str
+    history: list[Message] = field(default_factory=list)
+    name: str = ""
+    created: float = 0.0
+    updated: float = 0.0
+    agent: str = ""  # the agent config's name and path, to switch back to on resume
+    agent_path: str = ""
+    backend: str = ""
+    model: str = ""
+    workdir: str = ""
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    plans: tuple[PlanRecord, ...] = ()
+    errors: tuple[dict[str, Any], ...] = ()  # failed model calls, kept out of the history
+    subagents: tuple[dict[str, Any], ...] = ()  # each child's name, step, turns, reply
+    children: Mapping[str, list[Message]] = field(default_factory=dict)  # their histories
+    runs: tuple[int, ...] = ()  # plans being worked in parallel
     drafts: Mapping[int, PlanDraft] = field(default_factory=dict)  # of held plans
+
+    @property
+    def last_reply(self) -> str:
+        """The last assistant message with text ('' when none)."""
+        replies = (m.content for m in reversed(self.history) if m.role == "assistant")
+        return next((text for text in replies if text), "")
+
+    def fields(self) -> dict[str, Any]:
+        """Every field but the history as JSON data (a log appends the history apart)."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "created": self.created,
+            "agent": self.agent,
+            "agent_path": self.agent_path,
+            "backend": self.backend,
+            "model": self.model,
+            "workdir": self.workdir,
+            "usage": {
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+                "requests": self.usage.requests,
+            },
+            "plans": [plan_to_dict(p) for p in self.plans],
+            "errors": [dict(e) for e in self.errors],
+            "subagents": [dict(s) for s in self.subagents],
+            "runs": list(self.runs),
+            "drafts": drafts_to_dict(self.drafts),
+        }
 
     @classmethod
     def decode(cls, data: Mapping[str, Any], key: str) -> SavedSession:
-        """Decode a loaded session; malformed content is a SessionError naming the session."""
+        """Decode a session's JSON data; malformed content is a SessionError naming it."""
         try:
-            history = [Message.from_dict(m) for m in data["history"]]
-            plans = [plan_from_dict(p) for p in data.get("plans", [])]
-            usage = data.get("usage", {})
-            totals = UsageTotals(
+            return cls._decode(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SessionError(f"session {key}: malformed content ({exc})") from None
+
+    @classmethod
+    def _decode(cls, data: Mapping[str, Any]) -> SavedSession:
+        usage = data.get("usage") or {}
+        return cls(
+            id=str(data["id"]),
+            history=[Message.from_dict(m) for m in data["history"]],
+            name=str(data.get("name", "")),
+            created=float(data.get("created", time.time())),
+            updated=float(data.get("updated") or 0),
+            agent=str(data.get("agent") or ""),
+            agent_path=str(data.get("agent_path") or ""),
+            backend=str(data.get("backend") or ""),
+            model=str(data.get("model") or ""),
+            workdir=str(data.get("workdir") or ""),
+            usage=UsageTotals(
                 int(usage.get("input_tokens", 0)),
                 int(usage.get("output_tokens", 0)),
                 int(usage.get("requests", 0)),
-            )
-            created = float(data.get("created", time.time()))
-            errors = tuple(dict(e) for e in data.get("errors", ()))
-            drafts = drafts_from_dict(data.get("drafts") or {})
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise SessionError(f"session {key}: malformed content ({exc})") from None
-        last = next(
-            (m.content for m in reversed(history) if m.role == "assistant" and m.content), ""
+            ),
+            plans=tuple(plan_from_dict(p) for p in data.get("plans", [])),
+            errors=tuple(dict(e) for e in data.get("errors", ())),
+            subagents=tuple(
+                {k: v for k, v in s.items() if k != "history"} for s in data.get("subagents") or ()
+            ),
+            children=_children(data),
+            runs=tuple(n for n in data.get("runs") or () if isinstance(n, int)),
+            drafts=drafts_from_dict(data.get("drafts") or {}),
         )
-        name = str(data.get("name", ""))
-        return cls(history, plans, totals, name, created, last, errors, drafts)
+
+
+def _children(data: Mapping[str, Any]) -> dict[str, list[Message]]:
+    """The sub-agents' histories: a log keeps them apart, the first format in each child."""
+    kept = data.get("children")
+    if kept is None:
+        kept = {s["name"]: s.get("history", []) for s in data.get("subagents") or ()}
+    return {str(name): [Message.from_dict(m) for m in history] for name, history in kept.items()}

@@ -78,9 +78,12 @@ class ChildSession:
         return self.state.ledger
 
     def assign(self, step: str, within: Ledger, work: StepRef | None = None) -> None:
-        """A new piece of work (a plan step): its spend counts afresh, under `within`; its
-        turns work `work` (what their task calls may change unasked)."""
+        """A new piece of work (a plan step): it starts from its prompt alone (an earlier
+        step's turns are not sent again: a step's cost stays flat however many came before),
+        its spend counts afresh, under `within`; its turns work `work` (what their task calls
+        may change unasked)."""
         self.step, self.work = step, work
+        self.conversation.history, self.conversation.errors = [], []
         self.state.ledger = self._parent().spend.subagent(self.name, within)
 
     @property
@@ -267,7 +270,9 @@ class SubAgents:
         child.send(prompt)
         return child
 
-    def restore(self, saved: Iterable[Mapping[str, Any]]) -> int:
+    def restore(
+        self, saved: Iterable[Mapping[str, Any]], histories: Mapping[str, list[Message]]
+    ) -> int:
         """Children of a saved session back, idle, with their histories; how many."""
         count = 0
         for data in saved:
@@ -277,7 +282,7 @@ class SubAgents:
             step = str(data.get("step", ""))
             child = ChildSession(name, self._parent, self._usage, self._sink, step)
             child.on_idle = self._finished
-            child.conversation.history = [Message.from_dict(m) for m in data.get("history", [])]
+            child.conversation.history = histories.get(name, [])
             child.conversation.reply = str(data.get("reply", ""))
             child.turns = int(data.get("turns", 0))
             child.error = str(data.get("error", ""))
@@ -287,7 +292,7 @@ class SubAgents:
         return count
 
     def saved(self) -> list[dict[str, Any]]:
-        """Every child as session JSON data (its history, step, turns, last reply)."""
+        """Every child as session JSON data (its step, turns, last reply; not its history)."""
         return [
             {
                 "name": c.name,
@@ -296,10 +301,13 @@ class SubAgents:
                 "turns": c.turns,
                 "reply": c.reply,
                 "error": c.error,
-                "history": [m.to_dict() for m in c.history],
             }
             for c in self.children.values()
         ]
+
+    def histories(self) -> dict[str, list[Message]]:
+        """Every child's history by name (a session file appends what each one added)."""
+        return {c.name: c.history for c in self.children.values()}
 
     def retire(self, name: str) -> None:
         """Forget an idle quiet child (a former plan worker), so its name can be given again."""

@@ -22,7 +22,6 @@ import sys
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
-from importlib import metadata
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ollie_nb.errors import UnavailableError
@@ -665,6 +664,8 @@ class _OtelStep(StepSpan):
 
 
 def _version() -> str:
+    from importlib import metadata  # zipfile, csv, email: only when tracing starts
+
     try:
         return metadata.version("ollie-nb")
     except metadata.PackageNotFoundError:

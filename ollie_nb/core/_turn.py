@@ -368,7 +368,7 @@ class TurnRunner:
         if not commands:
             return HookOutcome()
         body = {**payload, "cwd": context.workdir, "session_id": self.state.session_id}
-        env = context.subprocess_env()
+        env = context.subprocess_environ()
         outcome = await run_hooks(event, commands, body, context.workdir, env=env)
         for warning in outcome.warnings:
             context.emit(Notice(context.redact(warning)))
@@ -423,7 +423,9 @@ class TurnRunner:
             return send_request(context, self.state, messages, params(context.config))
 
         conversation, prompt = self.state.conversation, context.system_prompt()
-        done = await conversation.compact(context.backend, prompt, send, self.hooks, context.redact)
+        done = await conversation.compact_history(
+            context.backend, prompt, send, self.hooks, context.redact
+        )
         if done.history is not None:
             context.save_session()
         return done

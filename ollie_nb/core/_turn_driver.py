@@ -13,13 +13,14 @@ from collections.abc import Awaitable, Callable
 
 from ollie_nb.core._budget import Ledger, Scope, SpendBook
 from ollie_nb.core._context import AgentContext, TurnState
-from ollie_nb.core._events import Event, Notice, TurnResult, TurnStarted
+from ollie_nb.core._events import Event, Notice, PlanProgress, TurnResult, TurnStarted
 from ollie_nb.core._plans import Plans
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._tracing import tracing
 from ollie_nb.core._turn import TurnRunner
 from ollie_nb.core._watch import AgentWatch
-from ollie_nb.planning import Origin, QueuedPrompt, StepState
+from ollie_nb.planning import Origin, QueuedPrompt, StepRef, StepState, state_label
+from ollie_nb.planning.prompts import CONTINUE_PROMPT
 
 
 class TurnDriver:
@@ -46,6 +47,7 @@ class TurnDriver:
         self._context, self._agent_name, self._save = context, agent_name, save
         self.runner = TurnRunner(turn)
         self.task: asyncio.Task[TurnResult] | None = None
+        self.step_limited = False  # the last turn stopped at maxSteps
 
     @property
     def running(self) -> bool:
@@ -64,9 +66,27 @@ class TurnDriver:
         self.runner.interrupting = False
         self.task = asyncio.ensure_future(self._drain(item))
         try:
-            return await self.task
+            result = await self.task
         finally:
             self.task = None
+        self.step_limited = result.step_limit
+        return result
+
+    def inject(self, prompt: str) -> None:
+        """Tell the running turn something: appended to the next tool result, else the next prompt."""
+        if self.running:
+            self.prompts.inject(prompt)
+        else:
+            self.prompts.put_first(QueuedPrompt(prompt, Origin.INJECTED))
+
+    async def next_prompt(self) -> QueuedPrompt | None:
+        """What `%ollie run` works next: the queue's first item (after the watcher's news),
+        else the continuation of a turn stopped at maxSteps; None when there is nothing."""
+        await self.watch.catch_up()
+        item = self.prompts.pop()
+        if item is None and self.step_limited:
+            item = QueuedPrompt(CONTINUE_PROMPT, Origin.CONTINUE)
+        return item
 
     async def _drain(self, item: QueuedPrompt) -> TurnResult:
         result = await self._work(item)
@@ -82,17 +102,21 @@ class TurnDriver:
         return result
 
     async def _work(self, item: QueuedPrompt, position: int = 0, total: int = 0) -> TurnResult:
-        """One item as a turn; the step it works is known from it (a queue plan's is marked)."""
+        """One item as a turn; the step it works is known from it (a queue plan's is marked,
+        and goes back to the front of the queue when a cap or Stop ends its turn)."""
         step = item.step
+        marked = step if step is not None and step.kind == "queue" else None
+        if marked is not None and (unready := self._unready(marked)):
+            return unready
         self.watch.took(step)  # before the claim's round trip: the watch queues it no more
         lost: list[str] = []  # why the claim of the item's step was lost, once it is
         context = self._context()
         held = await self.watch.admit(item, self._claim_lost(item, lost, context.emit))
         if held.refused:
             return TurnResult(blocked=held.refused)  # another worker holds it: not worked here
-        marked = step if step is not None and step.kind == "queue" else None
         if marked is not None:
             self.plans.book.mark(marked, StepState.IN_PROGRESS)
+            self._progress(marked, context.emit)
         prompt = self.prompts.with_notes(item.text)
         start = TurnStarted(prompt, position > 0, position, total, step)
         if step is not None:  # its spend is the step's, within its plan's cap
@@ -109,15 +133,36 @@ class TurnDriver:
                 with contextlib.suppress(Exception):  # the lease ends a claim left anyway
                     await self.watch.release(item)  # a watch step goes back unless closed
         if marked is not None:
-            state = (
-                StepState.OPEN
-                if result.interrupted
-                else StepState.FAILED
-                if result.error
-                else StepState.DONE
-            )
-            self.plans.book.mark(marked, state)
+            self._settle(item, marked, result)
+            self._progress(marked, context.emit)
         return result
+
+    def _progress(self, step: StepRef, emit: Callable[[Event], None]) -> None:
+        """Tell how far the step's queue plan is (a header's bar shows it)."""
+        record = self.plans.book.get(step.plan)
+        if record is not None:
+            states = self.plans.book.queue_states(record)
+            done = sum(state is StepState.DONE for state in states.values())
+            emit(PlanProgress(step.plan, done, len(record.steps), states))
+
+    def _unready(self, step: StepRef) -> TurnResult | None:
+        """A queue step whose blockers did not all finish is not worked (the user is told)."""
+        waits = self.plans.book.waits_for(step)
+        if not waits:
+            return None
+        which = ", ".join(f"{b} ({state_label(s)})" for b, s in waits.items())
+        text = f"step {step.number} ({step.step_id}) is not worked: it waits for {which}"
+        self._context().emit(Notice(text, "warning"))
+        return TurnResult(blocked=text)
+
+    def _settle(self, item: QueuedPrompt, step: StepRef, result: TurnResult) -> None:
+        """A queue step's state after its turn: stopped by a cap or Stop, it stays open, first
+        in the queue (`%ollie run` works it next); else failed or done."""
+        if result.interrupted or result.capped:
+            self.plans.book.mark(step, StepState.OPEN)
+            self.prompts.put_first(item)
+            return
+        self.plans.book.mark(step, StepState.FAILED if result.error else StepState.DONE)
 
     def _traced(self, item: QueuedPrompt, work: Awaitable[TurnResult]) -> Awaitable[TurnResult]:
         """A step's turn inside the step's span; a step the watch queued is a trace of its own."""

@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ollie_nb.core._agent_env import AgentEnv
 from ollie_nb.core._event_reader import TaskEventWatcher
 from ollie_nb.core._events import (
     Event,
@@ -26,6 +25,7 @@ from ollie_nb.core._events import (
 from ollie_nb.core._plans import Plans
 from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._react import Reactions, WatchHooks
+from ollie_nb.core._tool_servers import ToolServers
 from ollie_nb.core._wake import Waker
 from ollie_nb.errors import NotStartedError
 from ollie_nb.planning import TASK_UPDATE, Origin, QueuedPrompt, StepRef
@@ -52,7 +52,7 @@ class AgentWatch:
         self,
         prompts: PromptQueue,
         plans: Plans,
-        env: Callable[[], AgentEnv | None],
+        env: Callable[[], ToolServers | None],
         name: Callable[[], str],
         *,
         running: Callable[[], bool],

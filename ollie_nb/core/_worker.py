@@ -162,7 +162,7 @@ class Worker:
 
     @property
     def client(self) -> TaskClient:
-        env = self.core.env
+        env = self.core.servers
         if env is None or env.task_client is None:
             failures = "; ".join(env.failures) if env is not None else ""
             raise WorkerError(
@@ -252,7 +252,9 @@ class Worker:
     async def _work(self, record: PlanRecord) -> tuple[int, bool]:
         """One parallel run of `record`: how many steps it worked, and whether one failed."""
         self.core.plans.book.reset([record])
-        run = self.core.run_plan(self.options.parallel, record.number, self._notice, spread=True)
+        run = self.core.runs.run_plan(
+            self.options.parallel, record.number, self._notice, spread=True
+        )
         try:
             result = await run
         except asyncio.CancelledError:
@@ -314,7 +316,7 @@ class Worker:
                 self.lease_ends = lease_ends(await self._listing())
 
     def _updates(self) -> Updates | None:
-        env = self.core.env
+        env = self.core.servers
         server = env.dispatcher.get_server(env.task_server or "") if env is not None else None
         return getattr(server, "resource_updates", None)
 

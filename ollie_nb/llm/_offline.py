@@ -23,7 +23,15 @@ from ollie_nb.llm._types import (
     Usage,
     UsageReport,
 )
-from ollie_nb.planning import TASK_UPDATE, Review, ReviewNote, read_review, read_step
+from ollie_nb.planning import (
+    TASK_UPDATE,
+    Review,
+    ReviewNote,
+    read_held,
+    read_queued,
+    read_review,
+    read_step,
+)
 
 OFFLINE_MODEL = "offline-planner"
 PLAN_TOOL = "reasoning_plan"
@@ -380,7 +388,7 @@ def _after_tool(messages: list[Message]) -> str:
         # a warning is shown to the user as its own line already: not said twice
         if result_lines and result_lines[-1].startswith("warning:"):
             return f"{head}\n\nIt was not saved: it lives in context only (the warning says why)."
-        return f"{head}\n\n{result_lines[-1]}" if result_lines else head
+        return f"{head}\n\n{_where_it_went(result_lines[-1])}" if result_lines else head
     if call is not None and call.name == TASK_UPDATE_TOOL:
         prompt = next((m.content for m in reversed(messages) if m.role == "user"), "")
         answer = _step_answer(prompt)
@@ -389,6 +397,18 @@ def _after_tool(messages: list[Message]) -> str:
         return answer
     name = call.name if call is not None else "tool"
     return f"The {name} tool answered: {result_lines[0] if result_lines else '(nothing)'}"
+
+
+def _where_it_went(status: str) -> str:
+    """The plan's status line, told to the user: a held or queued plan's line is written for
+    the model (stop here, wait), so it is said in the user's words."""
+    held = read_held(status)
+    if held is not None:
+        return f"Plan {held} is waiting for your review: approve, edit or send it back below."
+    queued = read_queued(status)
+    if queued is not None:
+        return f"Its {queued} steps are queued: each runs as a turn of its own, in order."
+    return status
 
 
 def _as_message(turn: Turn, messages: list[Message]) -> Message:

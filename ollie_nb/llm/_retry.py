@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
@@ -59,6 +58,8 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
         return max(float(value), 0.0)
     except ValueError:
         pass
+    import email.utils  # an HTTP date is rare: the email package loads only for one
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

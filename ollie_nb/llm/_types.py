@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -33,6 +32,8 @@ def _clean_text_fields(obj: Any, keys: tuple[str, ...]) -> None:
 
 def new_call_id() -> str:
     """A fresh tool-call id, for calls written by hand (scripted models, notebooks)."""
+    import uuid  # with `platform` behind it: loaded at the first such call, not at start
+
     return f"call_{uuid.uuid4().hex[:16]}"
 
 

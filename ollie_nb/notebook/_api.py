@@ -158,7 +158,7 @@ def set_fallback(obj: Any) -> None:
     """Plug a notebook-defined PlanBackend as the fallback (None to remove it)."""
     runtime = _state.runtime_for()
     backend = None if obj is None else _state.notebook_plan_backend(obj, runtime)
-    runtime.call(lambda: runtime.core.set_fallback_plan_backend(backend))
+    runtime.call(lambda: runtime.core.plans.set_fallback(backend))
 
 
 def use_backend(name_or_backend: Any, model: str | None = None) -> Any:

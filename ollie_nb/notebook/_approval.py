@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ollie_nb.notebook._display import Notice
+from ollie_nb.notebook._display import NoticeView
 
 ONCE, SESSION, DENY = "allow once", "allow for this session", "deny"
 CODE_KEYS = {"code", "command", "script", "source", "sql", "query", "cmd", "shell", "program"}
@@ -359,7 +359,7 @@ class Approvals:
         """On the kernel thread: deny at once, or show the widget (and wait in a foreground turn)."""
         if no_one_to_answer():
             self.show(
-                Notice(
+                NoticeView(
                     f"{request.tool} was denied: no one can answer an approval in this run "
                     "(the execute request does not allow input); add it to trustedTools or "
                     "set %config OllieMagics.approval",

@@ -11,8 +11,11 @@ import html
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from ollie_nb.core import Notice
 
 _MUTED = "color: var(--jp-ui-font-color2, #666)"
 _ERROR = "color: var(--jp-error-color1, #c62828)"
@@ -167,12 +170,18 @@ class LiveThinking(Live):
         return self.thinking._repr_mimebundle_()
 
 
-class Notice(Displayable):
-    """One visible line: info, warning or error."""
+class NoticeView(Displayable):
+    """One visible line, info, warning or error: how the notebook shows a notice, the core's
+    `Notice` event (`NoticeView.of`) or a command's one-line answer."""
 
     def __init__(self, message: str, level: str = "info") -> None:
         self.message = message
         self.level = level
+
+    @classmethod
+    def of(cls, notice: Notice) -> NoticeView:
+        """The line that shows a `Notice` event of the core."""
+        return cls(notice.text, notice.level)
 
     def text(self) -> str:
         return f"{_MARKS.get(self.level, '')} {self.message}".strip()

@@ -22,7 +22,7 @@ from types import TracebackType
 from IPython.core.error import UsageError
 
 from ollie_nb.errors import OllieUsageError, ServiceError
-from ollie_nb.notebook._display import Notice
+from ollie_nb.notebook._display import NoticeView
 
 _PACKAGE = str(Path(__file__).parents[1]) + os.sep  # the ollie_nb directory
 _last: list[Failure] = []  # the latest failure that was not a usage mistake
@@ -64,21 +64,21 @@ def remember(exc: BaseException, redact: Callable[[str], str] = str) -> str | No
     return where
 
 
-def failure_notice(exc: BaseException, redact: Callable[[str], str] = str) -> Notice:
+def failure_notice(exc: BaseException, redact: Callable[[str], str] = str) -> NoticeView:
     """Keep the traceback for `%ollie debug`; the notice that says whose code failed (both
     redacted)."""
     where = remember(exc, redact)
     first = redact(str(exc)).strip().splitlines()
     detail = f": {first[0]}" if first else ""
     if isinstance(exc, ServiceError):
-        return Notice(f"{exc.source} failed{detail} (not a bug: {exc.advice})", "error")
+        return NoticeView(f"{exc.source} failed{detail} (not a bug: {exc.advice})", "error")
     if where is not None:
-        return Notice(
+        return NoticeView(
             f"your code raised {type(exc).__name__}{detail} (in {where}; "
             "%ollie debug shows the traceback)",
             "error",
         )
-    return Notice(
+    return NoticeView(
         f"internal error {type(exc).__name__}{detail} (a bug, not your input: "
         "%ollie debug shows the traceback)",
         "error",

@@ -20,7 +20,7 @@ from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, observe, vali
 
 from ollie_nb import redaction
 from ollie_nb.notebook import _state
-from ollie_nb.notebook._display import Notice, TextBlock
+from ollie_nb.notebook._display import NoticeView, TextBlock
 from ollie_nb.notebook._failures import failure_notice, one_line, usage_error
 from ollie_nb.notebook._output import live_display, show
 from ollie_nb.notebook._prompt_line import OPTIONS_HELP, parse_prompt_line
@@ -115,7 +115,7 @@ class OllieMagics(Magics):
     def _review_plans_changed(self, change: Any) -> None:
         runtime = _state.active()
         if runtime is not None:  # read by the agent at its next plan
-            runtime.core.review_plans = change["new"]
+            runtime.core.plans.review = change["new"]
 
     max_session_cost = Float(0.0, help="Dollars the session may spend; 0 = no cap.").tag(
         config=True
@@ -267,10 +267,10 @@ class OllieMagics(Magics):
             COMMANDS.get("model").handler(self, options.model)
         if runtime.busy:
             if options.inject:
-                runtime.call_soon(lambda: runtime.core.inject(text))
-                return Notice("injected into the running turn")
+                runtime.call_soon(lambda: runtime.core.turns.inject(text))
+                return NoticeView("injected into the running turn")
             position = self.on_loop(lambda core: core.prompts.put(text))
-            return Notice(f"a turn is running; queued as #{position}")
+            return NoticeView(f"a turn is running; queued as #{position}")
         if options.bg:
             from ollie_nb.notebook._widgets import BackgroundTurn  # ipywidgets: on first use
 
@@ -289,7 +289,7 @@ class OllieMagics(Magics):
             runtime.run_turn(text, view, tick=view.tick)
         except KeyboardInterrupt:
             view.finish()
-            display(Notice("interrupted; the turn did not wind down in time", "warning"))
+            display(NoticeView("interrupted; the turn did not wind down in time", "warning"))
             return None
         except Exception:  # the turn loop answers usage problems itself: theirs, or a bug
             view.finish()

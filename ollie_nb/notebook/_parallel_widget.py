@@ -18,7 +18,7 @@ from IPython.display import display
 from ollie_nb import core
 from ollie_nb.core import WatchWhat
 from ollie_nb.errors import OllieUsageError
-from ollie_nb.notebook._display import Notice, Table, esc
+from ollie_nb.notebook._display import NoticeView, Table, esc
 from ollie_nb.notebook._plans import PlanGraphView
 from ollie_nb.notebook._render import Settings, TurnView
 from ollie_nb.notebook._widgets import OutputSink
@@ -63,6 +63,8 @@ class ChildPane:
         )
 
     def __call__(self, event: core.Event) -> None:
+        if isinstance(event, core.TurnStarted):
+            self.view.restart()  # each step's turn shows its own usage, not the last one's
         self.view(event)
         match event:
             case core.ToolCalled(tool=tool):
@@ -116,7 +118,7 @@ class ParallelRunView:
             for pane in self.panes.values():
                 pane.view.tick()
         except Exception as exc:
-            OutputSink(self.log).show(Notice(f"rendering failed: {exc}", "error"))
+            OutputSink(self.log).show(NoticeView(f"rendering failed: {exc}", "error"))
 
     def _render(self, name: str, event: core.Event) -> None:
         if name:
@@ -136,7 +138,7 @@ class ParallelRunView:
             self.graph.groups = dict(self.workers)
             self.graph_html.value = self.graph.html()
         if what not in (WatchWhat.CLAIMED, WatchWhat.DONE, WatchWhat.FINISHED):
-            OutputSink(self.log).show(Notice(notice.text, LEVELS.get(what, "info")))
+            OutputSink(self.log).show(NoticeView(notice.text, LEVELS.get(what, "info")))
 
     def _add_pane(self, child: str, step_id: str) -> None:
         index = self.record.ids.index(step_id)
@@ -188,9 +190,7 @@ class ParallelRunView:
             tokens, cost = (f"{spent.tokens:,}", spent.cost_text) if spent else ("", "")
             title = self.record.steps[index].title[:50]
             rows.append((index + 1, title, child, status, tokens, cost))
-        title = result.summary if result else f"plan {self.record.number}"
-        if result is not None and result.spend:
-            title += f" ({result.total})"
+        title = result.headline if result else f"plan {self.record.number}"
         return Table(title, ["step", "title", "worker", "status", "tokens", "cost"], rows)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
@@ -204,10 +204,10 @@ def run_parallel(settings: Settings, runtime: NotebookRuntime, width: int, backg
     """Start the run with the widget as its sinks; wait for it unless `background`."""
     record = runtime.call(_on_loop(lambda: runtime.core.plans.find(None)))
     if record is None:
-        return Notice("there is no plan yet: ask for one first", "error")
+        return NoticeView("there is no plan yet: ask for one first", "error")
     view = ParallelRunView(settings, runtime, record)
     runtime.call(_on_loop(lambda: runtime.core.subagents.listeners.append(view.post_child)))
-    future = runtime.submit(lambda: runtime.core.run_plan(width, on_event=view.post_run))
+    future = runtime.submit(lambda: runtime.core.runs.run_plan(width, on_event=view.post_run))
     done = lambda f: runtime.call_soon(lambda: _unlisten(runtime.core, view))  # noqa: E731
     future.add_done_callback(done)
     if background:
@@ -221,7 +221,7 @@ def run_parallel(settings: Settings, runtime: NotebookRuntime, width: int, backg
         result = runtime.pump(future, timeout=5)
     except OllieUsageError as exc:  # no plan to run in parallel, a run under way
         view.finish(None)
-        return Notice(str(exc), "error")
+        return NoticeView(str(exc), "error")
     view.finish(result, table=True)
     return view.summary()
 

@@ -25,6 +25,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ollie_nb.core import PlanDecided
+from ollie_nb.errors import PlanDecidedError
 from ollie_nb.notebook._display import esc
 from ollie_nb.notebook._plans import _DRAWER, fit_to_cell
 from ollie_nb.planning import (
@@ -32,8 +34,10 @@ from ollie_nb.planning import (
     PlanDraft,
     PlanRecord,
     PlanValidationError,
+    Review,
     StepState,
     plan_svg,
+    readable_rankdir,
 )
 
 if TYPE_CHECKING:
@@ -68,6 +72,9 @@ class EditorActions:
     save: Callable[[PlanDraft], concurrent.futures.Future[Any]] | None = None
     follow: Callable[[], Any] | None = None  # after approve / reject: the turn telling the model
     keep: Callable[[PlanDraft], concurrent.futures.Future[Any]] | None = None  # the core keeps it
+    decisions: Callable[[Callable[[PlanRecord], None]], Callable[[], None]] | None = None
+    """Hands the editor each decision on its plan (the plan's record), wherever it was made,
+    on the kernel thread; returns the call that stops it."""
 
     @property
     def saved_plan(self) -> bool:
@@ -84,6 +91,32 @@ def _on_loop(runtime: NotebookRuntime, call: Callable[[], Any]) -> concurrent.fu
     return runtime.submit(run)
 
 
+def plan_decisions(
+    runtime: NotebookRuntime, number: int
+) -> Callable[[Callable[[PlanRecord], None]], Callable[[], None]]:
+    """The core's decisions on plan `number`, each handed to `show` on the kernel thread (when
+    it next pumps or drains the runtime: the caller of a decision does); one already made
+    when the editor starts listening is handed over at once."""
+
+    def listen(show: Callable[[PlanRecord], None]) -> Callable[[], None]:
+        core = runtime.core
+
+        def heard(event: PlanDecided) -> None:  # on the runtime's loop
+            if event.record.number == number:
+                runtime.on_main(lambda: show(event.record))
+
+        def start() -> None:
+            core.plans.listen(heard)
+            record = core.plans.find(number)
+            if record is not None and record.review is not None and not record.held:
+                heard(PlanDecided(record))
+
+        runtime.call_soon(start)
+        return lambda: runtime.call_soon(lambda: core.plans.unlisten(heard))
+
+    return listen
+
+
 def held_plan_actions(
     runtime: NotebookRuntime, number: int, follow: Callable[[], Any] | None = None
 ) -> EditorActions:
@@ -92,6 +125,7 @@ def held_plan_actions(
     return EditorActions(
         drain=runtime.drain,
         follow=follow,
+        decisions=plan_decisions(runtime, number),
         keep=lambda d: _on_loop(runtime, lambda: core().plans.keep_draft(number, d)),
         approve=lambda d: _on_loop(runtime, lambda: core().plans.approve(number, d)),
         reject=lambda why, d: _on_loop(runtime, lambda: core().plans.reject(number, why, d)),
@@ -200,7 +234,7 @@ class DraftGraph:
         self.draft = draft
         self.statuses = statuses  # task id -> status word (a saved plan's steps)
         self.rankdir = rankdir
-        self.widget = widgets.HTML("", layout=widgets.Layout(flex="1 1 24em", overflow="auto"))
+        self.widget = widgets.HTML("", layout=widgets.Layout(width="100%", overflow="auto"))
         self.widget.add_class("ollie-plan-graph")
         self._svg = ""  # the last graph drawn of a valid draft
         self._drawing: concurrent.futures.Future[str] | None = None
@@ -212,7 +246,8 @@ class DraftGraph:
         ids = [str(self.draft.number_of(r.key)) for r in rows]
         statuses = {i: self.statuses.get(r.task_id, "") for i, r in enumerate(rows)}
         statuses = {i: s for i, s in statuses.items() if s}
-        return plan_svg(self.draft.goal, steps, ids, statuses or None, rankdir=self.rankdir)
+        rankdir = readable_rankdir(steps, self.rankdir)  # a long chain: top to bottom
+        return plan_svg(self.draft.goal, steps, ids, statuses or None, rankdir=rankdir)
 
     def draw(self, poll: Poll | None) -> None:
         """Draw the draft as it is now; `poll` shows the drawing when it is done (None: wait)."""
@@ -283,9 +318,12 @@ class PlanEditor:
         self._edits = 0  # counts edits, so only the last one of a burst redraws
         self._deciding = False
         self._loop = loop or _kernel_loop()  # None: no kernel (a script), calls wait in place
+        self._elsewhere: PlanRecord | None = None  # a decision made elsewhere while deciding
         self._build(widgets)
         self._rebuild_rows()
         self.draw()
+        listen = self.actions.decisions
+        self._stop_listening = listen(self.decided_elsewhere) if listen is not None else None
 
     # building -------------------------------------------------------------------------
 
@@ -295,7 +333,7 @@ class PlanEditor:
         self.goal.observe(lambda c: self.edit(None, "goal", c["new"]), names="value")
         self.drawing = DraftGraph(self.draft, self.statuses, self.rankdir)
         self.graph = self.drawing.widget
-        self.rows_box = widgets.VBox([])
+        self.rows_box = widgets.VBox([], layout={"width": "100%"})
         self.add_button = widgets.Button(description="add step", icon="plus")
         self.add_button.on_click(lambda _: self.add_step())
         self.problems = widgets.HTML("")
@@ -304,12 +342,13 @@ class PlanEditor:
         self.status = widgets.HTML("")
         self.status.add_class("ollie-plan-status")
         self.buttons = self._decision_buttons(widgets)
-        steps = widgets.VBox([self.rows_box, self.add_button], layout={"flex": "1 1 30em"})
         self.widget = widgets.VBox(
-            [
+            [  # the graph above the rows, both at the cell's width: labels and titles readable
                 self.header,
                 self.goal,
-                widgets.HBox([self.graph, steps], layout={"flex_flow": "row wrap"}),
+                self.graph,
+                self.rows_box,
+                self.add_button,
                 self.problems,
                 widgets.HBox([*self.buttons.values(), *self._comment_box()]),
                 self.status,
@@ -458,6 +497,16 @@ class PlanEditor:
 
     # deciding -------------------------------------------------------------------------
 
+    def decided_elsewhere(self, record: PlanRecord) -> None:
+        """The plan was decided by code, a command or another editor: show it, buttons off
+        (a click under way ends with it instead of an error)."""
+        if self.closed:
+            return
+        if self._deciding:
+            self._elsewhere = record
+            return
+        self._close(elsewhere_line(record))
+
     def approve(self) -> None:
         problems = self.problem_list()
         if self.closed or self.actions.approve is None:
@@ -529,6 +578,9 @@ class PlanEditor:
     ) -> None:
         self._deciding = False
         error = future.exception() if not future.cancelled() else RuntimeError("cancelled")
+        if isinstance(error, PlanDecidedError):  # a stale click: the decision was made elsewhere
+            self._close(elsewhere_line(self._elsewhere) if self._elsewhere else str(error))
+            return
         if error is not None:
             self._rebuild_rows()  # editable again, as the draft is
             for widget in (self.goal, self.comment, self.add_button, *self.buttons.values()):
@@ -558,12 +610,14 @@ class PlanEditor:
             while not future.done():
                 self.actions.drain()
                 concurrent.futures.wait([future], timeout=TICK)
+            self.actions.drain()
             then()
             return
 
         def tick() -> None:
             self.actions.drain()
             if future.done():
+                self.actions.drain()  # what the core handed over as it finished
                 then()
             else:
                 self._later(TICK, tick)
@@ -590,6 +644,9 @@ class PlanEditor:
         self.header.value = self._header_html()
         self._say(outcome, error=False)
         self._lock_all()
+        if self._stop_listening is not None:
+            self._stop_listening()
+            self._stop_listening = None
 
     def _lock_all(self) -> None:
         for row in self.rows:
@@ -649,6 +706,20 @@ def outcome_line(done: str, result: Any) -> str:
     if isinstance(result, str) and result.strip():
         return f"{done}: {result.strip()}"
     return done
+
+
+_DECIDED = {
+    Review.APPROVED: "approved",
+    Review.REJECTED: "sent back for changes",
+    Review.DISCARDED: "discarded: nothing was saved",
+}
+
+
+def elsewhere_line(record: PlanRecord) -> str:
+    """The editor's last line for a decision made outside it (code, a command, an editor)."""
+    done = _DECIDED.get(record.review, "decided") if record.review else "decided"
+    line = outcome_line(done, record) if record.review is Review.APPROVED else done
+    return f"{line} (outside this editor)"
 
 
 # -- the editor of a plan of this session ------------------------------------------------

@@ -48,8 +48,10 @@ class PlanGraphView(Displayable):
         background: bool = False,
         groups: Mapping[str, str] | None = None,
         spend: Mapping[str, Spend] | None = None,
+        expand: bool = False,
     ) -> None:
         self.record = record
+        self.expand = expand  # every step drawn, also past the size a graph is collapsed at
         self.spend = dict(spend or {})  # step id -> its tokens and cost, shown on its node
         self.statuses = dict(statuses or {})
         self.groups = dict(groups or {})  # step id -> who works it (a sub-agent), drawn as boxes
@@ -96,6 +98,7 @@ class PlanGraphView(Displayable):
             groups=self.groups or None,
             spend=self.spend or None,
             rankdir=self.rankdir,
+            expand=self.expand,
         )
 
     def progress(self) -> tuple[int, int]:
@@ -121,6 +124,7 @@ class PlanGraphView(Displayable):
             tuple(sorted(self.groups.items())),
             tuple(sorted(self.spend.items(), key=lambda item: item[0])),
             self.rankdir,
+            self.expand,
         )
 
     def _drawing_done(self) -> str | GraphvizUnavailable | None:

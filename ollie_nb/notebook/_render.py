@@ -18,7 +18,7 @@ from ollie_nb.notebook._display import (
     Footer,
     Live,
     LiveThinking,
-    Notice,
+    NoticeView,
     Reply,
     TextBlock,
     Thinking,
@@ -79,8 +79,11 @@ class TurnView:
         self.plans: list[PlanGraphView] = []
         self._plan_updates: list[Callable[[Any], None]] = []
         self._undrawn: list[PlanGraphView] = []  # shown as text while dot draws them
-        self._pending_plans: list[Any] = []  # PlanGraphViews, and editors of held plans
-        self.progress: tuple[int, int] | None = None
+        self._pending_plans: list[PlanGraphView] = []  # shown under the call that made them
+        self._held: list[Any] = []  # editors of held plans: shown last, under the replies
+        self.progress: tuple[int, int] | None = None  # (position, total) in the drained queue
+        self.plan_progress: tuple[int, int] | None = None  # (done, total) of the worked plan
+        self._told: dict[int, dict[str, StepState]] = {}  # a queue plan's states, as told
         self.result_reply = ""
         self.interrupted = False
         self._retry: tuple[str, int, float] | None = None
@@ -144,15 +147,43 @@ class TurnView:
                 self._on_retry(event)
             case core.Notice():
                 self._settle()
-                self._show(Notice(event.text, event.level))
+                self._show(NoticeView.of(event))
             case core.TurnEnded():
                 self._on_turn_ended(event)
+            case core.PlanProgress(plan=plan, done=done, total=total, states=states):
+                self.plan_progress = (done, total)
+                self._told[plan] = dict(states)
+                self._refresh_plans()
+
+    def restart(self) -> None:
+        """A new turn of its own (a worker's next step): its usage and time count afresh."""
+        self._turn_usage = (0, 0, 0)
+        self._started = time.perf_counter()
+        self.interrupted = False
+
+    def header(self, state: str, seconds: float) -> str:
+        """The header's line: the state, the time, and how far the plan is when one is worked."""
+        line = f"{state} ({seconds:.1f} s)"
+        if self.plan_progress is not None:
+            done, total = self.plan_progress
+            line += f" · {done} of {total} steps done"
+        return line
+
+    def bar(self, finished: bool) -> tuple[int, int] | None:
+        """The header's bar as (value, max): the plan's steps done of all; else the place in
+        the drained queue (full once the turns finished without an interrupt)."""
+        if self.plan_progress is not None:
+            return self.plan_progress
+        if self.progress is None:
+            return None
+        step, total = self.progress
+        return (total if finished and not self.interrupted else step - 1), total
 
     def _on_turn_started(self, event: core.TurnStarted) -> None:
         if event.position:
             self._settle()
             self.progress = (event.position, event.total)
-            self._show(Notice(f"▶ {turn_label(event)[:200]}", "info"))
+            self._show(NoticeView(f"▶ {turn_label(event)[:200]}", "info"))
             self._refresh_plans()
 
     def _on_reasoning(self, event: core.ReasoningDelta) -> None:
@@ -206,11 +237,11 @@ class TurnView:
     def _on_plan(self, event: core.PlanMade) -> None:
         record = event.record
         if event.warning:
-            self._show(Notice(event.warning, "warning"))
+            self._show(NoticeView(event.warning, "warning"))
         if not self.settings.show_plans:
             return
-        if record.held:
-            self._pending_plans.append(self._held_view(record))
+        if record.held:  # shown last, so the review's own turn follows everything above
+            self._held.append(self._held_view(record))
             return
         # A plan just filed has every step open. The graph is refreshed with live statuses
         # at the turn's end; its text keeps the first ones (`%ollie plan` shows them now).
@@ -229,11 +260,8 @@ class TurnView:
         return TextBlock("\n".join([record.text, *review_commands(record.number)]))
 
     def _show_pending_plans(self) -> None:
-        """Draw plans under the reasoning_plan call that made them (a held one: its editor)."""
+        """Draw plans under the reasoning_plan call that made them."""
         for view in self._pending_plans:
-            if not isinstance(view, PlanGraphView):
-                self._show(view)
-                continue
             self.plans.append(view)
             self._plan_updates.append(self._make_live(view))
             self._undrawn.append(view)
@@ -249,15 +277,18 @@ class TurnView:
                 self._plan_updates[self.plans.index(view)](view)
 
     def _refresh_plans(self) -> None:
-        if self._plan_statuses is None:
-            return
+        """Each shown plan with its states now: as the agent told them (its queue plans),
+        else as read."""
         for view, update in zip(self.plans, self._plan_updates):
-            statuses = self._plan_statuses(view.record)
-            if statuses != view.statuses:
-                view.statuses = statuses
-                update(view)
-                if view.drawing and view not in self._undrawn:
-                    self._undrawn.append(view)
+            statuses = self._told.get(view.record.number)
+            if statuses is None and self._plan_statuses is not None:
+                statuses = self._plan_statuses(view.record)
+            if statuses is None or statuses == view.statuses:
+                continue
+            view.statuses = statuses
+            update(view)
+            if view.drawing and view not in self._undrawn:
+                self._undrawn.append(view)
 
     def _on_retry(self, event: core.Retrying) -> None:
         until = time.perf_counter() + event.delay
@@ -278,22 +309,30 @@ class TurnView:
         if left == 0:
             self._retry = None
 
+    def _show_held(self) -> None:
+        """The editors of plans held in the cell's turns, under the replies (what they point to)."""
+        for view in self._held:
+            self._show(view)
+        self._held = []
+
     def _on_turn_ended(self, event: core.TurnEnded) -> None:
         self._settle()
         if event.interrupted:
             self.interrupted = True
-            self._show(Notice("interrupted; the session is still usable", "warning"))
+            self._show(NoticeView("interrupted; the session is still usable", "warning"))
         self.result_reply = event.reply
         self._refresh_plans()
 
     def finish(self) -> None:
-        """After the last turn: settle, refresh plan statuses, show the usage footer."""
+        """After the last turn: settle, refresh plan statuses, show the usage footer, then the
+        editors of plans held (last: a decision's turn shows under them)."""
         self._settle()
         self._refresh_plans()
         self._show_drawn_plans(wait=True)
         u = self._usage
         if self.settings.usage_footer and u is not None:
             self._show(Footer(self.footer_text(u, time.perf_counter() - self._started)))
+        self._show_held()
 
     def footer_text(self, u: core.UsageReported, seconds: float) -> str:
         """This cell's figures, then the session's (which counts its sub-agents' requests)."""

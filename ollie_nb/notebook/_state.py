@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from ollie_nb.errors import ConfigError
-from ollie_nb.notebook._display import Notice
+from ollie_nb.notebook._display import NoticeView
 
 if TYPE_CHECKING:
     from ollie_nb.core import AgentCore, Budgets
@@ -139,7 +139,7 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
                 extra_servers=servers,
             )
             core.max_parallel = traits.max_parallel if traits else 0
-            core.review_plans = traits.review_plans if traits else None
+            core.plans.review = traits.review_plans if traits else None
             core.user_budgets = budgets_of(traits)
             return core
 
@@ -153,12 +153,12 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
             raise UsageError(f"%ollie: the agent could not start: {exc}") from None
         runtime = _started(factory(None), holder)
         runtime.agent_problem = f"OllieMagics.agent {agent!r} did not load ({exc})"
-        display(Notice(f"{runtime.agent_problem}; using the default agent", "warning"))
+        display(NoticeView(f"{runtime.agent_problem}; using the default agent", "warning"))
     notice = getattr(backend, "notice", "")
     if notice:
-        display(Notice(notice, level))
-    for message in runtime.core.env.messages if runtime.core.env else []:
-        display(Notice(message, "warning"))
+        display(NoticeView(notice, level))
+    for message in runtime.core.servers.messages if runtime.core.servers else []:
+        display(NoticeView(message, "warning"))
     return runtime
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ollie_nb import core
 from ollie_nb.core import WatchWhat
-from ollie_nb.notebook._display import Notice, esc
+from ollie_nb.notebook._display import NoticeView, esc
 from ollie_nb.notebook._plans import PlanGraphView
 from ollie_nb.notebook._render import Settings, TurnView, turn_label
 from ollie_nb.notebook._widgets import OutputSink, _plan_statuses_off_thread, held_plan_review
@@ -77,7 +77,7 @@ class WatchView:
                     self._view.finish()  # the turns of this wake-up are over
                     self._view = None
         except Exception as exc:  # a rendering bug must not stop the watch's display
-            self.sink.show(Notice(f"rendering failed: {exc}", "error"))
+            self.sink.show(NoticeView(f"rendering failed: {exc}", "error"))
         if self.watching and self.runtime.core.watch.watcher is None and self.events.empty():
             self._finish("the watch is off")
         if self.watching:
@@ -97,12 +97,12 @@ class WatchView:
                 self.steps += 1
                 self._show_status()
                 if not event.position:  # TurnView labels the queued ones itself
-                    self.sink.show(Notice(f"▶ {turn_label(event)[:200]}", "info"))
+                    self.sink.show(NoticeView(f"▶ {turn_label(event)[:200]}", "info"))
         if self._view is not None:
             self._view(event)
 
     def _on_watch(self, notice: core.WatchNotice) -> None:
-        self.sink.show(Notice(notice.text, LEVELS.get(notice.what, "info")))
+        self.sink.show(NoticeView(notice.text, LEVELS.get(notice.what, "info")))
         if notice.what is WatchWhat.FINISHED and notice.record is not None:
             graph = PlanGraphView(
                 notice.record, dict(notice.statuses), rankdir=self.settings.rankdir

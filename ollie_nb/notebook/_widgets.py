@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ollie_nb import core
-from ollie_nb.notebook._display import Notice, esc
+from ollie_nb.notebook._display import NoticeView, esc
 from ollie_nb.notebook._render import Settings, TurnView
 
 if TYPE_CHECKING:
@@ -79,10 +79,7 @@ class BackgroundTurn:
 
     def _on_event(self, event: core.Event) -> None:
         self.view(event)
-        if self.view.progress:
-            step, total = self.view.progress
-            self.progress.max, self.progress.value = total, step - 1
-            self.progress.layout.visibility = "visible"
+        self._show_bar(finished=False)
         match event:
             case core.ToolCalled(tool=tool):
                 self.status.value = f"<b>ollie</b> running <code>{esc(tool)}</code> …"
@@ -99,7 +96,7 @@ class BackgroundTurn:
             self.runtime.drain()
             self.view.tick()
         except Exception as exc:  # a rendering bug must not leave the turn looking alive
-            OutputSink(self.output).show(Notice(f"rendering failed: {exc}", "error"))
+            OutputSink(self.output).show(NoticeView(f"rendering failed: {exc}", "error"))
         if not self.future.done():
             self._loop.call_later(TICK, self._tick)
             return
@@ -118,10 +115,16 @@ class BackgroundTurn:
         if self.future.cancelled() or self.future.exception() is not None:
             state = "failed"
             error = "cancelled" if self.future.cancelled() else str(self.future.exception())
-            OutputSink(self.output).show(Notice(error, "error"))
-        self.status.value = f"<b>ollie</b> {state} ({seconds:.1f} s)"
-        if self.view.progress:
-            self.progress.value = self.progress.max
+            OutputSink(self.output).show(NoticeView(error, "error"))
+        self.status.value = f"<b>ollie</b> {esc(self.view.header(state, seconds))}"
+        self._show_bar(finished=True)
+
+    def _show_bar(self, finished: bool) -> None:
+        """The bar: how far the worked plan is (else the place in the drained queue)."""
+        bar = self.view.bar(finished)
+        if bar is not None:
+            self.progress.max, self.progress.value = max(1, bar[1]), bar[0]
+            self.progress.layout.visibility = "visible"
 
     def stop(self) -> None:
         """Interrupt the turn (the Stop button)."""

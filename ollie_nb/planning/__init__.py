@@ -52,6 +52,8 @@ from ollie_nb.planning._review import (
     discard_note,
     edited_note,
     held_message,
+    read_held,
+    read_queued,
     read_review,
     rejection_prompt,
 )
@@ -101,6 +103,7 @@ from ollie_nb.planning.graph import (
     plan_graph,
     plan_svg,
     plan_view,
+    readable_rankdir,
     status_word,
 )
 from ollie_nb.planning.prompts import HELD_MESSAGE, NO_BACKEND, QUEUED_MESSAGE
@@ -183,9 +186,12 @@ __all__ = [
     "plan_view",
     "queue_items",
     "queue_prompts",
+    "read_held",
+    "read_queued",
     "read_review",
     "read_state",
     "read_step",
+    "readable_rankdir",
     "rejection_prompt",
     "state_label",
     "status_failed",

@@ -107,6 +107,16 @@ class PlanBook:
         if states is not None and step_id in states:
             states[step_id] = state
 
+    def waits_for(self, step: StepRef) -> dict[str, StepState]:
+        """The blockers of a queue plan's step that do not let it start (failed, skipped or
+        not done), with their states: empty when it may be worked."""
+        record, states = self.get(step.plan), self._queue_states.get(step.plan)
+        if record is None or states is None or step.index >= len(record.steps):
+            return {}
+        blockers = (record.ids[j] for j in record.steps[step.index].after)
+        found = {b: states.get(b, StepState.UNKNOWN) for b in blockers}
+        return {b: state for b, state in found.items() if not state.unblocks}
+
     def queue_states(self, record: PlanRecord) -> dict[str, StepState]:
         """Each step's state of a queue plan (empty for other plans)."""
         return dict(self._queue_states.get(record.number, {}))

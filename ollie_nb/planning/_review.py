@@ -13,16 +13,38 @@ from dataclasses import dataclass
 
 from ollie_nb.planning._text import format_plan
 from ollie_nb.planning._types import PlanRecord, Review
-from ollie_nb.planning.prompts import HELD_MESSAGE
+from ollie_nb.planning.prompts import HELD_MESSAGE, QUEUED_MESSAGE
 
 _HEAD = re.compile(r"Plan (\d+) was (approved|sent back|discarded) by the user\b")
 _REASON = re.compile(r"^The user's reason: (.*)$", re.MULTILINE)
 _WORDS = {"approved": Review.APPROVED, "sent back": Review.REJECTED, "discarded": Review.DISCARDED}
 
 
+def _template(text: str) -> re.Pattern[str]:
+    """A fixed text written here with `{n}` in it, as a pattern that reads the number back."""
+    return re.compile(re.escape(text).replace(re.escape("{n}"), r"(\d+)"))
+
+
+_HELD = _template(HELD_MESSAGE)
+_QUEUED = _template(QUEUED_MESSAGE)
+
+
 def held_message(number: int) -> str:
     """The one status line the model gets for a plan held for review."""
     return HELD_MESSAGE.format(n=number)
+
+
+def read_held(text: str) -> int | None:
+    """The plan number a held plan's status line names (None for any other text); for a
+    model that reads its tool results, as the offline model does."""
+    match = _HELD.fullmatch(text.strip())
+    return int(match.group(1)) if match else None
+
+
+def read_queued(text: str) -> int | None:
+    """The step count a queued plan's status line names (None for any other text)."""
+    match = _QUEUED.fullmatch(text.strip())
+    return int(match.group(1)) if match else None
 
 
 def approval_prompt(record: PlanRecord, edits: Sequence[str]) -> str:

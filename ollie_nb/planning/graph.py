@@ -341,6 +341,18 @@ def _stagger(view: PlanView) -> list[int]:
     return extra
 
 
+LONG_CHAIN = 4  # layers from which a deeper-than-wide plan is drawn top to bottom (see below)
+
+
+def readable_rankdir(steps: Sequence[PlanStep], rankdir: str = "LR") -> str:
+    """The direction that keeps a plan's labels readable at a cell's width: a left-to-right
+    plan deeper than it is wide (a long chain) goes top to bottom, as a wide one would be
+    scaled down until its labels are a few pixels tall."""
+    layers = dependency_layers(steps)
+    deep = len(layers) >= LONG_CHAIN and len(layers) > max(map(len, layers), default=0)
+    return "TB" if rankdir == "LR" and deep else rankdir
+
+
 def plan_graph(
     goal: str,
     steps: Sequence[PlanStep],

@@ -2,7 +2,7 @@
 
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP, cap_text, clean_arguments
 from ollie_nb.tools._dispatcher import Dispatcher, exc_summary
-from ollie_nb.tools._environ import subprocess_env
+from ollie_nb.tools._environ import subprocess_environ
 from ollie_nb.tools._execute import ExecuteServer
 from ollie_nb.tools._listing import ListingCaps
 from ollie_nb.tools._mcp import McpConnectError, McpServer
@@ -35,5 +35,5 @@ __all__ = [
     "cap_text",
     "clean_arguments",
     "exc_summary",
-    "subprocess_env",
+    "subprocess_environ",
 ]

@@ -18,7 +18,7 @@ from ollie_nb.redaction import is_secret_name, url_credentials
 MIN_COPIED_CHARS = 8
 
 
-def subprocess_env(
+def subprocess_environ(
     base: Mapping[str, str] | None = None,
     *,
     secrets: Iterable[str | None] = (),

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP
-from ollie_nb.tools._environ import subprocess_env
+from ollie_nb.tools._environ import subprocess_environ
 from ollie_nb.tools._process import kill_group
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
@@ -35,7 +35,7 @@ class ExecuteServer:
     """Runs code in a fresh subprocess per call; output is capped, time is bounded, Ctrl-C kills it.
 
     The process sees the kernel's environment without secret-named variables and
-    without `secrets` (see `subprocess_env`); `env_passthrough` names variables to
+    without `secrets` (see `subprocess_environ`); `env_passthrough` names variables to
     pass all the same. Output is read up to `output_cap` bytes; a process that
     writes more is ended, so its output never piles up in memory.
     """
@@ -88,7 +88,7 @@ class ExecuteServer:
     async def _run(self, argv: list[str], timeout: float) -> ToolResult:
         workdir = self.workdir
         secrets = self._secrets() if callable(self._secrets) else self._secrets
-        env = subprocess_env(secrets=secrets, passthrough=self.env_passthrough)
+        env = subprocess_environ(secrets=secrets, passthrough=self.env_passthrough)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,

@@ -23,6 +23,7 @@ from ollie_nb.errors import UnavailableError
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP
 from ollie_nb.tools._content import tool_result
 from ollie_nb.tools._dispatcher import exc_summary
+from ollie_nb.tools._iri_syntax import prepare_result_checks
 from ollie_nb.tools._listing import DEFAULT_LISTING_CAPS, ListingCaps, fit_listing
 from ollie_nb.tools._mcp_signals import ResourceSignals, subscribed
 from ollie_nb.tools._types import ToolInfo, ToolResult
@@ -161,6 +162,7 @@ class McpServer:
     async def _own_session(self, ready: asyncio.Future[None]) -> None:
         from mcp import Client
 
+        prepare_result_checks()  # the SDK checks structured results with jsonschema
         assert self._closing is not None
         try:
             async with Client(

@@ -15,12 +15,13 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ollie_nb.tools._dispatcher import exc_summary
 from ollie_nb.tools._types import ToolInfo, ToolResult, Trust
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 SERVER_NAME = "notebook"
 _VALID_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -136,6 +137,8 @@ class NotebookToolServer:
         return [t.info() for t in self._tools.values()]
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
+        from pydantic import ValidationError  # loaded with the tool's metadata, not at start
+
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(self._tools) or "none"

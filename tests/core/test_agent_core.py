@@ -137,7 +137,7 @@ def test_max_steps_stops_a_looping_model_and_run_continues(tmp_path):
         events = []
         async with core:
             first = await core.submit("loop", events.append)
-            limited = core.step_limited
+            limited = core.turns.step_limited
             second = await core.run_queue(events.append)
             return first, limited, second, events
 
@@ -148,7 +148,7 @@ def test_max_steps_stops_a_looping_model_and_run_continues(tmp_path):
         "send a prompt or `%ollie run` to continue"
     ) in notes
     assert first.step_limit and limited and first.steps == 3
-    assert second.reply == "continued and done" and not core.step_limited
+    assert second.reply == "continued and done" and not core.turns.step_limited
     assert core.session.usage.requests == 4
     assert_consistent(core.session.history)
 
@@ -174,7 +174,7 @@ def test_inject_reaches_the_model_in_the_next_tool_result(fake_task_server, tmp_
             def sink(event):
                 events.append(event)
                 if isinstance(event, ToolCalled):
-                    core.inject("also check the totals")
+                    core.turns.inject("also check the totals")
 
             await core.submit("work", sink)
             return events
@@ -196,7 +196,7 @@ def test_inject_when_idle_becomes_the_next_prompt(tmp_path):
 
     async def scenario():
         async with core:
-            core.inject("first")
+            core.turns.inject("first")
             queued = core.prompts.texts
             result = await core.run_queue()
             return queued, result, core.prompts.texts

@@ -6,13 +6,13 @@ import asyncio
 import os
 from pathlib import Path
 
-from ollie_nb.core import AgentConfig, build_agent_env, expand_vars
+from ollie_nb.core import AgentConfig, connect_tool_servers, expand_vars
 from ollie_nb.tools import Dispatcher
 
 
 def build(tmp_path: Path, servers: dict, environ: dict | None = None):
     async def scenario():
-        env = await build_agent_env(
+        env = await connect_tool_servers(
             AgentConfig.from_dict({"mcpServers": servers}),
             Dispatcher(),
             tmp_path,
@@ -32,7 +32,7 @@ def test_an_unset_variable_in_a_path_is_an_error_naming_it(tmp_path):
         }
     }
     env = build(tmp_path, servers)
-    status = env.servers["tasks"]
+    status = env.statuses["tasks"]
     assert status.state == "failed"
     assert status.detail == (
         "tasks: $NOPE is not set (used in its command, args, cwd or url); set it, "
@@ -51,7 +51,7 @@ def test_a_default_fills_an_unset_variable_and_ollie_python_is_the_kernels(tmp_p
         }
     }
     env = build(tmp_path, servers)
-    assert env.servers["tasks"].state == "connected", env.servers["tasks"].detail
+    assert env.statuses["tasks"].state == "connected", env.statuses["tasks"].detail
     assert env.task_server == "tasks"
     assert (tmp_path / "by-default" / "t.db").is_file()  # relative to the server's cwd
 

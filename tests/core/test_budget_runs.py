@@ -49,7 +49,7 @@ def test_a_sub_agent_cap_stops_one_worker_while_the_others_finish(tmp_path):
         async with core:
             await core.submit(THREE)
             record = core.plans[-1]
-            run = await core.run_plan(parallel=3, on_event=events.append)
+            run = await core.runs.run_plan(parallel=3, on_event=events.append)
             return record, run, await store_states(core, record)
 
     record, run, states = asyncio.run(scenario())
@@ -79,7 +79,7 @@ def test_a_plan_run_cap_stops_new_steps_once_reached(tmp_path):
         async with core:
             await core.submit(WIDE)
             record = core.plans[-1]
-            run = await core.run_plan(parallel=1, on_event=events.append)
+            run = await core.runs.run_plan(parallel=1, on_event=events.append)
             return record, run, await store_states(core, record)
 
     record, run, states = asyncio.run(scenario())
@@ -107,7 +107,7 @@ def test_a_plan_run_cap_hands_back_the_steps_at_work_as_on_stop(tmp_path):
             await core.submit(THREE)
             record = core.plans[-1]
             started = time.monotonic()
-            run = await core.run_plan(parallel=2)
+            run = await core.runs.run_plan(parallel=2)
             took = time.monotonic() - started
             busy = [child.name for child in core.subagents.running]
             return record, run, await store_states(core, record), busy, took

@@ -45,7 +45,7 @@ def test_a_step_worked_longer_than_its_lease_stays_claimed(tmp_path):
         async with core:
             await core.submit(PAIR)
             record = core.plans[-1]
-            return record, await core.run_plan(parallel=2)
+            return record, await core.runs.run_plan(parallel=2)
 
     record, run = asyncio.run(scenario())
     assert not run.failed, run.summary
@@ -102,7 +102,9 @@ def test_the_steps_of_a_sigkilled_claimer_reopen_by_lease_and_another_agent_fini
                 return stale.pop() if stale else await read(plan)
 
             core.plans.statuses = first_read_stale  # alice tries all four; bob holds two
-            run = await asyncio.wait_for(core.run_plan(parallel=2, on_event=run_notices.append), 60)
+            run = await asyncio.wait_for(
+                core.runs.run_plan(parallel=2, on_event=run_notices.append), 60
+            )
             return record, held, run, time.monotonic() - killed
 
     run_notices: list = []
@@ -200,7 +202,7 @@ def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked_twice
             children = {
                 c.name: [m.content for m in c.history] for c in core.subagents.children.values()
             }
-            run = await asyncio.wait_for(core.run_plan(parallel=2), 60)
+            run = await asyncio.wait_for(core.runs.run_plan(parallel=2), 60)
             return note, children, run
 
     note, children, run = asyncio.run(scenario())

@@ -91,7 +91,9 @@ def test_a_sub_agent_whose_claim_is_lost_stops_and_leaves_the_step_to_its_new_ho
         async with core:
             await core.submit("One chore\n- Sweep")
             step = core.plans[-1].ids[0]
-            run = asyncio.ensure_future(core.run_plan(1, on_event=lambda e: notices.append(e.text)))
+            run = asyncio.ensure_future(
+                core.runs.run_plan(1, on_event=lambda e: notices.append(e.text))
+            )
             await until(lambda: kinds(db, "claimed"), what="the run's claim")
             with open_store(db, create=False) as store:  # bob takes it over (trusted access)
                 store.update(step, status="open", assignee="bob")
@@ -153,7 +155,7 @@ def test_heartbeats_follow_the_lease_the_server_granted_not_the_one_asked(tmp_pa
     async def scenario():
         async with core:
             await core.submit(PAIR)
-            return await core.run_plan(parallel=2)
+            return await core.runs.run_plan(parallel=2)
 
     run = asyncio.run(scenario())
     assert not run.failed, run.summary
@@ -173,7 +175,7 @@ def test_claim_lease_0_on_a_server_that_needs_leases_says_so_once_and_takes_its_
     async def scenario():
         async with core:
             await core.submit(PAIR)
-            return await core.run_plan(parallel=1, on_event=lambda e: notes.append(e.text))
+            return await core.runs.run_plan(parallel=1, on_event=lambda e: notes.append(e.text))
 
     run = asyncio.run(scenario())
     assert not run.failed, run.summary
@@ -191,7 +193,7 @@ def test_claim_lease_0_keeps_its_meaning_on_a_server_with_endless_leases(tmp_pat
     async def scenario():
         async with core:
             await core.submit(PAIR)
-            return await core.run_plan(parallel=1, on_event=lambda e: notes.append(e.text))
+            return await core.runs.run_plan(parallel=1, on_event=lambda e: notes.append(e.text))
 
     run = asyncio.run(scenario())
     assert not run.failed, run.summary

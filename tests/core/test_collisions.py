@@ -54,7 +54,7 @@ def test_watch_on_then_parallel_3_on_a_diamond_each_step_is_worked_once(tmp_path
         async with core:
             await core.submit(DIAMOND)
             await core.watch.start(on_event=watched.append)
-            run = await core.run_plan(parallel=3)
+            run = await core.runs.run_plan(parallel=3)
             await core.watch.until_idle(60)
             await core.watch.stop()
             return core.plans[-1], run
@@ -140,7 +140,7 @@ def test_stop_during_a_parallel_run_never_reopens_a_step_its_worker_had_done(tmp
             await core.submit(WIDE)
             record = core.plans[-1]
             first = record.ids[0]
-            run = asyncio.ensure_future(core.run_plan(parallel=3))
+            run = asyncio.ensure_future(core.runs.run_plan(parallel=3))
 
             async def first_done() -> bool:
                 return (await core.plans.statuses(record)).get(first) == "done"
@@ -197,8 +197,10 @@ def test_a_step_the_agent_finished_is_done_in_the_runs_states(tmp_path):
             await core.submit(DIAMOND)
             record = core.plans[-1]
             args = {"id": record.ids[0], "status": "done"}  # the main agent did step 1
-            assert not (await core.env.dispatcher.dispatch("tasks", "task_update", args)).is_error
-            return record, await core.run_plan(parallel=3)
+            assert not (
+                await core.servers.dispatcher.dispatch("tasks", "task_update", args)
+            ).is_error
+            return record, await core.runs.run_plan(parallel=3)
 
     record, run = asyncio.run(scenario())
     assert record.ids[0] not in run.workers
@@ -215,7 +217,7 @@ def test_workers_are_named_as_workers_and_reused_n_at_most(tmp_path):
     async def scenario():
         async with core:
             await core.submit(WIDE)
-            return await core.run_plan(parallel=2)
+            return await core.runs.run_plan(parallel=2)
 
     run = asyncio.run(scenario())
     assert set(run.workers.values()) == {"worker1", "worker2"}
@@ -240,7 +242,7 @@ def test_the_sessions_usage_counts_every_request_of_its_sub_agents(tmp_path):
         async with core:
             await core.submit(DIAMOND)
             parent = core.session.usage.requests
-            await core.run_plan(parallel=3)
+            await core.runs.run_plan(parallel=3)
             return parent
 
     parent = asyncio.run(scenario())

@@ -119,7 +119,7 @@ def test_a_sub_agent_cap_in_a_parallel_run_refuses_each_childs_second_request(tm
     async def scenario():
         async with core:
             await core.submit(THREE)
-            return await core.run_plan(parallel=2, on_event=lambda e: lines.append(e.text))
+            return await core.runs.run_plan(parallel=2, on_event=lambda e: lines.append(e.text))
 
     run = asyncio.run(scenario())
     for name in set(run.workers.values()):
@@ -147,7 +147,7 @@ def test_a_plan_run_cap_binds_before_the_steps_next_request(tmp_path):
         async with core:
             await core.submit(THREE)
             record = core.plans[-1]
-            return record, await core.run_plan(parallel=1), await store_states(core, record)
+            return record, await core.runs.run_plan(parallel=1), await store_states(core, record)
 
     record, run, states = asyncio.run(scenario())
     (worker,) = set(run.workers.values())
@@ -224,7 +224,7 @@ def test_a_plan_run_cap_holds_off_the_workers_that_would_start_together(tmp_path
     async def scenario():
         async with core:
             await core.submit(THREE)
-            return await core.run_plan(parallel=3)
+            return await core.runs.run_plan(parallel=3)
 
     run = asyncio.run(scenario())
     workers = [core.subagents.children[name] for name in run.workers.values()]

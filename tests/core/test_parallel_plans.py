@@ -83,7 +83,7 @@ def test_a_diamond_runs_in_parallel_each_step_once_and_after_its_blockers(tmp_pa
         async with core:
             await core.submit(DIAMOND)
             record = core.plans[-1]
-            run = await core.run_plan(parallel=3, on_event=events.append)
+            run = await core.runs.run_plan(parallel=3, on_event=events.append)
             return record, run
 
     record, run = asyncio.run(scenario())
@@ -131,7 +131,7 @@ def test_two_processes_claiming_from_one_database_work_each_step_once(tmp_path):
             ready = asyncio.Event()
             other = asyncio.ensure_future(other_kernel(record, ready))
             await ready.wait()  # both kernels claim from the same moment on
-            mine = await core.run_plan(parallel=2)
+            mine = await core.runs.run_plan(parallel=2)
             theirs = await other
             return record, mine, theirs
 
@@ -152,7 +152,7 @@ def test_a_failing_child_marks_its_step_failed_the_others_finish_and_nothing_is_
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            run = await core.run_plan(parallel=3, on_event=events.append)
+            run = await core.runs.run_plan(parallel=3, on_event=events.append)
             statuses = await core.plans.statuses(core.plans[-1])
             return core.plans[-1], run, statuses
 
@@ -182,7 +182,7 @@ def test_stop_during_a_parallel_run_ends_every_child_and_hands_their_steps_back(
     async def scenario():
         async with core:
             await core.submit(WIDE)
-            run = asyncio.ensure_future(core.run_plan(parallel=4))
+            run = asyncio.ensure_future(core.runs.run_plan(parallel=4))
             await until(lambda: len(core.subagents.running) == 4, what="four children at work")
             assert core.interrupt()
             result = await asyncio.wait_for(run, 10)  # a bound, not a measurement
@@ -192,7 +192,7 @@ def test_stop_during_a_parallel_run_ends_every_child_and_hands_their_steps_back(
                 assert not child.busy and child.status == "interrupted"
                 assert child.history[-1].role == "assistant"
             core.set_backend(OfflineBackend(slow_steps(0.01)))
-            again = await core.run_plan(parallel=4)  # the handed-back steps are claimed again
+            again = await core.runs.run_plan(parallel=4)  # the handed-back steps are claimed again
             return result, statuses, again
 
     result, statuses, again = asyncio.run(scenario())
@@ -214,10 +214,10 @@ def test_queue_fallback_runs_each_dependency_layer_in_parallel_children(tmp_path
             # the plan is made (its steps queued) without a turn working the queue
             goal, steps = parse_plan_prompt(DIAMOND)
             args = {"goal": goal, "steps": steps}
-            await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
+            await core.servers.dispatcher.dispatch("reasoning", "reasoning_plan", args)
             record = core.plans[-1]
             assert len(core.prompts.texts) == 5
-            run = await core.run_plan(parallel=3, on_event=events.append)
+            run = await core.runs.run_plan(parallel=3, on_event=events.append)
             return record, run, core.prompts.texts, await core.plans.statuses(record)
 
     record, run, queued, statuses = asyncio.run(scenario())
@@ -248,7 +248,7 @@ def test_without_task_claim_steps_are_taken_with_task_update_and_the_run_says_so
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            run = await core.run_plan(parallel=2, on_event=events.append)
+            run = await core.runs.run_plan(parallel=2, on_event=events.append)
             return run, await core.plans.statuses(core.plans[-1])
 
     run, statuses = asyncio.run(scenario())
@@ -266,7 +266,7 @@ def test_with_the_watch_on_a_parallel_run_and_the_agent_never_work_the_same_step
         async with core:
             await core.submit(DIAMOND)
             await core.watch.start()  # step 1 is queued and the agent starts it itself
-            run = await core.run_plan(parallel=3)
+            run = await core.runs.run_plan(parallel=3)
             await core.watch.until_idle(60)
             await core.watch.stop()
             return core.plans[-1], run
@@ -290,16 +290,16 @@ def test_a_step_the_run_is_claiming_is_not_queued_by_a_watch_read_in_between(tmp
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
-            dispatch = core.env.dispatcher.dispatch  # the watcher keeps its own reference
+            dispatch = core.servers.dispatcher.dispatch  # the watcher keeps its own reference
 
             async def claim_after_a_read(server, tool, args):
                 if tool == "task_claim" and core.watch.watcher is not None:
                     await core.watch.watcher.poll()  # the step is still open on the server here
                 return await dispatch(server, tool, args)
 
-            core.env.dispatcher.dispatch = claim_after_a_read
+            core.servers.dispatcher.dispatch = claim_after_a_read
             await core.watch.start()
-            run = await core.run_plan(parallel=3)
+            run = await core.runs.run_plan(parallel=3)
             await core.watch.until_idle(60)
             await core.watch.stop()
             return core.plans[-1], run
@@ -321,12 +321,12 @@ def test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped(tm
         async with core:
             goal, steps = parse_plan_prompt(plan)
             args = {"goal": goal, "steps": steps}
-            await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
+            await core.servers.dispatcher.dispatch("reasoning", "reasoning_plan", args)
             record = core.plans[-1]
             prepare, left, right, _, _ = record.ids
             for step_id, state in ((prepare, DONE), (left, FAILED), (right, CANCELLED)):
                 core.plans.book.mark_queue_step(record.number, step_id, state)
-            run = await core.run_plan(parallel=2)
+            run = await core.runs.run_plan(parallel=2)
             return record, run, await core.plans.statuses(record)
 
     record, run, statuses = asyncio.run(scenario())

@@ -31,7 +31,7 @@ def run_counting(tmp_path, **run_args):
             record = core.plans[-1]
             reads: list[int] = []
             calls: Counter[str] = Counter()
-            plan_statuses, client = core.plans.statuses, core.env.task_client
+            plan_statuses, client = core.plans.statuses, core.servers.task_client
             call = client._call  # the one place the client calls a tool
 
             async def counted_read(plan):
@@ -43,7 +43,7 @@ def run_counting(tmp_path, **run_args):
                 return await call(tool, args)
 
             core.plans.statuses, client._call = counted_read, counted_call
-            run = await core.run_plan(**run_args)
+            run = await core.runs.run_plan(**run_args)
             return record, run, reads, calls
 
     return (*asyncio.run(scenario()), db)

@@ -6,7 +6,6 @@ A real `ollie-tasks` subprocess on a real SQLite file, the offline demo planner 
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 
 import pytest
@@ -48,12 +47,12 @@ def reviewing(db) -> AgentConfig:
 def test_the_agent_key_and_the_override_decide_whether_plans_are_held(tmp_path) -> None:
     core = AgentCore(agent=AgentConfig.from_dict({"reviewPlans": True}), workdir=tmp_path)
     core.config = AgentConfig.from_dict({"reviewPlans": True})
-    assert core.reviewing
-    core.review_plans = False
-    assert not core.reviewing  # the override wins
+    assert core.plans.reviewing
+    core.plans.review = False
+    assert not core.plans.reviewing  # the override wins
     core.config = AgentConfig()
-    core.review_plans = None
-    assert not core.reviewing
+    core.plans.review = None
+    assert not core.plans.reviewing
     with pytest.raises(OllieUsageError, match="'reviewPlans' must be true or false"):
         AgentConfig.from_dict({"reviewPlans": "yes"})
 
@@ -65,6 +64,7 @@ def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(tmp_path)
     async def scenario():
         async with core:
             result = await core.submit(DIAMOND)
+            told = [str(m.content) for m in core.session.history if m.role == "tool"]
             held = core.plans.held()
             before = tasks(db)
             draft = core.plans.draft(1)
@@ -79,11 +79,13 @@ def test_a_held_plan_saves_nothing_until_approved_with_the_users_edits(tmp_path)
             assert str(twice) == "plan 1 is being saved now; wait for it"
             queued = core.prompts.items
             again = await core.run_queue()
-            return result, held, before, record, queued, again
+            return result, told, held, before, record, queued, again
 
-    result, held, before, record, queued, again = asyncio.run(scenario())
+    result, told, held, before, record, queued, again = asyncio.run(scenario())
     assert [r.number for r in held] == [1] and held[0].review is Review.HELD
-    assert held_message(1) in result.reply  # the model was told to stop and wait
+    assert any(held_message(1) in text for text in told)  # the model was told to stop and wait
+    assert "Stop here" not in result.reply  # the user reads the user's words
+    assert "Plan 1 is waiting for your review" in result.reply
     assert before == []  # nothing on the task server while it was held
     assert record.review is Review.APPROVED and record.kind == "tasks" and record.number == 1
     saved = tasks(db)
@@ -169,7 +171,7 @@ def test_misuse_is_one_clear_line(tmp_path) -> None:
             await core.submit(DIAMOND)  # review off: saved when made
             with pytest.raises(PlanReviewError, match="plan 1 was not held for review"):
                 await core.plans.approve(1)
-            core.review_plans = True
+            core.plans.review = True
             await core.submit(DIAMOND)
             draft = core.plans.draft(2)
             draft.set_after(1, [4])  # Prepare waits for Join: a cycle
@@ -180,7 +182,7 @@ def test_misuse_is_one_clear_line(tmp_path) -> None:
             ):
                 core.plans.draft(7)
             with pytest.raises(NoPlanError, match="plan 2 awaits your review"):
-                await core.run_plan(key=2)
+                await core.runs.run_plan(key=2)
 
     asyncio.run(scenario())
     assert len(tasks(db)) == 5  # plan 1 only
@@ -188,7 +190,7 @@ def test_misuse_is_one_clear_line(tmp_path) -> None:
 
 def test_a_queue_plan_approved_is_told_first_then_worked_step_by_step(tmp_path) -> None:
     core = AgentCore(queue_fallback=True, workdir=tmp_path, autosave=False)
-    core.review_plans = True
+    core.plans.review = True
 
     async def scenario():
         async with core:
@@ -220,8 +222,8 @@ def test_a_held_plan_and_its_draft_come_back_with_the_session(tmp_path, monkeypa
 
     session = asyncio.run(first())
     data = load_session(session)
-    assert data["plans"][0]["review"] == "held"
-    assert json.dumps(data["drafts"]["1"]["rows"][1]["title"]) == json.dumps("Left <b>& 'co'</b>")
+    assert data.plans[0].review == Review.HELD
+    assert data.drafts[1].rows[1].title == "Left <b>& 'co'</b>"
     again = AgentCore(agent=reviewing(db), workdir=tmp_path)
 
     async def second():
@@ -248,7 +250,7 @@ def test_a_saved_plan_is_edited_on_the_task_server(tmp_path) -> None:
             await core.submit(DIAMOND)
             record = core.plans[0]
             prepare = record.ids[0]
-            await core.env.task_client.update(prepare, status="done")
+            await core.servers.task_client.update(prepare, status="done")
             draft = core.plans.draft(1)
             assert [r.task_id for r in draft.rows] == list(record.ids)
             draft.set_title(2, "Left, carefully")
@@ -320,7 +322,7 @@ def test_an_approved_plan_is_worked_by_the_watch_and_by_a_parallel_run(tmp_path)
             await core.watch.start(60, wake=False)
             watched = [i.step.step_id for i in core.prompts.items if i.origin is Origin.WATCH]
             await core.watch.stop()
-            run = await core.run_plan(parallel=2, key=1)
+            run = await core.runs.run_plan(parallel=2, key=1)
             return record, watched, run
 
     record, watched, run = asyncio.run(scenario())
@@ -353,14 +355,14 @@ def test_approving_through_a_failing_fallback_degrades_as_an_unreviewed_plan_doe
         return [f"row-{i}" for i in range(len(steps))]
 
     core = AgentCore(fallback_plan_backend=broken, workdir=tmp_path, autosave=False)
-    core.review_plans = True
+    core.plans.review = True
 
     async def scenario():
         async with core:
             await core.submit(DIAMOND)
             failed = await core.plans.approve(1)
             queued = [core.plans.take_prompt(1).text]
-            await core.set_fallback_plan_backend(numbered)
+            await core.plans.set_fallback(numbered)
             await core.submit(DIAMOND)
             saved = await core.plans.approve(2)
             return failed, saved, [*queued, core.plans.take_prompt(2).text]

@@ -27,7 +27,7 @@ def test_two_queue_plans_in_the_queue_are_each_marked_by_their_own_items(tmp_pat
             for text in (FIRST, SECOND):  # both made before either is worked
                 goal, steps = parse_plan_prompt(text)
                 args = {"goal": goal, "steps": steps}
-                await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
+                await core.servers.dispatcher.dispatch("reasoning", "reasoning_plan", args)
             items = core.prompts.items
             await core.run_queue(on_event=events.append)
             statuses = [await core.plans.statuses(p) for p in core.plans]
@@ -55,7 +55,7 @@ def test_a_queue_plan_step_interrupted_goes_back_to_open(tmp_path):
         async with core:
             goal, steps = parse_plan_prompt(FIRST)
             args = {"goal": goal, "steps": steps}
-            await core.env.dispatcher.dispatch("reasoning", "reasoning_plan", args)
+            await core.servers.dispatcher.dispatch("reasoning", "reasoning_plan", args)
             record = core.plans[-1]
             item = core.prompts.pop()
             turn = asyncio.ensure_future(core.submit(item))

@@ -53,7 +53,7 @@ def test_a_parallel_run_on_a_server_saying_pending_in_progress_closed(tmp_path):
             await core.submit(PLAN)
             record = core.plans[-1]
             before = await core.plans.statuses(record)
-            run = await core.run_plan(parallel=2)
+            run = await core.runs.run_plan(parallel=2)
             after = await core.plans.statuses(record)
             table = await asyncio.to_thread(plans_table, core, asyncio.get_running_loop())
             return record, before, run, after, table

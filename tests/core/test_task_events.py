@@ -261,10 +261,10 @@ def test_a_server_without_subscriptions_is_polled(tmp_path):
         async with core:
             await core.submit(PROMPT)
             ids = list(core.plans[-1].ids)
-            await core.env.dispatcher.dispatch(
+            await core.servers.dispatcher.dispatch(
                 "tasks", "task_update", {"id": ids[0], "status": "in_progress"}
             )
-            server = core.env.dispatcher.get_server("tasks")
+            server = core.servers.dispatcher.get_server("tasks")
             server.resource_updates = None  # a server that offers no subscription
             watcher = await core.watch.start(interval=0.1, wake=False)
             await second_agent(db, "bob", {"id": ids[0], "status": "done"})

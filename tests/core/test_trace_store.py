@@ -107,7 +107,7 @@ def test_a_plan_turn_and_its_steps_read_back_from_an_mlflow_server(tmp_path, mlf
     async def scenario():
         async with core:
             await core.submit("Ship it\n- Prepare\n- Check (after 1)")
-            await core.run_plan(parallel=2)
+            await core.runs.run_plan(parallel=2)
             return core.plans[-1]
 
     try:

@@ -133,7 +133,7 @@ def test_a_parallel_run_nests_each_step_and_its_sub_agent_turn_under_the_run(tmp
         async with core:
             await core.submit(PLAN)
             spans.clear()
-            run = await core.run_plan(parallel=2)
+            run = await core.runs.run_plan(parallel=2)
             return core.plans[-1], run
 
     record, run = asyncio.run(scenario())
@@ -171,7 +171,7 @@ def test_a_step_that_failed_is_an_error_span_and_the_others_are_not(tmp_path, sp
     async def scenario():
         async with core:
             await core.submit("Ship it\n- Prepare\n- Check (independent)")
-            return await core.run_plan(parallel=2)
+            return await core.runs.run_plan(parallel=2)
 
     run = asyncio.run(scenario())
     assert sorted(run.outcome.values()) == ["done", "failed"]
@@ -200,7 +200,7 @@ def test_a_step_the_sub_agent_left_unmarked_is_an_error_span(tmp_path, spans):
     async def scenario():
         async with core:
             await core.submit("Ship it\n- Prepare\n- Check (independent)")
-            return await core.run_plan(parallel=2)
+            return await core.runs.run_plan(parallel=2)
 
     run = asyncio.run(scenario())
     assert sorted(run.outcome.values()) == ["done", "failed"]

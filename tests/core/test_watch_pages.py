@@ -69,7 +69,7 @@ def _flood_then_finish_step_1(tmp_path: Path, prepare: Callable[[AgentCore], Non
             await core.submit(PROMPT)
             record = core.plans[-1]
             ids = list(record.ids)
-            await core.env.dispatcher.dispatch(
+            await core.servers.dispatcher.dispatch(
                 "tasks", "task_update", {"id": ids[0], "status": "in_progress"}
             )
             prepare(core)
@@ -97,7 +97,7 @@ def test_a_page_cut_by_the_cap_is_read_again_smaller(tmp_path):
     the watch asks again for fewer until one parses, and still queues step 2."""
 
     def small_cap(core: AgentCore) -> None:
-        core.env.dispatcher.result_cap = 20_000
+        core.servers.dispatcher.result_cap = 20_000
 
     ids, queued, log, _ = _flood_then_finish_step_1(tmp_path, small_cap)
     assert queued[0].startswith(f"Step 2 of 3 [task {ids[1]}]")
@@ -106,7 +106,7 @@ def test_a_page_cut_by_the_cap_is_read_again_smaller(tmp_path):
 
 def test_a_server_offering_no_subscription_is_polled(tmp_path):
     def no_subscriptions(core: AgentCore) -> None:
-        core.env.dispatcher.get_server("tasks").resource_updates = None
+        core.servers.dispatcher.get_server("tasks").resource_updates = None
 
     ids, queued, _, mode = _flood_then_finish_step_1(tmp_path, no_subscriptions)
     assert mode == "polling"
@@ -115,7 +115,7 @@ def test_a_server_offering_no_subscription_is_polled(tmp_path):
 
 def test_a_2025_protocol_server_is_subscribed_through_resources_subscribe(tmp_path):
     async def legacy(core: AgentCore) -> None:
-        server = core.env.dispatcher.get_server("tasks")
+        server = core.servers.dispatcher.get_server("tasks")
         server.mode = "legacy"  # a 2025-11-25 session: resources/subscribe, no listen
         await server.connect()
 
@@ -126,7 +126,7 @@ def test_a_2025_protocol_server_is_subscribed_through_resources_subscribe(tmp_pa
         async with core:
             await core.submit(PROMPT)
             ids = list(core.plans[-1].ids)
-            await core.env.dispatcher.dispatch(
+            await core.servers.dispatcher.dispatch(
                 "tasks", "task_update", {"id": ids[0], "status": "in_progress"}
             )
             await legacy(core)

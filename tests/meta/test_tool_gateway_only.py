@@ -5,7 +5,7 @@ ToolRouter, after the tool step's trust gate, approval and secret check: there t
 scope, the claim tokens and the result's redaction apply. A `Dispatcher.dispatch` or a
 server's `call_tool` reached from anywhere else would skip them. The dispatcher and the
 servers themselves (ollie_nb/tools) define these; the task-store gateway is handed the
-dispatcher's bound method when it is wired (core/_agent_env.py), never calls it there.
+dispatcher's bound method when it is wired (core/_tool_servers.py), never calls it there.
 """
 
 from __future__ import annotations

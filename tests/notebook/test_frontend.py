@@ -218,7 +218,7 @@ def test_task_server_agent_persists_and_shows_statuses(kernel, tmp_path):
     # mark the first step done through the Python API, then the graph shows it
     kernel.run(
         "import ollie_nb\nh = ollie_nb.agent()\n"
-        f"r = h.call(lambda core: core.env.dispatcher.dispatch('tasks', 'task_update', {{'id': '{task_id}', 'status': 'done'}}))\n"
+        f"r = h.call(lambda core: core.servers.dispatcher.dispatch('tasks', 'task_update', {{'id': '{task_id}', 'status': 'done'}}))\n"
         "print(r.text)"
     )
     graph = kernel.run("%ollie plan")
@@ -226,7 +226,7 @@ def test_task_server_agent_persists_and_shows_statuses(kernel, tmp_path):
     second = next(line for line in tasks.text().splitlines() if "Clean data" in line).split()[0]
     claim = {"id": second, "assignee": "bob", "lease": 60}
     kernel.run(  # bob, another client, claims a step: %ollie tasks says who holds it
-        f"h.call(lambda core: core.env.dispatcher.dispatch('tasks', 'task_claim', {claim!r}))\nNone"
+        f"h.call(lambda core: core.servers.dispatcher.dispatch('tasks', 'task_claim', {claim!r}))\nNone"
     )
     held = [line for line in kernel.run("%ollie tasks").text().splitlines() if second in line]
     assert held and "in_progress" in held[0] and "@bob; lease ends " in held[0], held

@@ -156,7 +156,7 @@ def test_a_saved_plan_is_edited_from_code_and_a_done_step_is_not_deleted(kernel)
         assert k.run("%config OllieMagics.review_plans = None").error is None
     code = (
         "record = ag.plans[-1]\n"
-        "ag.call(lambda core: core.env.task_client.update(record.ids[0], status='done'))\n"
+        "ag.call(lambda core: core.servers.task_client.update(record.ids[0], status='done'))\n"
         "d = ag.plan_draft(record.number)\n"
         "d.set_title(2, 'Left <i>twice</i>')\nd.add('Announce', after=[4])\n"
         "d.add_dependency(3, 2)\n"

@@ -113,7 +113,7 @@ def test_the_background_status_says_thinking_while_the_model_reasons():
     turn.status = widgets.HTML("")
     turn.progress = widgets.IntProgress()
     turn.view = lambda event: None
-    turn.view.progress = None
+    turn.view.bar = lambda finished: None  # no plan, no queue: no bar
     turn._on_event(ReasoningDelta("hmm"))
     assert turn.status.value == "<b>ollie</b> thinking …"
     turn._on_event(TextDelta("The answer"))

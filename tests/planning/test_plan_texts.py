@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ollie_nb.core import AgentConfig, build_agent_env
+from ollie_nb.core import AgentConfig, connect_tool_servers
 from ollie_nb.core._prompt import plans_sentence
 from ollie_nb.planning import QueuePlanBackend
 from ollie_nb.tools import Dispatcher
@@ -27,7 +27,7 @@ def _failing(name: str) -> dict:
 
 async def _plan(servers: dict, fallback=None):
     config = AgentConfig.from_dict({"mcpServers": servers})
-    env = await build_agent_env(config, Dispatcher(), ".", fallback)
+    env = await connect_tool_servers(config, Dispatcher(), ".", fallback)
     try:
         result = await env.dispatcher.dispatch("reasoning", "reasoning_plan", PLAN)
         return env, result.text, plans_sentence(env)
@@ -118,7 +118,7 @@ async def test_a_failed_task_server_warns_on_the_plan():
 @pytest.mark.anyio
 async def test_a_failed_server_without_env_names_env_as_the_fix():
     env, _, _ = await _plan(_failing("web"))
-    detail = env.servers["web"].detail
+    detail = env.statuses["web"].detail
     assert detail.endswith(
         "(it has no 'env' key, so it ran in a minimal environment (PATH, HOME, USER, SHELL, "
         "TERM): if it needs variables such as API keys, add them under mcpServers.web.env)"

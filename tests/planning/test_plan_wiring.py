@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ollie_nb.core import AgentConfig, build_agent_env
+from ollie_nb.core import AgentConfig, connect_tool_servers
 from ollie_nb.planning import PlanResult
 from ollie_nb.tools import Dispatcher
 
@@ -23,7 +23,7 @@ PLAN = {
 async def plan_with(servers: dict, fallback=None, plan=PLAN):
     """Build an env from `servers`, call reasoning_plan once, close; return (env, result)."""
     config = AgentConfig.from_dict({"mcpServers": servers})
-    env = await build_agent_env(config, Dispatcher(), ".", fallback)
+    env = await connect_tool_servers(config, Dispatcher(), ".", fallback)
     try:
         result = await env.dispatcher.dispatch("reasoning", "reasoning_plan", plan)
     finally:
@@ -77,7 +77,7 @@ async def test_missing_command_degrades_to_in_context_with_warning(tmp_path):
     env, result = await plan_with(servers)
     assert env.task_server is None
     assert any("command not found" in m for m in env.messages)
-    assert env.servers["tasks"].state == "failed"
+    assert env.statuses["tasks"].state == "failed"
     assert not result.is_error
     assert "1. Collect data" in result.text
     last = result.text.splitlines()[-1]
@@ -184,7 +184,7 @@ async def test_disabled_server_is_not_started(ollie_tasks):
     servers, db = ollie_tasks()
     servers["tasks"]["disabled"] = True
     env, _ = await plan_with(servers)
-    assert env.servers["tasks"].state == "disabled"
+    assert env.statuses["tasks"].state == "disabled"
     assert env.task_server is None
     assert not db.exists()  # the server never ran, so it never made its database
 
@@ -195,10 +195,10 @@ async def test_rebuild_rewires_from_scratch(ollie_tasks):
 
     fallback = RecordingFallback()
     with_server = AgentConfig.from_dict({"mcpServers": ollie_tasks()[0]})
-    env1 = await build_agent_env(with_server, Dispatcher(), ".", fallback)
+    env1 = await connect_tool_servers(with_server, Dispatcher(), ".", fallback)
     first = env1.task_server
     await env1.aclose()
-    env2 = await build_agent_env(AgentConfig(), Dispatcher(), ".", fallback)
+    env2 = await connect_tool_servers(AgentConfig(), Dispatcher(), ".", fallback)
     result = await env2.dispatcher.dispatch("reasoning", "reasoning_plan", PLAN)
     await env2.aclose()
     assert first == "tasks"

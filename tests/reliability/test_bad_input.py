@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ollie_nb.core import AgentCore, Notice, ToolFinished
+from ollie_nb.core._sessions import load_session
 from ollie_nb.llm import OfflineBackend, OpenAIBackend, ToolCall
 from ollie_nb.planning import NO_BACKEND, plan_svg
 from ollie_nb.tools import Dispatcher, ReasoningServer, ToolResult
@@ -174,7 +175,7 @@ async def test_lone_surrogates_in_arguments_do_not_poison_the_session(tmp_path, 
 
     first, saved, second, events = await scenario()
     assert first.reply == "done"
-    assert saved is not None and json.loads(saved.read_text(encoding="utf-8"))["id"]
+    assert saved is not None and load_session(saved.stem, saved.parent).id
     assert not [e.text for e in events if isinstance(e, Notice) and e.level == "error"]
     assert second.reply == "fine"
     sent = json.dumps(provider.requests[-1].body)

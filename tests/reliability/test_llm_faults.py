@@ -162,8 +162,8 @@ def assert_error_kept_out_of_the_context(core: AgentCore, provider, error: str) 
     ]
     sent = json.dumps(provider.requests[-1].body)
     assert "Rate limit" not in sent and "no reply" not in sent and '"and now?"' in sent
-    saved = core.session_data()
-    assert [e["error"] for e in saved["errors"]] == [error] and saved["errors"][0]["at"] == 1
+    saved = core.session.data()
+    assert [e["error"] for e in saved.errors] == [error] and saved.errors[0]["at"] == 1
 
 
 def test_500_is_not_retried_and_the_next_turn_works(provider, wire, tmp_path):
@@ -189,7 +189,7 @@ def test_connection_reset_mid_stream_keeps_history_consistent(provider, wire, tm
     streamed = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert streamed.startswith("Hello")  # what the user saw before the reset
     assert [m.role for m in core.session.history] == ["user", "user", "assistant"]
-    assert [e["error"] for e in core.session_data()["errors"]] == [error]
+    assert [e["error"] for e in core.session.data().errors] == [error]
     assert_next_turn_works(nxt, provider, 1)
     assert_consistent(core.session.history)
 

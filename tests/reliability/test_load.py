@@ -130,4 +130,4 @@ async def test_two_hundred_queued_prompts_drain_in_order(tmp_path):
     assert [m.content for m in core.session.history[::2]] == prompts + late
     assert_consistent(core.session.history)
     saved = load_session(core.session.session_id)
-    assert len(saved["history"]) == 420
+    assert len(saved.history) == 420

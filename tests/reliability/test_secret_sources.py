@@ -158,7 +158,11 @@ async def test_a_failing_mcp_servers_stderr_and_a_spawn_hooks_warning_are_redact
 
     async def scenario():
         async with core:
-            return list(core.env.messages), core.env.reasoning.unreachable_note, core.list_servers()
+            return (
+                list(core.servers.messages),
+                core.servers.reasoning.unreachable_note,
+                core.list_servers(),
+            )
 
     messages, note, listing = await scenario()
     shown = json.dumps([messages, note, dataclasses.asdict(listing)])

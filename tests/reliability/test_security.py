@@ -63,7 +63,7 @@ async def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
             for prompt in ("one", "two", "three", "four"):
                 events: list = []
                 out.append((await core.submit(prompt, events.append), events))
-            return out, repr(core), repr(core.env), core.list_servers(), core.system_prompt()
+            return out, repr(core), repr(core.servers), core.list_servers(), core.system_prompt()
 
     turns, *views = await scenario()
     errors = [

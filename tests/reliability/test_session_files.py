@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from ollie_nb.core import SessionError, _sessions
-from ollie_nb.core._sessions import list_sessions, load_session, save_session
+from ollie_nb.core._sessions import SavedSession, list_sessions, load_session, save_session
+from ollie_nb.llm import Message
 
 
-def data(session_id: str) -> dict:
-    return {"id": session_id, "name": "", "history": [{"role": "user", "content": "hi"}]}
+def data(session_id: str) -> SavedSession:
+    return SavedSession(session_id, [Message.user("hi")])
 
 
 @pytest.mark.parametrize(
@@ -33,9 +34,10 @@ def test_a_session_file_whose_id_points_outside_is_refused_on_load(tmp_path: Pat
     sessions = tmp_path / "sessions"
     save_session(data("20261201-000000-abcd"), sessions)
     file = sessions / "20261201-000000-abcd.json"
-    content = json.loads(file.read_text())
+    header, *rest = file.read_text().splitlines(keepends=True)
+    content = json.loads(header)
     content["id"] = bad  # a valid first character does not make the id valid
-    file.write_text(json.dumps(content))
+    file.write_text(json.dumps(content) + "\n" + "".join(rest))
     with pytest.raises(SessionError, match="invalid session id"):
         load_session("20261201-000000-abcd", sessions)
     assert list_sessions(sessions) == []  # skipped as unreadable, never followed
@@ -48,9 +50,7 @@ def test_the_lookup_key_is_not_a_glob(tmp_path: Path):
         load_session("*", sessions)
     with pytest.raises(SessionError, match="no saved session"):
         load_session("2026*", sessions)
-    assert (
-        load_session("20261201", sessions)["id"] == "20261201-000000-abcd"
-    )  # a prefix still works
+    assert load_session("20261201", sessions).id == "20261201-000000-abcd"  # a prefix still works
 
 
 def test_files_are_never_readable_by_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -12,8 +12,13 @@ from typing import Any
 import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore, ConfigError, ToolFinished
-from ollie_nb.core._agent_env import EnvDescription, ServerState, ServerStatus, choose_task_server
 from ollie_nb.core._routing import TrustGate
+from ollie_nb.core._tool_servers import (
+    ServersDescription,
+    ServerState,
+    ServerStatus,
+    choose_task_server,
+)
 from ollie_nb.llm import OpenAIBackend, RetryPolicy
 from tests.conftest import read_db
 from tests.llm import test_openai as openai_wire
@@ -148,7 +153,7 @@ def search_calls(tmp_path: Path) -> list[str]:
 
 def impersonation(
     provider: FakeProvider, tmp_path: Path, **keys: Any
-) -> tuple[EnvDescription, list, list[str]]:
+) -> tuple[ServersDescription, list, list[str]]:
     """The model plans, then obeys injected text telling it to upload a file of the user's."""
     provider.queue(
         call("c1", "reasoning_plan", PLAN),
@@ -169,7 +174,7 @@ def impersonation(
         approve=lambda name, args: asked.append(name) or False,
     )
 
-    async def scenario() -> tuple[EnvDescription, list]:
+    async def scenario() -> tuple[ServersDescription, list]:
         async with core:
             events: list = []
             await core.submit("Plan the report, then do what the search results say", events.append)

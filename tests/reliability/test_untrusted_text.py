@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 
 from ollie_nb.core import PlanMade, ToolCalled, ToolFinished
-from ollie_nb.notebook._display import Live, Notice, Reply, Table, TextBlock, ToolBlock
+from ollie_nb.notebook._display import Live, NoticeView, Reply, Table, TextBlock, ToolBlock
 from ollie_nb.notebook._render import Settings, TurnView, code_span
 
 PAYLOAD = "<img src=x onerror=alert(document.domain)>"
@@ -81,7 +81,7 @@ def test_the_running_tool_line_of_a_turn_escapes_the_tool_name():
 @pytest.mark.parametrize(
     "obj",
     [
-        Notice(PAYLOAD, "error"),
+        NoticeView(PAYLOAD, "error"),
         Table(PAYLOAD, [PAYLOAD], [[PAYLOAD]], footer=PAYLOAD),
         TextBlock(PAYLOAD, title=PAYLOAD),
         ToolBlock(EVIL_TOOL, {PAYLOAD: PAYLOAD}, PAYLOAD),
@@ -103,7 +103,7 @@ def test_the_background_widget_status_escapes_the_tool_name():
     turn.status = widgets.HTML("")
     turn.progress = widgets.IntProgress()
     turn.view = lambda event: None
-    turn.view.progress = None
+    turn.view.bar = lambda finished: None  # no plan, no queue: no bar
     turn._on_event(ToolCalled("c1", EVIL_TOOL, "", {}))
     assert live_tags(turn.status.value) == []
     assert "&lt;img" in turn.status.value

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ollie_nb.core import AgentConfig
-from ollie_nb.core._agent_env import build_agent_env
+from ollie_nb.core._tool_servers import connect_tool_servers
 from ollie_nb.tools import Dispatcher, ListingCaps, ToolInfo
 from ollie_nb.tools._listing import fit_listing
 from tests.support.agents import FIXTURES
@@ -78,7 +78,7 @@ def test_a_hostile_servers_listing_is_cut_at_connect_with_one_notice(tmp_path: P
     config = AgentConfig.from_dict({"mcpServers": {"search": server}})
 
     async def listing() -> tuple[list[ToolInfo], list[str]]:
-        env = await build_agent_env(config, Dispatcher(), tmp_path)
+        env = await connect_tool_servers(config, Dispatcher(), tmp_path)
         try:
             found = await env.dispatcher.get_server("search").list_tools()
             return found, env.messages

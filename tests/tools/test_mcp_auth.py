@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore, EnvDescription, ServerDescription, ServerState
+from ollie_nb.core import AgentConfig, AgentCore, ServerDescription, ServersDescription, ServerState
 from ollie_nb.llm import OfflineBackend
 from ollie_nb.tools import McpServer
 from tests.support.tasks_harness import PYTHON_M
@@ -57,21 +57,21 @@ def tasks_url(tmp_path_factory) -> Iterator[str]:
         yield url
 
 
-def _servers(url: str, headers: dict[str, str] | None, tmp_path) -> EnvDescription:
+def _servers(url: str, headers: dict[str, str] | None, tmp_path) -> ServersDescription:
     entry: dict = {"url": url, "timeout": 20.0}
     if headers is not None:
         entry["headers"] = headers
     config = AgentConfig.from_dict({"mcpServers": {"tasks": entry}})
     core = AgentCore(OfflineBackend(), agent=config, workdir=tmp_path)
 
-    async def scenario() -> EnvDescription:
+    async def scenario() -> ServersDescription:
         async with core:
             return core.list_servers()
 
     return asyncio.run(scenario())
 
 
-def _status(listing: EnvDescription) -> ServerDescription:
+def _status(listing: ServersDescription) -> ServerDescription:
     return next(s for s in listing.servers if s.name == "tasks")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ollie_nb.redaction import is_secret_name, url_credentials
-from ollie_nb.tools import ExecuteServer, subprocess_env
+from ollie_nb.tools import ExecuteServer, subprocess_environ
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_subprocess_env_drops_secret_names_values_and_url_passwords_keeps_passth
         "DATABASE_URL": "postgresql://app:pw@db/x",
         "HF_TOKEN": "hf-three",
     }
-    env = subprocess_env(base, secrets=["sk-backend-key", "", None], passthrough=["HF_TOKEN"])
+    env = subprocess_environ(base, secrets=["sk-backend-key", "", None], passthrough=["HF_TOKEN"])
     assert env == {"PATH": "/usr/bin", "HOME": "/home/u", "HF_TOKEN": "hf-three"}
 
 

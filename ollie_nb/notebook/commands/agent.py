@@ -12,7 +12,7 @@ from IPython.core.error import UsageError
 
 from ollie_nb.notebook import _state
 from ollie_nb.notebook._context import CommandContext
-from ollie_nb.notebook._display import Displayable, Group, Notice, Table, TextBlock
+from ollie_nb.notebook._display import Displayable, Group, NoticeView, Table, TextBlock
 from ollie_nb.notebook.commands._args import (
     BACKENDS,
     CommandParser,
@@ -92,7 +92,7 @@ def cmd_backend(ctx: CommandContext, rest: str) -> Displayable:
     words = words_of(rest, "backend", most=2, usage="backend [NAME [MODEL] | VAR]")
     if not words:
         name, model = ctx.on_loop(lambda core: (core.backend.name, core.backend.model))
-        return Notice(f"backend: {name}, model {model}")
+        return NoticeView(f"backend: {name}, model {model}")
     if words[0] not in BACKENDS and words[0] in ctx.shell.user_ns:
         target = ctx.shell.user_ns[words[0]]
         if len(words) > 1 or not hasattr(target, "chat_stream"):
@@ -116,7 +116,7 @@ def cmd_backend(ctx: CommandContext, rest: str) -> Displayable:
         except LLMError as exc:
             raise UsageError(f"%ollie backend: {exc}") from None
     ctx.on_loop(lambda core: core.set_backend(backend))
-    return Notice(f"backend: {backend.name}, model {backend.model}")
+    return NoticeView(f"backend: {backend.name}, model {backend.model}")
 
 
 @command("models", "the backend's models")
@@ -140,7 +140,7 @@ def cmd_model(ctx: CommandContext, rest: str) -> Displayable:
         core.backend.set_model(words[0])
         return core.backend.model
 
-    return Notice(f"model: {ctx.on_loop(switch)}")
+    return NoticeView(f"model: {ctx.on_loop(switch)}")
 
 
 @command("agents", "agents found in the agents dirs")
@@ -175,8 +175,8 @@ def cmd_agent(ctx: CommandContext, rest: str) -> Displayable:
     if ctx.runtime().busy:
         raise UsageError("%ollie agent: a turn is running; %ollie stop first")
     env = ctx.core_call(lambda core: core.switch_agent(spec, trust=args.trust))
-    parts: list[Displayable] = [Notice(f"agent: {env.config.name}; {env.plan_backend_reason}")]
-    parts.extend(Notice(message, "warning") for message in env.messages)
+    parts: list[Displayable] = [NoticeView(f"agent: {env.config.name}; {env.plan_backend_reason}")]
+    parts.extend(NoticeView(message, "warning") for message in env.messages)
     return Group(*parts)
 
 
@@ -214,7 +214,7 @@ def cmd_mcp(ctx: CommandContext, rest: str) -> Displayable:
     parts: list[Displayable] = [
         Table("MCP and built-in servers", ["server", "transport", "state", "tools"], rows, footer)
     ]
-    parts.extend(Notice(message, "warning") for message in info.messages)
+    parts.extend(NoticeView(message, "warning") for message in info.messages)
     return Group(*parts)
 
 
@@ -227,36 +227,38 @@ def cmd_mcp(ctx: CommandContext, rest: str) -> Displayable:
 def cmd_fallback(ctx: CommandContext, rest: str) -> Displayable:
     words = words_of(rest, "fallback", most=1, usage="fallback [VAR | queue | off]")
     if not words:
-        return Notice(f"fallback: {ctx.on_loop(_fallback_label)}")
+        return NoticeView(f"fallback: {ctx.on_loop(_fallback_label)}")
     if words[0] in ("off", "queue"):
         use_queue = words[0] == "queue"
 
         async def switch(core: AgentCore) -> None:
-            core.queue_fallback = use_queue
-            await core.set_fallback_plan_backend(None)
+            core.plans.queue_fallback = use_queue
+            await core.plans.set_fallback(None)
 
         ctx.core_call(switch)
         if not use_queue:
-            return Notice("fallback: none (plans stay in context unless a task server is wired)")
-        return Notice(_wiring_note(ctx, "the prompt queue"))
+            return NoticeView(
+                "fallback: none (plans stay in context unless a task server is wired)"
+            )
+        return NoticeView(_wiring_note(ctx, "the prompt queue"))
     target = ctx.user_value(words[0], "fallback")
     try:
         backend = _state.notebook_plan_backend(target, ctx.runtime())
     except TypeError as exc:
         raise UsageError(f"%ollie fallback: {exc}") from None
-    ctx.core_call(lambda core: core.set_fallback_plan_backend(backend))
-    return Notice(_wiring_note(ctx, backend.label))
+    ctx.core_call(lambda core: core.plans.set_fallback(backend))
+    return NoticeView(_wiring_note(ctx, backend.label))
 
 
 def _fallback_label(core: AgentCore) -> str:
-    current = core.fallback_plan_backend
+    current = core.plans.fallback
     if current is not None:
         return getattr(current, "label", None) or type(current).__name__
-    return "the prompt queue" if core.queue_fallback else "none"
+    return "the prompt queue" if core.plans.queue_fallback else "none"
 
 
 def _wiring_note(ctx: CommandContext, label: str) -> str:
-    server = ctx.on_loop(lambda core: core.env.task_server if core.env else None)
+    server = ctx.on_loop(lambda core: core.servers.task_server if core.servers else None)
     if server:
         return (
             f"fallback set to {label}; the task server '{server}' still takes "

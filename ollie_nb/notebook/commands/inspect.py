@@ -6,7 +6,7 @@ import copy
 from typing import TYPE_CHECKING
 
 from ollie_nb.notebook._context import CommandContext
-from ollie_nb.notebook._display import Displayable, Notice, Table, TextBlock
+from ollie_nb.notebook._display import Displayable, NoticeView, Table, TextBlock
 from ollie_nb.notebook._failures import last_failure
 from ollie_nb.notebook.commands._args import words_of
 from ollie_nb.notebook.commands._registry import COMMANDS
@@ -52,10 +52,14 @@ def cmd_cost(ctx: CommandContext, rest: str) -> Displayable:
             f"{usage.cache_write_tokens} written"
         )
     if price_source(name, model) is PriceSource.LOCAL:
-        return Notice(f"$0.0000 this session: {model} is a local model ({name}), it costs nothing")
+        return NoticeView(
+            f"$0.0000 this session: {model} is a local model ({name}), it costs nothing"
+        )
     if usage.cost is None and usage.unpriced:
-        return Notice(f"no price known for {model} on {name}; %ollie usage shows the tokens{cache}")
-    return Notice(
+        return NoticeView(
+            f"no price known for {model} on {name}; %ollie usage shows the tokens{cache}"
+        )
+    return NoticeView(
         f"{usage.cost_text} this session ({model} on {name}: the provider's own cost where it "
         f"reports one, else the genai-prices table's){cache}"
     )
@@ -68,13 +72,15 @@ def cmd_debug(ctx: CommandContext, rest: str) -> Displayable:
     # redacted (the core's known secrets and key formats): a provider error can quote the
     # header that carried the key
     kept = failure.traceback if failure is not None else None
-    text = ctx.on_loop(lambda core: _redacted(core, core.last_error if kept is None else kept))
+    text = ctx.on_loop(
+        lambda core: _redacted(core, core.turns.runner.last_error if kept is None else kept)
+    )
     if failure is not None and failure.users:
         return TextBlock(text, title="the last error, raised by your code:")
     if failure is not None and failure.source:
         return TextBlock(text, title=f"the last error, from {failure.source}:")
     if not text:
-        return Notice("no internal error in this kernel so far")
+        return NoticeView("no internal error in this kernel so far")
     return TextBlock(text, title="the last internal error:")
 
 

@@ -8,7 +8,7 @@ from IPython.core.error import UsageError
 
 from ollie_nb.errors import TaskServerError  # the planning package loads with the first agent
 from ollie_nb.notebook._context import CommandContext
-from ollie_nb.notebook._display import Displayable, Group, Notice, Table, TextBlock, plural
+from ollie_nb.notebook._display import Displayable, Group, NoticeView, Table, TextBlock, plural
 from ollie_nb.notebook.commands._args import (
     TASK_STATUSES,
     CommandParser,
@@ -29,10 +29,11 @@ REVIEW_WORDS = ("show", "edit", "approve", "reject", "discard")
 
 
 @command(
-    "plan [N|ID|GOAL WORDS] [--watch S]",
-    "graph of the latest (or a given) plan with live step status; "
+    "plan [N|ID|GOAL WORDS] [--watch S] [--full]",
+    "graph of the latest (or a given) plan with live step status (--full: every step of a "
+    "large plan, not collapsed); "
     "plan show|edit|approve|reject|discard N: review a plan (see docs/PLANS.md)",
-    words=("--watch", *REVIEW_WORDS),
+    words=("--watch", "--full", *REVIEW_WORDS),
 )
 def cmd_plan(ctx: CommandContext, rest: str) -> Any:
     # The plan views and widgets load the planning layer and ipywidgets: on first use.
@@ -45,6 +46,7 @@ def cmd_plan(ctx: CommandContext, rest: str) -> Any:
     parser = CommandParser("plan")
     parser.add_argument("key", nargs="*")
     parser.add_argument("--watch", type=seconds, metavar="SECONDS")
+    parser.add_argument("--full", action="store_true")
     args = parser.parse(rest)
     key = " ".join(args.key)
     record = ctx.on_loop(lambda core: core.plans.find(key))
@@ -53,7 +55,8 @@ def cmd_plan(ctx: CommandContext, rest: str) -> Any:
         raise UsageError(f"%ollie plan: no {what}; ask for something with several steps")
     statuses = ctx.core_call(lambda core: core.plans.statuses(record))
     spend = ctx.on_loop(lambda core: core.spend.steps(record.number))
-    view = PlanGraphView(record, statuses, rankdir=ctx.settings().rankdir, spend=spend)
+    rankdir = ctx.settings().rankdir
+    view = PlanGraphView(record, statuses, rankdir=rankdir, spend=spend, expand=args.full)
     if args.watch is not None:
         return PlanWatch(ctx.runtime(), view, args.watch)
     return view
@@ -116,7 +119,7 @@ def cmd_tasks(ctx: CommandContext, rest: str) -> Displayable:
     status = words[0] if words else "all"
 
     async def listing(core: AgentCore) -> tuple[str, str | TaskServerError]:
-        env = core.env
+        env = core.servers
         if env is None or env.task_client is None:
             raise UsageError("%ollie tasks: no task server is wired (see %ollie mcp)")
         try:
@@ -126,7 +129,7 @@ def cmd_tasks(ctx: CommandContext, rest: str) -> Displayable:
 
     server, answer = ctx.core_call(listing)
     if isinstance(answer, TaskServerError):
-        return Notice(str(answer), "error")
+        return NoticeView(str(answer), "error")
     return TextBlock(answer, title=f"tasks on '{server}' ({status})")
 
 
@@ -139,11 +142,11 @@ def cmd_queue(ctx: CommandContext, rest: str) -> Displayable:
     words = words_of(rest, "queue", most=1, usage="queue [clear|pop]")
     if words == ["clear"]:
         cleared = ctx.on_loop(lambda core: core.prompts.clear())
-        return Notice(f"cleared {plural(cleared, 'queued prompt')}")
+        return NoticeView(f"cleared {plural(cleared, 'queued prompt')}")
     if words == ["pop"]:
         taken = ctx.on_loop(lambda core: core.prompts.pop())
         if taken is None:
-            return Notice("the queue is empty")
+            return NoticeView("the queue is empty")
         return TextBlock(taken.text, title="taken off the queue (it will not run):")
     if words:
         raise UsageError(
@@ -172,14 +175,14 @@ def cmd_run(ctx: CommandContext, rest: str) -> Any:
         from ollie_nb.notebook._parallel_widget import run_parallel  # ipywidgets: on first use
 
         if runtime.busy:
-            return Notice("a turn is running; start the parallel run when it ends")
+            return NoticeView("a turn is running; start the parallel run when it ends")
         return run_parallel(ctx.settings(), runtime, args.parallel, args.bg)  # 0: the limit
     if runtime.busy:
-        return Notice("a turn is running; the queue is worked when it ends")
+        return NoticeView("a turn is running; the queue is worked when it ends")
 
-    prompt = ctx.core_call(lambda core: core.next_prompt())
+    prompt = ctx.core_call(lambda core: core.turns.next_prompt())
     if prompt is None:
-        return Notice(empty_queue_text(ctx.on_loop(lambda core: list(core.plans))))
+        return NoticeView(empty_queue_text(ctx.on_loop(lambda core: list(core.plans))))
     if args.bg:
         from ollie_nb.notebook._widgets import BackgroundTurn  # ipywidgets: on first use
 
@@ -216,12 +219,12 @@ def cmd_watch(ctx: CommandContext, rest: str) -> Any:
     if args.action == "off":
         dropped = ctx.core_call(lambda core: core.watch.stop())
         if not dropped:
-            return Notice("stopped watching task events")
+            return NoticeView("stopped watching task events")
         steps = plural(dropped, "step")
-        return Notice(f"stopped watching task events; the {steps} it had queued left the queue")
+        return NoticeView(f"stopped watching task events; the {steps} it had queued left the queue")
     watcher, queued = ctx.on_loop(lambda core: (core.watch.watcher, len(core.prompts.texts)))
     if watcher is None:
-        return Notice("not watching task events (%ollie watch on)")
+        return NoticeView("not watching task events (%ollie watch on)")
     log = "\n".join(watcher.log) or "(nothing yet)"
     return TextBlock(log, title=f"watching '{watcher.server}' ({watcher.mode}); {queued} queued")
 
@@ -245,9 +248,9 @@ def cmd_stop(ctx: CommandContext, rest: str) -> Displayable:
     runtime = ctx.runtime()
     children = ctx.on_loop(lambda core: len(core.subagents.running) + core.runs.running)
     if not runtime.busy and not children:
-        return Notice("nothing is running")
+        return NoticeView("nothing is running")
     runtime.interrupt()
-    return Notice("stopping the running turn and every sub-agent")
+    return NoticeView("stopping the running turn and every sub-agent")
 
 
 @command("subagents", "the sub-agents of this agent: state, step, turns, last reply")
@@ -343,9 +346,9 @@ def _plan_approve(ctx: CommandContext, words: list[str]) -> Any:
     _at_most(words, 0, "approve", usage)
     record = ctx.core_call(lambda core: core.plans.approve(number))
     where = record.backend or "the conversation (no plan backend)"
-    done = Notice(f"plan {number} approved and saved on {where}")
+    done = NoticeView(f"plan {number} approved and saved on {where}")
     if record.warning:
-        done = Notice(
+        done = NoticeView(
             f"plan {number} approved; {record.warning.removeprefix('warning: ')}", "warning"
         )
     return _then_run(ctx, number, done, no_run, "the approval")
@@ -359,7 +362,7 @@ def _plan_reject(ctx: CommandContext, words: list[str]) -> Any:
     no_run = _no_run(words, "reject", usage)
     reason = " ".join(words)
     ctx.on_loop(lambda core: core.plans.reject(number, reason))
-    done = Notice(f"plan {number} sent back for changes")
+    done = NoticeView(f"plan {number} sent back for changes")
     return _then_run(ctx, number, done, no_run, "the request for changes")
 
 
@@ -367,18 +370,20 @@ def _plan_discard(ctx: CommandContext, words: list[str]) -> Any:
     number = _held_number(ctx, words, "discard")
     _at_most(words, 0, "discard", "plan discard [N]")
     ctx.on_loop(lambda core: core.plans.discard(number))
-    return Notice(f"plan {number} discarded: nothing was saved; the agent is told at its next turn")
+    return NoticeView(
+        f"plan {number} discarded: nothing was saved; the agent is told at its next turn"
+    )
 
 
-def _then_run(ctx: CommandContext, number: int, done: Notice, no_run: bool, what: str) -> Any:
+def _then_run(ctx: CommandContext, number: int, done: NoticeView, no_run: bool, what: str) -> Any:
     """Run the prompt the review queued as this cell's turn, when the agent is idle."""
     from IPython.display import display
 
     runtime = ctx.runtime()
     if no_run:
-        return Group(done, Notice(f"{what} is queued: %ollie run works it"))
+        return Group(done, NoticeView(f"{what} is queued: %ollie run works it"))
     if runtime.busy:
-        return Group(done, Notice(f"a turn is running; {what} is worked after it"))
+        return Group(done, NoticeView(f"a turn is running; {what} is worked after it"))
     item = ctx.on_loop(lambda core: core.plans.take_prompt(number))
     if item is None:
         return done

@@ -11,7 +11,7 @@ from IPython.core.error import UsageError
 
 from ollie_nb.errors import OllieUsageError
 from ollie_nb.notebook._context import CommandContext
-from ollie_nb.notebook._display import Displayable, Group, Notice, Table, TextBlock, plural
+from ollie_nb.notebook._display import Displayable, Group, NoticeView, Table, TextBlock, plural
 from ollie_nb.notebook.commands._args import session_ids, words_of
 from ollie_nb.notebook.commands._registry import COMMANDS
 
@@ -29,7 +29,7 @@ def cmd_compact(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "compact", most=0, usage="compact")
     done = ctx.core_call(lambda core: core.compact())
     if done.history is None:
-        return Notice(done.note, "warning" if done.note != "nothing to compact" else "info")
+        return NoticeView(done.note, "warning" if done.note != "nothing to compact" else "info")
     return TextBlock(done.summary, title=f"{done.note}; summary:")
 
 
@@ -38,14 +38,15 @@ def cmd_context(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "context", most=0, usage="context")
 
     async def measure(core: AgentCore) -> tuple[int, int | None, int]:
-        return core.context_size(), await core.backend.context_length(), len(core.session.history)
+        size = core.session.context_size(core.system_prompt())
+        return size, await core.backend.context_length(), len(core.session.history)
 
     size, limit, messages = ctx.core_call(measure)
     share = f" of {limit} ({100 * size / limit:.0f}%)" if limit else ""
-    return Notice(f"context: about {size} tokens{share}; {plural(messages, 'message')}")
+    return NoticeView(f"context: about {size} tokens{share}; {plural(messages, 'message')}")
 
 
-class UsageView(Notice):
+class UsageView(NoticeView):
     """`r = %ollie usage`: the session's usage as fields, shown as one line."""
 
     def __init__(self, usage: Any, local: bool = False) -> None:
@@ -95,7 +96,7 @@ def cmd_clear(ctx: CommandContext, rest: str) -> Displayable:
     if ctx.runtime().busy:
         raise UsageError("%ollie clear: a turn is running; %ollie stop first")
     ctx.on_loop(lambda core: core.clear())
-    return Notice("conversation cleared; a new session starts")
+    return NoticeView("conversation cleared; a new session starts")
 
 
 @command("sessions", "saved sessions")
@@ -129,9 +130,9 @@ def cmd_resume(ctx: CommandContext, rest: str) -> Displayable:
         return core.session.session_id, len(core.session.history), len(core.plans), note
 
     session, messages, plans, note = ctx.core_call(resume)
-    done = Notice(f"resumed {session}: {plural(messages, 'message')}, {plural(plans, 'plan')}")
+    done = NoticeView(f"resumed {session}: {plural(messages, 'message')}, {plural(plans, 'plan')}")
     return (
-        Group(done, Notice(note, "info" if note.startswith("agent:") else "warning"))
+        Group(done, NoticeView(note, "info" if note.startswith("agent:") else "warning"))
         if note
         else done
     )
@@ -144,15 +145,15 @@ def cmd_rename(ctx: CommandContext, rest: str) -> Displayable:
     name = rest.strip()
     path = ctx.on_loop(lambda core: core.rename(name))
     if path is None:
-        return Notice(f"session named {name!r}; it is saved with the first prompt")
-    return Notice(f"session named {name!r} and saved")
+        return NoticeView(f"session named {name!r}; it is saved with the first prompt")
+    return NoticeView(f"session named {name!r} and saved")
 
 
 @command("save", "save the session now (it is also saved after every turn)")
 def cmd_save(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "save", most=0, usage="save")
     path = ctx.on_loop(lambda core: core.save())
-    return Notice(f"saved to {path}" if path else "nothing to save yet")
+    return NoticeView(f"saved to {path}" if path else "nothing to save yet")
 
 
 @command("cwd [DIR]", "show or change the work dir (execute_code, hooks)")
@@ -165,4 +166,4 @@ def cmd_cwd(ctx: CommandContext, rest: str) -> Displayable:
                 raise UsageError(f"%ollie cwd: {exc}") from None
         return core.workdir
 
-    return Notice(f"work dir: {ctx.on_loop(change)}")
+    return NoticeView(f"work dir: {ctx.on_loop(change)}")

@@ -1,4 +1,4 @@
-"""build_agent_env: connect the config's MCP servers and wire the plan backend.
+"""connect_tool_servers: connect the config's MCP servers and wire the plan backend.
 
 Priority for plans: the task server (the one `taskServer` names, else an MCP server
 exposing `task_create`, ollie-tasks first) > the caller's fallback > none (in-context plans). It runs from scratch on every agent start
@@ -78,7 +78,7 @@ class ServerDescription:
 
 
 @dataclass(frozen=True)
-class EnvDescription:
+class ServersDescription:
     """An agent's servers and its plan wiring, as the notebook shows them."""
 
     servers: tuple[ServerDescription, ...] = ()
@@ -104,14 +104,15 @@ class ServerStatus:
 
 
 @dataclass
-class AgentEnv:
-    """What an agent runs with: its dispatcher, reasoning server, and how plans are wired."""
+class ToolServers:
+    """The servers an agent's tools live on (its dispatcher, the reasoning server, the MCP
+    servers and their statuses) and how its plans are wired to a task server."""
 
     config: AgentConfig
     dispatcher: Dispatcher
     reasoning: ReasoningServer
     workdir: str
-    servers: dict[str, ServerStatus] = field(default_factory=dict)
+    statuses: dict[str, ServerStatus] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     plan_backend: AdaptedPlanBackend | None = None  # as the reasoning server holds it
     plan_backend_reason: str = ""
@@ -123,15 +124,15 @@ class AgentEnv:
     @property
     def failures(self) -> list[str]:
         """One line per configured server that failed to connect: which, where, why, what to check."""
-        return [f"MCP server {s.detail}" for s in self.servers.values() if s.state.is_failed]
+        return [f"MCP server {s.detail}" for s in self.statuses.values() if s.state.is_failed]
 
     async def aclose(self) -> None:
-        """Close every server of this env (MCP sessions end, subprocesses exit)."""
+        """Close every server (MCP sessions end, subprocesses exit)."""
         await self.dispatcher.aclose()
 
     def describe(
         self, tools: Mapping[str, list[tuple[str, str]]], redact: Callable[[str], str]
-    ) -> EnvDescription:
+    ) -> ServersDescription:
         """The servers (state, transport, tools) and the plan wiring, with secrets redacted."""
         built_in = ServerState.BUILT_IN
         servers = tuple(
@@ -144,9 +145,9 @@ class AgentEnv:
                 tools=tuple(tools.get(name, [])),
                 withheld=tuple(sorted(status.withheld.items())),
             )
-            for name, status in self.servers.items()
+            for name, status in self.statuses.items()
         )
-        return EnvDescription(
+        return ServersDescription(
             servers=servers,
             plan_backend=self.reasoning.plan_backend_label,
             plan_backend_reason=self.plan_backend_reason,
@@ -155,7 +156,7 @@ class AgentEnv:
         )
 
 
-async def build_agent_env(
+async def connect_tool_servers(
     config: AgentConfig,
     dispatcher: Dispatcher,
     workdir: str | os.PathLike[str],
@@ -165,23 +166,23 @@ async def build_agent_env(
     environ: Mapping[str, str] | None = None,
     plans: PlanBook | None = None,
     redact: Callable[[str], str] = redaction.redact,
-) -> AgentEnv:
+) -> ToolServers:
     """Connect all enabled MCP servers concurrently and wire the reasoning server's PlanBackend.
 
-    A server that fails to connect becomes a message in `AgentEnv.messages`,
+    A server that fails to connect becomes a message in `ToolServers.messages`,
     never an exception; the message and the server's status quote its stderr, so both
     are redacted here (`redact`: known secrets and key formats), before the model's note is made of
     them. `builtin_servers` (e.g. `execute`) are added as they are. The plans go into
-    `plans` (the agent's PlanBook, which outlives the env), else a new book.
+    `plans` (the agent's PlanBook, which outlives the servers), else a new book.
     """
     workdir = os.fspath(workdir)
     reasoning = ReasoningServer(plan_timeout=config.plan_timeout, book=plans)
     dispatcher.add_server("reasoning", reasoning)
     for name, server in (builtin_servers or {}).items():
         dispatcher.add_server(name, server)
-    env = AgentEnv(config, dispatcher, reasoning, workdir, messages=list(config.warnings))
+    servers = ToolServers(config, dispatcher, reasoning, workdir, messages=list(config.warnings))
     for name in ["reasoning", *(builtin_servers or {})]:
-        env.servers[name] = ServerStatus(name, ServerState.BUILT_IN)
+        servers.statuses[name] = ServerStatus(name, ServerState.BUILT_IN)
 
     base_env = dict(os.environ if environ is None else environ)
     base_env["PWD"] = workdir  # the agent's working directory, as PLANNING.md's example expects
@@ -191,25 +192,25 @@ async def build_agent_env(
     enabled = []
     for name, server_config in config.mcp_servers.items():
         if server_config.disabled:
-            env.servers[name] = ServerStatus(name, ServerState.DISABLED)
+            servers.statuses[name] = ServerStatus(name, ServerState.DISABLED)
             continue
         if dispatcher.get_server(name) is not None:
-            env.messages.append(f"MCP server {name!r} skipped: the name is taken by a built-in")
+            servers.messages.append(f"MCP server {name!r} skipped: the name is taken by a built-in")
             continue
         try:
-            enabled.append(_make_server(server_config, base_env, workdir, env.messages))
+            enabled.append(_make_server(server_config, base_env, workdir, servers.messages))
         except UnsetVariable as exc:
-            env.servers[name] = ServerStatus(name, ServerState.FAILED, detail=str(exc))
-            env.messages.append(f"MCP server {exc}")
+            servers.statuses[name] = ServerStatus(name, ServerState.FAILED, detail=str(exc))
+            servers.messages.append(f"MCP server {exc}")
 
-    await _connect_all(env, enabled)
-    env.messages[:] = [redact(m) for m in env.messages]
-    for status in env.servers.values():
+    await _connect_all(servers, enabled)
+    servers.messages[:] = [redact(m) for m in servers.messages]
+    for status in servers.statuses.values():
         status.detail = redact(status.detail)
-    wire_plan_backend(env, fallback_plan_backend)
-    if env.task_server_notice:
-        env.messages.append(env.task_server_notice)
-    return env
+    wire_plan_backend(servers, fallback_plan_backend)
+    if servers.task_server_notice:
+        servers.messages.append(servers.task_server_notice)
+    return servers
 
 
 def _env_hint(config: AgentConfig, name: str, error: str) -> str:
@@ -230,16 +231,17 @@ def maybe_task_server(sc: McpServerConfig) -> bool:
     return "task" in words
 
 
-async def _connect_all(env: AgentEnv, servers: list[McpServer]) -> None:
-    """Connect the servers concurrently; each one's status (and any failure) lands in `env`."""
-    config, dispatcher, enabled = env.config, env.dispatcher, servers
+async def _connect_all(servers: ToolServers, mcp: list[McpServer]) -> None:
+    """Connect the MCP servers concurrently; each one's status (and any failure) lands in
+    `servers`."""
+    config, dispatcher, enabled = servers.config, servers.dispatcher, mcp
     results = await asyncio.gather(*(_connect(s) for s in enabled))
     for server, (error, seconds) in zip(enabled, results):
         status = ServerStatus(server.name, ServerState.CONNECTED, server.transport, seconds=seconds)
         if error:
             status.detail = error + _env_hint(config, server.name, error)
             status.state = ServerState.FAILED
-            env.messages.append(f"MCP server {status.detail}")
+            servers.messages.append(f"MCP server {status.detail}")
         else:
             dispatcher.add_server(server.name, server)
             try:
@@ -248,18 +250,18 @@ async def _connect_all(env: AgentEnv, servers: list[McpServer]) -> None:
                 status.schemas = {t.name: t.input_schema for t in infos}
                 status.program = server.program
                 status.withheld = dict(server.withheld)
-                env.messages.extend(
+                servers.messages.extend(
                     f"MCP server {server.name}: tool {tool!r} is not offered: {why}"
                     for tool, why in server.withheld.items()
                 )
                 if server.listing_notice:
-                    env.messages.append(server.listing_notice)
+                    servers.messages.append(server.listing_notice)
             except Exception as exc:
                 status.state, status.detail = ServerState.FAILED, f"listing tools: {exc}"
-                env.messages.append(f"MCP server {server.name}: could not list tools: {exc}")
+                servers.messages.append(f"MCP server {server.name}: could not list tools: {exc}")
                 dispatcher.remove_server(server.name)
                 await server.aclose()
-        env.servers[server.name] = status
+        servers.statuses[server.name] = status
 
 
 class UnsetVariable(ConfigError):
@@ -396,70 +398,72 @@ def choose_task_server(
 TASK_SERVER_KEY_HINT = "the agent file's taskServer names the server that holds plans"
 
 
-def wire_plan_backend(env: AgentEnv, fallback: Any) -> None:
-    """Wire the env's reasoning server: task server > fallback > none, noting why."""
-    env.task_server = env.task_client = env.status_reader = None
-    choice = choose_task_server(env.servers, env.config)
-    task_server, env.task_server_notice = choice.name, choice.notice
+def wire_plan_backend(servers: ToolServers, fallback: Any) -> None:
+    """Wire the reasoning server: task server > fallback > none, noting why."""
+    servers.task_server = servers.task_client = servers.status_reader = None
+    choice = choose_task_server(servers.statuses, servers.config)
+    task_server, servers.task_server_notice = choice.name, choice.notice
     failed = [
         s
-        for s in env.servers.values()
+        for s in servers.statuses.values()
         if s.state is ServerState.FAILED
-        and s.name in env.config.mcp_servers
-        and maybe_task_server(env.config.mcp_servers[s.name])
+        and s.name in servers.config.mcp_servers
+        and maybe_task_server(servers.config.mcp_servers[s.name])
     ]
     if task_server is not None:
-        client = TaskClient(env.dispatcher.dispatch, task_server, task_caps(env, task_server))
+        client = TaskClient(
+            servers.dispatcher.dispatch, task_server, task_caps(servers, task_server)
+        )
         backend: Any = TaskServerPlanBackend(client, can_delete=client.caps.delete)
-        env.task_server, env.task_client = task_server, client
-        env.status_reader = backend
-        env.plan_backend_reason = choice.reason
+        servers.task_server, servers.task_client = task_server, client
+        servers.status_reader = backend
+        servers.plan_backend_reason = choice.reason
     elif fallback is not None:
         backend = fallback
-        env.plan_backend_reason = f"{choice.reason}; the fallback is used"
+        servers.plan_backend_reason = f"{choice.reason}; the fallback is used"
     else:
         backend = None
-        env.plan_backend_reason = f"{choice.reason} and no fallback is set"
+        servers.plan_backend_reason = f"{choice.reason} and no fallback is set"
     if task_server is None and failed:
         names = ", ".join(f"'{s.name}'" for s in failed)
-        env.plan_backend_reason += f" (failed to connect: {names})"
-        env.reasoning.unreachable_note = (
+        servers.plan_backend_reason += f" (failed to connect: {names})"
+        servers.reasoning.unreachable_note = (
             f"MCP server {names} failed to connect ({failed[0].detail})"
         )
-    env.reasoning.set_plan_backend(backend)
-    env.plan_backend = env.reasoning.plan_backend
+    servers.reasoning.set_plan_backend(backend)
+    servers.plan_backend = servers.reasoning.plan_backend
 
 
-def task_caps(env: AgentEnv, server: str) -> TaskCaps:
+def task_caps(servers: ToolServers, server: str) -> TaskCaps:
     """What the task server offers, read once from the tools it listed at connect time."""
-    status, found = env.servers[server], env.dispatcher.get_server(server)
+    status, found = servers.statuses[server], servers.dispatcher.get_server(server)
     schemas = {name: status.schemas.get(name, {}) for name in status.tools}
     return TaskCaps.of(schemas, subscriptions=hasattr(found, "resource_updates"))
 
 
 def gate_for(
-    env: AgentEnv | None,
+    servers: ToolServers | None,
     trusted: tuple[str, ...] | None,
     approve: Approver | None,
     emit: Callable[[Event], None],
     known_secrets: Callable[[], Sequence[str]] = tuple,
     reviewing: Callable[[], bool] = lambda: False,
 ) -> TrustGate:
-    """The trust gate of an env: its built-ins, its task server, the servers' own advice."""
+    """The trust gate of an servers: its built-ins, its task server, the servers' own advice."""
 
     def builtin_of(server: str) -> str | None:
-        status = env.servers.get(server) if env else None
+        status = servers.statuses.get(server) if servers else None
         return server if status is not None and status.state is ServerState.BUILT_IN else None
 
     def advice(server: str, tool: str) -> Any:
-        found = env.dispatcher.get_server(server) if env else None
+        found = servers.dispatcher.get_server(server) if servers else None
         return found.tool_trust(tool) if isinstance(found, TrustAdvice) else None
 
     return TrustGate(
         trusted,
         approve,
         builtin_of,
-        env.task_server if env else None,
+        servers.task_server if servers else None,
         lambda message: emit(Notice(message, "error")),
         advice,
         known_secrets,
