@@ -2295,6 +2295,15 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "environment-token-cap-below-one-refuses-all",
+        "ollie_nb/core/_budget.py",
+        "    if value < 1:\n        log.warning(",
+        "    if value < 0:\n        log.warning(",
+        ("tests/core/test_env_token_cap.py::test_a_token_cap_below_one_is_no_cap_and_is_said",),
+        "OLLIE_MAX_SESSION_TOKENS=0.5 becomes a cap of 0 tokens that refuses every request",
+        quick=True,
+    ),
+    Mutant(
         "footer-numbers-unseparated",
         "ollie_nb/notebook/_render.py",
         'f"this turn: {tokens_in:,} tokens in',

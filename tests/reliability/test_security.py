@@ -81,7 +81,7 @@ async def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
     for result, events in turns:
         assert_no_key(result, *events)  # each event's repr shows every field
     assert_no_key(*[json.dumps(m.to_dict()) for m in core.session.history], *views, repr(backend))
-    session = core.save()
+    session = core.session.save()
     assert_no_key(session.read_text())
     formatter = logging.Formatter("%(message)s %(exc_info)s")
     assert_no_key(*[formatter.format(r) for r in caplog.records])
@@ -110,7 +110,9 @@ async def test_the_key_never_appears_in_execute_code_output(make_core, tmp_path,
     assert output.startswith("exit code 0\n")
     assert "PATH=" in output  # the environment was listed, without the secret-named variable
     assert "OPENAI_API_KEY" not in output
-    assert_no_key(output, *[m.content for m in core.session.history], core.save().read_text())
+    assert_no_key(
+        output, *[m.content for m in core.session.history], core.session.save().read_text()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -178,12 +180,12 @@ async def test_session_files_are_0600_whatever_the_umask_and_the_old_mode(make_c
         async def scenario():
             async with core:
                 await core.submit("a")
-                first = core.save()
+                first = core.session.save()
                 first.chmod(0o644)  # e.g. copied in by hand
                 await core.submit("b")  # autosave rewrites it
-                second = core.save()
-                core.rename("private")
-                await core.compact()
+                second = core.session.save()
+                core.session.rename("private")
+                await core.session.compact()
                 return first, second
 
         first, second = await scenario()
