@@ -1299,10 +1299,45 @@ MUTANTS: tuple[Mutant, ...] = (
         '    core = await make_core(name="w1", start=False)\n',
         '    core = AgentCore(OfflineBackend(), name="w1", autosave=False)  # noqa: F821\n',
         (
-            "tests/meta/test_core_test_style.py::test_core_tests_build_cores_with_make_core_and_run_as_anyio_tests",
+            "tests/meta/test_core_test_style.py::test_tests_build_cores_with_make_core_and_run_as_anyio_tests",
         ),
         "a tests/core test builds AgentCore itself: no tmp workdir, no teardown closing its servers",
         quick=True,
+    ),
+    Mutant(
+        "llm-test-builds-its-own-agent-core",
+        "tests/llm/test_offline.py",
+        "    core = await make_core(OfflineBackend(), agent=AgentConfig.from_dict({}))\n",
+        "    core = AgentCore(OfflineBackend(), agent=AgentConfig.from_dict({}))  # noqa: F821\n",
+        (
+            "tests/meta/test_core_test_style.py::test_tests_build_cores_with_make_core_and_run_as_anyio_tests",
+        ),
+        "a test outside tests/core builds AgentCore itself: no tmp workdir, no teardown closing "
+        "its servers",
+        quick=True,
+    ),
+    Mutant(
+        "kernel-wait-checks-nothing",
+        "tests/support/waits.py",
+        "    holds = wanted if callable(wanted) else lambda text: wanted in text\n",
+        "    holds = wanted if callable(wanted) else lambda text: True\n",
+        (
+            "tests/notebook/test_parallel.py",
+            "tests/notebook/test_frontend.py::test_watch_wakes_the_agent_when_another_client_finishes_a_step",
+        ),
+        "a kernel test's wait returns before its condition holds: the test checks a state "
+        "the kernel has not reached",
+    ),
+    Mutant(
+        "slow-tool-wait-on-a-file-never-written",
+        "tests/support/fixtures/fake_task_server.py",
+        '        Path(STARTED).write_text("sleeping")\n',
+        '        Path(STARTED + ".other").write_text("sleeping")\n',
+        (
+            "tests/notebook/test_interrupts.py::test_ctrl_c_stops_a_slow_tool_and_the_session_survives",
+        ),
+        "the interrupt test waits on a file its tool does not write: it times out instead of "
+        "sending Ctrl-C",
     ),
     Mutant(
         "missing-psycopg-is-a-traceback",
