@@ -48,7 +48,7 @@ async def run(settings: Settings) -> list[Figure]:
         core = AgentCore(OfflineBackend(_model(work)), agent=agent, workdir=workdir, autosave=False)
         async with core:
             for _ in range(samples + 1):  # the first turn warms the session up
-                core.clear()
+                core.session.clear()
                 began = time.perf_counter()
                 result = await core.submit("sleep four times")
                 times.append(time.perf_counter() - began)

@@ -30,7 +30,7 @@ RESUME_GOAL_S = 0.5
 def _agent(scratch: Path, messages: int) -> AgentCore:
     core = AgentCore(OfflineBackend(), workdir=scratch, autosave=False, execute=False)
     core.session.history = session_messages(messages)
-    if core.save() is None:
+    if core.session.save() is None:
         raise RuntimeError("the session was not saved")
     return core
 
@@ -39,7 +39,7 @@ def _turn_save(core: AgentCore, turn: int) -> float:
     """Add one turn's prompt and reply, then time the save."""
     core.session.history += [Message.user(f"prompt {turn}"), Message.assistant(f"reply {turn}")]
     began = time.perf_counter()
-    core.save()
+    core.session.save()
     return time.perf_counter() - began
 
 
@@ -57,7 +57,7 @@ def _rewrite(core: AgentCore) -> float:
     """A whole rewrite (a compaction's, or a log past twice its snapshot): its cost."""
     core.session.history = list(core.session.history)  # a new list: rewritten whole
     began = time.perf_counter()
-    core.save()
+    core.session.save()
     return time.perf_counter() - began
 
 
@@ -82,7 +82,7 @@ async def run(settings: Settings) -> list[Figure]:
             times[name].append(_turn_save(large if name == "large" else small, turn))
         times["bare"].append(_bare_append(bare, turn))
     rewrite = _rewrite(large) * 1000
-    path = large.save()
+    path = large.session.save()
     assert path is not None
     size = os.path.getsize(path)
 
@@ -93,7 +93,7 @@ async def run(settings: Settings) -> list[Figure]:
         async with AgentCore(OfflineBackend(), workdir=settings.scratch, autosave=False) as core:
             gc.collect()
             began = time.perf_counter()
-            await core.resume(large.session.session_id)
+            await core.session.resume(large.session.session_id)
             resumes["ours"].append(time.perf_counter() - began)
         if not sample % 2:
             resumes["floor"].append(_decode_floor(path))

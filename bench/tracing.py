@@ -38,7 +38,7 @@ async def run(settings: Settings) -> list[Figure]:
     exported: list[int] = []
 
     async def turns_of_core() -> None:
-        core.clear()
+        core.session.clear()
         for i in range(turns):
             result = await core.submit(f"Prompt number {i}: run the next cell")
             if result.reply != REPLY:

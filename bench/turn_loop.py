@@ -94,7 +94,7 @@ async def run(settings: Settings) -> list[Figure]:
     tools = core.tools
 
     async def ours() -> None:
-        core.clear()
+        core.session.clear()
         for i in range(turns):
             result = await core.submit(f"Prompt number {i}: run the next cell")
             if result.reply != REPLY:
@@ -121,7 +121,7 @@ async def run(settings: Settings) -> list[Figure]:
             await core.submit("One more prompt")
 
         async def short_turn() -> None:
-            core.clear()
+            core.session.clear()
             await core.submit("One more prompt")
 
         turn_times = await alternate({"long": long_turn, "short": short_turn}, samples)
@@ -131,7 +131,7 @@ async def run(settings: Settings) -> list[Figure]:
 
         async def save() -> None:
             core.session.history = list(long_history)  # a new history: the file is rewritten
-            core.save()
+            core.session.save()
 
         async def plain_save() -> None:
             data = {"history": [m.to_dict() for m in core.session.history]}

@@ -1000,8 +1000,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "run-starts-after-a-skipped-blocker",
         "ollie_nb/core/_parallel_run.py",
-        "and all(statuses.get(ids[j], unknown).unblocks for j in self.record.steps[i].after)",
-        "and all(statuses.get(ids[j], unknown).is_closed for j in self.record.steps[i].after)",
+        "return statuses.get(ids[j], unknown).unblocks and ids[j] not in working",
+        "return statuses.get(ids[j], unknown).is_closed and ids[j] not in working",
         (
             "tests/core/test_parallel_plans.py::test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped",
         ),
@@ -1299,10 +1299,45 @@ MUTANTS: tuple[Mutant, ...] = (
         '    core = await make_core(name="w1", start=False)\n',
         '    core = AgentCore(OfflineBackend(), name="w1", autosave=False)  # noqa: F821\n',
         (
-            "tests/meta/test_core_test_style.py::test_core_tests_build_cores_with_make_core_and_run_as_anyio_tests",
+            "tests/meta/test_core_test_style.py::test_tests_build_cores_with_make_core_and_run_as_anyio_tests",
         ),
         "a tests/core test builds AgentCore itself: no tmp workdir, no teardown closing its servers",
         quick=True,
+    ),
+    Mutant(
+        "llm-test-builds-its-own-agent-core",
+        "tests/llm/test_offline.py",
+        "    core = await make_core(OfflineBackend(), agent=AgentConfig.from_dict({}))\n",
+        "    core = AgentCore(OfflineBackend(), agent=AgentConfig.from_dict({}))  # noqa: F821\n",
+        (
+            "tests/meta/test_core_test_style.py::test_tests_build_cores_with_make_core_and_run_as_anyio_tests",
+        ),
+        "a test outside tests/core builds AgentCore itself: no tmp workdir, no teardown closing "
+        "its servers",
+        quick=True,
+    ),
+    Mutant(
+        "kernel-wait-checks-nothing",
+        "tests/support/waits.py",
+        "    holds = wanted if callable(wanted) else lambda text: wanted in text\n",
+        "    holds = wanted if callable(wanted) else lambda text: True\n",
+        (
+            "tests/notebook/test_parallel.py",
+            "tests/notebook/test_frontend.py::test_watch_wakes_the_agent_when_another_client_finishes_a_step",
+        ),
+        "a kernel test's wait returns before its condition holds: the test checks a state "
+        "the kernel has not reached",
+    ),
+    Mutant(
+        "slow-tool-wait-on-a-file-never-written",
+        "tests/support/fixtures/fake_task_server.py",
+        '        Path(STARTED).write_text("sleeping")\n',
+        '        Path(STARTED + ".other").write_text("sleeping")\n',
+        (
+            "tests/notebook/test_interrupts.py::test_ctrl_c_stops_a_slow_tool_and_the_session_survives",
+        ),
+        "the interrupt test waits on a file its tool does not write: it times out instead of "
+        "sending Ctrl-C",
     ),
     Mutant(
         "missing-psycopg-is-a-traceback",
@@ -2292,6 +2327,15 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/core/test_budget_properties.py::test_an_environment_token_cap_is_a_whole_number_above_zero",
         ),
         "OLLIE_MAX_SESSION_COST=0 (ollie's 'no cap') refuses every request",
+        quick=True,
+    ),
+    Mutant(
+        "environment-token-cap-below-one-refuses-all",
+        "ollie_nb/core/_budget.py",
+        "    if value < 1:\n        log.warning(",
+        "    if value < 0:\n        log.warning(",
+        ("tests/core/test_env_token_cap.py::test_a_token_cap_below_one_is_no_cap_and_is_said",),
+        "OLLIE_MAX_SESSION_TOKENS=0.5 becomes a cap of 0 tokens that refuses every request",
         quick=True,
     ),
     Mutant(
@@ -3321,6 +3365,98 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/core/test_session_log.py::test_a_secret_known_after_its_line_was_written_is_masked_there_too",
         ),
         "a key that became known after its line was saved stays in clear in the session file",
+        quick=True,
+    ),
+    Mutant(
+        "run-starts-before-its-blockers-workers-ended",
+        "ollie_nb/core/_parallel_run.py",
+        "return statuses.get(ids[j], unknown).unblocks and ids[j] not in working",
+        "return statuses.get(ids[j], unknown).unblocks",
+        (
+            "tests/core/test_blocker_reports.py::test_a_step_starts_after_its_blockers_workers_have_reported",
+        ),
+        "a step of a parallel run starts while a blocker's sub-agent is still replying: its prompt "
+        "lacks that blocker's report, and which sub-agent takes it depends on who finished first",
+    ),
+    Mutant(
+        "first-command-loads-the-mcp-sdk",
+        "ollie_nb/tools/_mcp.py",
+        "from typing import Any, TextIO, TypeVar\n",
+        "from typing import Any, TextIO, TypeVar\n\nimport httpx2\nimport mcp\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_loads_no_sdk_widget_or_task_store",
+        ),
+        "the first %ollie command in a fresh kernel waits for the MCP SDK no offline agent uses",
+    ),
+    Mutant(
+        "first-command-loads-every-provider",
+        "ollie_nb/llm/_settings.py",
+        "if TYPE_CHECKING:  # a remote provider's module loads when that provider is made\n",
+        "if True:\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_loads_no_sdk_widget_or_task_store",
+        ),
+        "the first %ollie command with the offline model loads the OpenAI, Anthropic and Ollama code",
+    ),
+    Mutant(
+        "core-package-loads-every-module",
+        "ollie_nb/core/__init__.py",
+        "if TYPE_CHECKING:\n",
+        "if True:\n",
+        (
+            "tests/core/test_core_package_imports.py::test_the_package_loads_a_module_when_one_of_its_names_is_first_used",
+        ),
+        "importing one name of ollie_nb.core loads the whole core, the llm and planning layers",
+    ),
+    Mutant(
+        "llm-package-loads-every-provider",
+        "ollie_nb/llm/__init__.py",
+        "if TYPE_CHECKING:\n",
+        "if True:\n",
+        (
+            "tests/core/test_core_package_imports.py::test_the_llm_package_loads_a_provider_when_it_is_used",
+        ),
+        "importing ollie_nb.llm for one type loads every provider's code",
+    ),
+    Mutant(
+        "watched-plan-progress-never-told",
+        "ollie_nb/core/_watch.py",
+        'record.kind == "tasks" else None',
+        'record.kind == "queue" else None',
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a plan the watch works shows a background header bar counting queue places, not its steps",
+    ),
+    Mutant(
+        "watched-plan-progress-not-told-at-a-steps-end",
+        "ollie_nb/core/_turn_driver.py",
+        "        else:\n            self._told(await self.watch.ended(item), context.emit)\n        return result\n",
+        "        return result\n",
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a watched plan's header bar lags a step behind: the last step done still shows 2 of 3",
+    ),
+    Mutant(
+        "watched-step-not-shown-claimed-at-its-start",
+        "ollie_nb/core/_watch.py",
+        "{**known, item.step.step_id: StepState.IN_PROGRESS}",
+        "known",
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a watched plan's graph shows the step being worked as still open",
+    ),
+    Mutant(
+        "plan-editor-listens-after-its-widget-closed",
+        "ollie_nb/notebook/_plan_editor.py",
+        '        self.widget.observe(self._widget_closed, names="comm")\n',
+        "",
+        (
+            "tests/notebook/test_plan_editor_release.py::test_closing_an_undecided_editors_widget_releases_its_listener",
+        ),
+        "each plan editor closed undecided keeps a listener on the core for the whole session",
         quick=True,
     ),
 )

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from ollie_nb.core._agents import resolve_agent
 from ollie_nb.core._budget import NO_BUDGETS, Budgets, SpendBook, env_budgets
 from ollie_nb.core._build_servers import ExtraServers, build_servers
-from ollie_nb.core._compact import Compaction
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import RoundSaves
@@ -35,7 +34,6 @@ from ollie_nb.core._queue import PromptQueue
 from ollie_nb.core._routing import Approver, ToolRouter
 from ollie_nb.core._secrets import Redactor, config_secrets
 from ollie_nb.core._session_handle import Session, SessionParts
-from ollie_nb.core._sessions import SavedSession
 from ollie_nb.core._subagents import SubAgents
 from ollie_nb.core._tool_servers import (
     ServersDescription,
@@ -399,32 +397,6 @@ class AgentCore:
         """
         item = await self.turns.next_prompt()
         return None if item is None else await self.submit(item, on_event)
-
-    # -- the conversation and its session file ---------------------------------------
-
-    def clear(self) -> None:
-        """Forget the conversation (servers, queue and usage stay); a new session id starts."""
-        self.session.clear()
-
-    async def compact(self) -> Compaction:
-        """Replace the history with the model's summary and the user's latest messages."""
-        return await self.session.compact()
-
-    def save(self) -> Path | None:
-        """Write the session file (0600); empty sessions are not saved."""
-        return self.session.save()
-
-    def restore(self, session_id: str) -> SavedSession:
-        """Load a saved session's history, usage and plans into this agent."""
-        return self.session.restore(session_id)
-
-    async def resume(self, session_id: str) -> str:
-        """Restore a session and the agent it used; a note when that agent cannot come back."""
-        return await self.session.resume(session_id)
-
-    def rename(self, name: str) -> Path | None:
-        """Name the session and save it (None when there is nothing to save yet)."""
-        return self.session.rename(name)
 
     # -- agents ------------------------------------------------------------
 

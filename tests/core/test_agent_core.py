@@ -390,14 +390,14 @@ async def test_execute_code_runs_in_workdir_with_timeout(make_core, tmp_path):
 async def test_session_save_restore_roundtrip(make_core):
     core = await make_core(queue_fallback=True, autosave=True, start=False)
     await run_core(core, LIST_PROMPT)
-    path = core.save()
+    path = core.session.save()
     assert path is not None
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    core.rename("report run")
+    core.session.rename("report run")
 
     other = await make_core(autosave=True, start=False)
     async with other:
-        other.restore("report run")
+        other.session.restore("report run")
     assert other.session.history == core.session.history
     assert other.session.session_id == core.session.session_id
     assert [p.ids for p in other.plans] == [p.ids for p in core.plans]
@@ -411,15 +411,15 @@ async def test_session_save_restore_roundtrip(make_core):
 async def test_corrupt_session_file_gives_clear_error(make_core, tmp_path):
     core = await make_core(OfflineBackend(turns=["x"]), autosave=True, start=False)
     await run_core(core, "hi")
-    path = core.save()
+    path = core.session.save()
     path.write_text('{"id": "broken", "history": [')
     with pytest.raises(SessionError, match=r"corrupt session file"):
-        core.restore(core.session.session_id)
+        core.session.restore(core.session.session_id)
     path.write_text('{"id": "x", "history": [{"role": "wizard"}]}')
     with pytest.raises(SessionError, match="malformed content"):
-        core.restore(core.session.session_id)
+        core.session.restore(core.session.session_id)
     with pytest.raises(SessionError, match="no saved session 'nope'"):
-        core.restore("nope")
+        core.session.restore("nope")
 
 
 @pytest.mark.anyio
@@ -460,7 +460,7 @@ async def test_compact_replaces_history_with_summary(make_core, tmp_path):
     )
     await core.submit("a")
     await core.submit("b")
-    done = await core.compact()
+    done = await core.session.compact()
     assert done.summary == "SUMMARY: we said one, two"
     assert [m.role for m in core.session.history] == ["user", "assistant"]
     first = core.session.history[0].content
@@ -479,7 +479,7 @@ async def test_compact_replaces_history_with_summary(make_core, tmp_path):
 async def test_compact_without_a_summary_keeps_the_history(make_core, tmp_path):
     core = await make_core(OfflineBackend(turns=["one", "   "]), autosave=True)
     await core.submit("a")
-    done = await core.compact()
+    done = await core.session.compact()
     assert done.history is None
     assert done.note == "the model gave no summary; the history is unchanged"
     assert [m.content for m in core.session.history] == ["a", "one"]
@@ -516,7 +516,7 @@ async def test_api_key_never_saved_or_emitted(make_core, tmp_path, monkeypatch):
     turns = [[call("execute_code", {"code": "cat key.txt"})], f"the key is {secret}"]
     core = await make_core(OfflineBackend(turns=turns), approve=allow, autosave=True, start=False)
     _, events = await run_core(core, "print the key")
-    path = core.save()
+    path = core.session.save()
     assert secret not in path.read_text()
     assert all(secret not in e.result for e in events if isinstance(e, ToolFinished))
     tool_message = next(m for m in core.session.history if m.role == "tool")

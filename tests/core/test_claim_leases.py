@@ -185,7 +185,7 @@ async def test_a_run_resumed_after_its_kernel_died_completes_with_no_step_worked
         workdir=os.getcwd(),
         autosave=True,
     )
-    note = await core.resume(session_id)
+    note = await core.session.resume(session_id)
     children = {c.name: [m.content for m in c.history] for c in core.subagents.children.values()}
     run = await asyncio.wait_for(core.runs.run_plan(parallel=2), 60)
     await core.aclose()  # the store is read as the agent left it

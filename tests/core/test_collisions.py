@@ -249,13 +249,13 @@ async def test_session_names_are_unique_and_a_name_given_early_is_saved_with_the
     monkeypatch.setenv("OLLIE_DATA_DIR", str(tmp_path / "data"))
     first = await make_core(autosave=True)
     second = await make_core(autosave=True)
-    assert first.rename("beta") is None  # nothing said yet: saved with the first prompt
+    assert first.session.rename("beta") is None  # nothing said yet: saved with the first prompt
     await first.submit("hello")
     assert [s.name for s in list_sessions()] == ["beta"]
     await second.submit("hi")
-    first.rename("alpha")
+    first.session.rename("alpha")
     with pytest.raises(SessionError) as raised:
-        second.rename("alpha")
+        second.session.rename("alpha")
     refused = str(raised.value)
     assert refused == (
         f"a saved session is named 'alpha' already ({first.session.session_id}); choose another name"

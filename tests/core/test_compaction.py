@@ -55,7 +55,7 @@ async def test_a_session_past_75_percent_compacts_itself_and_goes_on(make_core):
     lines = [json.loads(line) for line in archive.read_text().splitlines()]
     assert [m["content"] for m in lines if m["role"] == "user"][:2] == prompts[:2]
     assert stat.S_IMODE(archive.stat().st_mode) == 0o600
-    assert archive.parent == core.save().parent
+    assert archive.parent == core.session.save().parent
 
 
 @pytest.mark.anyio
@@ -98,7 +98,7 @@ async def test_compact_and_turn_error_hooks_run_with_their_payloads(make_core, t
 
     core = await make_core(OfflineBackend(model), agent=config, execute=False, autosave=True)
     await core.submit("hello")
-    done = await core.compact()
+    done = await core.session.compact()
     failed = await core.submit("fail now")
     events = [line.split(" ", 1) for line in log.read_text().splitlines()]
     assert [e for e, _ in events] == ["preCompact", "postCompact", "turnError"]
@@ -125,9 +125,9 @@ async def test_a_second_compaction_keeps_one_summary_and_never_quotes_the_first_
 
     core = await make_core(OfflineBackend(reply), execute=False, autosave=True)
     await core.submit("first request")
-    await core.compact()
+    await core.session.compact()
     await core.submit("second request")
-    await core.compact()
+    await core.session.compact()
     first = core.session.history[0].content
     assert first.startswith(f"{SUMMARY_HEAD}\nSECOND SUMMARY of all work")
     assert first.count(SUMMARY_HEAD) == 1 and "FIRST SUMMARY" not in first

@@ -53,7 +53,7 @@ async def test_a_compaction_is_counted_in_the_session_spend(make_core):
     core = await make_core(OfflineBackend(_recording(requests)))
     await core.submit("hello there")
     spent, read = core.spend.session.spend.tokens, core.session.usage.input_tokens
-    await core.compact()
+    await core.session.compact()
     assert _summaries(requests) == 1
     # the summary request's tokens count in the ledger and in the usage totals alike
     assert core.spend.session.spend.tokens > spent
@@ -73,7 +73,7 @@ async def test_ollie_compact_at_a_reached_cap_is_refused_and_keeps_the_history(m
     await core.submit("hello there")
     kept = list(core.session.history)
     with pytest.raises(BudgetExceededError) as raised:
-        await core.compact()
+        await core.session.compact()
     refused = raised.value
     assert str(refused).startswith(CAP_LINE) and refused.kind is CapKind.TOKENS
     assert _summaries(requests) == 0 and core.session.usage.requests == 1  # nothing was sent

@@ -203,14 +203,14 @@ async def test_a_held_plan_and_its_draft_come_back_with_the_session(
     draft = core.plans.draft(1)
     draft.set_title(2, "Left <b>& 'co'</b>")
     core.plans.keep_draft(1, draft)
-    core.save()
+    core.session.save()
     session = core.session.session_id
     await core.aclose()  # the store is read as the agent left it
     data = load_session(session)
     assert data.plans[0].review == Review.HELD
     assert data.drafts[1].rows[1].title == "Left <b>& 'co'</b>"
     again = await make_core(default_backend=True, agent=reviewing(db), autosave=True)
-    note = await again.resume(session)
+    note = await again.session.resume(session)
     assert note.endswith("plan 1 awaits your review: %ollie plan show N, %ollie plan approve N")
     assert [r.number for r in again.plans.held()] == [1]
     record = await again.plans.approve(1)

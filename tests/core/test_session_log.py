@@ -77,7 +77,7 @@ async def test_a_resumed_session_goes_on_appending_to_its_file(make_core):
     path = file_of(session)
     before, inode = path.read_bytes(), path.stat().st_ino
     again = await make_core(OfflineBackend(replies), autosave=True)
-    await again.resume(session)
+    await again.session.resume(session)
     await again.submit("three")
     after = path.read_bytes()
     assert after.startswith(before) and path.stat().st_ino == inode
@@ -149,7 +149,7 @@ async def test_a_writer_killed_mid_line_leaves_a_session_that_resumes(make_core)
         writer.wait(10)
     assert not path.read_bytes().endswith(b"\n")  # the line is torn
     core = await make_core(OfflineBackend(replies), autosave=True)
-    await core.resume(SESSION)
+    await core.session.resume(SESSION)
     assert [m.content for m in core.session.history] == ["hi", "hello " * 2000]
     await core.submit("again")
     loaded = load_session(SESSION)  # the torn bytes are gone, not left mid-file
@@ -199,7 +199,7 @@ async def test_a_session_of_the_first_format_loads_and_goes_on_as_a_log(make_cor
     path = old_format_file(sessions_dir(), core.config.name)
     (listed,) = list_sessions()
     assert (listed.name, listed.messages, listed.first_prompt) == ("old one", 2, "hi there")
-    await core.resume("old one")
+    await core.session.resume("old one")
     assert [m.content for m in core.session.history] == ["hi  there", "hello"]
     assert core.session.usage.requests == 1
     assert [m.content for m in core.subagents.children["helper"].history] == ["sub"]
@@ -217,15 +217,15 @@ async def test_rename_compact_and_clear_leave_files_that_load_as_the_session(mak
     await core.submit("one")
     await core.submit("two")
     session = core.session.session_id
-    path = core.rename("named")
+    path = core.session.rename("named")
     assert path is not None and json.loads(path.read_bytes().splitlines()[0])["name"] == "named"
     assert [(s.name, s.messages) for s in list_sessions()] == [("named", 4)]
-    done = await core.compact()
+    done = await core.session.compact()
     assert done.history is not None
     assert len(path.read_bytes().splitlines()) == 2  # header and snapshot: history rewritten
     assert load_session("named").history == core.session.history
     compacted = path.read_bytes()
-    core.clear()
+    core.session.clear()
     await core.submit("fresh")
     assert core.session.session_id != session and path.read_bytes() == compacted
     fresh = load_session(core.session.session_id)

@@ -176,7 +176,7 @@ async def test_a_new_watcher_and_a_restarted_agent_lose_nothing_and_queue_nothin
 
     # the kernel restarted: the session comes back, the queue not
     again = await make_core(agent=tasks_agent(db), autosave=True)
-    again.restore(session)
+    again.session.restore(session)
     events: list = []
     await again.watch.start(on_event=events.append)
     await again.watch.until_idle(timeout=30)

@@ -169,7 +169,7 @@ async def test_lone_surrogates_in_arguments_do_not_poison_the_session(
     async def scenario():
         async with core:
             first = await core.submit("plan it")
-            saved = core.save()
+            saved = core.session.save()
             text = "data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": "fine"}}]})
             provider.queue(Reply(chunks=[text.encode() + b"\n\n", b"data: [DONE]\n\n"]))
             core.set_backend(OpenAIBackend("m", base_url=provider.url + "/v1", api_key=FAKE_KEY))

@@ -96,7 +96,7 @@ async def test_a_secret_with_quotes_backslashes_or_accents_is_redacted_in_the_fi
         async with core:
             await core.submit("what is the token?")
             archive = core.session.archive_path
-            await core.compact()
+            await core.session.compact()
             await core.submit("and now?")
             return archive
 

@@ -11,7 +11,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from tests.support.absent import skip_or_fail
 from tests.support.agents import FIXTURES, assert_consistent, kernel_env
 from tests.support.kernel_harness import Kernel
 from tests.support.llm_fake_provider import FAKE_KEY, Reply, json_reply
+from tests.support.waits import wait_until
 
 ECHO = {"error": {"message": f"Incorrect API key provided: {FAKE_KEY}"}}
 
@@ -81,7 +81,7 @@ async def test_the_key_never_appears_in_events_history_sessions_reprs_or_logs(
     for result, events in turns:
         assert_no_key(result, *events)  # each event's repr shows every field
     assert_no_key(*[json.dumps(m.to_dict()) for m in core.session.history], *views, repr(backend))
-    session = core.save()
+    session = core.session.save()
     assert_no_key(session.read_text())
     formatter = logging.Formatter("%(message)s %(exc_info)s")
     assert_no_key(*[formatter.format(r) for r in caplog.records])
@@ -110,7 +110,9 @@ async def test_the_key_never_appears_in_execute_code_output(make_core, tmp_path,
     assert output.startswith("exit code 0\n")
     assert "PATH=" in output  # the environment was listed, without the secret-named variable
     assert "OPENAI_API_KEY" not in output
-    assert_no_key(output, *[m.content for m in core.session.history], core.save().read_text())
+    assert_no_key(
+        output, *[m.content for m in core.session.history], core.session.save().read_text()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -178,12 +180,12 @@ async def test_session_files_are_0600_whatever_the_umask_and_the_old_mode(make_c
         async def scenario():
             async with core:
                 await core.submit("a")
-                first = core.save()
+                first = core.session.save()
                 first.chmod(0o644)  # e.g. copied in by hand
                 await core.submit("b")  # autosave rewrites it
-                second = core.save()
-                core.rename("private")
-                await core.compact()
+                second = core.session.save()
+                core.session.rename("private")
+                await core.session.compact()
                 return first, second
 
         first, second = await scenario()
@@ -244,10 +246,12 @@ def test_http_task_server_listens_on_loopback_only(tmp_path):
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 20
-        while not _listeners(port) and time.monotonic() < deadline:
+
+        def listens() -> bool:
             assert proc.poll() is None, proc.stderr.read().decode()
-            time.sleep(0.05)
+            return bool(_listeners(port))
+
+        wait_until(listens, 20, "the task server to listen")
         assert _listeners(port) == ["0100007F"]  # 127.0.0.1, and no IPv6 or wildcard socket
         with socket.create_connection(("127.0.0.1", port), timeout=5):
             pass
@@ -332,8 +336,7 @@ async def test_untrusted_tools_never_run_unapproved(make_core, tmp_path, trusted
         assert results[call_id] == (
             f"error: {name} is not in trustedTools and was not approved; it did not run"
         )
-    assert results["think"] == "ok"
-    time.sleep(0.2)
+    assert results["think"] == "ok"  # each call's result came after its tool had run (or not)
     assert [m for m in markers.values() if m.exists()] == []
     if approve is _raises:
         notices = [e.text for e in events if isinstance(e, Notice)]
@@ -392,8 +395,7 @@ def test_approval_deny_and_ask_without_stdin_in_a_real_kernel(tmp_path):
             kernel.run(f"%config OllieMagics.approval = '{mode}'")
             marker = tmp_path / f"{mode}.ran"
             run = kernel.run(f"%%ollie\nrun touch {marker}")
-            assert run.error is None and "Traceback" not in run.stderr()
-            time.sleep(0.2)
+            assert run.error is None and "Traceback" not in run.stderr()  # the tool has ended
             outcomes[mode] = (marker.exists(), run.text())
     finally:
         kernel.shutdown()

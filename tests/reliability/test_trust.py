@@ -262,7 +262,7 @@ async def test_resume_loads_a_project_agent_only_when_trusted_as_it_is_now(
             OfflineBackend(turns=["again"]), workdir=project, autosave=True, start=False
         )
         async with core:
-            note = await core.resume(session_id)
+            note = await core.session.resume(session_id)
             return note, core.config.name
 
     session_id = await first()

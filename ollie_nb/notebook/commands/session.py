@@ -27,7 +27,7 @@ command = COMMANDS.command
 )
 def cmd_compact(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "compact", most=0, usage="compact")
-    done = ctx.core_call(lambda core: core.compact())
+    done = ctx.core_call(lambda core: core.session.compact())
     if done.history is None:
         return NoticeView(done.note, "warning" if done.note != "nothing to compact" else "info")
     return TextBlock(done.summary, title=f"{done.note}; summary:")
@@ -95,7 +95,7 @@ def cmd_clear(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "clear", most=0, usage="clear")
     if ctx.runtime().busy:
         raise UsageError("%ollie clear: a turn is running; %ollie stop first")
-    ctx.on_loop(lambda core: core.clear())
+    ctx.on_loop(lambda core: core.session.clear())
     return NoticeView("conversation cleared; a new session starts")
 
 
@@ -124,7 +124,7 @@ def cmd_resume(ctx: CommandContext, rest: str) -> Displayable:
 
     async def resume(core: AgentCore) -> tuple[str, int, int, str]:
         try:
-            note = await core.resume(rest)
+            note = await core.session.resume(rest)
         except OllieUsageError as exc:  # no such session, a corrupt file, a turn running
             raise UsageError(f"%ollie resume: {exc}") from None
         return core.session.session_id, len(core.session.history), len(core.plans), note
@@ -143,7 +143,7 @@ def cmd_rename(ctx: CommandContext, rest: str) -> Displayable:
     if not rest:
         raise UsageError("%ollie rename: give a name")
     name = rest.strip()
-    path = ctx.on_loop(lambda core: core.rename(name))
+    path = ctx.on_loop(lambda core: core.session.rename(name))
     if path is None:
         return NoticeView(f"session named {name!r}; it is saved with the first prompt")
     return NoticeView(f"session named {name!r} and saved")
@@ -152,7 +152,7 @@ def cmd_rename(ctx: CommandContext, rest: str) -> Displayable:
 @command("save", "save the session now (it is also saved after every turn)")
 def cmd_save(ctx: CommandContext, rest: str) -> Displayable:
     words_of(rest, "save", most=0, usage="save")
-    path = ctx.on_loop(lambda core: core.save())
+    path = ctx.on_loop(lambda core: core.session.save())
     return NoticeView(f"saved to {path}" if path else "nothing to save yet")
 
 
