@@ -17,7 +17,8 @@ from tests.tasks.test_tasks_concurrency import query
 
 @pytest.mark.slow
 @pytest.mark.anyio
-async def test_a_step_handed_back_by_any_assignee_is_claimed_next(db: Path) -> None:
+async def test_a_step_handed_back_by_any_assignee_is_claimed_next(any_db: str | Path) -> None:
+    db = any_db
     with open_store(db) as store:
         goal = store.create("Chores")
         old = store.create("Handed back by a per-step assignee", parent=goal)
