@@ -2932,6 +2932,17 @@ MUTANTS: tuple[Mutant, ...] = (
         "limit every claim is refused and the run stalls with steps ready",
     ),
     Mutant(
+        "watch-reads-a-step-its-turn-closed",
+        "ollie_nb/core/_watch.py",
+        "        if ended is not None and ended.is_closed:\n",
+        "        if False:\n",
+        (
+            "tests/core/test_watch_step_settles.py::test_a_watch_step_its_turn_closed_is_not_read_again",
+        ),
+        "the watched chain reads every step again after its turn closed it: one more task "
+        "server round trip per step",
+    ),
+    Mutant(
         "worker-starts-reading-the-log-from-0",
         "ollie_nb/core/_worker.py",
         "            head = await self.client.head()",

@@ -162,6 +162,9 @@ class AgentWatch:
             return
         if env is None or env.task_client is None:
             return
+        ended = env.task_client.held.ended(step.task_id)  # the turn's own settling update
+        if ended is not None and ended.is_closed:
+            return  # the server said ok to closing it: nothing to release, nothing to read
         note = f"{self._name()}'s turn on it did not finish"
         released = await env.task_client.release(step.task_id, note)
         if released.refused:  # the claim is someone else's now: theirs to settle
