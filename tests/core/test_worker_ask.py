@@ -75,9 +75,9 @@ async def test_a_parked_call_answered_allow_from_a_kernel_runs_and_the_step_fini
     assert lease[0][0] == "in_progress" and lease[0][1].startswith("w1@")  # still claimed
     renewed = f"SELECT lease_until FROM tasks WHERE id = '{step}' AND lease_until > {lease[0][2]}"
     await until(lambda: rows(db, renewed), timeout=20, what="a heartbeat while waiting")
-    client = (await make_core(agent=tasks_agent(db))).servers.task_client
-    assert client.caps.inbox and [r.id for r in await client.inbox()] == [request]
-    await client.answer(request, "allow", by="ann")
+    kernel = await make_core(agent=tasks_agent(db))  # a kernel's core answers it
+    assert kernel.inbox.available and [r.id for r in await kernel.inbox.open()] == [request]
+    await kernel.inbox.answer(request, "allow", by="ann")
     await until(lambda: proc.poll() is not None, timeout=60, what="the worker's exit")
     code, out, err = finished(proc)
     assert code == 0, err[-2000:]
