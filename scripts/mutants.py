@@ -3277,6 +3277,106 @@ MUTANTS: tuple[Mutant, ...] = (
         "a key that became known after its line was saved stays in clear in the session file",
         quick=True,
     ),
+    Mutant(
+        "inbox-answered-twice",
+        "ollie_nb/tasks/_inbox.py",
+        "WHERE id = ? AND answer IS NULL AND deadline",
+        "WHERE id = ? AND deadline",
+        (
+            "tests/tasks/test_tasks_inbox.py::test_a_request_is_answered_once_and_each_change_is_an_event",
+        ),
+        "a second answer overwrites the first: a worker let through by one user is denied by another",
+        quick=True,
+    ),
+    Mutant(
+        "inbox-answered-after-its-deadline",
+        "ollie_nb/tasks/_inbox.py",
+        'AND answer IS NULL AND deadline > {store.dialect.clock}",',
+        'AND answer IS NULL",',
+        (
+            "tests/tasks/test_tasks_inbox.py::test_an_unanswered_request_expires_and_takes_no_answer",
+        ),
+        "an answer after the timeout is recorded though the asker already took it as denied",
+        quick=True,
+    ),
+    Mutant(
+        "inbox-answered-event-not-logged",
+        "ollie_nb/tasks/_inbox.py",
+        '            store._event(conn, now, "inbox.answered", row.step or row.goal, payload)\n',
+        "",
+        (
+            "tests/tasks/test_tasks_inbox.py::test_a_request_is_answered_once_and_each_change_is_an_event",
+        ),
+        "a board or a waiter following the event log never learns that a request was answered",
+        quick=True,
+    ),
+    Mutant(
+        "inbox-answer-not-the-http-user",
+        "ollie_nb/tasks/_inbox.py",
+        "    return name or user\n",
+        "    return name\n",
+        ("tests/tasks/test_tasks_inbox.py::test_over_http_the_answer_records_the_tokens_user",),
+        "over HTTP an answer records no user, so a worker limited to named users denies it",
+    ),
+    Mutant(
+        "client-reads-one-inbox-page",
+        "ollie_nb/planning/_client.py",
+        "            found.extend(rows)\n            if not cursor:\n                break\n",
+        "            found.extend(rows)\n            break\n",
+        ("tests/planning/test_inbox_client.py::test_many_requests_are_read_page_after_page",),
+        "a kernel's inbox shows only the oldest 100 requests; newer ones are never answered",
+    ),
+    Mutant(
+        "waiter-does-not-wait",
+        "ollie_nb/planning/_client.py",
+        "            if not rows or not rows[0].open:\n",
+        "            if True:\n",
+        (
+            "tests/planning/test_inbox_client.py::test_a_request_asked_is_answered_elsewhere_and_its_waiter_sees_the_answer",
+            "tests/core/test_worker_ask.py::test_a_parked_call_answered_allow_from_a_kernel_runs_and_the_step_finishes",
+        ),
+        "a worker with --ask denies each call at once instead of waiting for the answer",
+    ),
+    Mutant(
+        "worker-ask-never-installed",
+        "ollie_nb/core/_worker.py",
+        "        if self.options.ask:\n            self._ask_the_inbox()\n",
+        "",
+        (
+            "tests/core/test_worker_ask.py::test_a_parked_call_answered_allow_from_a_kernel_runs_and_the_step_finishes",
+        ),
+        "ollie-work --ask refuses calls that need approval as if --ask were not given",
+    ),
+    Mutant(
+        "worker-ask-takes-anyones-answer",
+        "ollie_nb/core/_worker_ask.py",
+        "        if self.answers_from and row.answered_by not in self.answers_from:\n",
+        "        if False:\n",
+        (
+            "tests/core/test_worker_ask.py::test_answers_from_others_than_the_named_users_are_denied",
+        ),
+        "a worker limited with --answers-from runs a call anyone allowed",
+    ),
+    Mutant(
+        "gate-hides-the-step-from-the-inbox",
+        "ollie_nb/core/_routing.py",
+        "answer = await self.approve.ask(name, shown, scope)",
+        "answer = await self.approve.ask(name, shown, None)",
+        (
+            "tests/core/test_worker_ask.py::test_a_parked_call_answered_allow_from_a_kernel_runs_and_the_step_finishes",
+        ),
+        "a worker's request names no plan or step: the person answering cannot tell what it is for",
+    ),
+    Mutant(
+        "worker-asks-a-store-without-an-inbox",
+        "ollie_nb/core/_worker.py",
+        '                "need approval are refused"\n            )\n            return\n',
+        '                "need approval are refused"\n            )\n',
+        (
+            "tests/core/test_worker_ask.py::test_a_store_without_the_inbox_is_named_and_calls_are_refused_as_before",
+        ),
+        "a worker on a store without an inbox says it refuses, then tries to ask on every call",
+    ),
 )
 
 

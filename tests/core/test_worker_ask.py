@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from ollie_nb.core import AgentConfig
+from ollie_nb.core._worker import Worker, WorkOptions
 from ollie_nb.planning import APPROVED_LABEL
 from ollie_nb.tasks import open_store
 from tests.core.test_workers import agent_file, start_worker
@@ -136,3 +138,18 @@ def test_without_ask_the_call_is_refused_and_nothing_is_asked(tmp_path, provider
     assert code == 0, err[-2000:]
     assert title(db, other) == "Notes" and rows(db, "SELECT id FROM inbox") == []
     assert " refused: " in out, out
+
+
+@pytest.mark.anyio
+async def test_a_store_without_the_inbox_is_named_and_calls_are_refused_as_before(
+    make_core, fake_task_server
+):
+    core = await make_core(agent=AgentConfig.from_dict({"mcpServers": fake_task_server()}))
+    await until(lambda: core.servers.task_client is not None, what="the task server wired")
+    lines: list[str] = []
+    Worker(core, WorkOptions("agent.json", ask=True), lines.append)._ask_the_inbox()
+    assert core.approve is None  # no one to ask: refused as without --ask
+    assert lines == [
+        "--ask: the task store has no inbox (an ollie-tasks extension): calls that need "
+        "approval are refused"
+    ]
