@@ -1000,8 +1000,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "run-starts-after-a-skipped-blocker",
         "ollie_nb/core/_parallel_run.py",
-        "and all(statuses.get(ids[j], unknown).unblocks for j in self.record.steps[i].after)",
-        "and all(statuses.get(ids[j], unknown).is_closed for j in self.record.steps[i].after)",
+        "return statuses.get(ids[j], unknown).unblocks and ids[j] not in working",
+        "return statuses.get(ids[j], unknown).is_closed and ids[j] not in working",
         (
             "tests/core/test_parallel_plans.py::test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped",
         ),
@@ -1299,10 +1299,45 @@ MUTANTS: tuple[Mutant, ...] = (
         '    core = await make_core(name="w1", start=False)\n',
         '    core = AgentCore(OfflineBackend(), name="w1", autosave=False)  # noqa: F821\n',
         (
-            "tests/meta/test_core_test_style.py::test_core_tests_build_cores_with_make_core_and_run_as_anyio_tests",
+            "tests/meta/test_core_test_style.py::test_tests_build_cores_with_make_core_and_run_as_anyio_tests",
         ),
         "a tests/core test builds AgentCore itself: no tmp workdir, no teardown closing its servers",
         quick=True,
+    ),
+    Mutant(
+        "llm-test-builds-its-own-agent-core",
+        "tests/llm/test_offline.py",
+        "    core = await make_core(OfflineBackend(), agent=AgentConfig.from_dict({}))\n",
+        "    core = AgentCore(OfflineBackend(), agent=AgentConfig.from_dict({}))  # noqa: F821\n",
+        (
+            "tests/meta/test_core_test_style.py::test_tests_build_cores_with_make_core_and_run_as_anyio_tests",
+        ),
+        "a test outside tests/core builds AgentCore itself: no tmp workdir, no teardown closing "
+        "its servers",
+        quick=True,
+    ),
+    Mutant(
+        "kernel-wait-checks-nothing",
+        "tests/support/waits.py",
+        "    holds = wanted if callable(wanted) else lambda text: wanted in text\n",
+        "    holds = wanted if callable(wanted) else lambda text: True\n",
+        (
+            "tests/notebook/test_parallel.py",
+            "tests/notebook/test_frontend.py::test_watch_wakes_the_agent_when_another_client_finishes_a_step",
+        ),
+        "a kernel test's wait returns before its condition holds: the test checks a state "
+        "the kernel has not reached",
+    ),
+    Mutant(
+        "slow-tool-wait-on-a-file-never-written",
+        "tests/support/fixtures/fake_task_server.py",
+        '        Path(STARTED).write_text("sleeping")\n',
+        '        Path(STARTED + ".other").write_text("sleeping")\n',
+        (
+            "tests/notebook/test_interrupts.py::test_ctrl_c_stops_a_slow_tool_and_the_session_survives",
+        ),
+        "the interrupt test waits on a file its tool does not write: it times out instead of "
+        "sending Ctrl-C",
     ),
     Mutant(
         "missing-psycopg-is-a-traceback",
@@ -2292,6 +2327,15 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/core/test_budget_properties.py::test_an_environment_token_cap_is_a_whole_number_above_zero",
         ),
         "OLLIE_MAX_SESSION_COST=0 (ollie's 'no cap') refuses every request",
+        quick=True,
+    ),
+    Mutant(
+        "environment-token-cap-below-one-refuses-all",
+        "ollie_nb/core/_budget.py",
+        "    if value < 1:\n        log.warning(",
+        "    if value < 0:\n        log.warning(",
+        ("tests/core/test_env_token_cap.py::test_a_token_cap_below_one_is_no_cap_and_is_said",),
+        "OLLIE_MAX_SESSION_TOKENS=0.5 becomes a cap of 0 tokens that refuses every request",
         quick=True,
     ),
     Mutant(
@@ -3376,6 +3420,17 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/core/test_worker_ask.py::test_a_store_without_the_inbox_is_named_and_calls_are_refused_as_before",
         ),
         "a worker on a store without an inbox says it refuses, then tries to ask on every call",
+    ),
+    Mutant(
+        "run-starts-before-its-blockers-workers-ended",
+        "ollie_nb/core/_parallel_run.py",
+        "return statuses.get(ids[j], unknown).unblocks and ids[j] not in working",
+        "return statuses.get(ids[j], unknown).unblocks",
+        (
+            "tests/core/test_blocker_reports.py::test_a_step_starts_after_its_blockers_workers_have_reported",
+        ),
+        "a step of a parallel run starts while a blocker's sub-agent is still replying: its prompt "
+        "lacks that blocker's report, and which sub-agent takes it depends on who finished first",
     ),
 )
 
