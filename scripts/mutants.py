@@ -3412,6 +3412,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "a worker's request names no plan or step: the person answering cannot tell what it is for",
     ),
     Mutant(
+        "cli-inbox-first-page-only",
+        "ollie_nb/tasks/cli.py",
+        "        while more:  # every page: a shell reads the whole inbox\n",
+        "        while more and not rows:  # every page: a shell reads the whole inbox\n",
+        ("tests/tasks/test_tasks_inbox.py::test_the_inbox_pages_with_next",),
+        "`ollie-tasks inbox` shows the oldest 100 requests and hides the newer ones",
+    ),
+    Mutant(
         "worker-asks-a-store-without-an-inbox",
         "ollie_nb/core/_worker.py",
         '                "need approval are refused"\n            )\n            return\n',

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._backends import open_store
 from ollie_nb.tasks._errors import InvalidTaskError, StoreError, TaskError
-from ollie_nb.tasks._inbox import INBOX_FILTERS, Inbox
+from ollie_nb.tasks._inbox import INBOX_FILTERS, Inbox, InboxRow
 from ollie_nb.tasks._location import DB_ENV_VAR, has_password, is_database_url, resolve_db
 from ollie_nb.tasks._schema import STATUSES
 from ollie_nb.tasks._store import (
@@ -283,8 +283,12 @@ def _cmd_delete(args: argparse.Namespace) -> int:
 
 
 def _cmd_inbox(args: argparse.Namespace) -> int:
+    rows: list[InboxRow] = []
     with _open(args) as store:
-        rows, _ = Inbox(store).list(args.state)
+        more = True
+        while more:  # every page: a shell reads the whole inbox
+            page, more = Inbox(store).list(args.state, start=len(rows))
+            rows += page
     if args.json:
         _print_json([r.to_dict() for r in rows])
     else:

@@ -120,6 +120,7 @@ async def test_the_inbox_pages_with_next(tmp_path: Path) -> None:
         rest = json.loads(await ok(client, "task_inbox", format="json", cursor=first["next"]))
     assert len(first["requests"]) == INBOX_PAGE and "next" not in rest
     assert [r["id"] for r in first["requests"] + rest["requests"]] == made
+    assert [r["id"] for r in json.loads(cli(db, "inbox", "--json").stdout)] == made  # all pages
 
 
 ALICE = "a" * 32
