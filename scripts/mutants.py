@@ -3420,6 +3420,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "`ollie-tasks inbox` shows the oldest 100 requests and hides the newer ones",
     ),
     Mutant(
+        "model-trusted-to-answer-the-inbox",
+        "ollie_nb/planning/_convention.py",
+        "        TASK_DEP,\n    }\n)",
+        "        TASK_DEP,\n        TASK_ANSWER,\n    }\n)",
+        ("tests/reliability/test_inbox_trust.py",),
+        "a model answers its own approval request on the task server without asking anyone",
+        quick=True,
+    ),
+    Mutant(
         "worker-asks-a-store-without-an-inbox",
         "ollie_nb/core/_worker.py",
         '                "need approval are refused"\n            )\n            return\n',
