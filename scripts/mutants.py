@@ -3449,6 +3449,87 @@ MUTANTS: tuple[Mutant, ...] = (
         "a step of a parallel run starts while a blocker's sub-agent is still replying: its prompt "
         "lacks that blocker's report, and which sub-agent takes it depends on who finished first",
     ),
+    Mutant(
+        "first-command-loads-the-mcp-sdk",
+        "ollie_nb/tools/_mcp.py",
+        "from typing import Any, TextIO, TypeVar\n",
+        "from typing import Any, TextIO, TypeVar\n\nimport httpx2\nimport mcp\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_loads_no_sdk_widget_or_task_store",
+        ),
+        "the first %ollie command in a fresh kernel waits for the MCP SDK no offline agent uses",
+    ),
+    Mutant(
+        "first-command-loads-every-provider",
+        "ollie_nb/llm/_settings.py",
+        "if TYPE_CHECKING:  # a remote provider's module loads when that provider is made\n",
+        "if True:\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_loads_no_sdk_widget_or_task_store",
+        ),
+        "the first %ollie command with the offline model loads the OpenAI, Anthropic and Ollama code",
+    ),
+    Mutant(
+        "core-package-loads-every-module",
+        "ollie_nb/core/__init__.py",
+        "if TYPE_CHECKING:\n",
+        "if True:\n",
+        (
+            "tests/core/test_core_package_imports.py::test_the_package_loads_a_module_when_one_of_its_names_is_first_used",
+        ),
+        "importing one name of ollie_nb.core loads the whole core, the llm and planning layers",
+    ),
+    Mutant(
+        "llm-package-loads-every-provider",
+        "ollie_nb/llm/__init__.py",
+        "if TYPE_CHECKING:\n",
+        "if True:\n",
+        (
+            "tests/core/test_core_package_imports.py::test_the_llm_package_loads_a_provider_when_it_is_used",
+        ),
+        "importing ollie_nb.llm for one type loads every provider's code",
+    ),
+    Mutant(
+        "watched-plan-progress-never-told",
+        "ollie_nb/core/_watch.py",
+        'record.kind == "tasks" else None',
+        'record.kind == "queue" else None',
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a plan the watch works shows a background header bar counting queue places, not its steps",
+    ),
+    Mutant(
+        "watched-plan-progress-not-told-at-a-steps-end",
+        "ollie_nb/core/_turn_driver.py",
+        "        else:\n            self._told(await self.watch.ended(item), context.emit)\n        return result\n",
+        "        return result\n",
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a watched plan's header bar lags a step behind: the last step done still shows 2 of 3",
+    ),
+    Mutant(
+        "watched-step-not-shown-claimed-at-its-start",
+        "ollie_nb/core/_watch.py",
+        "{**known, item.step.step_id: StepState.IN_PROGRESS}",
+        "known",
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a watched plan's graph shows the step being worked as still open",
+    ),
+    Mutant(
+        "plan-editor-listens-after-its-widget-closed",
+        "ollie_nb/notebook/_plan_editor.py",
+        '        self.widget.observe(self._widget_closed, names="comm")\n',
+        "",
+        (
+            "tests/notebook/test_plan_editor_release.py::test_closing_an_undecided_editors_widget_releases_its_listener",
+        ),
+        "each plan editor closed undecided keeps a listener on the core for the whole session",
+        quick=True,
+    ),
 )
 
 
