@@ -13,11 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, Protocol
 
-from ollie_nb.core._react import Reactions
 from ollie_nb.core._tool_servers import ToolServers
 from ollie_nb.errors import NoTaskServerError
 from ollie_nb.planning import EVENTS_URI, TaskClient
@@ -29,6 +28,14 @@ START_TIMEOUT = 10.0
 LOG_SIZE = 50
 
 Updates = Callable[[str], AbstractAsyncContextManager["AsyncIterator[Any] | None"]]
+
+
+class Reactions(Protocol):
+    """What reads the events: the agent's watch (core/_react.py) or the board's feed."""
+
+    async def catch_up(self) -> list[str]: ...
+    async def react(self, events: Sequence[dict[str, Any]]) -> list[str]: ...
+    def own_update(self, task_id: str, status: str) -> list[str]: ...
 
 
 class TaskEventWatcher:
