@@ -212,9 +212,9 @@ def holdings_table(plan: BoardPlan) -> str:
     return f'<table class="board-holdings"><tr>{head}</tr>{"".join(rows)}</table>'
 
 
-def plan_section(plan: BoardPlan, rankdir: str = "LR") -> str:
-    """One plan's part of the board: its heading, its graph (SVG, or a line why not), its
-    claimed steps; titles and holders escaped (the graph's builder escapes its labels)."""
+def plan_drawing(plan: BoardPlan, rankdir: str = "LR") -> str:
+    """A plan's graph as SVG (steps coloured by state; large plans collapsed), or a line
+    saying why there is none; the graph's builder escapes its labels."""
     from ollie_nb.planning._dot import GraphvizUnavailable
     from ollie_nb.planning.graph import plan_svg, readable_rankdir
 
@@ -223,16 +223,27 @@ def plan_section(plan: BoardPlan, rankdir: str = "LR") -> str:
     states = {s.id: s.state for s in plan.steps}
     try:
         direction = readable_rankdir(steps, rankdir)
-        drawing = plan_svg(
+        return plan_svg(
             plan.goal.title, steps, ids, states, goal_id=plan.goal.id, rankdir=direction
         )
     except GraphvizUnavailable as exc:
-        drawing = f'<p class="board-nograph">no graph: {html.escape(str(exc))}</p>'
+        return f'<p class="board-nograph">no graph: {html.escape(str(exc))}</p>'
+
+
+def drawing_key(plan: BoardPlan) -> tuple[object, ...]:
+    """What a plan's drawing depends on: a board whose key is unchanged reuses it."""
+    steps = tuple((s.id, s.title, s.state, s.blockers) for s in plan.steps)
+    return (plan.goal.id, plan.goal.title, steps)
+
+
+def plan_section(plan: BoardPlan, drawing: str) -> str:
+    """One plan's part of the board: its heading, its drawing, its claimed steps (escaped)."""
     title = html.escape(plan.goal.title)
     done = sum(1 for s in plan.steps if s.state is StepState.DONE)
-    head = f"<h4>{title} <small>{html.escape(plan.goal.id)} · {done}/{len(plan.steps)} done</small></h4>"
+    count = f"{html.escape(plan.goal.id)} · {done}/{len(plan.steps)} done"
     return (
-        f'<section class="board-plan" data-goal="{html.escape(plan.goal.id)}">{head}'
+        f'<section class="board-plan" data-goal="{html.escape(plan.goal.id)}">'
+        f"<h4>{title} <small>{count}</small></h4>"
         f'<div class="board-graph">{drawing}</div>{holdings_table(plan)}</section>'
     )
 
@@ -245,4 +256,4 @@ def board_html(plans: Sequence[BoardPlan], rankdir: str = "LR") -> str:
     """The whole board: the inbox's place, then each plan; a line when there is none."""
     if not plans:
         return INBOX_PLACE + '<p class="board-empty">no plan on the task store matches</p>'
-    return INBOX_PLACE + "".join(plan_section(p, rankdir) for p in plans)
+    return INBOX_PLACE + "".join(plan_section(p, plan_drawing(p, rankdir)) for p in plans)

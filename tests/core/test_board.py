@@ -14,28 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from ollie_nb.core import AgentConfig
 from ollie_nb.core._board_feed import Board, board_feed
 from ollie_nb.planning import StepState
 from ollie_nb.planning._board import BoardFilter, ClaimLog, board_html, board_of
 from ollie_nb.planning._client import LeasePolicy, TaskClient
 from ollie_nb.tools import McpServer
+from tests.support.agents import THIS_TREE, tasks_agent
 from tests.support.waits import until
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
-ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "<script>alert('x')</script>"
 EVIL_HOLDER = "<img src=x onerror=alert(1)>"
-
-
-def store_agent(db: Path) -> AgentConfig:
-    server = {
-        "command": sys.executable,
-        "args": ["-m", "ollie_nb.tasks", "serve", "--db", str(db)],
-        "env": {"PYTHONPATH": str(ROOT)},
-    }
-    return AgentConfig.from_dict({"mcpServers": {"tasks": server}})
 
 
 async def plan(client: TaskClient, title: str, steps: int) -> tuple[str, list[str]]:
@@ -48,7 +38,7 @@ async def plan(client: TaskClient, title: str, steps: int) -> tuple[str, list[st
 
 
 async def client_of(make_core, db: Path) -> TaskClient:
-    core = await make_core(agent=store_agent(db))
+    core = await make_core(agent=tasks_agent(db))
     client = core.servers.task_client
     assert client is not None
     return client
@@ -140,7 +130,7 @@ async def other_process(db: Path, tool: str, *calls: dict) -> None:
     """Calls by another user, through an ollie-tasks process of its own."""
     server = McpServer(
         "other", command=sys.executable, args=["-m", "ollie_nb.tasks", "serve", "--db", str(db)],
-        env={"PYTHONPATH": str(ROOT)},
+        env=THIS_TREE,
     )  # fmt: skip
     try:
         for args in calls:
@@ -152,7 +142,7 @@ async def other_process(db: Path, tool: str, *calls: dict) -> None:
 
 async def test_the_board_follows_another_process_at_a_bounded_rate(make_core, tmp_path):
     db = tmp_path / "tasks.db"
-    core = await make_core(agent=store_agent(db))
+    core = await make_core(agent=tasks_agent(db))
     client = core.servers.task_client
     _, ids = await plan(client, "Follow", 20)
     boards: list[Board] = []
