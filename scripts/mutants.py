@@ -3277,6 +3277,56 @@ MUTANTS: tuple[Mutant, ...] = (
         "a key that became known after its line was saved stays in clear in the session file",
         quick=True,
     ),
+    Mutant(
+        "board-holder-unescaped",
+        "ollie_nb/planning/_board.py",
+        'tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)',
+        'tds = "".join(f"<td>{c}</td>" for c in cells)',
+        ("tests/core/test_board.py::test_titles_and_holders_are_escaped",),
+        "a holder or step title with markup runs as HTML in the board (a script in a task title)",
+    ),
+    Mutant(
+        "board-lapsed-lease-shown-alive",
+        "ollie_nb/planning/_board.py",
+        "        if left is not None and left <= 0:",
+        "        if left is not None and left < -3600:",
+        ("tests/core/test_board.py::test_a_lapsed_lease_shows_as_lapsed_until_claimed_again",),
+        "a step whose lease ran out shows as held by its worker with 0 s left, not as lapsed",
+    ),
+    Mutant(
+        "board-forgets-lapsed-leases",
+        "ollie_nb/planning/_board.py",
+        "    if lapsed is not None and task.state.is_open:",
+        "    if False:",
+        ("tests/core/test_board.py::test_a_lapsed_lease_shows_as_lapsed_until_claimed_again",),
+        "once the store reopens a lapsed step the board shows it plain open: nobody sees it was lost",
+    ),
+    Mutant(
+        "board-mine-takes-any-prefix",
+        "ollie_nb/planning/_board.py",
+        '        return holder.startswith((f"{self.mine}@", f"{self.mine}/"))',
+        "        return holder.startswith(self.mine)",
+        ("tests/core/test_board.py::test_the_filters_pick_goal_holder_and_state",),
+        "%ollie board --mine shows the plans of an agent whose name merely starts like this one's",
+    ),
+    Mutant(
+        "board-redraws-per-event",
+        "ollie_nb/core/_board_feed.py",
+        "            await asyncio.sleep(self.gap)\n",
+        "",
+        ("tests/core/test_board.py::test_the_board_follows_another_process_at_a_bounded_rate",),
+        "a burst of store events re-reads the store and redraws the board once per signal",
+    ),
+    Mutant(
+        "board-not-redrawn-in-the-kernel",
+        "ollie_nb/notebook/_board_widget.py",
+        "                self.draw(newest)",
+        "                pass",
+        (
+            "tests/notebook/test_board_kernel.py::test_the_board_shows_the_plans_and_follows_another_process",
+        ),
+        "the board shows the store as it was when opened: a step done elsewhere stays open on it",
+    ),
 )
 
 

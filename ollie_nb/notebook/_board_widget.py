@@ -4,13 +4,14 @@ An anywidget (an ES module front end and one synced trait, `html`), so it runs w
 anywidget runs: JupyterLab, Notebook 7, VS Code. The core's feed (core/_board_feed.py)
 posts each new board on the runtime's loop thread into a queue; a periodic callback on
 the kernel's own loop takes the newest one (older ones are dropped: coalesced) and sets
-the trait, at most once per TICK, so display state is only ever set on the kernel's thread.
+the trait, at most once per GAP, so display state is only ever set on the kernel's thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import queue
+import time
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
     from ollie_nb.core._board_feed import Board, BoardFeed
     from ollie_nb.notebook._runtime import NotebookRuntime
 
-TICK = 0.25  # seconds between redraws at least: at most 4 a second
+TICK = 0.05  # seconds between looks at the feed's boards
+GAP = 0.25  # seconds between redraws at least: at most 4 a second
 PLAIN = "ollie: the task store's board (live in the widget)"
 
 ESM = """
@@ -99,6 +101,8 @@ class BoardView:
         self.feed: BoardFeed | None = None
         self.redraws = 0
         self.shown: Board | None = None
+        self.pending: Board | None = None  # the newest board not drawn yet (older ones dropped)
+        self.drawn_at = 0.0
         self._loop = asyncio.get_event_loop()
 
     def post(self, board: Board) -> None:
@@ -112,13 +116,14 @@ class BoardView:
         self._loop.call_later(TICK, self._tick)
 
     def _tick(self) -> None:
-        newest = None
         while True:
             try:
-                newest = self.boards.get_nowait()
+                self.pending = self.boards.get_nowait()
             except queue.Empty:
                 break
-        if newest is not None:
+        newest = self.pending
+        if newest is not None and time.monotonic() - self.drawn_at >= GAP:
+            self.pending = None
             try:
                 self.draw(newest)
             except Exception as exc:  # a rendering bug must not stop the board
@@ -128,7 +133,7 @@ class BoardView:
 
     def draw(self, board: Board) -> None:
         """Set the widget's HTML to `board` (the kernel's thread only)."""
-        self.shown = board
+        self.shown, self.drawn_at = board, time.monotonic()
         self.redraws += 1
         head = f"<p><b>ollie</b> board · {esc(self.what)} · {len(board.plans)} plans</p>"
         if not board.plans:
