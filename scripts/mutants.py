@@ -3327,6 +3327,17 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "the board shows the store as it was when opened: a step done elsewhere stays open on it",
     ),
+    Mutant(
+        "board-widget-redraws-every-board",
+        "ollie_nb/notebook/_board_widget.py",
+        "        if newest is not None and time.monotonic() - self.drawn_at >= GAP:",
+        "        if newest is not None:",
+        (
+            "tests/notebook/test_board_widget.py::test_a_burst_of_boards_is_drawn_at_most_four_times_a_second",
+        ),
+        "the board's widget redraws for every board the feed posts, past 4 times a second",
+        quick=True,
+    ),
 )
 
 

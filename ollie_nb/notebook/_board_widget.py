@@ -103,6 +103,7 @@ class BoardView:
         self.shown: Board | None = None
         self.pending: Board | None = None  # the newest board not drawn yet (older ones dropped)
         self.drawn_at = 0.0
+        self.following = False
         self._loop = asyncio.get_event_loop()
 
     def post(self, board: Board) -> None:
@@ -113,6 +114,11 @@ class BoardView:
         """Show the first board and follow the feed's newer ones."""
         self.feed = feed
         self.draw(first)
+        self.follow()
+
+    def follow(self) -> None:
+        """Look at the posted boards every TICK until stopped (or the feed ends)."""
+        self.following = True
         self._loop.call_later(TICK, self._tick)
 
     def _tick(self) -> None:
@@ -128,7 +134,7 @@ class BoardView:
                 self.draw(newest)
             except Exception as exc:  # a rendering bug must not stop the board
                 self.widget.html = f"<p>board: rendering failed: {esc(str(exc))}</p>"
-        if self.feed is not None and self.feed.running:
+        if self.following and (self.feed is None or self.feed.running):
             self._loop.call_later(TICK, self._tick)
 
     def draw(self, board: Board) -> None:
@@ -144,6 +150,7 @@ class BoardView:
 
     def stop(self) -> None:
         """Stop following the store (the board keeps its last state)."""
+        self.following = False
         feed = self.feed
         if feed is not None:
             self.runtime.submit(feed.stop)
