@@ -19,10 +19,12 @@ from collections.abc import Callable, Sequence
 
 from ollie_nb.core import AgentCore
 from ollie_nb.core._terminal import terminal_safe
-from ollie_nb.core._worker import Worker, WorkOptions
+from ollie_nb.core._worker import DEFAULT_ASK_TIMEOUT, Worker, WorkOptions
 from ollie_nb.errors import OllieError
 
 __all__ = ["main", "parser", "work"]
+
+MAX_ASK_TIMEOUT = 7 * 24 * 3600.0  # the longest an inbox request stays open (a week)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -49,6 +51,26 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME",
         help="work only the plans whose approval mark this user set over HTTP (repeatable)",
+    )
+    p.add_argument(
+        "--ask",
+        action="store_true",
+        help="park a call that needs approval in the task store's inbox and wait for an "
+        "answer (default: refuse it)",
+    )
+    p.add_argument(
+        "--ask-timeout",
+        type=float,
+        default=DEFAULT_ASK_TIMEOUT,
+        metavar="S",
+        help=f"seconds to wait for an answer; unanswered = denied (default {DEFAULT_ASK_TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--answers-from",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME]",
+        help="with --ask: take only the answers these users gave (repeatable)",
     )
     p.add_argument("--parallel", type=int, default=1, help="steps worked at once (default 1)")
     p.add_argument("--name", default="", help="the worker's name in claims (default host-pid)")
@@ -95,6 +117,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser().error("--plan and --all: name plans, or work them all")
     if options_ns.approved_by and (options_ns.every or options_ns.plan):
         parser().error("--approved-by picks among the approved plans: not with --all or --plan")
+    if not 0 < options_ns.ask_timeout <= MAX_ASK_TIMEOUT:
+        parser().error(f"--ask-timeout must be between 1 and {MAX_ASK_TIMEOUT:g} seconds")
+    if options_ns.answers_from and not options_ns.ask:
+        parser().error("--answers-from limits the answers of --ask: give --ask too")
+    answers_from = tuple(n.strip() for names in options_ns.answers_from for n in names.split(","))
     options = WorkOptions(
         options_ns.agent,
         tuple(options_ns.plan),
@@ -103,6 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         options_ns.until_idle,
         options_ns.every,
         tuple(options_ns.approved_by),
+        options_ns.ask,
+        options_ns.ask_timeout,
+        tuple(n for n in answers_from if n),
     )
 
     def log(line: str) -> None:

@@ -1000,8 +1000,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "run-starts-after-a-skipped-blocker",
         "ollie_nb/core/_parallel_run.py",
-        "and all(statuses.get(ids[j], unknown).unblocks for j in self.record.steps[i].after)",
-        "and all(statuses.get(ids[j], unknown).is_closed for j in self.record.steps[i].after)",
+        "return statuses.get(ids[j], unknown).unblocks and ids[j] not in working",
+        "return statuses.get(ids[j], unknown).is_closed and ids[j] not in working",
         (
             "tests/core/test_parallel_plans.py::test_a_queue_plan_never_starts_a_step_whose_blocker_failed_or_was_skipped",
         ),
@@ -1299,10 +1299,45 @@ MUTANTS: tuple[Mutant, ...] = (
         '    core = await make_core(name="w1", start=False)\n',
         '    core = AgentCore(OfflineBackend(), name="w1", autosave=False)  # noqa: F821\n',
         (
-            "tests/meta/test_core_test_style.py::test_core_tests_build_cores_with_make_core_and_run_as_anyio_tests",
+            "tests/meta/test_core_test_style.py::test_tests_build_cores_with_make_core_and_run_as_anyio_tests",
         ),
         "a tests/core test builds AgentCore itself: no tmp workdir, no teardown closing its servers",
         quick=True,
+    ),
+    Mutant(
+        "llm-test-builds-its-own-agent-core",
+        "tests/llm/test_offline.py",
+        "    core = await make_core(OfflineBackend(), agent=AgentConfig.from_dict({}))\n",
+        "    core = AgentCore(OfflineBackend(), agent=AgentConfig.from_dict({}))  # noqa: F821\n",
+        (
+            "tests/meta/test_core_test_style.py::test_tests_build_cores_with_make_core_and_run_as_anyio_tests",
+        ),
+        "a test outside tests/core builds AgentCore itself: no tmp workdir, no teardown closing "
+        "its servers",
+        quick=True,
+    ),
+    Mutant(
+        "kernel-wait-checks-nothing",
+        "tests/support/waits.py",
+        "    holds = wanted if callable(wanted) else lambda text: wanted in text\n",
+        "    holds = wanted if callable(wanted) else lambda text: True\n",
+        (
+            "tests/notebook/test_parallel.py",
+            "tests/notebook/test_frontend.py::test_watch_wakes_the_agent_when_another_client_finishes_a_step",
+        ),
+        "a kernel test's wait returns before its condition holds: the test checks a state "
+        "the kernel has not reached",
+    ),
+    Mutant(
+        "slow-tool-wait-on-a-file-never-written",
+        "tests/support/fixtures/fake_task_server.py",
+        '        Path(STARTED).write_text("sleeping")\n',
+        '        Path(STARTED + ".other").write_text("sleeping")\n',
+        (
+            "tests/notebook/test_interrupts.py::test_ctrl_c_stops_a_slow_tool_and_the_session_survives",
+        ),
+        "the interrupt test waits on a file its tool does not write: it times out instead of "
+        "sending Ctrl-C",
     ),
     Mutant(
         "missing-psycopg-is-a-traceback",
@@ -2295,6 +2330,15 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "environment-token-cap-below-one-refuses-all",
+        "ollie_nb/core/_budget.py",
+        "    if value < 1:\n        log.warning(",
+        "    if value < 0:\n        log.warning(",
+        ("tests/core/test_env_token_cap.py::test_a_token_cap_below_one_is_no_cap_and_is_said",),
+        "OLLIE_MAX_SESSION_TOKENS=0.5 becomes a cap of 0 tokens that refuses every request",
+        quick=True,
+    ),
+    Mutant(
         "footer-numbers-unseparated",
         "ollie_nb/notebook/_render.py",
         'f"this turn: {tokens_in:,} tokens in',
@@ -3275,6 +3319,215 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/core/test_session_log.py::test_a_secret_known_after_its_line_was_written_is_masked_there_too",
         ),
         "a key that became known after its line was saved stays in clear in the session file",
+        quick=True,
+    ),
+    Mutant(
+        "inbox-answered-twice",
+        "ollie_nb/tasks/_inbox.py",
+        "WHERE id = ? AND answer IS NULL AND deadline",
+        "WHERE id = ? AND deadline",
+        (
+            "tests/tasks/test_tasks_inbox.py::test_a_request_is_answered_once_and_each_change_is_an_event",
+        ),
+        "a second answer overwrites the first: a worker let through by one user is denied by another",
+        quick=True,
+    ),
+    Mutant(
+        "inbox-answered-after-its-deadline",
+        "ollie_nb/tasks/_inbox.py",
+        'AND answer IS NULL AND deadline > {store.dialect.clock}",',
+        'AND answer IS NULL",',
+        (
+            "tests/tasks/test_tasks_inbox.py::test_an_unanswered_request_expires_and_takes_no_answer",
+        ),
+        "an answer after the timeout is recorded though the asker already took it as denied",
+        quick=True,
+    ),
+    Mutant(
+        "inbox-answered-event-not-logged",
+        "ollie_nb/tasks/_inbox.py",
+        '            store._event(conn, now, "inbox.answered", row.step or row.goal, payload)\n',
+        "",
+        (
+            "tests/tasks/test_tasks_inbox.py::test_a_request_is_answered_once_and_each_change_is_an_event",
+        ),
+        "a board or a waiter following the event log never learns that a request was answered",
+        quick=True,
+    ),
+    Mutant(
+        "inbox-answer-not-the-http-user",
+        "ollie_nb/tasks/_inbox.py",
+        "    return name or user\n",
+        "    return name\n",
+        ("tests/tasks/test_tasks_inbox.py::test_over_http_the_answer_records_the_tokens_user",),
+        "over HTTP an answer records no user, so a worker limited to named users denies it",
+    ),
+    Mutant(
+        "client-reads-one-inbox-page",
+        "ollie_nb/planning/_client.py",
+        "            found.extend(rows)\n            if not cursor:\n                break\n",
+        "            found.extend(rows)\n            break\n",
+        ("tests/planning/test_inbox_client.py::test_many_requests_are_read_page_after_page",),
+        "a kernel's inbox shows only the oldest 100 requests; newer ones are never answered",
+    ),
+    Mutant(
+        "waiter-does-not-wait",
+        "ollie_nb/planning/_client.py",
+        "            if not rows or not rows[0].open:\n",
+        "            if True:\n",
+        (
+            "tests/planning/test_inbox_client.py::test_a_request_asked_is_answered_elsewhere_and_its_waiter_sees_the_answer",
+            "tests/core/test_worker_ask.py::test_a_parked_call_answered_allow_from_a_kernel_runs_and_the_step_finishes",
+        ),
+        "a worker with --ask denies each call at once instead of waiting for the answer",
+    ),
+    Mutant(
+        "worker-ask-never-installed",
+        "ollie_nb/core/_worker.py",
+        "        if self.options.ask:\n            self._ask_the_inbox()\n",
+        "",
+        (
+            "tests/core/test_worker_ask.py::test_a_parked_call_answered_allow_from_a_kernel_runs_and_the_step_finishes",
+        ),
+        "ollie-work --ask refuses calls that need approval as if --ask were not given",
+    ),
+    Mutant(
+        "worker-ask-takes-anyones-answer",
+        "ollie_nb/core/_worker_ask.py",
+        "        if self.answers_from and row.answered_by not in self.answers_from:\n",
+        "        if False:\n",
+        (
+            "tests/core/test_worker_ask.py::test_answers_from_others_than_the_named_users_are_denied",
+        ),
+        "a worker limited with --answers-from runs a call anyone allowed",
+    ),
+    Mutant(
+        "gate-hides-the-step-from-the-inbox",
+        "ollie_nb/core/_routing.py",
+        "answer = await self.approve.ask(name, shown, scope)",
+        "answer = await self.approve.ask(name, shown, None)",
+        (
+            "tests/core/test_worker_ask.py::test_a_parked_call_answered_allow_from_a_kernel_runs_and_the_step_finishes",
+        ),
+        "a worker's request names no plan or step: the person answering cannot tell what it is for",
+    ),
+    Mutant(
+        "cli-inbox-first-page-only",
+        "ollie_nb/tasks/cli.py",
+        "        while more:  # every page: a shell reads the whole inbox\n",
+        "        while more and not rows:  # every page: a shell reads the whole inbox\n",
+        ("tests/tasks/test_tasks_inbox.py::test_the_inbox_pages_with_next",),
+        "`ollie-tasks inbox` shows the oldest 100 requests and hides the newer ones",
+    ),
+    Mutant(
+        "model-trusted-to-answer-the-inbox",
+        "ollie_nb/planning/_convention.py",
+        "        TASK_DEP,\n    }\n)",
+        "        TASK_DEP,\n        TASK_ANSWER,\n    }\n)",
+        ("tests/reliability/test_inbox_trust.py",),
+        "a model answers its own approval request on the task server without asking anyone",
+        quick=True,
+    ),
+    Mutant(
+        "worker-asks-a-store-without-an-inbox",
+        "ollie_nb/core/_worker.py",
+        '                "need approval are refused"\n            )\n            return\n',
+        '                "need approval are refused"\n            )\n',
+        (
+            "tests/core/test_worker_ask.py::test_a_store_without_the_inbox_is_named_and_calls_are_refused_as_before",
+        ),
+        "a worker on a store without an inbox says it refuses, then tries to ask on every call",
+    ),
+    Mutant(
+        "run-starts-before-its-blockers-workers-ended",
+        "ollie_nb/core/_parallel_run.py",
+        "return statuses.get(ids[j], unknown).unblocks and ids[j] not in working",
+        "return statuses.get(ids[j], unknown).unblocks",
+        (
+            "tests/core/test_blocker_reports.py::test_a_step_starts_after_its_blockers_workers_have_reported",
+        ),
+        "a step of a parallel run starts while a blocker's sub-agent is still replying: its prompt "
+        "lacks that blocker's report, and which sub-agent takes it depends on who finished first",
+    ),
+    Mutant(
+        "first-command-loads-the-mcp-sdk",
+        "ollie_nb/tools/_mcp.py",
+        "from typing import Any, TextIO, TypeVar\n",
+        "from typing import Any, TextIO, TypeVar\n\nimport httpx2\nimport mcp\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_loads_no_sdk_widget_or_task_store",
+        ),
+        "the first %ollie command in a fresh kernel waits for the MCP SDK no offline agent uses",
+    ),
+    Mutant(
+        "first-command-loads-every-provider",
+        "ollie_nb/llm/_settings.py",
+        "if TYPE_CHECKING:  # a remote provider's module loads when that provider is made\n",
+        "if True:\n",
+        (
+            "tests/notebook/test_first_command_imports.py::test_the_first_status_loads_no_sdk_widget_or_task_store",
+        ),
+        "the first %ollie command with the offline model loads the OpenAI, Anthropic and Ollama code",
+    ),
+    Mutant(
+        "core-package-loads-every-module",
+        "ollie_nb/core/__init__.py",
+        "if TYPE_CHECKING:\n",
+        "if True:\n",
+        (
+            "tests/core/test_core_package_imports.py::test_the_package_loads_a_module_when_one_of_its_names_is_first_used",
+        ),
+        "importing one name of ollie_nb.core loads the whole core, the llm and planning layers",
+    ),
+    Mutant(
+        "llm-package-loads-every-provider",
+        "ollie_nb/llm/__init__.py",
+        "if TYPE_CHECKING:\n",
+        "if True:\n",
+        (
+            "tests/core/test_core_package_imports.py::test_the_llm_package_loads_a_provider_when_it_is_used",
+        ),
+        "importing ollie_nb.llm for one type loads every provider's code",
+    ),
+    Mutant(
+        "watched-plan-progress-never-told",
+        "ollie_nb/core/_watch.py",
+        'record.kind == "tasks" else None',
+        'record.kind == "queue" else None',
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a plan the watch works shows a background header bar counting queue places, not its steps",
+    ),
+    Mutant(
+        "watched-plan-progress-not-told-at-a-steps-end",
+        "ollie_nb/core/_turn_driver.py",
+        "        else:\n            self._told(await self.watch.ended(item), context.emit)\n        return result\n",
+        "        return result\n",
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a watched plan's header bar lags a step behind: the last step done still shows 2 of 3",
+    ),
+    Mutant(
+        "watched-step-not-shown-claimed-at-its-start",
+        "ollie_nb/core/_watch.py",
+        "{**known, item.step.step_id: StepState.IN_PROGRESS}",
+        "known",
+        (
+            "tests/core/test_watched_plan_progress.py::test_the_watch_tells_a_task_plans_progress_at_each_steps_start_and_end",
+        ),
+        "a watched plan's graph shows the step being worked as still open",
+    ),
+    Mutant(
+        "plan-editor-listens-after-its-widget-closed",
+        "ollie_nb/notebook/_plan_editor.py",
+        '        self.widget.observe(self._widget_closed, names="comm")\n',
+        "",
+        (
+            "tests/notebook/test_plan_editor_release.py::test_closing_an_undecided_editors_widget_releases_its_listener",
+        ),
+        "each plan editor closed undecided keeps a listener on the core for the whole session",
         quick=True,
     ),
     Mutant(

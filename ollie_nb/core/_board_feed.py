@@ -60,9 +60,9 @@ class BoardFeed:
         self._tasks: list[Task] = []
         self._dirty = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self.watcher: TaskEventWatcher | None = None
+        self.watcher: TaskEventWatcher[BoardFeed] | None = None
 
-    async def start(self, watcher: TaskEventWatcher | None) -> Board:
+    async def start(self, watcher: TaskEventWatcher[BoardFeed] | None) -> Board:
         """Read the recent claims and the store, post the first board, then follow `watcher`
         (its reactions: this feed); None: the store has no event log, one board only."""
         if self.client.caps.events:
@@ -135,7 +135,7 @@ def board_feed(
     post: Callable[[Board], None],
     interval: float = 2.0,
     spend: Callable[[], Mapping[str, Spend]] = dict,
-) -> tuple[BoardFeed, TaskEventWatcher | None]:
+) -> tuple[BoardFeed, TaskEventWatcher[BoardFeed] | None]:
     """A feed of the env's task server and the event reader it follows (None: no event log);
     a NoTaskServerError says why there can be none."""
     if env is None or env.task_client is None:

@@ -115,10 +115,10 @@ def env_budgets(env: Mapping[str, str] | None = None) -> Budgets:
 @lru_cache(maxsize=8)
 def _env_caps(cost_text: str, tokens_text: str) -> Budgets:
     cost = _positive(COST_ENV, cost_text)
-    tokens = _positive(TOKENS_ENV, tokens_text)
+    tokens = _whole_tokens(_positive(TOKENS_ENV, tokens_text), tokens_text)
     if cost is None and tokens is None:
         return NO_BUDGETS
-    return Budgets(session=Caps(cost, None if tokens is None else int(tokens)))
+    return Budgets(session=Caps(cost, tokens))
 
 
 class BudgetExceededError(OllieUsageError):
@@ -248,6 +248,21 @@ def _positive(name: str, raw: str) -> float | None:
         log.warning("%s=%r is not a number: no cap", name, raw)
         return None
     return value if value > 0 else None
+
+
+def _whole_tokens(value: float | None, raw: str) -> int | None:
+    """A token cap of at least one token (a fraction above it rounds down); one of less
+    would refuse every request, so it is said and is no cap."""
+    if value is None:
+        return None
+    if value < 1:
+        log.warning(
+            "%s=%r is no cap: a token cap is a whole number of tokens, at least 1 (0 for none)",
+            TOKENS_ENV,
+            raw.strip(),
+        )
+        return None
+    return int(value)
 
 
 class SpendBook:

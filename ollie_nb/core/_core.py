@@ -27,6 +27,7 @@ from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import RoundSaves
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
+from ollie_nb.core._inbox_handle import CoreInbox
 from ollie_nb.core._parallel_runs import ParallelRuns
 from ollie_nb.core._plans import Plans
 from ollie_nb.core._prompt import system_prompt
@@ -124,6 +125,7 @@ class AgentCore:
             submit=self.submit,
         )
         self.spend = SpendBook(self.budgets)
+        self.inbox = CoreInbox(lambda: self.servers.task_client if self.servers else None)
         self.turn = TurnState(self.session, self.spend.session)  # what turns change
         self._context: AgentContext | None = None  # what the parts share; built at start
         self.turns = TurnDriver(

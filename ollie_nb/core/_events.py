@@ -183,8 +183,9 @@ class WatchNotice:
 
 @dataclass(frozen=True)
 class PlanProgress:
-    """How far a queue plan the agent works is: its steps done, of all (a header's bar), and
-    each step's state (its graph: the agent's own book, so no reader races it)."""
+    """How far a plan the agent works is: its steps done, of all (a header's bar), and each
+    step's state (its graph): a queue plan's from the agent's own book, so no reader races it;
+    a task-server plan the watch works as read from the server after each of its steps."""
 
     plan: int
     done: int

@@ -396,14 +396,21 @@ class ParallelRun:
                 del self._skip[step_id]
 
     def _ready(self, statuses: States) -> list[int]:
-        taken = {*self._inflight.values(), *self.result.workers, *self._skip}
+        """Open steps not taken whose blockers are done and, if this run worked them, settled:
+        a step waits for its blockers' workers to end, so its prompt carries their reports."""
+        working = set(self._inflight.values())
+        taken = {*working, *self.result.workers, *self._skip}
         ids, unknown = self.record.ids, StepState.UNKNOWN
+
+        def unblocked(j: int) -> bool:
+            return statuses.get(ids[j], unknown).unblocks and ids[j] not in working
+
         ready = [
             i
             for i, step_id in enumerate(ids)
             if step_id not in taken
             and statuses.get(step_id, unknown).is_open
-            and all(statuses.get(ids[j], unknown).unblocks for j in self.record.steps[i].after)
+            and all(unblocked(j) for j in self.record.steps[i].after)
         ]
         if self._order is not None:
             self._order.shuffle(ready)

@@ -67,6 +67,10 @@ class Reactions:
             self._status.update((i, read_state(word)) for i, word in read.items())
         return {i: self._status[i] for i in record.ids if i in self._status}
 
+    def known(self, record: PlanRecord) -> States:
+        """The plan's step states as the events have kept them, with no read."""
+        return {i: self._status[i] for i in record.ids if i in self._status}
+
     def _track(self, event: dict[str, Any], payload: dict[str, Any]) -> None:
         task, kind = str(event.get("task") or ""), event.get("type")
         if kind == "created":

@@ -13,6 +13,7 @@ import fnmatch
 import inspect
 import json
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -38,6 +39,19 @@ from ollie_nb.tools import Dispatcher, ToolResult, Trust, exc_summary
 
 Approver = Callable[[str, dict[str, Any]], "bool | Awaitable[bool]"]
 """Asked before a tool outside trustedTools runs: (model-visible name, arguments) -> allow?"""
+
+
+class ScopedApprover(ABC):
+    """An approver told which stored step the asking turn works (a worker asking the
+    task store's inbox names the plan and step); called plainly, it knows no step."""
+
+    @abstractmethod
+    async def ask(self, name: str, args: dict[str, Any], scope: StepScope | None) -> bool:
+        """Whether the call `name(args)` of a turn working `scope` may run."""
+
+    async def __call__(self, name: str, args: dict[str, Any]) -> bool:
+        return await self.ask(name, args, None)
+
 
 _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
 MAX_TOOL_NAME = 64  # the providers' limit on a function name
@@ -186,7 +200,11 @@ class TrustGate:
         redacted = mask_args(args, known)
         shown = MaskedArgs(redacted, paths) if paths else redacted
         try:
-            answer = self.approve(name, shown)
+            answer: bool | Awaitable[bool]
+            if isinstance(self.approve, ScopedApprover):  # told the step it works
+                answer = await self.approve.ask(name, shown, scope)
+            else:
+                answer = self.approve(name, shown)
             if inspect.isawaitable(answer):
                 answer = await answer
         except asyncio.CancelledError:

@@ -117,6 +117,8 @@ class TurnDriver:
         if marked is not None:
             self.plans.book.mark(marked, StepState.IN_PROGRESS)
             self._progress(marked, context.emit)
+        else:
+            self._told(self.watch.started(item), context.emit)
         prompt = self.prompts.with_notes(item.text)
         start = TurnStarted(prompt, position > 0, position, total, step)
         if step is not None:  # its spend is the step's, within its plan's cap
@@ -135,6 +137,8 @@ class TurnDriver:
         if marked is not None:
             self._settle(item, marked, result)
             self._progress(marked, context.emit)
+        else:
+            self._told(await self.watch.ended(item), context.emit)
         return result
 
     def _progress(self, step: StepRef, emit: Callable[[Event], None]) -> None:
@@ -144,6 +148,11 @@ class TurnDriver:
             states = self.plans.book.queue_states(record)
             done = sum(state is StepState.DONE for state in states.values())
             emit(PlanProgress(step.plan, done, len(record.steps), states))
+
+    def _told(self, progress: PlanProgress | None, emit: Callable[[Event], None]) -> None:
+        """Tell how far a watched task-server plan is, as `_progress` does for a queue plan."""
+        if progress is not None:
+            emit(progress)
 
     def _unready(self, step: StepRef) -> TurnResult | None:
         """A queue step whose blockers did not all finish is not worked (the user is told)."""

@@ -16,6 +16,7 @@ from ollie_nb.core._event_reader import TaskEventWatcher
 from ollie_nb.core._events import (
     Event,
     EventSink,
+    PlanProgress,
     ToolCalled,
     ToolFinished,
     TurnResult,
@@ -28,7 +29,7 @@ from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._tool_servers import ToolServers
 from ollie_nb.core._wake import Waker
 from ollie_nb.errors import NotStartedError
-from ollie_nb.planning import TASK_UPDATE, Origin, QueuedPrompt, StepRef
+from ollie_nb.planning import TASK_UPDATE, Origin, PlanRecord, QueuedPrompt, StepRef, StepState
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -61,7 +62,7 @@ class AgentWatch:
     ) -> None:
         self._prompts, self._plans, self._env, self._name = prompts, plans, env, name
         self._running, self._interrupt, self._submit = running, interrupt, submit
-        self.watcher: TaskEventWatcher | None = None
+        self.watcher: TaskEventWatcher[Reactions] | None = None
         self.waker: Waker | None = None
         self.sink: EventSink = _ignore
         self.worked: set[str] = set()  # task ids of the steps the agent (or its children) took
@@ -69,6 +70,7 @@ class AgentWatch:
         self.current = ""  # the task id of the step the agent took last
         self._updates: dict[str, Any] = {}  # call id -> args of the agent's task_update calls
         self._ending: asyncio.Future[None] | None = None
+        self._read: dict[int, dict[str, StepState]] = {}  # plan -> step states read after a step
 
     def took(self, step: StepRef | None) -> None:
         """Remember a task step as taken by the agent, so the watch never queues it again."""
@@ -121,6 +123,37 @@ class AgentWatch:
         text = f"{step.label}: not worked here, another worker holds it ({why})"
         self.emit(WatchNotice(text, WatchWhat.SKIPPED, step_id=step.task_id or ""))
 
+    def started(self, item: QueuedPrompt) -> PlanProgress | None:
+        """How far the task-server plan of a step the watch queued is as its turn starts: the
+        states last read, the step claimed. No round trip, so a Stop finds the turn itself."""
+        record, watcher = self._tasks_plan(item), self.watcher
+        if record is None or item.step is None:
+            return None
+        known = self._read.get(record.number)
+        if known is None:
+            known = watcher.reactions.known(record) if watcher is not None else {}
+        return _progress(record, {**known, item.step.step_id: StepState.IN_PROGRESS})
+
+    async def ended(self, item: QueuedPrompt) -> PlanProgress | None:
+        """How far that plan is once the step's turn ended, read from the task server."""
+        record = self._tasks_plan(item)
+        if record is None:
+            return None
+        try:
+            states = await self._plans.statuses(record)
+        except Exception as exc:  # the bar waits for the next step; the turn's result stands
+            log.warning("plan %d's step states could not be read: %s", record.number, exc)
+            return None
+        self._read[record.number] = states
+        return _progress(record, states)
+
+    def _tasks_plan(self, item: QueuedPrompt) -> PlanRecord | None:
+        """The task-server plan of a step the watch queued; None for any other item."""
+        if item.origin is not Origin.WATCH or item.step is None:
+            return None
+        record = self._plans.find(item.step.plan)
+        return record if record is not None and record.kind == "tasks" else None
+
     async def release(self, item: QueuedPrompt) -> None:
         """A claimed watch step after its turn: open again when the turn left it in progress
         (stopped, failed, or ended without marking it done); done or failed, it stays."""
@@ -139,7 +172,7 @@ class AgentWatch:
 
     async def start(
         self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True
-    ) -> TaskEventWatcher:
+    ) -> TaskEventWatcher[Reactions]:
         """Watch the task server: ready and assigned steps are queued (and worked, with `wake`).
 
         The ready steps of our plans are queued at once (a restart finds them again);
@@ -262,6 +295,11 @@ class AgentWatch:
             if not event.is_error and isinstance(args, dict) and event.server == watcher.server:
                 task_id = str(args.get("id", "")).strip().lower()
                 watcher.own_update(task_id, str(args.get("status", "")).strip().lower())
+
+
+def _progress(record: PlanRecord, states: dict[str, StepState]) -> PlanProgress:
+    done = sum(state is StepState.DONE for state in states.values())
+    return PlanProgress(record.number, done, len(record.steps), states)
 
 
 def _ignore(event: Event) -> None:

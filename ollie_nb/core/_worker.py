@@ -32,6 +32,7 @@ from ollie_nb.core._core import AgentCore
 from ollie_nb.core._event_reader import Updates
 from ollie_nb.core._events import Event, ToolRefused, WatchNotice, WatchWhat
 from ollie_nb.core._terminal import terminal_safe
+from ollie_nb.core._worker_ask import InboxApprover
 from ollie_nb.errors import OllieError
 from ollie_nb.planning import (
     APPROVED_LABEL,
@@ -60,6 +61,7 @@ SIGNAL_CHECK = 30.0  # s: with a signal, the event log is read this often anyway
 LEASE_MARGIN = 0.2  # s past a claim's lease end before the store is read again
 LEASE_RECHECK = 1.0  # s between reads while a lease looks over but its claim stands (skew)
 EXIT_FAILED = 1  # a step failed (a spend cap stops it with 1 too; signals: 130 / 143)
+DEFAULT_ASK_TIMEOUT = 300.0  # s a call parked in the inbox waits for an answer
 MAX_ARGS_SHOWN = 300  # characters of a refused call's arguments in its log line
 
 
@@ -78,6 +80,9 @@ class WorkOptions:
     until_idle: bool = False
     every: bool = False  # `--all`: every plan in the store, approved or not
     approved_by: tuple[str, ...] = ()  # `--approved-by`: only marks these users set
+    ask: bool = False  # `--ask`: a call that needs approval waits on the store's inbox
+    ask_timeout: float = DEFAULT_ASK_TIMEOUT  # `--ask-timeout`: unanswered by then, denied
+    answers_from: tuple[str, ...] = ()  # `--answers-from`: only these users' answers count
 
     def wants(self, goal: Task) -> bool:
         """Whether the worker works the plan of `goal`: named, approved (by one of
@@ -215,6 +220,8 @@ class Worker:
         failed = False
         if self.options.approved_by and not self.client.caps.labels_by:
             raise WorkerError("the task store cannot tell who approved a plan (--approved-by)")
+        if self.options.ask:
+            self._ask_the_inbox()
         seen = await self._last_seq()
         while True:
             records, _, ready_ids = await self.plans()
@@ -241,6 +248,22 @@ class Worker:
             if not worked:  # nothing to do, or every claim refused: wait for a change
                 self._tell_holders()
                 seen = await self._wait_change(seen)
+
+    def _ask_the_inbox(self) -> None:
+        """`--ask`: calls that need approval wait on the store's inbox, when it has one."""
+        if not self.client.caps.inbox:
+            self._log(
+                "--ask: the task store has no inbox (an ollie-tasks extension): calls that "
+                "need approval are refused"
+            )
+            return
+        self.core.approve = InboxApprover(
+            self.client,
+            self.core.name,
+            self.options.ask_timeout,
+            self.options.answers_from,
+            self._log,
+        )
 
     def _tell_holders(self) -> None:
         """Log who holds the steps it waits on, once per step and holder."""

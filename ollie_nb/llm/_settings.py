@@ -7,14 +7,16 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ollie_nb.llm._anthropic import AnthropicBackend
 from ollie_nb.llm._backend import Backend
 from ollie_nb.llm._errors import LLMConfigError, MissingExtraError
 from ollie_nb.llm._offline import OFFLINE_MODEL, OfflineBackend
-from ollie_nb.llm._ollama import OllamaBackend
-from ollie_nb.llm._openai import OpenAIBackend
+
+if TYPE_CHECKING:  # a remote provider's module loads when that provider is made
+    from ollie_nb.llm._anthropic import AnthropicBackend
+    from ollie_nb.llm._ollama import OllamaBackend
+    from ollie_nb.llm._openai import OpenAIBackend
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 
@@ -171,8 +173,14 @@ def _make(
     if name == "offline":
         return OfflineBackend(model=model, **kwargs)
     if name == "ollama":
+        from ollie_nb.llm._ollama import OllamaBackend
+
         return OllamaBackend(model, **kwargs)
+    from ollie_nb.llm._openai import OpenAIBackend
+
     if name == "anthropic":
+        from ollie_nb.llm._anthropic import AnthropicBackend
+
         if not kwargs.get("api_key"):
             raise LLMConfigError(
                 "the anthropic backend needs OLLIE_ANTHROPIC_KEY or ANTHROPIC_API_KEY"

@@ -324,6 +324,7 @@ class PlanEditor:
         self.draw()
         listen = self.actions.decisions
         self._stop_listening = listen(self.decided_elsewhere) if listen is not None else None
+        self.widget.observe(self._widget_closed, names="comm")
 
     # building -------------------------------------------------------------------------
 
@@ -644,6 +645,15 @@ class PlanEditor:
         self.header.value = self._header_html()
         self._say(outcome, error=False)
         self._lock_all()
+        self._release()
+
+    def _widget_closed(self, change: Mapping[str, Any]) -> None:
+        """The editor's widget was closed: no one sees it, so it stops listening for decisions."""
+        if change["new"] is None:
+            self._release()
+
+    def _release(self) -> None:
+        """Stop listening for the plan's decisions (the listener would stay for the session)."""
         if self._stop_listening is not None:
             self._stop_listening()
             self._stop_listening = None

@@ -48,6 +48,7 @@ from ollie_nb.planning._convention import (
     TASK_UPDATE,
 )
 from ollie_nb.planning._draft import DraftStep, PlanDraft
+from ollie_nb.planning._inbox import InboxRequest
 from ollie_nb.planning._review import (
     ReviewNote,
     approval_prompt,
@@ -146,6 +147,7 @@ __all__ = [
     "GraphTimeout",
     "GraphvizUnavailable",
     "HeldClaims",
+    "InboxRequest",
     "KindedPlanBackend",
     "LeasePolicy",
     "NextClaim",

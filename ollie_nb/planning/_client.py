@@ -23,6 +23,8 @@ from typing import Any, Protocol
 
 from ollie_nb.errors import TaskServerError
 from ollie_nb.planning._convention import (
+    TASK_ANSWER,
+    TASK_ASK,
     TASK_CLAIM,
     TASK_CLAIM_NEXT,
     TASK_CREATE,
@@ -31,10 +33,12 @@ from ollie_nb.planning._convention import (
     TASK_EDIT,
     TASK_EVENTS,
     TASK_HEARTBEAT,
+    TASK_INBOX,
     TASK_LIST,
     TASK_READ,
     TASK_UPDATE,
 )
+from ollie_nb.planning._inbox import ANSWER_POLL, InboxRequest, inbox_page
 from ollie_nb.planning._state import StepState, read_state
 from ollie_nb.planning._status import listing_next, listing_statuses, task_status
 
@@ -117,6 +121,7 @@ class TaskCaps:
     labels_by: bool = False  # task_list's JSON tells who set each label: only when seen
     claim_next: bool = False  # task_claim_next: the next ready step in one call, when seen
     event_tail: bool = False  # task_events reads from the log's end (tail): when seen
+    inbox: bool = False  # task_ask, task_inbox, task_answer: ollie-tasks' inbox, when seen
 
     @classmethod
     def of(cls, schemas: Mapping[str, Mapping[str, Any]], subscriptions: bool) -> TaskCaps:
@@ -138,6 +143,7 @@ class TaskCaps:
             labels_by="labels_by" in _list_fields_offered(schemas),
             claim_next=TASK_CLAIM_NEXT in schemas and _takes(schemas, TASK_CLAIM_NEXT, "ids"),
             event_tail=_takes(schemas, TASK_EVENTS, "tail"),
+            inbox={TASK_ASK, TASK_INBOX, TASK_ANSWER} <= set(schemas),
         )
 
     @property
@@ -726,6 +732,60 @@ class TaskClient:
         if result.is_error:
             raise TaskCallError(first_line(result.text, f"{TASK_EVENTS} failed"))
         return _events_page(result.text, limit)
+
+    async def ask(
+        self, kind: str, what: str, asker: str, *, goal: str = "", step: str = "", timeout: float
+    ) -> str:
+        """Open an inbox request that waits on a person; its id (TaskCallError when the
+        server has no inbox or refuses). `what` is masked by the caller before it asks."""
+        if not self.caps.inbox:
+            raise TaskCallError(f"the task server {self.server!r} has no inbox")
+        args = {"kind": kind, "what": what, "asker": asker, "goal": goal, "step": step}
+        result = await self._call(TASK_ASK, {**args, "timeout": timeout})
+        if result.is_error:
+            raise TaskCallError(first_line(result.text, f"{TASK_ASK} failed"))
+        return result.text.strip()
+
+    async def inbox(
+        self, state: str = "open", ids: Sequence[str] = ()
+    ) -> builtins.list[InboxRequest]:
+        """The inbox's requests in `state` (or `ids`), oldest first, every page of them."""
+        if not self.caps.inbox:
+            raise TaskCallError(f"the task server {self.server!r} has no inbox")
+        args: dict[str, Any] = {"state": state, "ids": builtins.list(ids), "format": "json"}
+        found: builtins.list[InboxRequest] = []
+        cursor = ""
+        for _ in range(MAX_LIST_PAGES):
+            result = await self._call(TASK_INBOX, {**args, "cursor": cursor})
+            if result.is_error:
+                raise TaskCallError(first_line(result.text, f"{TASK_INBOX} failed"))
+            rows, cursor = inbox_page(result.text)
+            found.extend(rows)
+            if not cursor:
+                break
+        return found
+
+    async def answer(self, request: str, answer: str, by: str = "") -> None:
+        """Answer an inbox request once (TaskCallError with the server's reason if refused:
+        answered already, timed out, unknown)."""
+        result = await self._call(TASK_ANSWER, {"id": request, "answer": answer, "by": by})
+        if result.is_error:
+            raise TaskCallError(first_line(result.text, f"{TASK_ANSWER} failed"))
+
+    async def wait_answer(
+        self, request: str, timeout: float, poll: float = ANSWER_POLL
+    ) -> InboxRequest | None:
+        """The request once answered or expired, looked at every `poll` s (at least 0.05)
+        for up to `timeout` s; the last look (still open) when the time is up, None if gone."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            rows = await self.inbox("all", [request])
+            if not rows or not rows[0].open:
+                return rows[0] if rows else None
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return rows[0]
+            await asyncio.sleep(min(max(poll, 0.05), left))
 
     async def _read(self, tool: str, args: dict[str, Any]) -> str | None:
         """A read tool's answer, asked for with `format="json"` first; None if it fails.

@@ -84,6 +84,26 @@ PG_MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # Who set the label: the HTTP user of the call, NULL for an unnamed (stdio, CLI) one.
         "ALTER TABLE labels ADD COLUMN setter TEXT",
     ),
+    (
+        # The inbox: what waits on a person (see the SQLite schema).
+        """
+        CREATE TABLE inbox (
+            rowid       BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+            id          TEXT PRIMARY KEY,
+            kind        TEXT NOT NULL CHECK (kind IN ('approval', 'plan_review', 'cap')),
+            goal        TEXT NOT NULL DEFAULT '',
+            step        TEXT NOT NULL DEFAULT '',
+            asker       TEXT NOT NULL,
+            what        TEXT NOT NULL,
+            created_at  TEXT NOT NULL,
+            deadline    DOUBLE PRECISION NOT NULL,
+            answer      TEXT,
+            answered_by TEXT,
+            answered_at TEXT
+        )
+        """,
+        "CREATE INDEX inbox_open ON inbox(answer, deadline)",
+    ),
 )
 
 PG_SCHEMA_VERSION: int = len(PG_MIGRATIONS)

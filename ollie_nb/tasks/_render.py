@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
+from ollie_nb.tasks._inbox import InboxRow
 from ollie_nb.tasks._store import (
     Claimed,
     Event,
@@ -280,3 +281,30 @@ def events_page(texts: Sequence[str], next_seq: int, more: bool) -> str:
     `next` is the seq to pass as `since` to read on, `more` whether events follow."""
     events = "[" + ", ".join(texts) + "]"
     return f'{{"events": {events}, "next": {next_seq}, "more": {json.dumps(more)}}}'
+
+
+def inbox_line(row: InboxRow) -> str:
+    """One inbox request in one line: id, state, kind, who asks, what; then where and when."""
+    what = " ".join(row.what.split())
+    extras = [f"{k} {v}" for k, v in (("goal", row.goal), ("step", row.step)) if v]
+    if row.answer:
+        extras.append(f"{row.answer} by {row.answered_by or 'someone unnamed'}")
+    else:
+        extras.append(("timed out " if row.state == "expired" else "until ") + row.deadline)
+    return f"{row.id}  {row.state:<8}  {row.kind:<11}  @{row.asker}  {what}  ({'; '.join(extras)})"
+
+
+def inbox_text(rows: Sequence[InboxRow], what: str, next_start: int | None) -> str:
+    """A page of the inbox as lines, with how to read on when more follow."""
+    if not rows:
+        return f"no {what}"
+    more = [f"(more: pass cursor {next_start})"] if next_start is not None else []
+    return "\n".join([*(inbox_line(r) for r in rows), *more])
+
+
+def inbox_json(rows: Sequence[InboxRow], next_start: int | None) -> str:
+    """A page of the inbox as `{requests}`, with `next` (pass it as cursor) when more follow."""
+    document: dict[str, object] = {"requests": [r.to_dict() for r in rows]}
+    if next_start is not None:
+        document["next"] = str(next_start)
+    return _ENCODE(document)

@@ -91,6 +91,26 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # Who set the label: the HTTP user of the call, NULL for an unnamed (stdio, CLI) one.
         "ALTER TABLE labels ADD COLUMN setter TEXT",
     ),
+    (
+        # The inbox: what waits on a person. `answer` NULL while open; `deadline` in
+        # seconds since the epoch by the store's clock (an unanswered row past it is denied).
+        """
+        CREATE TABLE inbox (
+            id          TEXT PRIMARY KEY,
+            kind        TEXT NOT NULL CHECK (kind IN ('approval', 'plan_review', 'cap')),
+            goal        TEXT NOT NULL DEFAULT '',
+            step        TEXT NOT NULL DEFAULT '',
+            asker       TEXT NOT NULL,
+            what        TEXT NOT NULL,
+            created_at  TEXT NOT NULL,
+            deadline    REAL NOT NULL,
+            answer      TEXT,
+            answered_by TEXT,
+            answered_at TEXT
+        )
+        """,
+        "CREATE INDEX inbox_open ON inbox(answer, deadline)",
+    ),
 )
 
 SCHEMA_VERSION: int = len(MIGRATIONS)

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._backends import open_store
 from ollie_nb.tasks._errors import InvalidTaskError, StoreError, TaskError
+from ollie_nb.tasks._inbox import INBOX_FILTERS, Inbox, InboxRow
 from ollie_nb.tasks._location import DB_ENV_VAR, has_password, is_database_url, resolve_db
 from ollie_nb.tasks._schema import STATUSES
 from ollie_nb.tasks._store import (
@@ -281,6 +282,39 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_inbox(args: argparse.Namespace) -> int:
+    rows: list[InboxRow] = []
+    with _open(args) as store:
+        more = True
+        while more:  # every page: a shell reads the whole inbox
+            page, more = Inbox(store).list(args.state, start=len(rows))
+            rows += page
+    if args.json:
+        _print_json([r.to_dict() for r in rows])
+    else:
+        _print(_render.inbox_text(rows, f"{args.state} requests", None))
+    return 0
+
+
+def _cmd_answer(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        row = Inbox(store).answer(args.id, args.answer, args.by)
+    if args.json:
+        _print_json(row.to_dict())
+    else:
+        _print(f"answered: {_render.inbox_line(row)}")
+    return 0
+
+
+def _add_inbox(add: Callable[..., argparse.ArgumentParser]) -> None:
+    inbox = add("inbox", _cmd_inbox, "list the inbox: requests that wait on a person")
+    inbox.add_argument("--state", choices=INBOX_FILTERS, default="open", help="default: open")
+    answer = add("answer", _cmd_answer, "answer an open inbox request once")
+    answer.add_argument("id", metavar="ID")
+    answer.add_argument("answer", metavar="ANSWER", help="allow, deny, stop or raise:<amount>")
+    answer.add_argument("--by", default="", metavar="NAME", help="who answers (recorded)")
+
+
 def _non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -340,6 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_serve(add)
     _add_reads(add)
     _add_changes(add)
+    _add_inbox(add)
     return parser
 
 

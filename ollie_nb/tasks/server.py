@@ -28,6 +28,7 @@ from pydantic import Field
 from ollie_nb.tasks import _render
 from ollie_nb.tasks._errors import TaskError
 from ollie_nb.tasks._http import request_user
+from ollie_nb.tasks._inbox import DEFAULT_ASK_TIMEOUT, INBOX_FILTERS, KINDS, Inbox
 from ollie_nb.tasks._legacy import Subscribers
 from ollie_nb.tasks._pages import (
     NOTES_CHARS,
@@ -201,6 +202,7 @@ def build_server(
     _add_claim_next(server, store, calls, leases)
     _add_structure(server, store, calls)
     _add_events(server, store, calls)
+    _add_inbox(server, Inbox(store), calls)
     calls.subscribers.serve(server)
     add_prompts(server)
     return server
@@ -551,7 +553,7 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
         description=(
             "Events after seq `since` as a JSON list of {seq, time, type, task, payload}; "
             "types: created, updated, status_changed, claimed, lease_expired, edited, "
-            "deleted, dep_added, dep_removed, unblocked. Pass the last seq seen to get only what "
+            "deleted, dep_added, dep_removed, unblocked, inbox.asked, inbox.answered. Pass the last seq seen to get only what "
             "is new. A page holds at most `limit` events and about 50,000 characters (fewer "
             "events when they are large); format 'page' returns {events, next, more} instead: "
             "pass next as since to read on while more is true. tail true reads the newest "
@@ -595,6 +597,85 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
     async def events_resource() -> str:
         recent = await calls.run(store.events, 0, RECENT_EVENTS, newest=True)
         return "[" + ", ".join(_newest_within(recent)) + "]"
+
+
+# long: three tool registrations, each its description, arguments and a few lines of work
+def _add_inbox(server: MCPServer, inbox: Inbox, calls: _StoreCalls) -> None:
+    """The tools task_ask, task_inbox and task_answer: what waits on a person, and its answer."""
+
+    @server.tool(
+        structured_output=False,
+        annotations=_WRITE,
+        description=(
+            "Ask a person: open an inbox request (kind " + ", ".join(KINDS) + ") and return "
+            "its id (the only text of the result). Anyone who can write to the store may "
+            "answer it with task_answer; unanswered after `timeout` seconds it counts as "
+            "denied. Wait for the answer with task_inbox(ids=[id]) or the events "
+            "inbox.asked / inbox.answered. Mask secrets in `what` before asking."
+        ),
+    )
+    async def task_ask(
+        kind: Annotated[str, Field(description="One of " + ", ".join(KINDS))],
+        what: Annotated[str, Field(description="What waits on an answer, at most 2000 chars")],
+        asker: Annotated[str, Field(description="Who asks (on a server with named users: you)")],
+        ctx: Context,
+        goal: Annotated[str, Field(description="The plan's goal task id")] = "",
+        step: Annotated[str, Field(description="The step's task id")] = "",
+        timeout: Annotated[
+            float, Field(description="Seconds before an unanswered request is denied")
+        ] = DEFAULT_ASK_TIMEOUT,
+    ) -> str:
+        caller = _caller(ctx)
+        return await calls.change(
+            lambda: inbox.ask(
+                kind, what, asker, goal=goal, step=step, timeout=timeout, caller=caller
+            )
+        )
+
+    @server.tool(
+        structured_output=False,
+        annotations=_READ_ONLY,
+        description=(
+            "List inbox requests, oldest first, one per line: id, state, kind, who asks, "
+            "what. state is one of " + ", ".join(INBOX_FILTERS) + " (expired: unanswered in "
+            "time, taken as denied). format 'json' returns {requests: [{id, kind, goal, step, "
+            "asker, what, created_at, deadline, answer, answered_by, answered_at, state}]}, "
+            "and next (pass it as cursor) when more follow."
+        ),
+    )
+    async def task_inbox(
+        state: Annotated[
+            str, Field(description="open (default), answered, expired or all")
+        ] = "open",
+        ids: Annotated[tuple[str, ...], Field(description="Only these requests")] = (),
+        format: Format = "text",
+        cursor: Annotated[str, Field(description="The next of the page before")] = "",
+    ) -> str:
+        start = list_start(cursor)
+        rows, more = await calls.run(inbox.list, state, ids, start=start)
+        next_start = start + len(rows) if more else None
+        if format == "json":
+            return _render.inbox_json(rows, next_start)
+        return _render.inbox_text(rows, f"{state.strip().lower()} requests", next_start)
+
+    @server.tool(
+        structured_output=False,
+        annotations=_WRITE,
+        description=(
+            "Answer an open inbox request once: allow, deny, stop or raise:<amount> (a cap). "
+            "A second answer, or one after the request timed out, is refused. The answer "
+            "records who gave it (on a server with named users: you)."
+        ),
+    )
+    async def task_answer(
+        id: Annotated[str, Field(description="The request's id, e.g. q-7kq2m0")],
+        answer: Annotated[str, Field(description="allow, deny, stop or raise:<amount>")],
+        ctx: Context,
+        by: Annotated[str, Field(description="Who answers")] = "",
+    ) -> str:
+        caller = _caller(ctx)
+        row = await calls.change(lambda: inbox.answer(id, answer, by, caller=caller))
+        return f"answered: {_render.inbox_line(row)}"
 
 
 def _newest_within(events: list[Event]) -> list[str]:

@@ -19,7 +19,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ import nbformat
 import pytest
 
 from tests.support.absent import skip_or_fail
+from tests.support.waits import wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
@@ -157,17 +157,20 @@ def api(lab: Lab, path: str, method: str = "GET") -> bytes:
 
 
 def wait_for_server(lab: Lab, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + SERVER_START
-    while True:
+
+    def answers() -> bool:
         if proc.poll() is not None:
             pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{lab.log_tail()}")
         try:
             api(lab, "api/status")
-            return
         except (urllib.error.URLError, OSError):
-            if time.monotonic() > deadline:
-                pytest.fail(f"jupyter lab did not answer in {SERVER_START} s:\n{lab.log_tail()}")
-            time.sleep(0.2)
+            return False
+        return True
+
+    try:
+        wait_until(answers, SERVER_START, "jupyter lab to answer", interval=0.2)
+    except AssertionError as exc:
+        pytest.fail(f"{exc}:\n{lab.log_tail()}")
 
 
 def stop_server(lab: Lab, proc: subprocess.Popen[bytes]) -> None:

@@ -16,9 +16,12 @@ from tests.support.agents import tasks_agent
 
 
 @pytest.mark.slow
-def test_a_run_claims_with_claim_next_and_settles_without_a_read(tmp_path, monkeypatch):
+@pytest.mark.anyio
+async def test_a_run_claims_with_claim_next_and_settles_without_a_read(
+    make_core, tmp_path, monkeypatch
+):
     monkeypatch.setattr(_parallel_run, "REFRESH", 60.0)  # no refresh by age in this short run
-    record, run, reads, calls, db = run_counting(tmp_path, parallel=2)
+    record, run, reads, calls, db = await run_counting(make_core, tmp_path, parallel=2)
     assert not run.failed and len(run.outcome) == 8, run.summary
     assert calls["task_claim_next"] == 8 and calls["task_claim"] == 0, calls
     # the plan's reads only (each a task_list of the goal): no read per settled step

@@ -26,6 +26,7 @@ from ollie_nb.llm import (
     is_step_prompt,
     step_prompt_task_id,
 )
+from tests.conftest import MakeCore
 from tests.support.llm_fake_provider import collect
 
 PLAN = ToolDef(
@@ -285,16 +286,12 @@ def test_a_scripted_thinking_reply_streams_its_reasoning_first_and_its_blocks_wh
     assert ThinkingReady((block,)) in events
 
 
-def reply_to(prompt: str) -> str:
+async def reply_to(make_core: MakeCore, prompt: str) -> str:
     """The offline model's reply to a plan prompt, after a real core's reasoning_plan answered."""
-    from ollie_nb.core import AgentConfig, AgentCore
+    from ollie_nb.core import AgentConfig
 
-    async def scenario() -> str:
-        core = AgentCore(OfflineBackend(), agent=AgentConfig.from_dict({}), autosave=False)
-        async with core:
-            return (await core.submit(prompt)).reply
-
-    return asyncio.run(scenario())
+    core = await make_core(OfflineBackend(), agent=AgentConfig.from_dict({}))
+    return (await core.submit(prompt)).reply
 
 
 @pytest.mark.parametrize(
@@ -310,22 +307,27 @@ def reply_to(prompt: str) -> str:
         ("- a\n- b\n- (after 1)", "item 3 has no title: it is called 'Step 3'", 3),
     ],
 )
-def test_the_demo_planner_says_which_dependencies_it_left_out_and_why(items, note, steps):
-    reply = reply_to(f"Cook dinner\n{items}")
+@pytest.mark.anyio
+async def test_the_demo_planner_says_which_dependencies_it_left_out_and_why(
+    make_core, items, note, steps
+):
+    reply = await reply_to(make_core, f"Cook dinner\n{items}")
     assert reply.startswith(f"Planned {steps} steps for: Cook dinner.\n\nFrom your list:\n- "), (
         reply
     )
     assert note in reply
 
 
-def test_a_good_list_gets_no_notes():
-    assert "From your list" not in reply_to(
-        "Cook dinner\n- a\n- b (after 1)\n- c (after step 1, 2)"
+@pytest.mark.anyio
+async def test_a_good_list_gets_no_notes(make_core):
+    assert "From your list" not in await reply_to(
+        make_core, "Cook dinner\n- a\n- b (after 1)\n- c (after step 1, 2)"
     )
 
 
-def test_a_refused_plan_is_reported_as_refused_not_as_planned():
-    reply = reply_to("Big job\n" + "".join(f"- step {i}\n" for i in range(5000)))
+@pytest.mark.anyio
+async def test_a_refused_plan_is_reported_as_refused_not_as_planned(make_core):
+    reply = await reply_to(make_core, "Big job\n" + "".join(f"- step {i}\n" for i in range(5000)))
     assert reply.startswith("The plan for Big job was refused: the plan has 5000 steps; "), reply
     assert "Planned" not in reply
 

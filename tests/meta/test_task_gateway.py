@@ -20,7 +20,8 @@ GATEWAY = {
 }
 SERVER = PACKAGE / "tasks"  # the server side of the convention
 TOOL = re.compile(
-    r"\btask_(create|update|claim|heartbeat|read|list|events|delete|edit|dep)\b|\btask_\*"
+    r"\btask_(create|update|claim|heartbeat|read|list|events|delete|edit|dep|ask|inbox|answer)\b"
+    r"|\btask_\*"
 )
 RAW_CALLS = {"call", "_call", "_dispatch"}  # how a tool is called by name
 

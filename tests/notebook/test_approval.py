@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import json
 import textwrap
-import time
 
 import ipykernel
 import pytest
 from ipykernel.comm.comm import BaseComm
 
-from tests.support.agents import kernel_env
+from tests.support.agents import ROOT, kernel_env
 from tests.support.kernel_harness import Kernel
+from tests.support.waits import wait_until
 
 SETUP = textwrap.dedent(
-    """
-    import json, threading, time
+    f"""
+    import json, sys, threading
+    sys.path.insert(0, {str(ROOT)!r})
+    from tests.support.waits import wait_until
     import ollie_nb
     from ollie_nb.llm import OfflineBackend, ToolCall
     from ollie_nb.notebook import _approval
@@ -37,12 +39,8 @@ SETUP = textwrap.dedent(
 
     def answer_later(how):
         def run():
-            for _ in range(400):
-                waiting = _approval.pending()
-                if waiting:
-                    getattr(waiting[0], how)()
-                    return
-                time.sleep(0.05)
+            wait_until(_approval.pending, 20, "an approval to answer")
+            getattr(_approval.pending()[0], how)()
         threading.Thread(target=run, daemon=True).start()
 
     def last_tool_result():
@@ -155,13 +153,13 @@ def _background(kernel, code: str, how: str | None) -> None:
     cell += "bg = get_ipython().run_cell_magic('ollie', '--bg', 'run it in the background')"
     run = kernel.run(cell, allow_stdin=True)
     assert run.error is None, run.error
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # short cells: the kernel's loop runs between them
-        probe = kernel.run("print(ollie_nb.notebook._state.active().busy)", allow_stdin=True)
-        if probe.text().strip() == "False":
-            return
-        time.sleep(0.2)
-    raise AssertionError("the background turn did not finish")
+    busy = "print(ollie_nb.notebook._state.active().busy)"
+    wait_until(  # short cells: the kernel's loop runs between them
+        lambda: kernel.run(busy, allow_stdin=True).text().strip() == "False",
+        60,
+        "the background turn to finish",
+        interval=0.2,
+    )
 
 
 def test_background_allow_and_deny(kernel):
@@ -299,11 +297,12 @@ def test_a_foreground_approval_says_it_waits_and_is_denied_when_its_time_is_up(k
     assert run.error is None and run.seconds < 20, (run.error, run.seconds)
     assert waiting == ["waiting for your approval (denied after 1 s without an answer)"]
     assert not (kernel.base / "fg-unanswered.txt").exists()
-    deadline = time.monotonic() + 10
-    while (status := kernel.run("print(_approval.recent[-1].status.value)").text().strip()) != (
-        "deny (no answer in time)"
-    ):
-        assert time.monotonic() < deadline, status
-        time.sleep(0.1)
+    status = "print(_approval.recent[-1].status.value)"
+    wait_until(
+        lambda: kernel.run(status).text().strip() == "deny (no answer in time)",
+        10,
+        "the unanswered approval to say it was denied",
+        interval=0.1,
+    )
     widths = kernel.run("print([b.layout.width for b in _approval.recent[-1].buttons])")
     assert widths.text().strip() == "['auto', 'auto', 'auto']"  # "Allow for this session" whole

@@ -3,15 +3,15 @@ another process marks done (the widget's state set on the kernel's thread)."""
 
 from __future__ import annotations
 
-import asyncio
+import os
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ollie_nb.tools import McpServer
 from tests.support.agents import THIS_TREE, kernel_env, tasks_agent_file
 from tests.support.kernel_harness import Kernel
 
@@ -52,14 +52,10 @@ def first_step(db: Path) -> str:
     return str(row[0])
 
 
-async def done_by_another_process(db: Path, step: str) -> None:
-    args = ["-m", "ollie_nb.tasks", "serve", "--db", str(db)]
-    server = McpServer("other", command=sys.executable, args=args, env=THIS_TREE)
-    try:
-        result = await server.call_tool("task_update", {"id": step, "status": "done"})
-        assert not result.is_error, result.text
-    finally:
-        await server.aclose()
+def done_by_another_process(db: Path, step: str) -> None:
+    """`ollie-tasks done` in a process of its own, as a person at a shell would."""
+    args = [sys.executable, "-m", "ollie_nb.tasks", "--db", str(db), "done", step]
+    subprocess.run(args, check=True, capture_output=True, env={**os.environ, **THIS_TREE})
 
 
 def test_the_board_shows_the_plans_and_follows_another_process(kernel: Any) -> None:
@@ -71,7 +67,7 @@ def test_the_board_shows_the_plans_and_follows_another_process(kernel: Any) -> N
     assert shown.text() == "ollie: the task store's board (live in the widget)"
     before = k.run(VIEW + "print(v.widget.html)").text()
     assert "Ship it" in before and "<svg" in before and "0/3 done" in before
-    asyncio.run(done_by_another_process(base / "tasks.db", first_step(base / "tasks.db")))
+    done_by_another_process(base / "tasks.db", first_step(base / "tasks.db"))
     after = k.run(WAIT_DONE, timeout=60).text()
     assert "1/3 done" in after and "status&#45;done" in after, after[:200]
 

@@ -12,6 +12,7 @@ import pytest
 from tests.support.agents import kernel_env, tasks_agent_file
 from tests.support.kernel_harness import Kernel
 from tests.support.task_db import snapshot
+from tests.support.waits import output_until, wait_until
 
 DIAMOND = "%%ollie\nShip it\n- Prepare\n- Left (after 1)\n- Middle (after 1)\n- Right (after 1)\n- Join (after 2, 3, 4)"
 WIDE = "%%ollie\nEight chores\n" + "\n".join(f"- Chore {i} (independent)" for i in range(1, 9))
@@ -85,10 +86,7 @@ def test_watch_off_takes_its_queued_steps_off_the_queue(kernel):
     counting_model(k, 60)
     k.run(WIDE)
     assert k.run("%ollie watch on").error is None
-    deadline = time.monotonic() + 30
-    while k.run("print(ollie_nb.agent().core.is_running)").text().strip() != "True":
-        assert time.monotonic() < deadline, "the watch never started a step"
-        time.sleep(0.1)
+    output_until(k, "print(ollie_nb.agent().core.is_running)", "True")  # a step has started
     off = k.run("%ollie watch off").text()
     assert off == "ℹ stopped watching task events; the 7 steps it had queued left the queue"
     assert k.run("%ollie queue").text() == "queue\n(the queue is empty)"
@@ -158,20 +156,16 @@ def test_the_watch_widgets_stop_button_hands_back_the_step_in_flight_only(kernel
     assert len(buttons) == 1
     db = k.base / "tasks.db"
     titles = {"First chore": "done", "Second chore": "in_progress"}
-    deadline = time.monotonic() + 60
-    while {t: s for t, _, s in snapshot(db).tasks.values() if t in titles} != titles:
-        assert time.monotonic() < deadline, snapshot(db).tasks
-        time.sleep(0.1)
+
+    def states() -> dict[str, str]:
+        return {t: s for t, _, s in snapshot(db).tasks.values() if t in titles}
+
+    wait_until(lambda: states() == titles, 60, "the second chore in progress")
     click = {"method": "custom", "content": {"event": "click"}}
     k.kc.shell_channel.send(k.kc.session.msg("comm_msg", {"comm_id": buttons[0], "data": click}))
-    deadline = time.monotonic() + 20
-    while k.run("print(ollie_nb.agent().core.watch.watcher is None)").text().strip() != "True":
-        assert time.monotonic() < deadline, "Stop did not end the watch"
-        time.sleep(0.1)
+    output_until(k, "print(ollie_nb.agent().core.watch.watcher is None)", "True", 20)
     handed_back = {"First chore": "done", "Second chore": "open"}
-    while {t: s for t, _, s in snapshot(db).tasks.values() if t in titles} != handed_back:
-        assert time.monotonic() < deadline, snapshot(db).tasks
-        time.sleep(0.1)
+    wait_until(lambda: states() == handed_back, 20, "the second chore handed back")
     assert k.run("print(ollie_nb.agent().core.is_running)").text().strip() == "False"
     status = (
         k.run(
@@ -184,4 +178,4 @@ def test_the_watch_widgets_stop_button_hands_back_the_step_in_flight_only(kernel
     )
     assert "the watch is off" in status and status.endswith("True")
     time.sleep(1.0)  # nothing starts the step again once the watch is off
-    assert {t: s for t, _, s in snapshot(db).tasks.values() if t in titles} == handed_back
+    assert states() == handed_back

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import textwrap
-import time
 
 import pytest
 
 from tests.support.agents import kernel_env, tasks_agent_file
 from tests.support.kernel_harness import Kernel
+from tests.support.waits import output_until
 
 LIST_PROMPT = (
     "%%ollie\nShip the report\n- Collect data\n- Clean data\n- Draw charts (after 2)\n- Publish"
@@ -287,16 +287,6 @@ async def other_client(db, *updates):
 """
 
 
-def until_text(kernel, code: str, wanted: str, timeout: float = 30.0) -> str:
-    """Run `code` until its output contains `wanted` (bounded)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        text = kernel.run(code).text()
-        if wanted in text or time.monotonic() > deadline:
-            return text
-        time.sleep(0.2)
-
-
 def test_watch_wakes_the_agent_when_another_client_finishes_a_step(kernel, tmp_path):
     agent = tasks_agent_file(tmp_path)
     db = str(tmp_path / "tasks.db")
@@ -313,13 +303,13 @@ def test_watch_wakes_the_agent_when_another_client_finishes_a_step(kernel, tmp_p
     assert "(subscribed); 0 queued" in kernel.run("%ollie watch").text()  # Build is taken
     done = f"await other_client({db!r}, {{'id': {build!r}, 'status': 'done'}})"
     assert kernel.run(done).error is None  # another process: the agent carries on by itself
-    status = until_text(kernel, "%ollie watch", "is finished")
+    status = output_until(kernel, "%ollie watch", "is finished")
     assert f"step 1 of plan {number} is done ({build}), marked by another client: Build" in status
     assert f"plan {number} is finished: Ship it (all 3 steps done)" in status
-    shown = until_text(kernel, "print(w.steps, w.watching)", "2 True")
+    shown = output_until(kernel, "print(w.steps, w.watching)", "2 True")
     assert shown.strip() == "2 True"  # Test and Release, worked by the agent in the widget
     shown_outputs = "print([o['data']['text/plain'] for o in w.output.outputs])"
-    outputs = until_text(kernel, shown_outputs, "3 of 3 steps done")
+    outputs = output_until(kernel, shown_outputs, "3 of 3 steps done")
     assert f"Step 2 of 3 [task {test}]: Test" in outputs
     assert "Completed step: Release" in outputs
     assert f"plan {number} is finished: Ship it (all 3 steps done)" in outputs
@@ -327,10 +317,10 @@ def test_watch_wakes_the_agent_when_another_client_finishes_a_step(kernel, tmp_p
     plans = kernel.run("%ollie plans").text().splitlines()
     assert any(line.split()[:3] == [number, "Ship", "it"] and "done" in line for line in plans)
     assert "stopped watching" in kernel.run("%ollie watch off").text()
-    assert "the watch is off" in until_text(kernel, "print(w.status.value)", "the watch is off")
+    assert "the watch is off" in output_until(kernel, "print(w.status.value)", "the watch is off")
     again = kernel.run("w2 = get_ipython().run_line_magic('ollie', 'watch on')\nw2.stop()")
     assert again.error is None
-    stopped = until_text(kernel, "print(w2.status.value, w2.stop_button.disabled)", "True")
+    stopped = output_until(kernel, "print(w2.status.value, w2.stop_button.disabled)", "True")
     assert "the watch is off" in stopped and "True" in stopped  # the Stop button ended it
     assert "not watching" in kernel.run("%ollie watch").text()
     kernel.run("%ollie agent default")

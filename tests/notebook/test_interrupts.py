@@ -11,6 +11,7 @@ import pytest
 
 from tests.support.agents import FIXTURES, kernel_env
 from tests.support.kernel_harness import Kernel
+from tests.support.waits import output_until, wait_until
 
 SETUP = """
 from ollie_nb.llm import OfflineBackend, ToolCall
@@ -31,6 +32,7 @@ scripted = OfflineBackend(script)
 @pytest.fixture
 def kernel(tmp_path):
     k = Kernel(str(tmp_path), kernel_env(tmp_path))
+    k.base = tmp_path
     agent = tmp_path / "slow.json"
     agent.write_text(
         json.dumps(
@@ -39,7 +41,10 @@ def kernel(tmp_path):
                     "fake": {
                         "command": sys.executable,
                         "args": [str(FIXTURES / "fake_task_server.py")],
-                        "env": {"STORE": str(tmp_path / "store.json")},
+                        "env": {
+                            "STORE": str(tmp_path / "store.json"),
+                            "STARTED": str(tmp_path / "slow-started"),
+                        },
                     }
                 },
                 "trustedTools": ["fake/*"],
@@ -74,11 +79,8 @@ def test_ctrl_c_stops_a_slow_tool_and_the_session_survives(kernel):
 
     worker = threading.Thread(target=run_cell)
     worker.start()
-    deadline = time.monotonic() + 20
-    while not seen_call and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert seen_call, "the slow tool never started"
-    time.sleep(0.3)
+    started = kernel.base / "slow-started"  # the server's slow tool writes it as it sleeps
+    wait_until(lambda: seen_call and started.exists(), 20, "the slow tool to be sleeping")
     interrupted_at = time.monotonic()
     kernel.interrupt()
     worker.join(10)
@@ -111,14 +113,7 @@ def test_background_turn_returns_at_once_and_stop_works(kernel):
     queued = kernel.run("%%ollie\nnoop")
     assert "a turn is running; queued as #1" in queued.text()
     kernel.run("bg.stop()")
-    deadline = time.monotonic() + 10
-    status = ""
-    while time.monotonic() < deadline:
-        time.sleep(0.3)  # the kernel is idle: its loop drives the widget
-        status = kernel.run("print(bg.status.value)").text()
-        if "interrupted" in status:
-            break
-    assert "interrupted" in status
+    output_until(kernel, "print(bg.status.value)", "interrupted", 10)  # its loop runs between
     assert "idle" in kernel.run("%ollie status").text()
     assert (
         kernel.run("print(bg.stop_button.disabled, repr(bg.stop_button.button_style))")

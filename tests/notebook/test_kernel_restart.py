@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 from ollie_nb.tasks import open_store
 from tests.support.agents import kernel_env
 from tests.support.kernel_harness import Kernel
+from tests.support.waits import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE = 2.0
@@ -74,13 +74,12 @@ def test_a_run_killed_with_its_kernel_is_resumed_and_finished_with_no_step_worke
         assert len(steps) == 4
         started = k.run("w = get_ipython().run_line_magic('ollie', 'run --parallel 2 --bg')")
         assert started.error is None
-        deadline = time.monotonic() + 40  # two steps done, the next two claimed: kill it
-        while True:
+
+        def half_done() -> bool:
             claims, dones = claims_and_dones(db)
-            if len(dones) >= 2 and len(claims) == 4:
-                break
-            assert time.monotonic() < deadline, (claims, dones)
-            time.sleep(0.05)
+            return len(dones) >= 2 and len(claims) == 4
+
+        wait_until(half_done, 40, "two steps done and the next two claimed")  # then kill it
         k.km.restart_kernel(now=True)  # the kernel is killed, a fresh one takes its place
         k.kc.wait_for_ready(timeout=60)
         claims_before, dones_before = claims_and_dones(db)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
-import time
 
 import pytest
 
 from tests.support.agents import kernel_env, tasks_agent_file
 from tests.support.kernel_harness import Kernel
+from tests.support.waits import output_until
 
 PLAN = "%%ollie\nShip it\n- Prepare\n- Left (after 1)\n- Middle (after 1)\n- Right (after 1)\n- Join (after 2, 3, 4)"
 
@@ -67,7 +67,8 @@ def test_parallel_run_shows_a_tab_per_child_and_a_deterministic_summary(kernel):
 
 
 def test_stop_ends_a_background_parallel_run_and_every_child(kernel):
-    k, _ = kernel
+    k, base = kernel
+    k.run(f"%ollie agent {tasks_agent_file(base)}")  # its plans go to a task server
     slow = (
         "import asyncio, ollie_nb\nfrom ollie_nb.llm import OfflineBackend\n"
         "from ollie_nb.llm._offline import demo_reply, is_step_prompt\n"
@@ -79,17 +80,12 @@ def test_stop_ends_a_background_parallel_run_and_every_child(kernel):
     )
     assert k.run(slow).error is None
     k.run("%%ollie\nChores\n- One (independent)\n- Two (independent)\n- Three (independent)")
+    latest = k.run("print(len(ollie_nb.agent().plans))").text().strip()  # the kernel is shared
     started = k.run("w = get_ipython().run_line_magic('ollie', 'run --parallel 3 --bg')\nw")
-    assert started.text() == "ollie: parallel run of plan 2"
-    deadline = time.monotonic() + 30
-    while "running" not in k.run("%ollie subagents").text():
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    assert started.text() == f"ollie: parallel run of plan {latest}"
+    output_until(k, "%ollie subagents", "running")  # the Stop lands while they run
     assert k.run("%ollie stop").text() == "ℹ stopping the running turn and every sub-agent"
-    stopped_at = time.monotonic()
-    while "interrupted" not in k.run("print(w.status.value)").text():
-        assert time.monotonic() - stopped_at < 30  # a bound of the wait, not a measurement
-        time.sleep(0.1)
+    output_until(k, "print(w.status.value)", "interrupted")
     rows = k.run("%ollie subagents").text()
     assert rows.count("interrupted") == 3 and "running" not in rows
     tabs = k.run("print(sorted(p.state for p in w.panes.values()))").text().strip()

@@ -20,6 +20,7 @@ import pytest
 
 from tests.support.agents import kernel_env
 from tests.support.kernel_harness import Kernel
+from tests.support.waits import output_until
 
 pytest.importorskip("ipywidgets")
 
@@ -135,11 +136,8 @@ def test_edits_and_approve_sent_as_comm_messages_save_the_edited_plan(
     assert "approved: 3 steps saved" in wait_for_status(kernel, "approved")
 
     # the approval's prompt runs as a background turn under the editor: the model hears of it
-    deadline = time.monotonic() + WAIT
     last = "[m.content for m in ollie_nb.agent().history if m.role == 'assistant'][-1:]"
-    while "Plan 1 was approved" not in (reply := kernel.run(f"print({last})").text()):
-        assert time.monotonic() < deadline, reply
-        time.sleep(0.2)
+    output_until(kernel, f"print({last})", "Plan 1 was approved", WAIT)
 
     tasks = saved_tasks(tmp_path / "tasks.db")
     assert sorted(t for t, _ in tasks.values()) == ["Join", "Left", "Prepare well"]
@@ -155,11 +153,8 @@ def test_edits_in_the_editor_are_kept_for_the_approve_command(
     assert run.error is None, run.error
     (title,) = widgets.find("TextModel", value="Left")
     set_value(kernel, title, "Left, edited")
-    deadline = time.monotonic() + WAIT
     kept = "print(ollie_nb.agent().plan_draft(1).rows[1].title)"
-    while (shown := kernel.run(kept).text().strip()) != "Left, edited":
-        assert time.monotonic() < deadline, shown
-        time.sleep(0.2)
+    output_until(kernel, kept, lambda shown: shown.strip() == "Left, edited", WAIT)
     run = kernel.run("%ollie plan approve 1 --no-run", timeout=120)
     assert run.error is None, run.error
     titles = sorted(t for t, _ in saved_tasks(tmp_path / "tasks.db").values())

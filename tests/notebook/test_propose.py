@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import textwrap
-import time
 
 import pytest
 
 from tests.notebook.test_tools import SETUP
 from tests.support.agents import kernel_env
 from tests.support.kernel_harness import Kernel
+from tests.support.waits import output_until, wait_until
 
 PROPOSE = "call python_propose " + json.dumps({"code": "total = 41 + 1", "note": "the sum"})
 
@@ -51,14 +51,16 @@ def test_a_foreground_proposal_is_a_cell_below_the_running_one(kernel):
 def test_a_background_proposal_says_the_cell_comes_with_the_next_cell_run(kernel):
     run = kernel.run(f"%%ollie --bg\n{PROPOSE}")
     assert proposals(kernel.reply(run)) == []  # the cell replied before the tool ran
-    deadline, seen = time.monotonic() + 30, []
-    while True:  # each probe is a cell the user runs next: the cell comes with its reply
+    seen: list[str] = []
+    said = ""
+
+    def probe() -> bool:  # each probe is a cell the user runs next: the cell comes with its reply
+        nonlocal said
         said, proposed = tool_said(kernel)
         seen.extend(proposed)
-        if "background" in said:
-            break
-        assert time.monotonic() < deadline, said
-        time.sleep(0.2)
+        return "background" in said
+
+    wait_until(probe, 30, "the tool to say where the cell appears", interval=0.2)
     assert "appears below the next cell the user runs (not below this one)" in said
     assert seen == ["# the sum\ntotal = 41 + 1"]
     shown = kernel.run("print([o['data']['text/plain'] for o in _.output.outputs if 'data' in o])")
@@ -78,10 +80,6 @@ def test_a_background_turn_waits_for_the_model_after_a_tool_not_for_the_tool(ker
     assert kernel.run(slow).error is None
     kernel.run("%%ollie --bg\nthink first")
     kernel.run("bg = _")
-    deadline, status = time.monotonic() + 20, ""
-    while "waiting for the model" not in status:
-        assert time.monotonic() < deadline, status
-        status = kernel.run("print(bg.status.value)").text()
-        time.sleep(0.1)
+    output_until(kernel, "print(bg.status.value)", "waiting for the model", 20)
     kernel.run("gate.set()")
     kernel.run("ollie_nb.use_backend(OfflineBackend(script))")

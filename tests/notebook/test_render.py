@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from types import SimpleNamespace
 
 from ollie_nb.core import (
     Notice,
@@ -16,6 +16,7 @@ from ollie_nb.core import (
     UsageReported,
     UsageTotals,
 )
+from ollie_nb.notebook import _render
 from ollie_nb.notebook._render import Settings, TurnView
 from ollie_nb.planning import PlanRecord, PlanStep
 
@@ -71,12 +72,14 @@ def test_tool_call_then_plan_graph_under_it():
     assert texts[2] == "Plan: Goal"  # the graph's text form, drawn after its call
 
 
-def test_retry_counts_down_and_stops_when_text_arrives():
+def test_retry_counts_down_and_stops_when_text_arrives(monkeypatch):
+    now = [100.0]  # the view's clock, moved by hand: a second passes without a wait
+    monkeypatch.setattr(_render, "time", SimpleNamespace(perf_counter=lambda: now[0]))
     cell = Cell()
     view = view_of(cell)
     view(Retrying("rate limited (429)", attempt=1, delay=2.0))
     assert cell.texts() == ["*rate limited (429): retry 1 in 2 s …*"]
-    time.sleep(1.1)
+    now[0] += 1.1
     view.tick()
     assert cell.texts() == ["*rate limited (429): retry 1 in 1 s …*"]
     view(TextDelta("Answer"))

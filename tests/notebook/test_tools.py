@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.agents import kernel_env
 from tests.support.kernel_harness import Kernel
+from tests.support.waits import wait_until
 
 SETUP = """
 import json, time
@@ -169,12 +170,14 @@ def test_an_untrusted_tool_asks_and_a_denied_call_does_not_run(kernel):
     kernel.run("%config OllieMagics.approval = 'ask'")
 
 
-def test_ctrl_c_interrupts_a_sync_tool_and_the_agent_survives(kernel):
-    code = '''
+def test_ctrl_c_interrupts_a_sync_tool_and_the_agent_survives(kernel, tmp_path):
+    started = tmp_path / "slow-started"
+    code = f'''
     @ollie_nb.tool
     def slow(seconds: float) -> str:
         """Sleep."""
-        time.sleep(seconds)
+        open({str(started)!r}, "w").close()  # the test waits on it, not on a fixed time
+        time.sleep(seconds)  # the slow tool itself
         return "woke"
     '''
     kernel.run(textwrap.dedent(code))
@@ -191,11 +194,7 @@ def test_ctrl_c_interrupts_a_sync_tool_and_the_agent_survives(kernel):
         )
     )
     worker.start()
-    deadline = time.monotonic() + 20
-    while not seen and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert seen, "the slow tool never started"
-    time.sleep(0.3)
+    wait_until(lambda: seen and started.exists(), 20, "the slow tool to be sleeping")
     interrupted_at = time.monotonic()
     kernel.interrupt()
     worker.join(10)

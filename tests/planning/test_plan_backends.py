@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
+
 from ollie_nb.planning import (
     QUEUED_MESSAGE,
     Origin,
@@ -27,31 +29,30 @@ PLAN = {
 }
 
 
-def run_plan(backend, plan=PLAN, timeout=5.0):
-    async def call():
-        server = ReasoningServer(plan_timeout=timeout)
-        server.set_plan_backend(backend)
-        result = await server.call_tool("reasoning_plan", plan)
-        return server, result
-
-    return asyncio.run(call())
+async def run_plan(backend, plan=PLAN, timeout=5.0):
+    server = ReasoningServer(plan_timeout=timeout)
+    server.set_plan_backend(backend)
+    result = await server.call_tool("reasoning_plan", plan)
+    return server, result
 
 
-def test_plain_function_fallback():
+@pytest.mark.anyio
+async def test_plain_function_fallback():
     seen = []
 
     def to_dict(goal, steps):
         seen.append((goal, [s.title for s in steps]))
         return [f"row{i}" for i, _ in enumerate(steps)]
 
-    server, result = run_plan(to_dict)
+    server, result = await run_plan(to_dict)
     assert seen == [("Bake bread", ["Buy flour", "Buy yeast", "Mix dough", "Bake"])]
     assert "[row2] Mix dough" in result.text
     assert result.text.splitlines()[-1] == "Plan saved by to_dict(): 4 steps."
     assert server.plans[-1].persisted
 
 
-def test_sync_class_fallback_runs_off_the_event_loop():
+@pytest.mark.anyio
+async def test_sync_class_fallback_runs_off_the_event_loop():
     class CsvPlans:
         def __init__(self):
             self.rows = []
@@ -63,29 +64,31 @@ def test_sync_class_fallback_runs_off_the_event_loop():
             return [f"csv-{i}" for i in range(len(steps))]
 
     backend = CsvPlans()
-    _, result = run_plan(backend)
+    _, result = await run_plan(backend)
     assert backend.rows[2] == ("Bake bread", "Mix dough", "0,1")
     assert backend.thread is not threading.main_thread()
     assert "[csv-3] Bake" in result.text
     assert "Plan saved by CsvPlans" in result.text
 
 
-def test_async_class_fallback_with_plan_result():
+@pytest.mark.anyio
+async def test_async_class_fallback_with_plan_result():
     class AsyncStore:
         async def create_plan(self, goal, steps):
             await asyncio.sleep(0)
             return PlanResult(ids=[f"a{i}" for i in range(len(steps))], message="Stored async.")
 
-    _, result = run_plan(AsyncStore())
+    _, result = await run_plan(AsyncStore())
     assert "[a0] Buy flour" in result.text
     assert result.text.splitlines()[-1] == "Stored async."
 
 
-def test_raising_fallback_degrades_with_warning():
+@pytest.mark.anyio
+async def test_raising_fallback_degrades_with_warning():
     def broken(goal, steps):
         raise ConnectionError("sheet is offline")
 
-    server, result = run_plan(broken)
+    server, result = await run_plan(broken)
     assert not result.is_error
     assert "1. Buy flour" in result.text
     assert result.text.splitlines()[-1] == (
@@ -94,29 +97,32 @@ def test_raising_fallback_degrades_with_warning():
     assert server.plans[-1].warning and not server.plans[-1].persisted
 
 
-def test_too_few_ids_degrades():
-    _, result = run_plan(lambda goal, steps: ["only-one"])
+@pytest.mark.anyio
+async def test_too_few_ids_degrades():
+    _, result = await run_plan(lambda goal, steps: ["only-one"])
     assert result.text.splitlines()[-1] == (
         "warning: <lambda>() returned 1 ids for 4 steps; this plan lives in context only."
     )
     assert "[only-one]" not in result.text
 
 
-def test_no_ids_and_garbage_answers_degrade():
-    _, none_result = run_plan(lambda goal, steps: None)
+@pytest.mark.anyio
+async def test_no_ids_and_garbage_answers_degrade():
+    _, none_result = await run_plan(lambda goal, steps: None)
     assert "returned no ids for 4 steps" in none_result.text
-    _, garbage = run_plan(lambda goal, steps: {"ids": 1})
+    _, garbage = await run_plan(lambda goal, steps: {"ids": 1})
     assert "returned dict; expected a list of ids or a PlanResult" in garbage.text
-    _, blanks = run_plan(lambda goal, steps: ["", "", "", ""])
+    _, blanks = await run_plan(lambda goal, steps: ["", "", "", ""])
     assert "returned no ids for 4 steps" in blanks.text
 
 
-def test_hanging_async_fallback_times_out():
+@pytest.mark.anyio
+async def test_hanging_async_fallback_times_out():
     class Hangs:
         async def create_plan(self, goal, steps):
             await asyncio.sleep(3600)
 
-    _, result = run_plan(Hangs(), timeout=0.2)
+    _, result = await run_plan(Hangs(), timeout=0.2)
     assert "no answer within 0.2 s" in result.text
 
 
@@ -138,9 +144,10 @@ BREAD_PROMPTS = [
 ]
 
 
-def test_queue_fallback_prompts_ids_and_message():
+@pytest.mark.anyio
+async def test_queue_fallback_prompts_ids_and_message():
     queue = []
-    server, result = run_plan(QueuePlanBackend(queue.append))
+    server, result = await run_plan(QueuePlanBackend(queue.append))
     assert result.text == (
         "Plan: Bake bread\n"
         "1. [q1] Buy flour\n"
@@ -162,23 +169,26 @@ def test_queue_fallback_prompts_ids_and_message():
     ]
 
 
-def test_queue_fallback_items_carry_the_number_the_plan_gets():
+@pytest.mark.anyio
+async def test_queue_fallback_items_carry_the_number_the_plan_gets():
     queue = []
-    run_plan(QueuePlanBackend(queue.append, lambda: 7))
+    await run_plan(QueuePlanBackend(queue.append, lambda: 7))
     assert {item.step.plan for item in queue} == {7}
 
 
-def test_queue_fallback_accepts_async_enqueue():
+@pytest.mark.anyio
+async def test_queue_fallback_accepts_async_enqueue():
     queue = []
 
     async def enqueue(prompt):
         queue.append(prompt)
 
-    run_plan(QueuePlanBackend(enqueue))
+    await run_plan(QueuePlanBackend(enqueue))
     assert [item.text for item in queue] == BREAD_PROMPTS
 
 
-def test_queue_order_is_topological():
+@pytest.mark.anyio
+async def test_queue_order_is_topological():
     """Every blocker is enqueued before its dependents, whatever the shape."""
     plan = {
         "goal": "g",
@@ -191,7 +201,7 @@ def test_queue_order_is_topological():
         ],
     }
     queue = []
-    run_plan(QueuePlanBackend(lambda item: queue.append(item.text)), plan)
+    await run_plan(QueuePlanBackend(lambda item: queue.append(item.text)), plan)
     # Step order is a topological order (a step waits only for earlier ones): kept as is.
     assert queue == [
         "Goal: g\n\nStep 1 of 5 [q1]: a",

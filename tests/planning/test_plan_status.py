@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -18,7 +17,7 @@ from tests.support.agents import FIXTURES
 TASKS = {"t1": "done", "t2": "in_progress", "t3": "open"}
 
 
-def _read(tmp_path: Path, mode: str, ids, goal_id: str = "g", reads: int = 1):
+async def _read(tmp_path: Path, mode: str, ids, goal_id: str = "g", reads: int = 1):
     """Run read_statuses `reads` times against status_task_server.py in `mode`."""
     calls = tmp_path / "calls"
     server = McpServer(
@@ -27,38 +26,37 @@ def _read(tmp_path: Path, mode: str, ids, goal_id: str = "g", reads: int = 1):
         args=[str(FIXTURES / "status_task_server.py")],
         env={"TASKS": json.dumps(TASKS), "MODE": mode, "CALLS": str(calls)},
     )
-
-    async def run():
-        d = Dispatcher()
-        d.add_server("tasks", server)
-        backend = TaskServerPlanBackend(TaskClient(d.dispatch, "tasks"))
-        assert isinstance(backend, StepStatusReader)
-        try:
-            return [await backend.read_statuses(goal_id, ids) for _ in range(reads)]
-        finally:
-            await d.aclose()
-
-    results = asyncio.run(run())
+    d = Dispatcher()
+    d.add_server("tasks", server)
+    backend = TaskServerPlanBackend(TaskClient(d.dispatch, "tasks"))
+    assert isinstance(backend, StepStatusReader)
+    try:
+        results = [await backend.read_statuses(goal_id, ids) for _ in range(reads)]
+    finally:
+        await d.aclose()
     return results, calls.read_text().splitlines()
 
 
 @pytest.mark.slow
-def test_json_listing_is_used_when_the_server_gives_it(tmp_path):
+@pytest.mark.anyio
+async def test_json_listing_is_used_when_the_server_gives_it(tmp_path):
     """The text lines of this server say `open` for all: only the JSON answer is right."""
-    (statuses,), calls = _read(tmp_path, "json", ["t1", "t2", "t3"])
+    (statuses,), calls = await _read(tmp_path, "json", ["t1", "t2", "t3"])
     assert statuses == {"t1": "done", "t2": "in_progress", "t3": "open"}
     assert calls == ['task_list {"format": "json", "parent": "g", "status": "all"}']
 
 
 @pytest.mark.slow
-def test_a_bare_json_list_works_too(tmp_path):
-    (statuses,), _ = _read(tmp_path, "jsonlist", ["t2", "t3"])
+@pytest.mark.anyio
+async def test_a_bare_json_list_works_too(tmp_path):
+    (statuses,), _ = await _read(tmp_path, "jsonlist", ["t2", "t3"])
     assert statuses == {"t2": "in_progress", "t3": "open"}
 
 
 @pytest.mark.slow
-def test_a_server_refusing_format_is_read_in_text_and_not_asked_again(tmp_path):
-    (first, second), calls = _read(tmp_path, "strict", ["t1", "t2"], reads=2)
+@pytest.mark.anyio
+async def test_a_server_refusing_format_is_read_in_text_and_not_asked_again(tmp_path):
+    (first, second), calls = await _read(tmp_path, "strict", ["t1", "t2"], reads=2)
     assert first == second == {"t1": "done", "t2": "in_progress"}
     assert calls == [
         'task_list {"format": "json", "parent": "g", "status": "all"}',
@@ -68,15 +66,17 @@ def test_a_server_refusing_format_is_read_in_text_and_not_asked_again(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_server_ignoring_format_is_parsed_as_text(tmp_path):
-    (statuses,), calls = _read(tmp_path, "text", ["t1", "t3"])
+@pytest.mark.anyio
+async def test_a_server_ignoring_format_is_parsed_as_text(tmp_path):
+    (statuses,), calls = await _read(tmp_path, "text", ["t1", "t3"])
     assert statuses == {"t1": "done", "t3": "open"}
     assert calls == ['task_list {"format": "json", "parent": "g", "status": "all"}']
 
 
 @pytest.mark.slow
-def test_without_a_listing_each_task_is_read_json_first(tmp_path):
-    (statuses,), calls = _read(tmp_path, "json", ["t1", "t9"], goal_id="")
+@pytest.mark.anyio
+async def test_without_a_listing_each_task_is_read_json_first(tmp_path):
+    (statuses,), calls = await _read(tmp_path, "json", ["t1", "t9"], goal_id="")
     assert statuses == {"t1": "done"}  # t9 is unknown: left out
     assert sorted(calls) == [
         'task_read {"format": "", "id": "t9"}',  # the JSON ask failed: tried plain once
@@ -86,8 +86,9 @@ def test_without_a_listing_each_task_is_read_json_first(tmp_path):
 
 
 @pytest.mark.slow
-def test_task_read_text_fallback_when_listing_fails(tmp_path):
-    (statuses,), _ = _read(tmp_path, "readonly", ["t1", "t2", "t3"])
+@pytest.mark.anyio
+async def test_task_read_text_fallback_when_listing_fails(tmp_path):
+    (statuses,), _ = await _read(tmp_path, "readonly", ["t1", "t2", "t3"])
     assert statuses == {"t1": "done", "t2": "in_progress", "t3": "open"}
 
 

@@ -182,7 +182,7 @@ NOTEBOOK_FALLBACKS = """
 import sys, time
 
 def slow(goal, steps):
-    time.sleep(1.5)
+    time.sleep(1.5)  # a slow fallback: the behaviour under test
     return ["late"] * len(steps)
 
 def exits(goal, steps):

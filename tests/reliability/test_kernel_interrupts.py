@@ -18,6 +18,7 @@ import pytest
 from tests.support.agents import ROOT, kernel_env
 from tests.support.kernel_harness import CellRun, Kernel
 from tests.support.processes import wait_group_gone
+from tests.support.waits import wait_until
 
 SETUP = """
 import asyncio, json, time
@@ -32,7 +33,8 @@ async def model(messages, tools):
         return "tool said: " + last.content.splitlines()[-1]
     word = last.content.split()[0]
     if word == "wait":
-        await asyncio.sleep(30)
+        open(r"{asked}", "w").close()  # the test interrupts once the model has the request
+        await asyncio.sleep(30)  # a model that takes its time: the phase under test
         return "never"
     if word == "talk":
         return LONG
@@ -50,7 +52,7 @@ scripted = OfflineBackend(model, chunk_delay=0.02)
 
 def sleepy(goal, steps):
     print("fallback started", flush=True)
-    time.sleep(30)
+    time.sleep(30)  # a slow fallback: the phase under test
     return [str(i) for i in range(len(steps))]
 """
 
@@ -74,7 +76,8 @@ def kernel(tmp_path_factory):
     assert k.run("%load_ext ollie_nb").error is None
     # execute_code asks before it runs; this kernel's user has said yes to every tool
     assert k.run("%config OllieMagics.approval = 'allow'").error is None
-    setup = SETUP.format(marker=k.marker, pidfile=k.pidfile)
+    k.asked = base / "model-asked"
+    setup = SETUP.format(marker=k.marker, pidfile=k.pidfile, asked=k.asked)
     assert k.run(textwrap.dedent(setup)).error is None
     assert "backend: offline" in k.run("%ollie backend scripted").text()
     assert "fallback set to sleepy()" in k.run("%ollie fallback sleepy").text()
@@ -91,7 +94,6 @@ def interrupt_when(
     kernel: Kernel,
     code: str,
     ready: Callable[[str, dict], bool],
-    wait: float = 0.0,
     also: Callable[[], bool] = lambda: True,
 ) -> tuple[CellRun, float]:
     """Run `code`, send Ctrl-C once `ready(kind, content)` held and then `also()` (polled up
@@ -106,11 +108,7 @@ def interrupt_when(
     worker = threading.Thread(target=lambda: result.update(run=kernel.run(code, 60, watch)))
     worker.start()
     assert seen.wait(20), "the phase to interrupt never came"
-    deadline = time.monotonic() + 20
-    while not also() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert also(), "the phase to interrupt never came"
-    time.sleep(wait)
+    wait_until(also, 20, "the phase to interrupt", interval=0.02)
     sent = time.monotonic()
     kernel.interrupt()
     worker.join(20)
@@ -133,7 +131,7 @@ def shown(kind: str, content: dict, text: str) -> bool:
 
 def test_ctrl_c_while_waiting_for_the_model(kernel):
     run, ended = interrupt_when(
-        kernel, "%%ollie\nwait for it", lambda k, c: k == "status", wait=0.8
+        kernel, "%%ollie\nwait for it", lambda k, c: k == "status", also=kernel.asked.exists
     )
     assert ended < ENDS_WITHIN, f"{ended:.2f} s"
     assert run.error is None and "Traceback" not in run.stderr()
@@ -161,7 +159,6 @@ def test_ctrl_c_mid_tool_kills_its_process(kernel):
         kernel,
         "%%ollie\ntool time",
         lambda k, c: shown(k, c, "running `execute_code`"),
-        0.1,
         also=lambda: kernel.pidfile.exists() and kernel.pidfile.read_text().strip() != "",
     )
     pgid = int(kernel.pidfile.read_text())
@@ -183,7 +180,6 @@ def test_ctrl_c_stops_every_call_of_a_response_running_together(kernel):
         kernel,
         "%%ollie\npair of tools",
         lambda k, c: shown(k, c, "running `execute_code`"),
-        0.1,
         also=lambda: all(p.exists() and p.read_text().strip() for p in pidfiles),
     )  # both commands started: the calls overlap
     assert ended < ENDS_WITHIN, f"{ended:.2f} s"
@@ -199,7 +195,7 @@ def test_ctrl_c_stops_every_call_of_a_response_running_together(kernel):
 
 def test_ctrl_c_inside_a_notebook_fallback_on_the_kernel_thread(kernel):
     run, ended = interrupt_when(
-        kernel, "%%ollie\nplan it", lambda k, c: shown(k, c, "fallback started"), 0.3
+        kernel, "%%ollie\nplan it", lambda k, c: shown(k, c, "fallback started")
     )
     assert ended < ENDS_WITHIN, f"{ended:.2f} s"
     text = run.text() + run.stderr()

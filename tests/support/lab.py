@@ -13,12 +13,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.waits import wait_until
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -68,15 +69,21 @@ def lab_page(root: Path, cells: list[str], env: dict[str, str]) -> Iterator[Any]
 
 
 def _open(page: Any, url: str) -> None:
-    deadline = time.monotonic() + 60
-    while True:
+
+    failed: list[Exception] = []
+
+    def opened() -> bool:
         try:
             page.goto(url)
-            break
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
+        except Exception as exc:  # the server is not serving the page yet
+            failed[:] = [exc]
+            return False
+        return True
+
+    try:
+        wait_until(opened, 60, f"the page {url} to open", interval=0.5)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; last: {failed}") from None
     page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=60_000)
     page.wait_for_function(  # the kernel is up: the status bar says Idle
         "() => document.body.innerText.includes('Idle')", timeout=60_000

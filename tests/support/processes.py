@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-import time
 from pathlib import Path
+
+from tests.support.waits import wait_until
 
 
 def _stat(pid: str) -> tuple[str, str, int, int] | None:
@@ -31,9 +33,14 @@ def group_members(pgid: int) -> list[int]:
 
 def wait_group_gone(pgid: int, within: float = 10.0) -> list[int]:
     """Poll (bounded) until group `pgid` has no live process; return what is left, if any."""
-    deadline = time.monotonic() + within
-    while (left := group_members(pgid)) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    left = group_members(pgid)
+
+    def gone() -> bool:
+        left[:] = group_members(pgid)
+        return not left
+
+    with contextlib.suppress(AssertionError):  # what is left is the answer, not a failure
+        wait_until(gone, within, f"process group {pgid} gone")
     return left
 
 

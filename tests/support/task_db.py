@@ -6,10 +6,11 @@ import os
 import signal
 import sqlite3
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.support.waits import wait_until
 
 
 def task_server(db: Path, *, timeout: float = 10.0, name: str = "tasks") -> dict[str, Any]:
@@ -50,16 +51,16 @@ def the_server_pid(db: Path) -> int:
 def kill(pid: int) -> None:
     """SIGKILL `pid` and wait until it is gone (a zombie counts as gone)."""
     os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return
-        if state == "Z":
-            return
-        time.sleep(0.005)
-    raise AssertionError(f"process {pid} survived SIGKILL")
+    wait_until(lambda: _gone(pid), 5, f"process {pid} gone after SIGKILL", interval=0.005)
+
+
+def _gone(pid: int) -> bool:
+    """Whether `pid` no longer runs (no such process, or a zombie)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable
+from typing import Any
 
 
 async def until(check: Callable[[], object], timeout: float = 20.0, what: str = "") -> None:
@@ -38,3 +39,22 @@ def listening(port: int, proc: subprocess.Popen) -> bool:
     except OSError:
         return False
     return True
+
+
+def output_until(
+    kernel: Any, code: str, wanted: Callable[[str], bool] | str, timeout: float = 30.0
+) -> str:
+    """Run `code` in `kernel` (short cells: its loop runs between them) until its output holds
+    `wanted` (a predicate, or text it contains); return that output."""
+    holds = wanted if callable(wanted) else lambda text: wanted in text
+    last = [""]
+
+    def shows() -> bool:
+        last[0] = kernel.run(code).text()
+        return bool(holds(last[0]))
+
+    try:
+        wait_until(shows, timeout, f"the output of {code!r} as wanted", interval=0.1)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; it was {last[0]!r}") from None
+    return last[0]

@@ -194,6 +194,7 @@ def test_a_store_of_the_previous_schema_gains_the_token_column(tmp_path: Path) -
     conn = sqlite3.connect(db)
     conn.execute("ALTER TABLE tasks DROP COLUMN claim_token")
     conn.execute("ALTER TABLE labels DROP COLUMN setter")
+    conn.execute("DROP TABLE inbox")
     conn.execute("DELETE FROM schema_version WHERE version >= 3")
     conn.commit()
     conn.close()
@@ -208,7 +209,8 @@ def test_a_store_of_the_previous_schema_gains_label_setters(tmp_path: Path) -> N
         task = store.create("Made before setters", labels=["approved"])
     conn = sqlite3.connect(db)
     conn.execute("ALTER TABLE labels DROP COLUMN setter")
-    conn.execute("DELETE FROM schema_version WHERE version = 4")
+    conn.execute("DROP TABLE inbox")
+    conn.execute("DELETE FROM schema_version WHERE version >= 4")
     conn.commit()
     conn.close()
     with open_store(db) as store:

@@ -3,7 +3,6 @@ a listing of 29 million characters went out with every request)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -64,7 +63,8 @@ def test_tools_past_the_count_or_the_total_are_not_offered_in_one_notice():
 
 
 @pytest.mark.slow
-def test_a_hostile_servers_listing_is_cut_at_connect_with_one_notice(tmp_path: Path):
+@pytest.mark.anyio
+async def test_a_hostile_servers_listing_is_cut_at_connect_with_one_notice(tmp_path: Path):
     server = {
         "command": sys.executable,
         "args": [str(FIXTURES / "hostile_server.py")],
@@ -77,15 +77,12 @@ def test_a_hostile_servers_listing_is_cut_at_connect_with_one_notice(tmp_path: P
     }
     config = AgentConfig.from_dict({"mcpServers": {"search": server}})
 
-    async def listing() -> tuple[list[ToolInfo], list[str]]:
-        env = await connect_tool_servers(config, Dispatcher(), tmp_path)
-        try:
-            found = await env.dispatcher.get_server("search").list_tools()
-            return found, env.messages
-        finally:
-            await env.aclose()
-
-    tools, messages = asyncio.run(listing())
+    env = await connect_tool_servers(config, Dispatcher(), tmp_path)
+    try:
+        tools: list[ToolInfo] = await env.dispatcher.get_server("search").list_tools()
+        messages = env.messages
+    finally:
+        await env.aclose()
     caps = ListingCaps()
     assert len(tools) <= caps.tools and size(tuple(tools)) <= caps.total
     assert all(len(t.description) < caps.description + 50 for t in tools)

@@ -148,8 +148,8 @@ def test_list_vars_is_bounded_and_skips_noise():
 
 
 @pytest.mark.anyio
-async def test_a_script_core_takes_extra_servers_and_its_trusted_tools_decide():
-    from ollie_nb.core import AgentConfig, AgentCore
+async def test_a_script_core_takes_extra_servers_and_its_trusted_tools_decide(make_core):
+    from ollie_nb.core import AgentConfig
     from ollie_nb.llm import OfflineBackend, ToolCall
 
     def model(messages, tools):
@@ -165,16 +165,14 @@ async def test_a_script_core_takes_extra_servers_and_its_trusted_tools_decide():
     server.add(double)
 
     async def turn(config):
-        core = AgentCore(
+        core = await make_core(
             OfflineBackend(model),
             agent=config,
             extra_servers=lambda cfg: {"notebook": server},
             execute=False,
-            autosave=False,
         )
-        async with core:
-            assert "notebook" in [s.name for s in core.list_servers().servers]
-            return (await core.submit("go")).reply
+        assert "notebook" in [s.name for s in core.list_servers().servers]
+        return (await core.submit("go")).reply
 
     assert (await turn(AgentConfig())) == "got 42"
     denied = await turn(AgentConfig(trusted_tools=("reasoning_*",)))
