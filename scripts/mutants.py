@@ -3591,6 +3591,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "the board's widget redraws for every board the feed posts, past 4 times a second",
         quick=True,
     ),
+    Mutant(
+        "board-graph-shrunk-to-fit",
+        "ollie_nb/notebook/_board_widget.py",
+        ".ollie-board .board-graph svg { max-width: none; height: auto; }",
+        ".ollie-board .board-graph svg { max-width: 100%; height: auto; }",
+        ("tests/browser/test_browser_board.py::test_board_side_opens_in_the_side_area",),
+        "in JupyterLab's side panel the board's graphs shrink until their labels are unreadable",
+    ),
 )
 
 

@@ -46,12 +46,17 @@ function render({ model, el }) {
 export default { render };
 """
 
+# A graph keeps its size and scrolls sideways in a narrow place (the side panel): scaled
+# down to fit, its labels would be a few pixels tall.
 CSS = """
 .ollie-board { font-size: 13px; line-height: 1.35; }
 .ollie-board .board-plan { margin: 0 0 14px 0; }
 .ollie-board .board-plan h4 { margin: 6px 0; font-size: 14px; }
-.ollie-board .board-graph svg { max-width: 100%; height: auto; }
+.ollie-board .board-graph { overflow-x: auto; }
+.ollie-board .board-graph svg { max-width: none; height: auto; }
 .ollie-board table.board-holdings { border-collapse: collapse; font-size: 12px; }
+.ollie-board .board-table { overflow-x: auto; }
+.ollie-board table.board-holdings td { white-space: nowrap; }
 .ollie-board table.board-holdings td, .ollie-board table.board-holdings th {
   padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left;
 }

@@ -209,7 +209,8 @@ def holdings_table(plan: BoardPlan) -> str:
         f"<th>{h}</th>"
         for h in ("step", "title", "holder", "running", "lease left", "heartbeat", "spent")
     )
-    return f'<table class="board-holdings"><tr>{head}</tr>{"".join(rows)}</table>'
+    table = f'<table class="board-holdings"><tr>{head}</tr>{"".join(rows)}</table>'
+    return f'<div class="board-table">{table}</div>'
 
 
 def plan_drawing(plan: BoardPlan, rankdir: str = "LR") -> str:
