@@ -3599,6 +3599,15 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/browser/test_browser_board.py::test_board_side_opens_in_the_side_area",),
         "in JupyterLab's side panel the board's graphs shrink until their labels are unreadable",
     ),
+    Mutant(
+        "board-closed-keeps-following",
+        "ollie_nb/notebook/_board_widget.py",
+        '        self.widget.observe(self._widget_closed, names="comm")\n',
+        "",
+        ("tests/notebook/test_board_widget.py::test_a_closed_board_stops_following",),
+        "a board whose output was cleared keeps reading the store for the rest of the session",
+        quick=True,
+    ),
 )
 
 

@@ -37,6 +37,7 @@ class Board:
     at: float
     seq: int
     reads: int  # the store's listings read so far (the coalescing's count)
+    failure: str = ""  # why the last read of the store failed ('' when it did not)
 
 
 class BoardFeed:
@@ -112,18 +113,19 @@ class BoardFeed:
                 await self._read()
             except Exception as exc:  # a failed read must not end the board: the next event retries
                 self.failure = f"could not read the store: {exc}"
+                self._repost(force=True)  # the last plans read, with the line saying why
             await asyncio.sleep(self.gap)
 
     async def _read(self) -> Board:
         self._tasks = await self.client.tasks()
-        self.reads += 1
+        self.reads, self.failure = self.reads + 1, ""
         return self._repost(force=True)
 
     def _repost(self, force: bool = False) -> Board:
         """Figure the board from the last listing at the time now, and post it (unless nothing
         is claimed and nothing was read: the same board again)."""
         plans = board_of(self._tasks, self.log, time.time(), self.which, self._spend())
-        board = Board(tuple(plans), time.time(), self.log.seq, self.reads)
+        board = Board(tuple(plans), time.time(), self.log.seq, self.reads, self.failure)
         if force or any(p.holdings for p in plans):
             self._post(board)
         return board

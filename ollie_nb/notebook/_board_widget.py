@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -110,6 +111,7 @@ class BoardView:
         self.drawn_at = 0.0
         self.following = False
         self._loop = asyncio.get_event_loop()
+        self.widget.observe(self._widget_closed, names="comm")
 
     def post(self, board: Board) -> None:
         """The feed's sink (called on the runtime's loop thread)."""
@@ -146,18 +148,24 @@ class BoardView:
         """Set the widget's HTML to `board` (the kernel's thread only)."""
         self.shown, self.drawn_at = board, time.monotonic()
         self.redraws += 1
-        head = f"<p><b>ollie</b> board · {esc(self.what)} · {len(board.plans)} plans</p>"
+        failed = f" · <i>{esc(board.failure)}</i>" if board.failure else ""
+        head = f"<p><b>ollie</b> board · {esc(self.what)} · {len(board.plans)} plans{failed}</p>"
         if not board.plans:
             body = '<p class="board-empty">no plan on the task store matches</p>'
         else:
             body = "".join(plan_section(p, self.drawings(p)) for p in board.plans)
         self.widget.html = head + INBOX_PLACE + body
 
+    def _widget_closed(self, change: Mapping[str, Any]) -> None:
+        """The widget was closed (its output cleared): no one sees the board, so it stops."""
+        if change["new"] is None:
+            self.stop()
+
     def stop(self) -> None:
         """Stop following the store (the board keeps its last state)."""
         self.following = False
         feed = self.feed
-        if feed is not None:
+        if feed is not None and self.runtime is not None:
             self.runtime.submit(feed.stop)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:

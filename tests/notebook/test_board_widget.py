@@ -43,3 +43,13 @@ async def test_a_burst_of_boards_is_drawn_at_most_four_times_a_second() -> None:
     assert view.redraws - 1 <= elapsed / GAP + 1, (view.redraws, elapsed)
     assert "0/3 done" in view.widget.html  # board 40: 40 % 4 == 0 steps done
     assert view.drawings.made <= 4  # four shapes of states: each drawn once
+
+
+async def test_a_closed_board_stops_following() -> None:
+    from ollie_nb.notebook._board_widget import BoardView
+
+    view = BoardView(None, "LR", "every plan")  # type: ignore[arg-type]  # no kernel: no Stop
+    view.draw(board(1, 1))
+    view.follow()
+    view.widget.close()  # its output cleared: the front end closes the widget's comm
+    assert not view.following
