@@ -7,6 +7,7 @@ tests/bench/test_bench_rows.py). A new row goes at the end, so the others keep t
 from __future__ import annotations
 
 from bench import (
+    board,
     extension_load,
     fanout,
     fanout_large,
@@ -63,6 +64,7 @@ ROWS: tuple[Row, ...] = (
     plan_cell.ROW,
     session_log.ROW,
     worker_steps.ROW,
+    board.ROW,
 )
 
 

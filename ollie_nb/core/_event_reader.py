@@ -13,11 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
-from ollie_nb.core._react import Reactions
 from ollie_nb.core._tool_servers import ToolServers
 from ollie_nb.errors import NoTaskServerError
 from ollie_nb.planning import EVENTS_URI, TaskClient
@@ -31,13 +30,24 @@ LOG_SIZE = 50
 Updates = Callable[[str], AbstractAsyncContextManager["AsyncIterator[Any] | None"]]
 
 
-class TaskEventWatcher:
+class EventReactions(Protocol):
+    """What the events lead to: the agent's watch (core/_react.py) or the board's feed."""
+
+    async def catch_up(self) -> list[str]: ...
+    async def react(self, events: Sequence[dict[str, Any]]) -> list[str]: ...
+    def own_update(self, task_id: str, status: str) -> list[str]: ...
+
+
+R = TypeVar("R", bound=EventReactions)
+
+
+class TaskEventWatcher(Generic[R]):
     """Reads `task_events` on each change signal (or every `interval` s without one)."""
 
     def __init__(
         self,
         client: TaskClient,
-        reactions: Reactions,
+        reactions: R,
         interval: float = 2.0,
         updates: Updates | None = None,
     ) -> None:
@@ -54,9 +64,7 @@ class TaskEventWatcher:
         self._task: asyncio.Task[None] | None = None
 
     @classmethod
-    def for_env(
-        cls, env: ToolServers, reactions: Reactions, interval: float = 2.0
-    ) -> TaskEventWatcher:
+    def for_env(cls, env: ToolServers, reactions: R, interval: float = 2.0) -> TaskEventWatcher[R]:
         """A watcher of the env's task server; a NoTaskServerError says why there can be none."""
         client = env.task_client
         if not env.task_server or client is None:

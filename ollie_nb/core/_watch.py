@@ -62,7 +62,7 @@ class AgentWatch:
     ) -> None:
         self._prompts, self._plans, self._env, self._name = prompts, plans, env, name
         self._running, self._interrupt, self._submit = running, interrupt, submit
-        self.watcher: TaskEventWatcher | None = None
+        self.watcher: TaskEventWatcher[Reactions] | None = None
         self.waker: Waker | None = None
         self.sink: EventSink = _ignore
         self.worked: set[str] = set()  # task ids of the steps the agent (or its children) took
@@ -175,7 +175,7 @@ class AgentWatch:
 
     async def start(
         self, interval: float = 2.0, *, on_event: EventSink | None = None, wake: bool = True
-    ) -> TaskEventWatcher:
+    ) -> TaskEventWatcher[Reactions]:
         """Watch the task server: ready and assigned steps are queued (and worked, with `wake`).
 
         The ready steps of our plans are queued at once (a restart finds them again);

@@ -5,7 +5,15 @@ the line, and returns a displayable; dispatch, help, completion and "did you mea
 come from the registry. The help lists the commands in the order imported here.
 """
 
-from ollie_nb.notebook.commands import agent, inbox, inspect, plans, python, session  # noqa: F401
+from ollie_nb.notebook.commands import (  # noqa: F401
+    agent,
+    board,
+    inbox,
+    inspect,
+    plans,
+    python,
+    session,
+)
 from ollie_nb.notebook.commands._registry import COMMANDS, Command, Registry
 
 __all__ = ["COMMANDS", "Command", "Registry"]

@@ -1,0 +1,175 @@
+"""`%ollie board`'s widget: the task store's plans, live, in any notebook front end.
+
+An anywidget (an ES module front end and one synced trait, `html`), so it runs where
+anywidget runs: JupyterLab, Notebook 7, VS Code. The core's feed (core/_board_feed.py)
+posts each new board on the runtime's loop thread into a queue; a periodic callback on
+the kernel's own loop takes the newest one (older ones are dropped: coalesced) and sets
+the trait, at most once per GAP, so display state is only ever set on the kernel's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import traitlets
+
+from ollie_nb.notebook._display import esc
+from ollie_nb.planning._board import (
+    INBOX_PLACE,
+    BoardPlan,
+    drawing_key,
+    plan_drawing,
+    plan_section,
+)
+
+if TYPE_CHECKING:
+    from ollie_nb.core._board_feed import Board, BoardFeed
+    from ollie_nb.notebook._runtime import NotebookRuntime
+
+TICK = 0.05  # seconds between looks at the feed's boards
+GAP = 0.25  # seconds between redraws at least: at most 4 a second
+PLAIN = "ollie: the task store's board (live in the widget)"
+
+ESM = """
+function render({ model, el }) {
+  const box = document.createElement("div");
+  box.className = "ollie-board";
+  const draw = () => { box.innerHTML = model.get("html"); };
+  model.on("change:html", draw);
+  draw();
+  el.appendChild(box);
+}
+export default { render };
+"""
+
+# A graph keeps its size and scrolls sideways in a narrow place (the side panel): scaled
+# down to fit, its labels would be a few pixels tall.
+CSS = """
+.ollie-board { font-size: 13px; line-height: 1.35; }
+.ollie-board .board-plan { margin: 0 0 14px 0; }
+.ollie-board .board-plan h4 { margin: 6px 0; font-size: 14px; }
+.ollie-board .board-graph { overflow-x: auto; }
+.ollie-board .board-graph svg { max-width: none; height: auto; }
+.ollie-board table.board-holdings { border-collapse: collapse; font-size: 12px; }
+.ollie-board .board-table { overflow-x: auto; }
+.ollie-board table.board-holdings td { white-space: nowrap; }
+.ollie-board table.board-holdings td, .ollie-board table.board-holdings th {
+  padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left;
+}
+.ollie-board tr.board-lapsed td { color: #a33; }
+"""
+
+
+class BoardWidget(anywidget.AnyWidget):
+    """The board's front end: it draws the HTML the kernel sets (built escaped)."""
+
+    _esm = traitlets.Unicode(ESM).tag(sync=True)
+    _css = traitlets.Unicode(CSS).tag(sync=True)
+    html = traitlets.Unicode("").tag(sync=True)
+
+
+MAX_DRAWINGS = 256  # plans' drawings kept for reuse
+
+
+class Drawings:
+    """Each plan's drawing, made again only when its steps or their states change (a board
+    re-posted with new times redraws its tables, not dot)."""
+
+    def __init__(self, rankdir: str) -> None:
+        self.rankdir = rankdir
+        self._kept: dict[tuple[object, ...], str] = {}
+        self.made = 0
+
+    def __call__(self, plan: BoardPlan) -> str:
+        key = drawing_key(plan)
+        found = self._kept.get(key)
+        if found is None:
+            if len(self._kept) >= MAX_DRAWINGS:
+                self._kept.pop(next(iter(self._kept)))
+            found = self._kept[key] = plan_drawing(plan, self.rankdir)
+            self.made += 1
+        return found
+
+
+class BoardView:
+    """The live board of one cell (see the module docstring)."""
+
+    def __init__(self, runtime: NotebookRuntime, rankdir: str, what: str) -> None:
+        self.runtime, self.what = runtime, what
+        self.drawings = Drawings(rankdir)
+        self.widget = BoardWidget()
+        self.boards: queue.Queue[Board] = queue.Queue()
+        self.feed: BoardFeed | None = None
+        self.redraws = 0
+        self.shown: Board | None = None
+        self.pending: Board | None = None  # the newest board not drawn yet (older ones dropped)
+        self.drawn_at = 0.0
+        self.following = False
+        self._loop = asyncio.get_event_loop()
+        self.widget.observe(self._widget_closed, names="comm")
+
+    def post(self, board: Board) -> None:
+        """The feed's sink (called on the runtime's loop thread)."""
+        self.boards.put(board)
+
+    def begin(self, feed: BoardFeed, first: Board) -> None:
+        """Show the first board and follow the feed's newer ones."""
+        self.feed = feed
+        self.draw(first)
+        self.follow()
+
+    def follow(self) -> None:
+        """Look at the posted boards every TICK until stopped (or the feed ends)."""
+        self.following = True
+        self._loop.call_later(TICK, self._tick)
+
+    def _tick(self) -> None:
+        while True:
+            try:
+                self.pending = self.boards.get_nowait()
+            except queue.Empty:
+                break
+        newest = self.pending
+        if newest is not None and time.monotonic() - self.drawn_at >= GAP:
+            self.pending = None
+            try:
+                self.draw(newest)
+            except Exception as exc:  # a rendering bug must not stop the board
+                self.widget.html = f"<p>board: rendering failed: {esc(str(exc))}</p>"
+        if self.following and (self.feed is None or self.feed.running):
+            self._loop.call_later(TICK, self._tick)
+
+    def draw(self, board: Board) -> None:
+        """Set the widget's HTML to `board` (the kernel's thread only)."""
+        self.shown, self.drawn_at = board, time.monotonic()
+        self.redraws += 1
+        failed = f" · <i>{esc(board.failure)}</i>" if board.failure else ""
+        head = f"<p><b>ollie</b> board · {esc(self.what)} · {len(board.plans)} plans{failed}</p>"
+        if not board.plans:
+            body = '<p class="board-empty">no plan on the task store matches</p>'
+        else:
+            body = "".join(plan_section(p, self.drawings(p)) for p in board.plans)
+        self.widget.html = head + INBOX_PLACE + body
+
+    def _widget_closed(self, change: Mapping[str, Any]) -> None:
+        """The widget was closed (its output cleared): no one sees the board, so it stops."""
+        if change["new"] is None:
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop following the store (the board keeps its last state)."""
+        self.following = False
+        feed = self.feed
+        if feed is not None and self.runtime is not None:
+            self.runtime.submit(feed.stop)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        shown = self.widget._repr_mimebundle_()  # anywidget: (data, metadata)
+        data, meta = shown if isinstance(shown, tuple) else (shown or {}, {})
+        data = {**data, "text/plain": PLAIN}
+        return data, meta

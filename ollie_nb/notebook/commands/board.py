@@ -1,0 +1,86 @@
+"""`%ollie board`: a live board of the task store's plans (docs/BOARD.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from ollie_nb.notebook._context import CommandContext
+from ollie_nb.notebook._display import NoticeView
+from ollie_nb.notebook.commands._args import CommandParser
+from ollie_nb.notebook.commands._registry import COMMANDS
+
+if TYPE_CHECKING:
+    from ollie_nb.core import AgentCore
+    from ollie_nb.core._board_feed import Board, BoardFeed
+    from ollie_nb.planning._board import BoardFilter
+
+BOARD_STATES = ("open", "in_progress", "done", "failed", "cancelled", "deferred")
+
+
+@COMMANDS.command(
+    "board [--goal ID] [--mine [NAME]] [--status S[,S]] [--side]",
+    "a live board of the task store: every plan's graph, who holds each step, its lease",
+    words=("--goal", "--mine", "--status", "--side"),
+)
+def cmd_board(ctx: CommandContext, rest: str) -> Any:
+    parser = CommandParser("board")
+    parser.add_argument("--goal", default="")
+    parser.add_argument("--mine", nargs="?", const=True, default=None, metavar="NAME")
+    parser.add_argument("--status", default="")
+    parser.add_argument("--side", action="store_true")
+    args = parser.parse(rest)
+    from ollie_nb.notebook._board_widget import BoardView  # anywidget: on first use
+
+    which = ctx.on_loop(lambda core: board_filter(core, args.goal, args.mine, args.status))
+    view = BoardView(ctx.runtime(), ctx.settings().rankdir, describe(which))
+
+    async def start(core: AgentCore) -> tuple[BoardFeed, Board]:
+        from ollie_nb.core._board_feed import board_feed
+
+        feed, watcher = board_feed(core.servers, which, view.post)
+        return feed, await feed.start(watcher)
+
+    feed, first = ctx.core_call(start)
+    view.begin(feed, first)
+    if args.side:
+        return in_side_panel(view)
+    return view
+
+
+def board_filter(core: AgentCore, goal: str, mine: Any, status: str) -> BoardFilter:
+    """The board's filter of the options (`--mine` alone: this kernel's agent's claims)."""
+    from ollie_nb.planning import StepState
+    from ollie_nb.planning._board import BoardFilter
+
+    words = [w.strip() for w in status.split(",") if w.strip()]
+    unknown = [w for w in words if w not in BOARD_STATES]
+    if unknown:
+        raise UsageError(
+            f"%ollie board: unknown status {', '.join(unknown)}; give some of {', '.join(BOARD_STATES)}"
+        )
+    holder = core.agent_name if mine is True else str(mine or "")
+    states = frozenset(StepState(w) for w in words)
+    return BoardFilter(goal=goal.strip().lower(), mine=holder, states=states)
+
+
+def describe(which: BoardFilter) -> str:
+    """What the board shows, in a few words."""
+    parts = [f"plan {which.goal}" if which.goal else "every plan"]
+    if which.mine:
+        parts.append(f"held by {which.mine}")
+    if which.states:
+        parts.append("with steps " + ", ".join(sorted(s.value for s in which.states)))
+    return " ".join(parts)
+
+
+def in_side_panel(view: Any) -> NoticeView:
+    """Show the board in JupyterLab's side area (sidecar); a line says where it went."""
+    from IPython.display import display
+    from sidecar import Sidecar
+
+    panel = Sidecar(title="ollie board")
+    with panel:
+        display(view)
+    return NoticeView("the board is open in the side panel")
