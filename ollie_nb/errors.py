@@ -69,6 +69,10 @@ class PlanDecidedError(PlanReviewError):
     editor): a second decision on it has nothing to decide."""
 
 
+class StepRetryError(OllieUsageError):
+    """A step cannot be retried: the plan has no such step, or it is done or in progress."""
+
+
 class NoTaskServerError(OllieUsageError):
     """No task server is wired, or it lacks a tool the request needs."""
 

@@ -25,6 +25,7 @@ from ollie_nb.errors import (
     NotStartedError,
     PlanDecidedError,
     PlanReviewError,
+    StepRetryError,
 )
 from ollie_nb.planning import (
     Deleted,
@@ -320,6 +321,19 @@ class Plans(Sequence[PlanRecord]):
         self._saved()
         return changes
 
+    async def retry(self, number: int, step: str | int) -> list[str]:
+        """Reopen step `step` of plan `number` (its id, or its number in the plan) and the
+        steps failed, skipped or handed back after it, for whoever serves the plan."""
+        record = self.record(number)
+        env = self._env()
+        if record.kind != "tasks" or env is None or env.task_client is None:
+            raise NoTaskServerError(f"plan {number} is not on a wired task server: no retry")
+        step_id = _step_id(record, step)
+        try:
+            return await env.task_client.retry(step_id, note=f"retried (plan {number})")
+        except ValueError as error:
+            raise StepRetryError(f"plan {number}: {error}") from error
+
     def _client(self, number: int) -> TaskClient:
         env = self._env()
         if env is None or env.task_client is None or env.task_server is None:
@@ -340,6 +354,16 @@ class Plans(Sequence[PlanRecord]):
             self._prompts.inject(text)
         else:
             self._prompts.note(text)
+
+
+def _step_id(record: PlanRecord, step: str | int) -> str:
+    """A plan's step by its id or its 1-based number (PlanReviewError when neither)."""
+    text = str(step).strip()
+    if text in record.ids:
+        return text
+    if text.isdigit() and 1 <= int(text) <= len(record.ids):
+        return record.ids[int(text) - 1]
+    raise StepRetryError(f"plan {record.number} has no step {text!r}")
 
 
 def held_note_text(numbers: list[int]) -> str:

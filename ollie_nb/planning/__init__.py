@@ -29,6 +29,7 @@ from ollie_nb.planning._client import (
     TaskCallError,
     TaskCaps,
     TaskClient,
+    retry_steps,
     without_tokens,
 )
 from ollie_nb.planning._convention import (
@@ -199,6 +200,7 @@ __all__ = [
     "read_step",
     "readable_rankdir",
     "rejection_prompt",
+    "retry_steps",
     "state_label",
     "status_failed",
     "status_saved",

@@ -36,6 +36,7 @@ from ollie_nb.planning._convention import (
     TASK_INBOX,
     TASK_LIST,
     TASK_READ,
+    TASK_REOPEN,
     TASK_UPDATE,
 )
 from ollie_nb.planning._inbox import ANSWER_POLL, InboxRequest, inbox_page
@@ -122,6 +123,7 @@ class TaskCaps:
     claim_next: bool = False  # task_claim_next: the next ready step in one call, when seen
     event_tail: bool = False  # task_events reads from the log's end (tail): when seen
     inbox: bool = False  # task_ask, task_inbox, task_answer: ollie-tasks' inbox, when seen
+    reopen: bool = False  # task_reopen: open a step again with its assignee cleared, when seen
 
     @classmethod
     def of(cls, schemas: Mapping[str, Mapping[str, Any]], subscriptions: bool) -> TaskCaps:
@@ -144,6 +146,7 @@ class TaskCaps:
             claim_next=TASK_CLAIM_NEXT in schemas and _takes(schemas, TASK_CLAIM_NEXT, "ids"),
             event_tail=_takes(schemas, TASK_EVENTS, "tail"),
             inbox={TASK_ASK, TASK_INBOX, TASK_ANSWER} <= set(schemas),
+            reopen=TASK_REOPEN in schemas,
         )
 
     @property
@@ -403,6 +406,27 @@ def _setters(raw: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in raw.items() if isinstance(v, str) and v}
 
 
+def retry_steps(tasks: Sequence[Task], step_id: str) -> builtins.list[str]:
+    """`step_id` then the steps that wait on it, transitively, that a retry reopens: all
+    but those done or in progress (ValueError when the step is not listed or is one)."""
+    by_id = {task.id: task for task in tasks}
+    step = by_id.get(step_id)
+    if step is None:
+        raise ValueError(f"no step {step_id}")
+    if step.state.unblocks or step.state.is_active:
+        raise ValueError(f"step {step_id} is {step.state}: only a step not done is retried")
+    order, seen = [step_id], {step_id}
+    for current in order:
+        for task in tasks:
+            if task.id in seen or current not in task.blockers:
+                continue
+            if task.state.unblocks or task.state.is_active:
+                continue
+            seen.add(task.id)
+            order.append(task.id)
+    return order
+
+
 class TaskClient:
     """Calls the tools of one task server (see the module docstring)."""
 
@@ -561,6 +585,26 @@ class TaskClient:
         why = await self.update(task_id, status=StepState.OPEN.value, note=note)
         self.held.drop(task_id)
         return Released(not why, first_line(why, "") if why else "")
+
+    async def reopen(self, task_id: str, note: str) -> str:
+        """Open a failed, skipped or handed-back step again for whoever serves its plan
+        (task_reopen clears its assignee; without it task_update): '' when done, else why."""
+        if not self.caps.reopen:
+            return await self.update(task_id, status=StepState.OPEN.value, note=note[:500])
+        result = await self._call(TASK_REOPEN, {"id": task_id, "note": note[:500]})
+        return first_line(result.text.removeprefix("error: ")) if result.is_error else ""
+
+    async def retry(self, step_id: str, note: str = "retried") -> builtins.list[str]:
+        """Reopen `step_id` and every step waiting on it that is not done or in progress
+        (those failed, skipped or handed back after it): the ids reopened, in that order
+        (TaskCallError naming the step refused)."""
+        reopened: builtins.list[str] = []
+        for task_id in retry_steps(await self.tasks(("id", "status", "blockers")), step_id):
+            why = await self.reopen(task_id, note)
+            if why:
+                raise TaskCallError(f"{task_id} was not reopened: {why}")
+            reopened.append(task_id)
+        return reopened
 
     async def delete(self, task_id: str, *, recursive: bool = False) -> Deleted:
         """How one task_delete call ended."""

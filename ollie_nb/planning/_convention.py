@@ -20,6 +20,7 @@ TASK_EVENTS: Final = "task_events"
 TASK_DELETE: Final = "task_delete"
 TASK_EDIT: Final = "task_edit"
 TASK_DEP: Final = "task_dep"
+TASK_REOPEN: Final = "task_reopen"  # optional: reopen a failed step (a person's act: asks)
 TASK_ASK: Final = "task_ask"  # ollie-tasks' inbox: open a request that waits on a person
 TASK_INBOX: Final = "task_inbox"  # list inbox requests
 TASK_ANSWER: Final = "task_answer"  # answer one once (never trusted implicitly)

@@ -814,6 +814,37 @@ class SqlTaskStore(ABC):
 
         return self._run(work, write=True, actor=_actor(caller))
 
+    def reopen(self, task_id: str, note: str = "", *, caller: Caller | None = None) -> str:
+        """Open a failed, cancelled or handed-back task again for anyone to claim: status
+        open, no assignee, no claim (a task someone works now is refused); its old status."""
+        task_id = _task_id(task_id)
+        note = _limited_text(_plain(note, "note").strip(), "note", MAX_NOTE_BYTES)
+
+        def work(conn: Conn) -> str:
+            old_status = self._require(conn, task_id)[0]
+            if old_status in ("in_progress", "done"):
+                raise InvalidTaskError(
+                    f"task {task_id} is {old_status}: only a step not done reopens"
+                )
+            now = _now()
+            if old_status != "open":
+                self._set_status(conn, now, task_id, old_status, "open")
+            conn.execute(
+                "UPDATE tasks SET assignee = '', claim_token = NULL, lease_until = NULL, "
+                "updated_at = ? WHERE id = ?",
+                (now, task_id),
+            )
+            payload: dict[str, Any] = {"reopened": old_status, "assignee": ""}
+            if note:
+                conn.execute(
+                    "INSERT INTO notes (task, time, text) VALUES (?, ?, ?)", (task_id, now, note)
+                )
+                payload["note"] = note
+            self._event(conn, now, "updated", task_id, payload)
+            return old_status
+
+        return self._run(work, write=True, actor=_actor(caller))
+
     def _set_status(self, conn: Conn, now: str, task_id: str, old: str, new: str) -> None:
         """Move a task from status `old` to `new`; any claim on it ends (lease and token)."""
         if new in CLOSED_STATUSES:

@@ -511,6 +511,24 @@ def _add_structure(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -
 
     @server.tool(
         structured_output=False,
+        annotations=_WRITE,
+        description=(
+            "Open a failed, cancelled or handed-back task again for anyone to claim: "
+            "status open, assignee cleared, with an optional note. A task in progress "
+            "or done is refused."
+        ),
+    )
+    async def task_reopen(
+        id: TaskId,
+        ctx: Context,
+        note: Annotated[str, Field(description="Text appended to the task's notes")] = "",
+    ) -> str:
+        caller = _caller(ctx)
+        old = await calls.change(lambda: store.reopen(id, note, caller=caller))
+        return f"ok: {id} reopened (was {old})"
+
+    @server.tool(
+        structured_output=False,
         annotations=_DESTRUCTIVE,
         description=(
             "Delete a task and its dependency edges. A task with children is refused "

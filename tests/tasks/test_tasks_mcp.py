@@ -42,6 +42,7 @@ TOOLS = {
     "task_claim",
     "task_heartbeat",
     "task_claim_next",
+    "task_reopen",
 }
 
 
