@@ -25,14 +25,15 @@ if TYPE_CHECKING:
 command = COMMANDS.command
 
 
-REVIEW_WORDS = ("show", "edit", "approve", "reject", "discard")
+REVIEW_WORDS = ("show", "edit", "approve", "reject", "discard", "retry")
 
 
 @command(
     "plan [N|ID|GOAL WORDS] [--watch S] [--full]",
     "graph of the latest (or a given) plan with live step status (--full: every step of a "
     "large plan, not collapsed); "
-    "plan show|edit|approve|reject|discard N: review a plan (see docs/PLANS.md)",
+    "plan show|edit|approve|reject|discard N: review a plan (see docs/PLANS.md); "
+    "plan retry N STEP: reopen a failed step and the steps waiting on it",
     words=("--watch", "--full", *REVIEW_WORDS),
 )
 def cmd_plan(ctx: CommandContext, rest: str) -> Any:
@@ -375,6 +376,18 @@ def _plan_discard(ctx: CommandContext, words: list[str]) -> Any:
     )
 
 
+def _plan_retry(ctx: CommandContext, words: list[str]) -> Displayable:
+    usage = "plan retry N STEP"
+    if len(words) != 2:
+        raise UsageError(f"%ollie plan retry: usage: {usage} (STEP: its id or number)")
+    number = _number(words[0], "retry")
+    step = words[1]
+    reopened = ctx.core_call(lambda core: core.plans.retry(number, step))
+    return NoticeView(
+        f"plan {number}: reopened {', '.join(reopened)}; they go to whoever serves the plan"
+    )
+
+
 def _then_run(ctx: CommandContext, number: int, done: NoticeView, no_run: bool, what: str) -> Any:
     """Run the prompt the review queued as this cell's turn, when the agent is idle."""
     from IPython.display import display
@@ -402,6 +415,7 @@ REVIEW = {
     "approve": _plan_approve,
     "reject": _plan_reject,
     "discard": _plan_discard,
+    "retry": _plan_retry,
 }
 
 
