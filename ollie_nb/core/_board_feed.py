@@ -75,6 +75,11 @@ class BoardFeed:
             self._task = asyncio.create_task(self._follow(), name="ollie-board")
         return board
 
+    async def retry(self, step_id: str) -> list[str]:
+        """Reopen a failed or skipped step and those waiting on it (the board's Retry): the
+        ids reopened; the board follows the change as any other."""
+        return await self.client.retry(step_id, note="retried from the board")
+
     async def stop(self) -> None:
         task, self._task = self._task, None
         if task is not None:

@@ -10,6 +10,7 @@ the trait, at most once per GAP, so display state is only ever set on the kernel
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import queue
 import time
 from collections.abc import Mapping
@@ -41,6 +42,12 @@ function render({ model, el }) {
   box.className = "ollie-board";
   const draw = () => { box.innerHTML = model.get("html"); };
   model.on("change:html", draw);
+  box.addEventListener("click", (event) => {
+    const button = event.target.closest("button.board-retry");
+    if (!button) return;
+    button.disabled = true;
+    model.send({ retry: button.dataset.step });
+  });
   draw();
   el.appendChild(box);
 }
@@ -62,6 +69,7 @@ CSS = """
   padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left;
 }
 .ollie-board tr.board-lapsed td { color: #a33; }
+.ollie-board table.board-retries td { padding: 2px 8px; color: #a33; white-space: nowrap; }
 """
 
 
@@ -111,7 +119,9 @@ class BoardView:
         self.drawn_at = 0.0
         self.following = False
         self._loop = asyncio.get_event_loop()
+        self.said = ""  # what the last Retry did, shown on the board's head
         self.widget.observe(self._widget_closed, names="comm")
+        self.widget.on_msg(self._message)
 
     def post(self, board: Board) -> None:
         """The feed's sink (called on the runtime's loop thread)."""
@@ -149,12 +159,38 @@ class BoardView:
         self.shown, self.drawn_at = board, time.monotonic()
         self.redraws += 1
         failed = f" · <i>{esc(board.failure)}</i>" if board.failure else ""
+        failed += f" · {esc(self.said)}" if self.said else ""
         head = f"<p><b>ollie</b> board · {esc(self.what)} · {len(board.plans)} plans{failed}</p>"
         if not board.plans:
             body = '<p class="board-empty">no plan on the task store matches</p>'
         else:
             body = "".join(plan_section(p, self.drawings(p)) for p in board.plans)
         self.widget.html = head + INBOX_PLACE + body
+
+    def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """A message of the front end: `{"retry": STEP}` from a Retry button."""
+        step = content.get("retry") if isinstance(content, Mapping) else None
+        if isinstance(step, str) and step:
+            self.retry(step)
+
+    def retry(self, step_id: str) -> concurrent.futures.Future[list[str]] | None:
+        """Reopen a failed step and those after it on the runtime's loop (the kernel's thread
+        does not wait); what it did is said on the board's head at its next drawing."""
+        feed = self.feed
+        if feed is None or self.runtime is None:
+            return None
+        future = self.runtime.submit(lambda: feed.retry(step_id))
+        future.add_done_callback(lambda done: self._retried(step_id, done))
+        return future
+
+    def _retried(self, step_id: str, done: concurrent.futures.Future[list[str]]) -> None:
+        error = done.exception()
+        if error is not None:
+            self.said = f"retry of {step_id} failed: {error}"
+        else:
+            self.said = f"reopened {', '.join(done.result())}"
+        if self.shown is not None:
+            self.boards.put(self.shown)  # drawn again with the line, on the kernel's thread
 
     def _widget_closed(self, change: Mapping[str, Any]) -> None:
         """The widget was closed (its output cleared): no one sees the board, so it stops."""

@@ -213,6 +213,24 @@ def holdings_table(plan: BoardPlan) -> str:
     return f'<div class="board-table">{table}</div>'
 
 
+RETRIES = (StepState.FAILED, StepState.CANCELLED)  # the states a board offers to retry
+
+
+def retry_table(plan: BoardPlan) -> str:
+    """A plan's failed and skipped steps, each with a Retry button (escaped); '' for none."""
+    rows = []
+    for step in plan.steps:
+        if step.state not in RETRIES:
+            continue
+        sid = html.escape(step.id)
+        cells = "".join(f"<td>{html.escape(c)}</td>" for c in (step.id, step.title, step.state))
+        button = f'<td><button class="board-retry" data-step="{sid}">Retry</button></td>'
+        rows.append(f'<tr class="board-failed" data-step="{sid}">{cells}{button}</tr>')
+    if not rows:
+        return ""
+    return f'<div class="board-table"><table class="board-retries">{"".join(rows)}</table></div>'
+
+
 def plan_drawing(plan: BoardPlan, rankdir: str = "LR") -> str:
     """A plan's graph as SVG (steps coloured by state; large plans collapsed), or a line
     saying why there is none; the graph's builder escapes its labels."""
@@ -238,14 +256,16 @@ def drawing_key(plan: BoardPlan) -> tuple[object, ...]:
 
 
 def plan_section(plan: BoardPlan, drawing: str) -> str:
-    """One plan's part of the board: its heading, its drawing, its claimed steps (escaped)."""
+    """One plan's part of the board: its heading, its drawing, its claimed steps, and its
+    failed or skipped steps with a Retry button (escaped)."""
     title = html.escape(plan.goal.title)
     done = sum(1 for s in plan.steps if s.state is StepState.DONE)
     count = f"{html.escape(plan.goal.id)} · {done}/{len(plan.steps)} done"
     return (
         f'<section class="board-plan" data-goal="{html.escape(plan.goal.id)}">'
         f"<h4>{title} <small>{count}</small></h4>"
-        f'<div class="board-graph">{drawing}</div>{holdings_table(plan)}</section>'
+        f'<div class="board-graph">{drawing}</div>{holdings_table(plan)}{retry_table(plan)}'
+        "</section>"
     )
 
 
