@@ -39,6 +39,7 @@ class WatchHooks:
     statuses: Callable[[PlanRecord], Awaitable[States]]
     note: Callable[[str], None]  # told to the agent at its next turn
     emit: Callable[[WatchNotice], None]  # shown by the frontend
+    reopened: Callable[[str], None] = lambda _step: None  # a retried step: taken no more
 
 
 def step_of(plans: Sequence[PlanRecord], task_id: str) -> tuple[PlanRecord, int] | None:
@@ -111,6 +112,9 @@ class Reactions:
             kind, state = event.get("type"), read_state(payload.get("to"))
             if kind == "unblocked":
                 wanted.setdefault(record.ids[index], (record, index, READY_NOTE))
+            elif kind == "updated" and "reopened" in payload:  # retried: ready again
+                self.hooks.reopened(record.ids[index])
+                wanted[record.ids[index]] = (record, index, READY_NOTE)
             elif kind == "updated" and self.name and payload.get("assignee") == self.name:
                 wanted[record.ids[index]] = (record, index, ASSIGNED_NOTE)
             elif kind == "status_changed" and state.is_closed:

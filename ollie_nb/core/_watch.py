@@ -78,6 +78,11 @@ class AgentWatch:
         if self.current:
             self.worked.add(self.current)
 
+    def reopened(self, step_id: str) -> None:
+        """A step retried (reopened on the store): the watch may queue it again."""
+        self.worked.discard(step_id)
+        self.run_steps.discard(step_id)
+
     def claim(self, step_id: str) -> bool:
         """A parallel run would claim this step: False while the agent works it itself; else
         the step is the run's: the watch no longer queues it, and a queued copy goes."""
@@ -195,6 +200,7 @@ class AgentWatch:
             statuses=self._plans.statuses,
             note=self._prompts.note,
             emit=self.emit,
+            reopened=self.reopened,
         )
         watcher = TaskEventWatcher.for_env(env, Reactions(hooks, self._name()), interval)
         if wake:

@@ -16,6 +16,7 @@ from ollie_nb.tasks import open_store
 from tests.core.test_parallel_plans import event_log
 from tests.core.test_workers import agent_file, start_worker
 from tests.support.agents import tasks_agent
+from tests.support.waits import until
 
 CHAIN = "Chain\n- First\n- Middle (after 1)\n- Last (after 2)\n- Tail (after 3)"
 DONE, FAILED, OPEN = StepState.DONE, StepState.FAILED, StepState.OPEN
@@ -120,3 +121,16 @@ def test_retry_steps_follows_waiting_steps_transitively_and_skips_done_and_worke
     assert retry_steps(tasks, "b") == ["b", "c", "d"]
     with pytest.raises(ValueError, match="no step z"):
         retry_steps(tasks, "z")
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_the_watch_works_the_steps_a_retry_reopened(make_core, tmp_path):
+    db = tmp_path / "tasks.db"
+    core, record = await failed_chain(make_core, db)  # the run's steps: never queued by the watch
+    await core.watch.start()
+    await core.watch.until_idle(60)  # nothing is ready: the middle step failed
+    assert [rows(db)[s][0] for s in record.ids] == ["done", "failed", "cancelled", "open"]
+    await core.plans.retry(record.number, record.ids[1])
+    await until(lambda: [rows(db)[s][0] for s in record.ids] == ["done"] * 4, 60, "all done")
+    await core.watch.stop()
