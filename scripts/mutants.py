@@ -3665,6 +3665,78 @@ MUTANTS: tuple[Mutant, ...] = (
         "a board whose output was cleared keeps reading the store for the rest of the session",
         quick=True,
     ),
+    Mutant(
+        "retry-reopens-only-the-step",
+        "ollie_nb/planning/_client.py",
+        "    for current in order:\n        for task in tasks:",
+        "    for current in order[:0]:\n        for task in tasks:",
+        (
+            "tests/core/test_step_retry.py::test_retry_steps_follows_waiting_steps_transitively_and_skips_done_and_worked_ones",
+        ),
+        "a retried step is reopened but the steps skipped or waiting after it stay closed",
+        quick=True,
+    ),
+    Mutant(
+        "retry-reopens-worked-steps",
+        "ollie_nb/planning/_client.py",
+        "            if task.state.unblocks or task.state.is_active:\n                continue\n",
+        "",
+        (
+            "tests/core/test_step_retry.py::test_retry_steps_follows_waiting_steps_transitively_and_skips_done_and_worked_ones",
+        ),
+        "a retry reopens a step someone is working now, or one already done, after the failed one",
+        quick=True,
+    ),
+    Mutant(
+        "reopen-keeps-the-assignee",
+        "ollie_nb/tasks/_store.py",
+        "\"UPDATE tasks SET assignee = '', claim_token = NULL, lease_until = NULL, \"",
+        '"UPDATE tasks SET assignee = assignee, claim_token = NULL, lease_until = NULL, "',
+        (
+            "tests/core/test_step_retry.py::test_the_store_reopens_a_failed_step_without_its_assignee_and_refuses_a_done_one",
+        ),
+        "a retried step still names the worker whose attempt failed as its holder",
+        quick=True,
+    ),
+    Mutant(
+        "reopen-takes-a-done-step",
+        "ollie_nb/tasks/_store.py",
+        '            if old_status in ("in_progress", "done"):',
+        '            if old_status in ("in_progress",):',
+        (
+            "tests/core/test_step_retry.py::test_the_store_reopens_a_failed_step_without_its_assignee_and_refuses_a_done_one",
+        ),
+        "task_reopen undoes a finished step's work, opening it for a second run",
+        quick=True,
+    ),
+    Mutant(
+        "watch-ignores-retried-steps",
+        "ollie_nb/core/_react.py",
+        "                self.hooks.reopened(record.ids[index])",
+        "                pass",
+        ("tests/core/test_step_retry.py::test_the_watch_works_the_steps_a_retry_reopened",),
+        "with the watch on, a retried step that a run or the agent took before is never worked",
+    ),
+    Mutant(
+        "board-retry-button-unheard",
+        "ollie_nb/notebook/_board_widget.py",
+        "        self.widget.on_msg(self._message)\n",
+        "",
+        (
+            "tests/notebook/test_board_retry_kernel.py::test_the_retry_button_reopens_a_failed_step_and_those_after_it",
+        ),
+        "clicking Retry on the board's failed step does nothing",
+    ),
+    Mutant(
+        "plan-retry-word-unknown",
+        "ollie_nb/notebook/commands/plans.py",
+        '    "retry": _plan_retry,\n',
+        "",
+        (
+            "tests/notebook/test_plan_retry_magic.py::test_plan_retry_reopens_the_failed_step_and_those_waiting_on_it",
+        ),
+        "%ollie plan retry 1 2 fails instead of reopening the step",
+    ),
 )
 
 

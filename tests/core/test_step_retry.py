@@ -12,7 +12,7 @@ from ollie_nb.errors import StepRetryError
 from ollie_nb.llm import LLMError, OfflineBackend
 from ollie_nb.llm._offline import demo_reply, is_step_prompt
 from ollie_nb.planning import StepState, Task, read_step, retry_steps
-from ollie_nb.tasks import open_store
+from ollie_nb.tasks import InvalidTaskError, open_store
 from tests.core.test_parallel_plans import event_log
 from tests.core.test_workers import agent_file, start_worker
 from tests.support.agents import tasks_agent
@@ -134,3 +134,17 @@ async def test_the_watch_works_the_steps_a_retry_reopened(make_core, tmp_path):
     await core.plans.retry(record.number, record.ids[1])
     await until(lambda: [rows(db)[s][0] for s in record.ids] == ["done"] * 4, 60, "all done")
     await core.watch.stop()
+
+
+def test_the_store_reopens_a_failed_step_without_its_assignee_and_refuses_a_done_one(tmp_path):
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:
+        failed, done = store.create("Broke"), store.create("Fine")
+        store.update(failed, status="failed", assignee="w1")
+        store.update(done, status="done")
+        assert store.reopen(failed, "try again") == "failed"
+        with pytest.raises(InvalidTaskError, match="is done"):
+            store.reopen(done)
+    assert rows(db)[failed] == ("open", "") and rows(db)[done][0] == "done"
+    reopened = [p for _, k, t, p in event_log(db) if k == "updated" and t == failed][-1]
+    assert reopened == {"reopened": "failed", "assignee": "", "note": "try again"}
