@@ -276,7 +276,7 @@ def inbox_row(request: InboxRequest) -> str:
     """One open request as a table row with its answer buttons; every field escaped."""
     rid = html.escape(request.id)
     cells = (request.goal, request.step, request.asker, request.what)
-    tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+    tds = "".join(f"<td>{html.escape(cell)}</td>" for cell in cells)
     buttons = []
     for answer, label in ANSWERS.get(request.kind, PERMIT):
         if answer == "raise":
