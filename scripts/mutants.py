@@ -3711,6 +3711,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "a request answered elsewhere stays on the board with its buttons",
     ),
     Mutant(
+        "board-inbox-click-sends-nothing",
+        "ollie_nb/notebook/_board_widget.py",
+        '    model.send({ kind: "answer", request: button.dataset.request, answer });\n',
+        "",
+        (
+            "tests/browser/test_browser_board_inbox.py::test_an_inbox_row_is_clickable_and_its_answer_reaches_the_store",
+        ),
+        "pressing Allow on the board greys the button and nothing else: the worker waits on",
+    ),
+    Mutant(
         "board-closed-keeps-following",
         "ollie_nb/notebook/_board_widget.py",
         '        self.widget.observe(self._widget_closed, names="comm")\n',
