@@ -3657,6 +3657,70 @@ MUTANTS: tuple[Mutant, ...] = (
         "in JupyterLab's side panel the board's graphs shrink until their labels are unreadable",
     ),
     Mutant(
+        "board-inbox-asker-unescaped",
+        "ollie_nb/planning/_board.py",
+        'tds = "".join(f"<td>{html.escape(cell)}</td>" for cell in cells)',
+        'tds = "".join(f"<td>{cell}</td>" for cell in cells)',
+        (
+            "tests/notebook/test_board_inbox_widget.py::test_rows_are_escaped_and_carry_their_kind_of_buttons",
+            "tests/core/test_board_inbox.py::test_a_request_asked_elsewhere_shows_on_the_board_until_answered",
+        ),
+        "an asker's name or a request's text with markup runs as HTML in the board's inbox",
+    ),
+    Mutant(
+        "board-inbox-button-answers-wrong-id",
+        "ollie_nb/planning/_board.py",
+        """buttons.append(f'<button data-request="{rid}" data-answer=""",
+        """buttons.append(f'<button data-request="{html.escape(request.goal)}" data-answer=""",
+        (
+            "tests/notebook/test_board_inbox_widget.py::test_rows_are_escaped_and_carry_their_kind_of_buttons",
+            "tests/core/test_board_inbox.py::test_a_button_of_the_widget_answers_its_request",
+        ),
+        "pressing Allow on the board answers another request than the row's (or none)",
+    ),
+    Mutant(
+        "board-inbox-answer-not-checked",
+        "ollie_nb/notebook/_board_widget.py",
+        "if self.answer is None or not request or not board_answer(word):",
+        "if self.answer is None or not request:",
+        (
+            "tests/notebook/test_board_inbox_widget.py::test_a_button_message_answers_its_own_request_and_says_how_it_went",
+        ),
+        "any text a front end sends is given to the store as an answer (a raise of nothing)",
+        quick=True,
+    ),
+    Mutant(
+        "board-inbox-answer-outcome-dropped",
+        "ollie_nb/notebook/_board_widget.py",
+        "        while not self.notes.empty():\n            self._noted(self.notes.get_nowait())\n",
+        "",
+        (
+            "tests/notebook/test_board_inbox_widget.py::test_a_button_message_answers_its_own_request_and_says_how_it_went",
+        ),
+        "a refused answer (answered already, timed out) leaves the board silent: the person thinks it went",
+        quick=True,
+    ),
+    Mutant(
+        "board-inbox-read-once",
+        "ollie_nb/core/_board_feed.py",
+        "            self._inbox = tuple(r for r in found if not goal or r.goal == goal)",
+        "            self._inbox = self._inbox or tuple(r for r in found if not goal or r.goal == goal)",
+        (
+            "tests/core/test_board_inbox.py::test_a_request_asked_elsewhere_shows_on_the_board_until_answered",
+        ),
+        "a request answered elsewhere stays on the board with its buttons",
+    ),
+    Mutant(
+        "board-inbox-click-sends-nothing",
+        "ollie_nb/notebook/_board_widget.py",
+        '    model.send({ kind: "answer", request: button.dataset.request, answer });\n',
+        "",
+        (
+            "tests/browser/test_browser_board_inbox.py::test_an_inbox_row_is_clickable_and_its_answer_reaches_the_store",
+        ),
+        "pressing Allow on the board greys the button and nothing else: the worker waits on",
+    ),
+    Mutant(
         "board-closed-keeps-following",
         "ollie_nb/notebook/_board_widget.py",
         '        self.widget.observe(self._widget_closed, names="comm")\n',
@@ -3720,7 +3784,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "board-retry-button-unheard",
         "ollie_nb/notebook/_board_widget.py",
-        "        self.widget.on_msg(self._message)\n",
+        '            self.retry(str(content.get("step") or ""))\n',
         "",
         (
             "tests/notebook/test_board_retry_kernel.py::test_the_retry_button_reopens_a_failed_step_and_those_after_it",

@@ -2,7 +2,8 @@
 
 It reads the events as the agent's watch does (core/_event_reader.py: on each change
 signal where the server has subscriptions, by polling otherwise), folds them into the
-board's claim log, and re-reads the store's listing at most once per `gap` seconds
+board's claim log, and re-reads the store's listing (with its inbox's open requests:
+`inbox.asked` and `inbox.answered` are events like any other) at most once per `gap` seconds
 however many events came (coalesced). Between reads it posts the same board again
 each `clock` seconds while a step is claimed, so running times and leases count down.
 Every board is handed to `post` on the runtime's loop; the notebook moves it to the
@@ -23,6 +24,7 @@ from ollie_nb.errors import NoTaskServerError
 from ollie_nb.planning import Spend, TaskClient
 from ollie_nb.planning._board import BoardFilter, BoardPlan, ClaimLog, board_of
 from ollie_nb.planning._client import Task
+from ollie_nb.planning._inbox import InboxRequest
 
 GAP = 0.25  # seconds between two reads of the store at least: at most 4 boards a second
 CLOCK = 1.0  # seconds between re-posts of the figures while a step is claimed
@@ -38,6 +40,7 @@ class Board:
     seq: int
     reads: int  # the store's listings read so far (the coalescing's count)
     failure: str = ""  # why the last read of the store failed ('' when it did not)
+    inbox: tuple[InboxRequest, ...] = ()  # the inbox's open requests (of the goal shown)
 
 
 class BoardFeed:
@@ -59,6 +62,7 @@ class BoardFeed:
         self.reads = 0
         self.failure = ""  # why the last read failed ('' when it did not)
         self._tasks: list[Task] = []
+        self._inbox: tuple[InboxRequest, ...] = ()
         self._dirty = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.watcher: TaskEventWatcher[BoardFeed] | None = None
@@ -105,6 +109,10 @@ class BoardFeed:
         self._dirty.set()
         return []
 
+    def refresh(self) -> None:
+        """Read the store again soon (an answer given from the board); loop thread only."""
+        self._dirty.set()
+
     async def _follow(self) -> None:
         """Read the store when events came, at most once per `gap`; else re-post the figures."""
         while True:
@@ -123,6 +131,10 @@ class BoardFeed:
 
     async def _read(self) -> Board:
         self._tasks = await self.client.tasks()
+        if self.client.caps.inbox:
+            found = await self.client.inbox("open")
+            goal = self.which.goal
+            self._inbox = tuple(r for r in found if not goal or r.goal == goal)
         self.reads, self.failure = self.reads + 1, ""
         return self._repost(force=True)
 
@@ -130,7 +142,9 @@ class BoardFeed:
         """Figure the board from the last listing at the time now, and post it (unless nothing
         is claimed and nothing was read: the same board again)."""
         plans = board_of(self._tasks, self.log, time.time(), self.which, self._spend())
-        board = Board(tuple(plans), time.time(), self.log.seq, self.reads, self.failure)
+        board = Board(
+            tuple(plans), time.time(), self.log.seq, self.reads, self.failure, self._inbox
+        )
         if force or any(p.holdings for p in plans):
             self._post(board)
         return board

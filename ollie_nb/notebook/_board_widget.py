@@ -5,6 +5,9 @@ anywidget runs: JupyterLab, Notebook 7, VS Code. The core's feed (core/_board_fe
 posts each new board on the runtime's loop thread into a queue; a periodic callback on
 the kernel's own loop takes the newest one (older ones are dropped: coalesced) and sets
 the trait, at most once per GAP, so display state is only ever set on the kernel's thread.
+The inbox's buttons send a message to the kernel; its handler (the kernel's thread) hands
+the answer to `answer`, which runs core.inbox.answer on the runtime's loop; the outcome
+comes back through a queue the same periodic callback reads.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import asyncio
 import concurrent.futures
 import queue
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -21,9 +24,10 @@ import traitlets
 
 from ollie_nb.notebook._display import esc
 from ollie_nb.planning._board import (
-    INBOX_PLACE,
     BoardPlan,
+    board_answer,
     drawing_key,
+    inbox_html,
     plan_drawing,
     plan_section,
 )
@@ -43,10 +47,21 @@ function render({ model, el }) {
   const draw = () => { box.innerHTML = model.get("html"); };
   model.on("change:html", draw);
   box.addEventListener("click", (event) => {
-    const button = event.target.closest("button.board-retry");
+    const retry = event.target.closest("button.board-retry");
+    if (retry) {
+      retry.disabled = true;
+      model.send({ kind: "retry", step: retry.dataset.step });
+      return;
+    }
+    const button = event.target.closest("button[data-answer]");
     if (!button) return;
+    let answer = button.dataset.answer;
+    if (answer === "raise") {
+      const by = button.closest("tr").querySelector("input.board-raise-by");
+      answer = "raise:" + (by ? by.value : "");
+    }
     button.disabled = true;
-    model.send({ retry: button.dataset.step });
+    model.send({ kind: "answer", request: button.dataset.request, answer });
   });
   draw();
   el.appendChild(box);
@@ -70,6 +85,13 @@ CSS = """
 }
 .ollie-board tr.board-lapsed td { color: #a33; }
 .ollie-board table.board-retries td { padding: 2px 8px; color: #a33; white-space: nowrap; }
+.ollie-board table.board-inbox-rows { border-collapse: collapse; font-size: 12px; margin-bottom: 10px; }
+.ollie-board table.board-inbox-rows td, .ollie-board table.board-inbox-rows th {
+  padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top;
+}
+.ollie-board td.board-answers { white-space: nowrap; }
+.ollie-board td.board-answers button { margin-right: 4px; }
+.ollie-board input.board-raise-by { width: 5em; margin-right: 4px; }
 """
 
 
@@ -80,6 +102,9 @@ class BoardWidget(anywidget.AnyWidget):
     _css = traitlets.Unicode(CSS).tag(sync=True)
     html = traitlets.Unicode("").tag(sync=True)
 
+
+Answerer = Callable[[str, str], "concurrent.futures.Future[Any]"]
+"""Answers an inbox request (its id, the answer) on the runtime's loop."""
 
 MAX_DRAWINGS = 256  # plans' drawings kept for reuse
 
@@ -107,8 +132,10 @@ class Drawings:
 class BoardView:
     """The live board of one cell (see the module docstring)."""
 
-    def __init__(self, runtime: NotebookRuntime, rankdir: str, what: str) -> None:
-        self.runtime, self.what = runtime, what
+    def __init__(
+        self, runtime: NotebookRuntime, rankdir: str, what: str, answer: Answerer | None = None
+    ) -> None:
+        self.runtime, self.what, self.answer = runtime, what, answer
         self.drawings = Drawings(rankdir)
         self.widget = BoardWidget()
         self.boards: queue.Queue[Board] = queue.Queue()
@@ -118,8 +145,9 @@ class BoardView:
         self.pending: Board | None = None  # the newest board not drawn yet (older ones dropped)
         self.drawn_at = 0.0
         self.following = False
+        self.notes: queue.Queue[str] = queue.Queue()  # answers' outcomes, from the loop
+        self.note = ""  # the last answer's outcome, shown in the board's head
         self._loop = asyncio.get_event_loop()
-        self.said = ""  # what the last Retry did, shown on the board's head
         self.widget.observe(self._widget_closed, names="comm")
         self.widget.on_msg(self._message)
 
@@ -138,7 +166,38 @@ class BoardView:
         self.following = True
         self._loop.call_later(TICK, self._tick)
 
+    def _message(self, _widget: Any, content: Any, _buffers: Sequence[Any]) -> None:
+        """A button of the inbox or a Retry was pressed (the kernel's thread): hand it on."""
+        if isinstance(content, Mapping) and content.get("kind") == "retry":
+            self.retry(str(content.get("step") or ""))
+            return
+        if not isinstance(content, Mapping) or content.get("kind") != "answer":
+            return
+        request, word = str(content.get("request") or ""), str(content.get("answer") or "")
+        if self.answer is None or not request or not board_answer(word):
+            self._noted(f"not answered: {request} {word!r} is no answer the board gives")
+            return
+        future = self.answer(request, word)
+        future.add_done_callback(lambda done: self.notes.put(_outcome(request, word, done)))
+
+    def retry(self, step_id: str) -> concurrent.futures.Future[list[str]] | None:
+        """Reopen a failed step and those after it on the runtime's loop (the kernel's thread
+        does not wait); what it did is shown in the board's head."""
+        feed = self.feed
+        if not step_id or feed is None or self.runtime is None:
+            return None
+        future = self.runtime.submit(lambda: feed.retry(step_id))
+        future.add_done_callback(lambda done: self.notes.put(_retried(step_id, done)))
+        return future
+
+    def _noted(self, note: str) -> None:
+        self.note = note
+        if self.shown is not None:
+            self.draw(self.shown)
+
     def _tick(self) -> None:
+        while not self.notes.empty():
+            self._noted(self.notes.get_nowait())
         while True:
             try:
                 self.pending = self.boards.get_nowait()
@@ -159,38 +218,15 @@ class BoardView:
         self.shown, self.drawn_at = board, time.monotonic()
         self.redraws += 1
         failed = f" · <i>{esc(board.failure)}</i>" if board.failure else ""
-        failed += f" · {esc(self.said)}" if self.said else ""
-        head = f"<p><b>ollie</b> board · {esc(self.what)} · {len(board.plans)} plans{failed}</p>"
+        note = f' · <span class="board-note">{esc(self.note)}</span>' if self.note else ""
+        head = (
+            f"<p><b>ollie</b> board · {esc(self.what)} · {len(board.plans)} plans{failed}{note}</p>"
+        )
         if not board.plans:
             body = '<p class="board-empty">no plan on the task store matches</p>'
         else:
             body = "".join(plan_section(p, self.drawings(p)) for p in board.plans)
-        self.widget.html = head + INBOX_PLACE + body
-
-    def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        """A message of the front end: `{"retry": STEP}` from a Retry button."""
-        step = content.get("retry") if isinstance(content, Mapping) else None
-        if isinstance(step, str) and step:
-            self.retry(step)
-
-    def retry(self, step_id: str) -> concurrent.futures.Future[list[str]] | None:
-        """Reopen a failed step and those after it on the runtime's loop (the kernel's thread
-        does not wait); what it did is said on the board's head at its next drawing."""
-        feed = self.feed
-        if feed is None or self.runtime is None:
-            return None
-        future = self.runtime.submit(lambda: feed.retry(step_id))
-        future.add_done_callback(lambda done: self._retried(step_id, done))
-        return future
-
-    def _retried(self, step_id: str, done: concurrent.futures.Future[list[str]]) -> None:
-        error = done.exception()
-        if error is not None:
-            self.said = f"retry of {step_id} failed: {error}"
-        else:
-            self.said = f"reopened {', '.join(done.result())}"
-        if self.shown is not None:
-            self.boards.put(self.shown)  # drawn again with the line, on the kernel's thread
+        self.widget.html = head + inbox_html(board.inbox) + body
 
     def _widget_closed(self, change: Mapping[str, Any]) -> None:
         """The widget was closed (its output cleared): no one sees the board, so it stops."""
@@ -209,3 +245,23 @@ class BoardView:
         data, meta = shown if isinstance(shown, tuple) else (shown or {}, {})
         data = {**data, "text/plain": PLAIN}
         return data, meta
+
+
+def _outcome(request: str, word: str, done: concurrent.futures.Future[Any]) -> str:
+    """What an answer's future says: answered, or the store's reason it was not."""
+    if done.cancelled():
+        return f"not answered: {request} (cancelled)"
+    exc = done.exception()
+    if exc is not None:
+        return f"not answered: {request}: {exc}"
+    return f"answered {request}: {word}"
+
+
+def _retried(step_id: str, done: concurrent.futures.Future[list[str]]) -> str:
+    """What a retry's future says: the steps reopened, or why not."""
+    if done.cancelled():
+        return f"not retried: {step_id} (cancelled)"
+    exc = done.exception()
+    if exc is not None:
+        return f"not retried: {step_id}: {exc}"
+    return f"reopened {', '.join(done.result())}"

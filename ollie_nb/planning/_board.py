@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ollie_nb.planning._client import Task
+from ollie_nb.planning._inbox import InboxRequest
 from ollie_nb.planning._spend import Spend
 from ollie_nb.planning._state import StepState
 from ollie_nb.planning._types import PlanStep
@@ -272,9 +273,60 @@ def plan_section(plan: BoardPlan, drawing: str) -> str:
 INBOX_PLACE = '<div class="board-inbox"></div>'
 """Where the inbox's rows (requests waiting on a person) go, above the plans."""
 
+ANSWERS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "cap": (("raise", "Raise"), ("stop", "Stop")),
+}
+"""The buttons of a row by its kind (answer, label); any other kind: Allow / Deny."""
+PERMIT = (("allow", "Allow"), ("deny", "Deny"))
+RAISE_BY = "1.00"  # the amount a cap row's Raise offers until the person changes it
 
-def board_html(plans: Sequence[BoardPlan], rankdir: str = "LR") -> str:
-    """The whole board: the inbox's place, then each plan; a line when there is none."""
+
+def board_answer(answer: str) -> bool:
+    """Whether a button's answer is one the board gives: allow, deny, stop, raise:<amount>."""
+    if answer in ("allow", "deny", "stop"):
+        return True
+    word, _, amount = answer.partition(":")
+    try:
+        return word == "raise" and float(amount) > 0
+    except ValueError:
+        return False
+
+
+def inbox_row(request: InboxRequest) -> str:
+    """One open request as a table row with its answer buttons; every field escaped."""
+    rid = html.escape(request.id)
+    cells = (request.goal, request.step, request.asker, request.what)
+    tds = "".join(f"<td>{html.escape(cell)}</td>" for cell in cells)
+    buttons = []
+    for answer, label in ANSWERS.get(request.kind, PERMIT):
+        if answer == "raise":
+            buttons.append(
+                f'<input class="board-raise-by" type="number" min="0" step="0.01" value="{RAISE_BY}">'
+            )
+        buttons.append(f'<button data-request="{rid}" data-answer="{answer}">{label}</button>')
+    kind = html.escape(request.kind)
+    return (
+        f'<tr class="board-ask" data-request="{rid}" data-kind="{kind}">{tds}'
+        f'<td class="board-answers">{"".join(buttons)}</td></tr>'
+    )
+
+
+def inbox_html(requests: Sequence[InboxRequest]) -> str:
+    """The inbox's open requests above the plans (its empty place when none waits)."""
+    if not requests:
+        return INBOX_PLACE
+    head = "".join(f"<th>{h}</th>" for h in ("plan", "step", "asks", "what", "answer"))
+    rows = "".join(inbox_row(r) for r in requests)
+    return (
+        f'<div class="board-inbox"><p><b>inbox</b> · {len(requests)} waiting</p>'
+        f'<table class="board-inbox-rows"><tr>{head}</tr>{rows}</table></div>'
+    )
+
+
+def board_html(
+    plans: Sequence[BoardPlan], rankdir: str = "LR", inbox: Sequence[InboxRequest] = ()
+) -> str:
+    """The whole board: the inbox's rows, then each plan; a line when there is none."""
     if not plans:
-        return INBOX_PLACE + '<p class="board-empty">no plan on the task store matches</p>'
-    return INBOX_PLACE + "".join(plan_section(p, plan_drawing(p, rankdir)) for p in plans)
+        return inbox_html(inbox) + '<p class="board-empty">no plan on the task store matches</p>'
+    return inbox_html(inbox) + "".join(plan_section(p, plan_drawing(p, rankdir)) for p in plans)

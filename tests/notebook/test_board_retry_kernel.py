@@ -54,7 +54,7 @@ def test_the_retry_button_reopens_a_failed_step_and_those_after_it(kernel: Any) 
     before = k.run(VIEW + "print(v.widget.html)").text()
     assert f'<button class="board-retry" data-step="{middle}">Retry</button>' in before
     assert f'data-step="{last}">Retry' in before and f'data-step="{tail}">Retry' not in before
-    data = {"method": "custom", "content": {"retry": middle}}
+    data = {"method": "custom", "content": {"kind": "retry", "step": middle}}
     click = {"content": {"data": data}, "buffers": []}  # a comm message, as the front end sends
     after = k.run(VIEW + f"v.widget._handle_msg({click!r})\n" + WAIT_SAID, timeout=60).text()
     assert f"reopened {middle}, {last}, {tail}" in after, after[:300]

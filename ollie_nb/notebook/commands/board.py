@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -34,7 +35,19 @@ def cmd_board(ctx: CommandContext, rest: str) -> Any:
     from ollie_nb.notebook._board_widget import BoardView  # anywidget: on first use
 
     which = ctx.on_loop(lambda core: board_filter(core, args.goal, args.mine, args.status))
-    view = BoardView(ctx.runtime(), ctx.settings().rankdir, describe(which))
+    runtime = ctx.runtime()
+
+    def answer(request: str, word: str) -> concurrent.futures.Future[None]:
+        """Answer on the runtime's loop, then have the board read the store again."""
+
+        async def give() -> None:
+            await runtime.core.inbox.answer(request, word)
+            if view.feed is not None:
+                view.feed.refresh()
+
+        return runtime.submit(give)
+
+    view = BoardView(runtime, ctx.settings().rankdir, describe(which), answer)
 
     async def start(core: AgentCore) -> tuple[BoardFeed, Board]:
         from ollie_nb.core._board_feed import board_feed
