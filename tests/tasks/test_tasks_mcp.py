@@ -43,6 +43,9 @@ TOOLS = {
     "task_heartbeat",
     "task_claim_next",
     "task_reopen",
+    "task_ask",
+    "task_inbox",
+    "task_answer",
 }
 
 
