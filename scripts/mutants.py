@@ -3801,6 +3801,29 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "%ollie plan retry 1 2 fails instead of reopening the step",
     ),
+    Mutant(
+        "start-group-cancel-kills-leader-only",
+        "ollie_nb/tools/_process.py",
+        "        starting.add_done_callback(_kill_started)\n",
+        "",
+        (
+            "tests/tools/test_tools_bounds.py::test_execute_code_cancelled_while_it_starts_kills_the_whole_group",
+        ),
+        "Ctrl-C while execute_code's shell starts leaves the command it forked running",
+        quick=True,
+    ),
+    Mutant(
+        "start-group-cancel-reaches-the-start",
+        "ollie_nb/tools/_process.py",
+        "        return await asyncio.shield(starting)\n",
+        "        return await starting\n",
+        (
+            "tests/tools/test_tools_bounds.py::test_execute_code_cancelled_while_it_starts_kills_the_whole_group",
+            "tests/core/test_tool_hooks.py::test_a_hook_cancelled_while_it_starts_takes_its_whole_group",
+        ),
+        "a cancelled start waits for the orphan's pipes (30 s) and leaves it running",
+        quick=True,
+    ),
 )
 
 

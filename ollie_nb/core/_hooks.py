@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ollie_nb.tools._process import kill_group, read_bounded
+from ollie_nb.tools._process import kill_group, read_bounded, start_group
 
 HOOK_TIMEOUT = 60.0
 OUTPUT_LIMIT = 64 * 1024  # bytes read of a hook's stdout and of its stderr
@@ -96,14 +96,16 @@ async def _run(
     command: str, body: bytes, cwd: str, timeout: float, env: Mapping[str, str]
 ) -> tuple[int | None, str, str]:
     try:
-        proc = await asyncio.create_subprocess_shell(
-            command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd if os.path.isdir(cwd) else None,
-            env=dict(env),
-            start_new_session=True,
+        proc = await start_group(
+            asyncio.create_subprocess_shell(
+                command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd if os.path.isdir(cwd) else None,
+                env=dict(env),
+                start_new_session=True,
+            )
         )
     except OSError as exc:
         return 127, "", str(exc)

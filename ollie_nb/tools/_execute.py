@@ -9,7 +9,7 @@ from typing import Any
 
 from ollie_nb.tools._bounds import DEFAULT_RESULT_CAP
 from ollie_nb.tools._environ import subprocess_environ
-from ollie_nb.tools._process import kill_group
+from ollie_nb.tools._process import kill_group, start_group
 from ollie_nb.tools._types import ToolInfo, ToolResult
 
 SERVER_NAME = "execute"
@@ -90,14 +90,16 @@ class ExecuteServer:
         secrets = self._secrets() if callable(self._secrets) else self._secrets
         env = subprocess_environ(secrets=secrets, passthrough=self.env_passthrough)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                cwd=workdir,
-                env=env,
-                start_new_session=True,
+            proc = await start_group(
+                asyncio.create_subprocess_exec(
+                    *argv,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.STDOUT,
+                    cwd=workdir,
+                    env=env,
+                    start_new_session=True,
+                )
             )
         except OSError as exc:
             return ToolResult.error(f"cannot start {argv[0]}: {exc}")

@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 from ollie_nb.core import AgentConfig, AgentCore, Notice, ToolFinished
+from ollie_nb.core._hooks import run_hooks
 from ollie_nb.llm import LLMHTTPError, OfflineBackend, OpenAIBackend, RetryPolicy, ToolCall
 from ollie_nb.tools import NotebookToolServer
 from tests.conftest import MakeCore
 from tests.support.llm_fake_provider import FAKE_KEY, Reply, json_reply, sse
+from tests.support.processes import cancel_mid_start, wait_group_gone
 
 HOOK = """\
 import json, pathlib, sys
@@ -245,3 +247,14 @@ async def test_a_turn_error_hook_that_does_not_handle_it_is_asked_once_and_retri
     assert result.error and not result.error_handled
     assert len(provider.requests) == 4  # the request and its three retries
     assert len(payloads(tmp_path, "err")) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_hook_cancelled_while_it_starts_takes_its_whole_group(tmp_path):
+    """Ctrl-C before a hook's pipes connected: the command its shell forked dies too."""
+    pid_file = tmp_path / "pid"
+    command = f"sleep 30 & echo $$ > {pid_file}; wait"
+    call = run_hooks("preToolUse", [command], {}, str(tmp_path))
+    pgid = await cancel_mid_start(call, "sh", pid_file)
+    assert not wait_group_gone(pgid), f"the hook's process group {pgid} outlived the cancel"

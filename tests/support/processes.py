@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
+import time
+from collections.abc import Awaitable
 from pathlib import Path
 
 from tests.support.waits import wait_until
@@ -54,3 +57,28 @@ def children_named(name: str, parent: int | None = None) -> list[int]:
             if info and info[0] == name and info[2] == parent and info[1] != "Z":
                 found.append(int(entry))
     return found
+
+
+async def cancel_mid_start(call: Awaitable[object], shell: str, pid_file: Path) -> int:
+    """Start `call` (which runs a `shell` command that forks a child, then writes its own
+    pid, its process group, to `pid_file`) and cancel it on the loop turn that forked the
+    shell, before its pipes connect: what Ctrl-C meets on a busy loop. Assert the call
+    ended at once; return the group, once gone or after 10 s, for the caller to check."""
+    task = asyncio.ensure_future(call)
+    for _ in range(100):
+        await asyncio.sleep(0)
+        if children_named(shell):
+            break
+    deadline = time.monotonic() + 10
+    while not (pid_file.exists() and pid_file.read_text().strip()):  # the loop stays blocked
+        assert time.monotonic() < deadline, f"{pid_file} never written"
+        time.sleep(0.01)
+    task.cancel()
+    await asyncio.wait({task}, timeout=10)
+    assert task.cancelled(), "the cancelled call did not end at once"
+    pgid = int(pid_file.read_text())
+    for _ in range(200):  # the loop runs on meanwhile: the start completes, the group is killed
+        if not group_members(pgid):
+            break
+        await asyncio.sleep(0.05)
+    return pgid

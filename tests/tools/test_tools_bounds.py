@@ -16,7 +16,7 @@ from ollie_nb.tools import (
     cap_text,
 )
 from tests.support.agents import FIXTURES
-from tests.support.processes import wait_group_gone
+from tests.support.processes import cancel_mid_start, wait_group_gone
 
 
 class Echo:
@@ -165,3 +165,16 @@ async def test_execute_code_timeout_still_kills_the_group(tmp_path):
 def _assert_group_gone(pgid: int) -> None:
     left = wait_group_gone(pgid)
     assert not left, f"process group {pgid} still has {left}"
+
+
+@pytest.mark.anyio
+async def test_execute_code_cancelled_while_it_starts_kills_the_whole_group(tmp_path):
+    """Ctrl-C can land after the shell started but before its pipes connected (a busy
+    loop): the command the shell already forked must die with it, not only the shell,
+    and the cancelled call must end at once (asyncio's own clean-up waits for the pipes
+    the orphan holds: 30 s here)."""
+    pid_file = tmp_path / "pid"
+    server = ExecuteServer(str(tmp_path))
+    code = f"sleep 30 & echo $$ > {pid_file}; wait"  # the sleep is forked before the echo
+    call = server.call_tool("execute_code", {"code": code})
+    _assert_group_gone(await cancel_mid_start(call, "bash", pid_file))
