@@ -3802,6 +3802,28 @@ MUTANTS: tuple[Mutant, ...] = (
         "%ollie plan retry 1 2 fails instead of reopening the step",
     ),
     Mutant(
+        "cli-reopen-first-id-only",
+        "ollie_nb/tasks/cli.py",
+        "            for task_id in args.ids:\n",
+        "            for task_id in args.ids[:1]:\n",
+        (
+            "tests/tasks/test_tasks_cli_reopen.py::test_reopen_opens_each_task_unassigned_and_notes_why",
+        ),
+        "`ollie-tasks reopen A B` reopens A and leaves B failed",
+        quick=True,
+    ),
+    Mutant(
+        "cli-reopen-refusal-hides-done",
+        "ollie_nb/tasks/cli.py",
+        "        if reopened:\n            _print_reopened(args, reopened)\n        raise\n",
+        "        raise\n",
+        (
+            "tests/tasks/test_tasks_cli_reopen.py::test_reopen_stops_at_a_refusal_after_printing_what_it_reopened",
+        ),
+        "a reopen refused halfway does not say which tasks it already reopened",
+        quick=True,
+    ),
+    Mutant(
         "start-group-cancel-kills-leader-only",
         "ollie_nb/tools/_process.py",
         "        starting.add_done_callback(_kill_started)\n",
