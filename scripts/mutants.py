@@ -3824,6 +3824,26 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "retry-fallback-calls-missing-reopen",
+        "ollie_nb/planning/_client.py",
+        "        if not self.caps.reopen:\n",
+        "        if False:\n",
+        (
+            "tests/core/test_step_retry_fallback.py::test_retry_without_task_reopen_reopens_with_task_update",
+        ),
+        "a retry on a task server without task_reopen fails instead of reopening the steps",
+    ),
+    Mutant(
+        "retry-fallback-keeps-status",
+        "ollie_nb/planning/_client.py",
+        "            return await self.update(task_id, status=StepState.OPEN.value, note=note[:500])\n",
+        "            return await self.update(task_id, note=note[:500])\n",
+        (
+            "tests/core/test_step_retry_fallback.py::test_retry_without_task_reopen_reopens_with_task_update",
+        ),
+        "a retry on a task server without task_reopen leaves the failed step failed",
+    ),
+    Mutant(
         "start-group-cancel-kills-leader-only",
         "ollie_nb/tools/_process.py",
         "        starting.add_done_callback(_kill_started)\n",
