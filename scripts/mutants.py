@@ -3844,6 +3844,33 @@ MUTANTS: tuple[Mutant, ...] = (
         "a retry on a task server without task_reopen leaves the failed step failed",
     ),
     Mutant(
+        "board-mine-ignores-token-user",
+        "ollie_nb/notebook/commands/board.py",
+        '    return (await client.whoami() if client is not None else "") or core.agent_name\n',
+        "    return core.agent_name\n",
+        ("tests/notebook/test_board_mine.py::test_mine_over_http_is_the_tokens_user",),
+        "%ollie board --mine on a shared HTTP store shows no plan of the token's user",
+    ),
+    Mutant(
+        "whoami-answers-nobody",
+        "ollie_nb/tasks/server.py",
+        '        return json.dumps({"user": _caller(ctx).user})\n',
+        '        return json.dumps({"user": ""})\n',
+        ("tests/notebook/test_board_mine.py::test_mine_over_http_is_the_tokens_user",),
+        "task_whoami over HTTP does not name the token's user; --mine falls back to the agent",
+    ),
+    Mutant(
+        "whoami-unseen",
+        "ollie_nb/planning/_client.py",
+        "            whoami=TASK_WHOAMI in schemas,\n",
+        "            whoami=False,\n",
+        (
+            "tests/notebook/test_board_mine.py::test_mine_over_http_is_the_tokens_user",
+            "tests/notebook/test_board_mine.py::test_mine_over_stdio_is_this_kernels_agent",
+        ),
+        "the kernel never asks ollie-tasks who its token is: --mine over HTTP shows nothing",
+    ),
+    Mutant(
         "start-group-cancel-kills-leader-only",
         "ollie_nb/tools/_process.py",
         "        starting.add_done_callback(_kill_started)\n",

@@ -38,6 +38,7 @@ from ollie_nb.planning._convention import (
     TASK_READ,
     TASK_REOPEN,
     TASK_UPDATE,
+    TASK_WHOAMI,
 )
 from ollie_nb.planning._inbox import ANSWER_POLL, InboxRequest, inbox_page
 from ollie_nb.planning._state import StepState, read_state
@@ -124,6 +125,7 @@ class TaskCaps:
     event_tail: bool = False  # task_events reads from the log's end (tail): when seen
     inbox: bool = False  # task_ask, task_inbox, task_answer: ollie-tasks' inbox, when seen
     reopen: bool = False  # task_reopen: open a step again with its assignee cleared, when seen
+    whoami: bool = False  # task_whoami: the HTTP user the client's token names, when seen
 
     @classmethod
     def of(cls, schemas: Mapping[str, Mapping[str, Any]], subscriptions: bool) -> TaskCaps:
@@ -147,6 +149,7 @@ class TaskCaps:
             event_tail=_takes(schemas, TASK_EVENTS, "tail"),
             inbox={TASK_ASK, TASK_INBOX, TASK_ANSWER} <= set(schemas),
             reopen=TASK_REOPEN in schemas,
+            whoami=TASK_WHOAMI in schemas,
         )
 
     @property
@@ -815,6 +818,16 @@ class TaskClient:
         result = await self._call(TASK_ANSWER, {"id": request, "answer": answer, "by": by})
         if result.is_error:
             raise TaskCallError(first_line(result.text, f"{TASK_ANSWER} failed"))
+
+    async def whoami(self) -> str:
+        """The user the server knows this client as (over HTTP, its token's user): '' over
+        stdio, for an unnamed token, or from a server without task_whoami."""
+        if not self.caps.whoami:
+            return ""
+        result = await self._call(TASK_WHOAMI, {})
+        data = None if result.is_error else _json_object(result.text)
+        user = data.get("user") if isinstance(data, dict) else None
+        return user if isinstance(user, str) else ""
 
     async def wait_answer(
         self, request: str, timeout: float, poll: float = ANSWER_POLL
