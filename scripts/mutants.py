@@ -3871,6 +3871,34 @@ MUTANTS: tuple[Mutant, ...] = (
         "the kernel never asks ollie-tasks who its token is: --mine over HTTP shows nothing",
     ),
     Mutant(
+        "inbox-wait-ignores-signals",
+        "ollie_nb/planning/_client.py",
+        "        if not self.following:\n            await asyncio.sleep(poll)\n",
+        "        if True:\n            await asyncio.sleep(poll)\n",
+        (
+            "tests/planning/test_inbox_wait_signals.py::test_a_waiter_wakes_at_the_stores_signal_not_its_next_poll",
+        ),
+        "a worker parked on an approval sees the answer only at its next look (0.5 s later)",
+    ),
+    Mutant(
+        "inbox-wait-signals-unwired",
+        "ollie_nb/core/_tool_servers.py",
+        '            updates=getattr(server, "resource_updates", None),\n',
+        "            updates=None,\n",
+        (
+            "tests/planning/test_inbox_wait_signals.py::test_a_waiter_wakes_at_the_stores_signal_not_its_next_poll",
+        ),
+        "the wired task client never follows the store's signals while it waits for an answer",
+    ),
+    Mutant(
+        "inbox-wait-poll-stalls",
+        "ollie_nb/planning/_client.py",
+        "            await asyncio.sleep(poll)\n            return\n",
+        "            await asyncio.sleep(poll * 100)\n            return\n",
+        ("tests/planning/test_inbox_wait_signals.py::test_without_signals_a_waiter_polls",),
+        "on a server without signals a parked worker sees the answer seconds late",
+    ),
+    Mutant(
         "start-group-cancel-kills-leader-only",
         "ollie_nb/tools/_process.py",
         "        starting.add_done_callback(_kill_started)\n",
