@@ -3899,6 +3899,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "on a server without signals a parked worker sees the answer seconds late",
     ),
     Mutant(
+        "legacy-unsubscribe-shared",
+        "ollie_nb/tools/_mcp_signals.py",
+        "        if alive() and not signals.open_count(uri):\n",
+        "        if alive():\n",
+        (
+            "tests/tools/test_tools_mcp_shared_subscription.py::test_closing_one_of_two_streams_keeps_the_other_subscribed",
+        ),
+        "on a 2025-protocol server the watch goes deaf once a wait for an inbox answer ends",
+    ),
+    Mutant(
         "start-group-cancel-kills-leader-only",
         "ollie_nb/tools/_process.py",
         "        starting.add_done_callback(_kill_started)\n",
