@@ -3899,6 +3899,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "on a server without signals a parked worker sees the answer seconds late",
     ),
     Mutant(
+        "inbox-wait-never-looks-when-quiet",
+        "ollie_nb/planning/_client.py",
+        "            await asyncio.wait_for(self.signalled.wait(), min(left, QUIET_LOOK))\n",
+        "            await asyncio.wait_for(self.signalled.wait(), left)\n",
+        (
+            "tests/planning/test_inbox_wait_signals.py::test_a_store_that_signals_nothing_is_looked_at_after_a_quiet_while",
+        ),
+        "on a store that does not watch other processes a parked worker sees an answer only at its timeout",
+    ),
+    Mutant(
         "legacy-unsubscribe-shared",
         "ollie_nb/tools/_mcp_signals.py",
         "        if alive() and not signals.open_count(uri):\n",

@@ -70,6 +70,10 @@ Updates = Callable[[str], AbstractAsyncContextManager["AsyncIterator[Any] | None
 SUBSCRIBE_TIMEOUT = 10.0
 """Seconds a wait gives the server to take its subscription before it polls instead."""
 
+QUIET_LOOK = 5.0
+"""Seconds a wait that follows signals goes without one before it looks anyway (a store
+whose watch of other processes is off signals only its own clients' changes)."""
+
 
 MAX_LIST_PAGES = 1000  # pages of one listing, against a server whose cursor loops
 MAX_ENDED = 1000  # claims ended by their holder's own update, kept until their settle asks
@@ -944,9 +948,10 @@ class _Changes:
         self.signalled.clear()
 
     async def next(self, poll: float, left: float) -> None:
-        """Until the next signal (at most `left` s), or `poll` s when none can come."""
+        """Until the next signal (at most `left` s, and QUIET_LOOK), or `poll` s when
+        none can come."""
         if not self.following:
             await asyncio.sleep(poll)
             return
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.signalled.wait(), left)
+            await asyncio.wait_for(self.signalled.wait(), min(left, QUIET_LOOK))
