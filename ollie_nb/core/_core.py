@@ -27,6 +27,7 @@ from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import RoundSaves
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
+from ollie_nb.core._inbox_ask import beside_inbox
 from ollie_nb.core._inbox_handle import CoreInbox
 from ollie_nb.core._parallel_runs import ParallelRuns
 from ollie_nb.core._plans import Plans
@@ -50,6 +51,7 @@ from ollie_nb.planning import (
     Origin,
     PlanRecord,
     QueuedPrompt,
+    TaskClient,
 )
 from ollie_nb.tools import (
     Dispatcher,
@@ -125,7 +127,7 @@ class AgentCore:
             submit=self.submit,
         )
         self.spend = SpendBook(self.budgets)
-        self.inbox = CoreInbox(lambda: self.servers.task_client if self.servers else None)
+        self.inbox = CoreInbox(self._task_client)
         self.turn = TurnState(self.session, self.spend.session)  # what turns change
         self._context: AgentContext | None = None  # what the parts share; built at start
         self.turns = TurnDriver(
@@ -153,9 +155,17 @@ class AgentCore:
             lambda: self.servers,
             self.watch.claim,
             started=self._started,
-            owner=lambda: f"{self.agent_name}@{self.session.session_id[-4:]}",
+            owner=self._owner,
             width=lambda: self.max_parallel or self.subagents.limit,
         )
+
+    def _owner(self) -> str:
+        """This kernel's agent as a task store names it: `ollie@ab12` (name @ session)."""
+        return f"{self.agent_name}@{self.session.session_id[-4:]}"
+
+    def _task_client(self) -> TaskClient | None:
+        """The wired task server's client, if one is wired."""
+        return self.servers.task_client if self.servers else None
 
     def _session_parts(self) -> SessionParts:
         """What the session saves and restores beyond its conversation."""
@@ -200,7 +210,7 @@ class AgentCore:
             gate=gate_for(
                 self.servers,
                 self.config.trusted_tools,
-                self._approve,
+                beside_inbox(self._approve, self._task_client, self._owner),
                 self.emit,
                 self.redact.values,
                 lambda: self.plans.reviewing,
