@@ -241,9 +241,13 @@ def _unlisten(core: Any, view: ParallelRunView) -> None:
 
 
 def _tick_in_background(view: ParallelRunView, future: Any) -> None:
+    """Render the run while the kernel is free; its sub-agents' approval requests are
+    shown (in the run's log) as they come, as a background turn's are."""
     loop = asyncio.get_event_loop()
+    view.runtime.show = OutputSink(view.log).show
 
     def tick() -> None:
+        view.runtime.drain()
         view.tick()
         if not future.done():
             loop.call_later(TICK, tick)
