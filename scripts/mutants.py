@@ -1950,7 +1950,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "step-scope-not-given-to-a-turn",
         "ollie_nb/core/_turn.py",
-        "        self.scope = StepScope.of(start.step)",
+        "        self.scope = StepScope.of(start.step, start.asker)",
         "        self.scope = None",
         (
             "tests/core/test_step_scope_e2e.py::test_an_injected_step_cannot_make_a_worker_delete_another_users_plan",
@@ -1960,8 +1960,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "run-child-works-without-its-step",
         "ollie_nb/core/_subagents.py",
-        "TurnStarted(prompt, step=self.work)",
-        "TurnStarted(prompt)",
+        "TurnStarted(prompt, step=self.work, asker=self.name)",
+        "TurnStarted(prompt, asker=self.name)",
         (
             "tests/core/test_step_scope_e2e.py::test_an_injected_step_cannot_make_a_worker_delete_another_users_plan",
         ),
@@ -3457,6 +3457,79 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/core/test_worker_ask.py::test_answers_from_others_than_the_named_users_are_denied",
         ),
         "a worker limited with --answers-from runs a call anyone allowed",
+    ),
+    Mutant(
+        "kernel-sub-agents-ask-the-widget-only",
+        "ollie_nb/core/_inbox_ask.py",
+        "        if scope is None or not scope.asker or client is None or not client.caps.inbox:\n",
+        "        if True:\n",
+        (
+            "tests/core/test_kernel_asks_inbox.py::test_a_sub_agents_call_answered_from_another_client_goes_on_and_closes_the_widget",
+            "tests/core/test_kernel_asks_inbox.py::test_answered_in_the_widget_the_inbox_request_is_answered_by_the_kernels_user",
+        ),
+        "a sub-agent's approval waits for the kernel's widget alone: no board or teammate can answer it",
+        quick=True,
+    ),
+    Mutant(
+        "kernel-own-turn-asks-the-inbox",
+        "ollie_nb/core/_inbox_ask.py",
+        "        if scope is None or not scope.asker or client is None or not client.caps.inbox:\n",
+        "        if client is None or not client.caps.inbox:\n",
+        ("tests/core/test_kernel_asks_inbox.py::test_the_agents_own_turn_asks_only_in_the_widget",),
+        "the prompt the user typed at the cell cannot ask for approval: its calls are denied",
+        quick=True,
+    ),
+    Mutant(
+        "widget-answer-leaves-the-request-open",
+        "ollie_nb/core/_inbox_ask.py",
+        "        return await request.close(verdict.allowed, self._user())\n",
+        "        return verdict.allowed\n",
+        (
+            "tests/core/test_kernel_asks_inbox.py::test_answered_in_the_widget_the_inbox_request_is_answered_by_the_kernels_user",
+        ),
+        "answered in the widget, the request stays open on every board until it expires",
+        quick=True,
+    ),
+    Mutant(
+        "sub-agent-asks-as-no-one",
+        "ollie_nb/core/_subagents.py",
+        "TurnStarted(prompt, step=self.work, asker=self.name)",
+        "TurnStarted(prompt, step=self.work)",
+        (
+            "tests/core/test_kernel_asks_inbox.py::test_a_sub_agents_call_answered_from_another_client_goes_on_and_closes_the_widget",
+        ),
+        "a parallel run's sub-agents ask only in the kernel's widget, never in the inbox",
+        quick=True,
+    ),
+    Mutant(
+        "widget-ignores-the-inbox-answer",
+        "ollie_nb/notebook/_approval.py",
+        "            found = _verdict_of(remote)\n",
+        "            found = None\n",
+        (
+            "tests/notebook/test_subagent_asks_inbox_kernel.py::test_a_sub_agents_approval_answered_from_the_cli_lets_the_run_finish",
+        ),
+        "an approval answered on a board still waits for the widget, and is denied after the timeout",
+    ),
+    Mutant(
+        "widget-stays-open-after-the-inbox-answer",
+        "ollie_nb/notebook/_approval.py",
+        "        closing.add_done_callback(lambda _: self.on_main(widget.settle_elsewhere))\n",
+        "",
+        (
+            "tests/notebook/test_subagent_asks_inbox_kernel.py::test_a_sub_agents_approval_answered_from_the_cli_lets_the_run_finish",
+        ),
+        "the widget keeps asking a question a teammate answered already",
+    ),
+    Mutant(
+        "background-run-hides-approvals",
+        "ollie_nb/notebook/_parallel_widget.py",
+        "        view.runtime.drain()\n",
+        "",
+        (
+            "tests/notebook/test_subagent_asks_inbox_kernel.py::test_a_sub_agents_approval_answered_from_the_cli_lets_the_run_finish",
+        ),
+        "a --bg parallel run's sub-agent asks in no widget: its call is denied after the timeout",
     ),
     Mutant(
         "gate-hides-the-step-from-the-inbox",
