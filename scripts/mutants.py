@@ -3502,6 +3502,17 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "watch-asks-as-no-one",
+        "ollie_nb/core/_turn_driver.py",
+        'asker = WATCH_ASKER if item.origin is Origin.WATCH else ""',
+        'asker = ""',
+        (
+            "tests/core/test_kernel_asks_inbox.py::test_a_watch_turns_call_is_asked_in_the_inbox_as_the_watch",
+        ),
+        "a step the watch took asks only in the kernel's widget, never in the inbox",
+        quick=True,
+    ),
+    Mutant(
         "widget-ignores-the-inbox-answer",
         "ollie_nb/notebook/_approval.py",
         "            found = _verdict_of(remote)\n",

@@ -148,3 +148,20 @@ async def test_the_agents_own_turn_asks_only_in_the_widget(make_core, tmp_path, 
     await asyncio.wait_for(turn, 30)
     assert person.asked == [("alone", "task_edit")]
     assert title(db, other) == "Renamed" and requests(db) == []  # nothing in the inbox
+
+
+@pytest.mark.anyio
+async def test_a_watch_turns_call_is_asked_in_the_inbox_as_the_watch(make_core, tmp_path, provider):
+    db = tmp_path / "tasks.db"
+    core, person, other = await kernel_with_a_plan(make_core, db, provider)
+    await core.watch.start()
+    await until(lambda: requests(db), timeout=60, what="the watch turn's inbox request")
+    [(request, _goal, step, asker, _what, _answer, _by)] = requests(db)
+    owner = f"{core.agent_name}@{core.session.session_id[-4:]}"
+    assert (asker, step) == (f"{owner}/watch", core.plans[-1].ids[0])
+    assert person.asked == [("beside", "task_edit")]
+    teammate = await make_core(agent=tasks_agent(db))
+    await teammate.inbox.answer(request, "allow", by="bob")
+    await until(lambda: title(db, other) == "Renamed", timeout=60, what="the call to run")
+    await core.watch.until_idle(60)
+    assert person.closed_by == ["bob"]
