@@ -3513,6 +3513,15 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "stopped-run-leaves-its-request-open",
+        "ollie_nb/core/_inbox_ask.py",
+        "            self._closing.add(asyncio.ensure_future(request.close(False, self._user())))\n",
+        "",
+        ("tests/core/test_kernel_asks_inbox.py::test_a_stopped_run_denies_its_open_request",),
+        "after Stop every board still shows the stopped sub-agent's approval as waiting",
+        quick=True,
+    ),
+    Mutant(
         "widget-ignores-the-inbox-answer",
         "ollie_nb/notebook/_approval.py",
         "            found = _verdict_of(remote)\n",

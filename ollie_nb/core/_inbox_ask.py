@@ -78,6 +78,7 @@ class AskedBeside(ScopedApprover):
         user: Callable[[], str] = _local_user,
     ) -> None:
         self.local, self._client, self._owner, self._user = local, client, owner, user
+        self._closing: set[asyncio.Future[bool]] = set()  # requests denied after a Stop
 
     async def ask(self, name: str, args: dict[str, Any], scope: StepScope | None) -> bool:
         """Both places for a sub-agent's or the watch's step turn, else the kernel's alone."""
@@ -86,9 +87,14 @@ class AskedBeside(ScopedApprover):
             return await self.local(name, args)
         asker = f"{self._owner()}/{scope.asker}"
         request = InboxRequestOf(client, request_what(name, args), asker, scope)
-        verdict = await self.local.ask_beside(
-            name, args, lambda: request.answer(self.local.answer_time())
-        )
+        try:
+            verdict = await self.local.ask_beside(
+                name, args, lambda: request.answer(self.local.answer_time())
+            )
+        except asyncio.CancelledError:  # Stop: no board keeps asking what no one waits on
+            self._closing.add(asyncio.ensure_future(request.close(False, self._user())))
+            self._closing = {task for task in self._closing if not task.done()}
+            raise
         if verdict.elsewhere:
             return verdict.allowed
         return await request.close(verdict.allowed, self._user())

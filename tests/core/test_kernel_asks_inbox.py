@@ -165,3 +165,16 @@ async def test_a_watch_turns_call_is_asked_in_the_inbox_as_the_watch(make_core, 
     await until(lambda: title(db, other) == "Renamed", timeout=60, what="the call to run")
     await core.watch.until_idle(60)
     assert person.closed_by == ["bob"]
+
+
+@pytest.mark.anyio
+async def test_a_stopped_run_denies_its_open_request(make_core, tmp_path, provider):
+    db = tmp_path / "tasks.db"
+    core, _person, other = await kernel_with_a_plan(make_core, db, provider)
+    run = asyncio.ensure_future(core.runs.run_plan(parallel=1))
+    await until(lambda: requests(db), timeout=60, what="the sub-agent's inbox request")
+    core.interrupt()  # %ollie stop
+    await asyncio.wait_for(run, 60)
+    closed = lambda: [r[5:] for r in requests(db)] == [("deny", _local_user())]  # noqa: E731
+    await until(closed, timeout=30, what="the request denied")
+    assert title(db, other) == "Notes"
