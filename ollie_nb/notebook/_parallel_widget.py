@@ -244,7 +244,7 @@ def _tick_in_background(view: ParallelRunView, future: Any) -> None:
     """Render the run while the kernel is free; its sub-agents' approval requests are
     shown (in the run's log) as they come, as a background turn's are."""
     loop = asyncio.get_event_loop()
-    view.runtime.show = OutputSink(view.log).show
+    show = view.runtime.show = OutputSink(view.log).show
 
     def tick() -> None:
         view.runtime.drain()
@@ -254,5 +254,7 @@ def _tick_in_background(view: ParallelRunView, future: Any) -> None:
             return
         failed = future.cancelled() or future.exception() is not None
         view.finish(None if failed else future.result())
+        if view.runtime.show is show:  # later requests are not this run's
+            view.runtime.show = None
 
     loop.call_later(TICK, tick)
