@@ -3522,6 +3522,17 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "foreground-widget-says-denied-after-an-inbox-answer",
+        "ollie_nb/notebook/_approval.py",
+        '        concurrent.futures.wait(futures, timeout=left, return_when="FIRST_COMPLETED")\n'
+        "    widget.settle_elsewhere()\n",
+        '        concurrent.futures.wait(futures, timeout=left, return_when="FIRST_COMPLETED")\n',
+        (
+            "tests/notebook/test_subagent_asks_inbox_kernel.py::test_a_foreground_runs_widget_closes_when_the_cli_answers",
+        ),
+        "a foreground run's widget says 'no answer in time' for a call a teammate answered",
+    ),
+    Mutant(
         "widget-ignores-the-inbox-answer",
         "ollie_nb/notebook/_approval.py",
         "            found = _verdict_of(remote)\n",

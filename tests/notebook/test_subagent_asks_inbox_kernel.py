@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +47,16 @@ def kernel(tmp_path: Path) -> Any:
         k.shutdown()
 
 
-def test_a_sub_agents_approval_answered_from_the_cli_lets_the_run_finish(
-    kernel: Any, tmp_path: Path, provider: Any
-) -> None:
+def planned(kernel: Any, tmp_path: Path, provider: Any) -> tuple[Path, str]:
+    """A plan whose one step renames a task outside it (a call that asks), the kernel's
+    model then one that obeys its step: (the store, the other task's id)."""
     db = tmp_path / "tasks.db"
     with open_store(db) as store:
         other = store.create("Notes")
     assert kernel.run(f"%ollie agent {tasks_agent_file(tmp_path)}").error is None
     order = json.dumps({"id": other, "title": "Renamed"})
-    planned = kernel.run(f"%%ollie\nTidy\n- Rename the notes: call task_edit with {order}", 120)
-    assert planned.error is None, planned.error
+    made = kernel.run(f"%%ollie\nTidy\n- Rename the notes: call task_edit with {order}", 120)
+    assert made.error is None, made.error
     provider.respond = obey
     use = (
         "import ollie_nb\nfrom ollie_nb.llm import OpenAIBackend\n"
@@ -63,6 +64,13 @@ def test_a_sub_agents_approval_answered_from_the_cli_lets_the_run_finish(
         f"api_key={FAKE_KEY!r}))"
     )
     assert kernel.run(use).error is None
+    return db, other
+
+
+def test_a_sub_agents_approval_answered_from_the_cli_lets_the_run_finish(
+    kernel: Any, tmp_path: Path, provider: Any
+) -> None:
+    db, other = planned(kernel, tmp_path, provider)
     started = kernel.run("%ollie run --parallel 1 --bg", allow_stdin=True)
     assert started.error is None, started.error
     wait_until(  # short cells: the kernel's loop shows the widget between them
@@ -94,3 +102,23 @@ def test_a_sub_agents_approval_answered_from_the_cli_lets_the_run_finish(
         60,
         "the step done",
     )
+
+
+def test_a_foreground_runs_widget_closes_when_the_cli_answers(
+    kernel: Any, tmp_path: Path, provider: Any
+) -> None:
+    db, other = planned(kernel, tmp_path, provider)
+
+    def answer() -> None:  # another process answers while the cell waits on the widget
+        wait_until(lambda: open_requests(db), 60, "the sub-agent's inbox request")
+        [(request, _asker)] = open_requests(db)
+        cli(db, "answer", request, "deny", "--by", "ann")
+
+    answering = threading.Thread(target=answer, daemon=True)
+    answering.start()
+    run = kernel.run("%ollie run --parallel 1", timeout=120, allow_stdin=True)
+    answering.join(60)
+    assert run.error is None, run.error
+    assert kernel.run(PENDING).text().strip() == "0"  # no widget left waiting
+    assert kernel.run(STATUS).text().strip() == "deny (answered by ann in the inbox)"
+    assert rows(db, f"SELECT title FROM tasks WHERE id = '{other}'") == [("Notes",)]
