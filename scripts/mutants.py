@@ -3480,6 +3480,17 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "store-without-inbox-asked-beside",
+        "ollie_nb/core/_inbox_ask.py",
+        "        if scope is None or not scope.asker or client is None or not client.caps.inbox:\n",
+        "        if scope is None or not scope.asker or client is None:\n",
+        (
+            "tests/core/test_kernel_asks_inbox.py::test_a_store_without_an_inbox_asks_in_the_widget_alone",
+        ),
+        "with a task server that keeps no inbox, every sub-agent approval first tries an inbox that is not there",
+        quick=True,
+    ),
+    Mutant(
         "widget-answer-leaves-the-request-open",
         "ollie_nb/core/_inbox_ask.py",
         "        return await request.close(verdict.allowed, self._user())\n",

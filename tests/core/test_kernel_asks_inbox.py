@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from ollie_nb.core import Elsewhere, SharedApprover, Verdict
+from ollie_nb.core import AgentConfig, Elsewhere, SharedApprover, Verdict
 from ollie_nb.core._inbox_handle import _local_user
+from ollie_nb.core._routing import StepScope
 from ollie_nb.llm import OfflineBackend, OpenAIBackend
 from ollie_nb.tasks import open_store
 from tests.support.agents import tasks_agent
@@ -178,3 +179,18 @@ async def test_a_stopped_run_denies_its_open_request(make_core, tmp_path, provid
     closed = lambda: [r[5:] for r in requests(db)] == [("deny", _local_user())]  # noqa: E731
     await until(closed, timeout=30, what="the request denied")
     assert title(db, other) == "Notes"
+
+
+@pytest.mark.anyio
+async def test_a_store_without_an_inbox_asks_in_the_widget_alone(make_core, fake_task_server):
+    person = Person()
+    agent = AgentConfig.from_dict({"mcpServers": fake_task_server()})
+    core = await make_core(agent=agent, approve=person)
+    await until(lambda: core.servers.task_client is not None, what="the task server wired")
+    assert not core.servers.task_client.caps.inbox
+    scope = StepScope("t-1", "t-0", frozenset({"t-1"}), "worker1")  # a sub-agent's step
+    asked = asyncio.ensure_future(core.context.gate.approve.ask("task_edit", {"id": "t-9"}, scope))
+    await until(lambda: person.asked, what="the widget asked")
+    person.say(True)
+    assert await asyncio.wait_for(asked, 10) is True
+    assert person.asked == [("alone", "task_edit")]
