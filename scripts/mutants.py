@@ -3491,6 +3491,17 @@ MUTANTS: tuple[Mutant, ...] = (
         quick=True,
     ),
     Mutant(
+        "widget-overrides-an-earlier-inbox-answer",
+        "ollie_nb/core/_inbox_ask.py",
+        '                if rows and rows[0].state == "answered":\n',
+        "                if False:\n",
+        (
+            "tests/core/test_kernel_asks_inbox.py::test_a_widget_answer_after_an_inbox_answer_yields_to_it",
+        ),
+        "a teammate's Deny that reached the store first is overridden by a later Allow in the widget",
+        quick=True,
+    ),
+    Mutant(
         "widget-answer-leaves-the-request-open",
         "ollie_nb/core/_inbox_ask.py",
         "        return await request.close(verdict.allowed, self._user())\n",

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ollie_nb.core import AgentConfig, Elsewhere, SharedApprover, Verdict
+from ollie_nb.core._inbox_ask import InboxRequestOf
 from ollie_nb.core._inbox_handle import _local_user
 from ollie_nb.core._routing import StepScope
 from ollie_nb.llm import OfflineBackend, OpenAIBackend
@@ -194,3 +195,21 @@ async def test_a_store_without_an_inbox_asks_in_the_widget_alone(make_core, fake
     person.say(True)
     assert await asyncio.wait_for(asked, 10) is True
     assert person.asked == [("alone", "task_edit")]
+
+
+@pytest.mark.anyio
+async def test_a_widget_answer_after_an_inbox_answer_yields_to_it(make_core, tmp_path):
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:
+        goal = store.create("Tidy")
+        step = store.create("Rename", "", goal)
+    core = await make_core(agent=tasks_agent(db))
+    scope = StepScope(step, goal, frozenset({step}), "worker1")
+    request = InboxRequestOf(core.servers.task_client, "task_edit {}", "k@ab12/worker1", scope)
+    waiting = asyncio.ensure_future(request.answer(30))
+    await until(lambda: requests(db), what="the inbox request")
+    waiting.cancel()  # the widget was answered: the kernel stops looking at the inbox
+    [(asked, *_)] = requests(db)
+    await core.inbox.answer(asked, "deny", by="ann")  # a teammate's answer got there first
+    assert await request.close(True, "me") is False  # the store's answer counts
+    assert [r[5:] for r in requests(db)] == [("deny", "ann")]
