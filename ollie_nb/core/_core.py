@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ollie_nb.core._agents import resolve_agent
 from ollie_nb.core._budget import NO_BUDGETS, Budgets, SpendBook, env_budgets
 from ollie_nb.core._build_servers import ExtraServers, build_servers
+from ollie_nb.core._cap_ask import CapAsk
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import RoundSaves
@@ -126,6 +127,9 @@ class AgentCore:
         )
         self.spend = SpendBook(self.budgets)
         self.inbox = CoreInbox(lambda: self.servers.task_client if self.servers else None)
+        self.cap_ask = CapAsk(  # off until a frontend turns asking at caps on
+            lambda: self.servers.task_client if self.servers else None, lambda: self.agent_name
+        )
         self.turn = TurnState(self.session, self.spend.session)  # what turns change
         self._context: AgentContext | None = None  # what the parts share; built at start
         self.turns = TurnDriver(
@@ -155,6 +159,7 @@ class AgentCore:
             started=self._started,
             owner=lambda: f"{self.agent_name}@{self.session.session_id[-4:]}",
             width=lambda: self.max_parallel or self.subagents.limit,
+            will_ask=self.cap_ask.will_ask,
         )
 
     def _session_parts(self) -> SessionParts:
@@ -214,6 +219,7 @@ class AgentCore:
             spawn_context=tuple(self._spawn_context),
             injected=self.prompts.take_injected,
             reminder=self.plans.reminder,
+            cap_ask=self.cap_ask,
         )
 
     @property
