@@ -136,7 +136,7 @@ def cap_question(error: BudgetExceededError) -> str:
     else:
         whose = f"{error.scope.value} {error.ledger.name if error.ledger else ''}".strip()
     if error.kind is CapKind.COST:
-        cap, spent = dollars(error.cap), f"{error.spend.cost_text} spent"
+        cap, spent = _money(error.cap), f"{_money(error.spend.cost)} spent"
         unit = "dollars"
     else:
         cap, spent = f"{int(error.cap):,}-token", f"{error.spend.tokens:,} tokens used"
@@ -144,5 +144,10 @@ def cap_question(error: BudgetExceededError) -> str:
     return f"{whose} reached its {cap} cap: {spent}; raise by N {unit} (raise:N) / stop"
 
 
+def _money(amount: float) -> str:
+    """Dollars as a person reads a cap: $0.50, $12.00; below a cent as a cap is given."""
+    return f"${amount:.2f}" if amount >= 0.01 else dollars(amount)
+
+
 def _amount_text(kind: CapKind, amount: float) -> str:
-    return dollars(amount) if kind is CapKind.COST else f"{int(amount):,} tokens"
+    return _money(amount) if kind is CapKind.COST else f"{int(amount):,} tokens"

@@ -100,9 +100,7 @@ async def test_answered_stop_hands_the_steps_back_and_the_worker_exits_1(tmp_pat
 
 
 @pytest.mark.anyio
-async def test_two_steps_meeting_one_cap_ask_once_and_both_follow_the_answer(
-    tmp_path, provider
-):
+async def test_two_steps_meeting_one_cap_ask_once_and_both_follow_the_answer(tmp_path, provider):
     db = tmp_path / "tasks.db"
     _goal, steps = plan(db, fan_out=True)  # steps 2 and 3 start together at the cap
     proc = worker(tmp_path, db, provider, "--ask", "--ask-timeout", "20", "--parallel", "2")
