@@ -66,14 +66,24 @@ class CapAsk:
         self._runs = 0  # runs started with asking on for them alone (`%ollie run --ask`)
         self._asking: dict[tuple[int, CapKind], asyncio.Future[CapAnswer]] = {}
 
+    def hold(self) -> None:
+        """Asking is on until `release` (one run's `--ask`; holds nest)."""
+        self._runs += 1
+
+    def release(self) -> None:
+        """One `hold` is over."""
+        self._runs = max(self._runs - 1, 0)
+
     @contextlib.contextmanager
     def during(self, on: bool = True) -> Iterator[None]:
-        """Asking is on while the block runs (one run's `--ask`)."""
-        self._runs += on
+        """Asking is on while the block runs, when `on`."""
+        if on:
+            self.hold()
         try:
             yield
         finally:
-            self._runs -= on
+            if on:
+                self.release()
 
     def _inbox(self) -> TaskClient | None:
         """The task store to ask, when asking is on and the store keeps an inbox."""
