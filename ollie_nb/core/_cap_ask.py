@@ -85,9 +85,14 @@ class CapAsk:
             if on:
                 self.release()
 
+    @property
+    def asking(self) -> bool:
+        """Whether a reached cap asks now: on for every run, or for the runs under way."""
+        return self.on or self._runs > 0
+
     def _inbox(self) -> TaskClient | None:
         """The task store to ask, when asking is on and the store keeps an inbox."""
-        if not (self.on or self._runs):
+        if not self.asking:
             return None
         client = self._client()
         return client if client is not None and client.caps.inbox else None
