@@ -3824,6 +3824,101 @@ MUTANTS: tuple[Mutant, ...] = (
         "a cancelled start waits for the orphan's pipes (30 s) and leaves it running",
         quick=True,
     ),
+    Mutant(
+        "cap-not-asked",
+        "ollie_nb/core/_model_gateway.py",
+        "if asking is None or not await asking.settle(error, state.step):",
+        "if True:",
+        (
+            "tests/core/test_worker_cap_ask.py::test_a_worker_at_its_plan_cap_asks_and_a_raise_from_a_kernel_finishes_the_plan",
+            "tests/core/test_cap_ask_core.py::test_a_run_at_its_cap_pauses_and_a_raise_from_another_client_finishes_it",
+        ),
+        "a worker run with --ask stops at its cap as if nobody could be asked",
+    ),
+    Mutant(
+        "cap-raise-not-applied",
+        "ollie_nb/core/_cap_ask.py",
+        "            ledger.raise_cap(error.kind, answer.amount)\n",
+        "            pass\n",
+        (
+            "tests/core/test_cap_ask_core.py::test_a_run_at_its_cap_pauses_and_a_raise_from_another_client_finishes_it",
+        ),
+        "a cap answered raise:N asks again at once instead of going on",
+    ),
+    Mutant(
+        "cap-asked-per-request",
+        "ollie_nb/core/_cap_ask.py",
+        "        if key not in self._asking:\n",
+        "        if True:\n",
+        (
+            "tests/core/test_worker_cap_ask.py::test_two_steps_meeting_one_cap_ask_once_and_both_follow_the_answer",
+        ),
+        "two steps meeting one cap fill the inbox with a request each; one answer frees only one",
+    ),
+    Mutant(
+        "cap-stop-forgotten",
+        "ollie_nb/core/_cap_ask.py",
+        "            ledger.stopped[error.kind] = error.cap\n",
+        "            pass\n",
+        ("tests/core/test_cap_ask_core.py::test_a_stop_answer_ends_the_run_as_without_asking",),
+        "a run answered stop at its cap goes on asking instead of handing its steps back",
+    ),
+    Mutant(
+        "run-stops-at-a-cap-it-would-ask",
+        "ollie_nb/core/_parallel_run.py",
+        "if error is None or self._will_ask(error):",
+        "if error is None:",
+        (
+            "tests/core/test_worker_cap_ask.py::test_a_worker_at_its_plan_cap_asks_and_a_raise_from_a_kernel_finishes_the_plan",
+            "tests/core/test_cap_ask_core.py::test_a_run_at_its_cap_pauses_and_a_raise_from_another_client_finishes_it",
+        ),
+        "a parallel run at its cap stops and hands its steps back without asking",
+    ),
+    Mutant(
+        "worker-ask-not-at-caps",
+        "ollie_nb/core/_worker.py",
+        "asking.on, asking.log = True, self._log",
+        "asking.log = self._log",
+        (
+            "tests/core/test_worker_cap_ask.py::test_a_worker_at_its_plan_cap_asks_and_a_raise_from_a_kernel_finishes_the_plan",
+        ),
+        "ollie-work --ask parks approvals but still stops at a cap",
+    ),
+    Mutant(
+        "cap-answer-from-anyone",
+        "ollie_nb/core/_cap_ask.py",
+        "if answers_from and row.answered_by not in answers_from:",
+        "if False:",
+        ("tests/core/test_cap_answer.py::test_a_raise_from_someone_not_named_stops",),
+        "ollie-work --ask --answers-from ann takes a raise from anyone",
+        quick=True,
+    ),
+    Mutant(
+        "ask-at-caps-trait-ignored",
+        "ollie_nb/notebook/_state.py",
+        "core.cap_ask.on = bool(traits and traits.ask_at_caps)",
+        "core.cap_ask.on = False",
+        (
+            "tests/notebook/test_cap_ask_magics.py::test_the_trait_turns_asking_at_caps_on_at_start_and_off_while_running",
+        ),
+        "%config OllieMagics.ask_at_caps = True before the agent starts does nothing",
+    ),
+    Mutant(
+        "run-ask-ignored",
+        "ollie_nb/notebook/commands/plans.py",
+        "        ctx.on_loop(lambda core: core.cap_ask.hold())\n",
+        "        pass\n",
+        ("tests/notebook/test_cap_ask_magics.py::test_run_ask_asks_at_caps_for_that_run_only",),
+        "%ollie run --ask stops at a cap without asking",
+    ),
+    Mutant(
+        "run-ask-never-released",
+        "ollie_nb/notebook/commands/plans.py",
+        "            release()\n",
+        "            pass\n",
+        ("tests/notebook/test_cap_ask_magics.py::test_run_ask_asks_at_caps_for_that_run_only",),
+        "after one %ollie run --ask every later run asks at caps too",
+    ),
 )
 
 
