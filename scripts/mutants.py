@@ -3919,6 +3919,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/notebook/test_cap_ask_magics.py::test_run_ask_asks_at_caps_for_that_run_only",),
         "after one %ollie run --ask every later run asks at caps too",
     ),
+    Mutant(
+        "run-parallel-ask-ignored",
+        "ollie_nb/notebook/_parallel_widget.py",
+        "with core.cap_ask.during(ask):",
+        "with core.cap_ask.during(False):",
+        ("tests/notebook/test_cap_ask_magics.py::test_run_parallel_ask_asks_while_that_run_works",),
+        "%ollie run --parallel N --ask stops at a cap without asking",
+    ),
 )
 
 

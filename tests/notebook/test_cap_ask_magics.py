@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.agents import kernel_env
+from tests.notebook.test_parallel import PLAN
+from tests.support.agents import kernel_env, tasks_agent_file
 from tests.support.kernel_harness import Kernel
 
 pytestmark = pytest.mark.slow  # a kernel
@@ -62,3 +63,29 @@ def test_run_ask_asks_at_caps_for_that_run_only(kernel):
     )
     bad = kernel.run("%ollie run --ask=yes")
     assert "--ask" in (bad.error or "") + bad.text() + bad.stderr()
+
+
+SPY = """
+from ollie_nb.notebook import _state
+
+rt = _state.active()
+seen, run_plan = [], rt.core.runs.run_plan
+
+async def spy(*args, **kwargs):
+    seen.append(rt.core.cap_ask.asking)  # on the loop, as the run starts
+    return await run_plan(*args, **kwargs)
+
+rt.core.runs.run_plan = spy
+
+async def asking():
+    return rt.core.cap_ask.asking
+"""
+
+
+def test_run_parallel_ask_asks_while_that_run_works(kernel, tmp_path):
+    assert kernel.run(f"%ollie agent {tasks_agent_file(tmp_path)}").error is None
+    assert kernel.run(PLAN).error is None
+    assert kernel.run(SPY).error is None
+    run = kernel.run("%ollie run --parallel 2 --ask", timeout=120)
+    assert run.error is None and "steps done by sub-agents" in run.text(), run.texts()
+    assert kernel.run("print(seen, rt.call(asking))").text().strip() == "[True] False"
