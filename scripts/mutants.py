@@ -3927,6 +3927,16 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/notebook/test_cap_ask_magics.py::test_run_parallel_ask_asks_while_that_run_works",),
         "%ollie run --parallel N --ask stops at a cap without asking",
     ),
+    Mutant(
+        "cap-pause-untold",
+        "ollie_nb/core/_core.py",
+        "        self.emit(Notice(line))\n",
+        "        pass\n",
+        (
+            "tests/core/test_cap_ask_core.py::test_a_turn_at_the_session_cap_waits_tells_the_cell_and_goes_on_when_raised",
+        ),
+        "a turn paused at a cap looks stuck: the cell never says it waits on the inbox",
+    ),
 )
 
 

@@ -130,6 +130,7 @@ class AgentCore:
         self.cap_ask = CapAsk(  # off until a frontend turns asking at caps on
             lambda: self.servers.task_client if self.servers else None, lambda: self.agent_name
         )
+        self.cap_ask.log = self._cap_note
         self.turn = TurnState(self.session, self.spend.session)  # what turns change
         self._context: AgentContext | None = None  # what the parts share; built at start
         self.turns = TurnDriver(
@@ -371,6 +372,11 @@ class AgentCore:
             self._sink = _ignore
             self.turn.enter(Phase.IDLE)
             self.watch.kick()  # work queued while this turn ran
+
+    def _cap_note(self, line: str) -> None:
+        """What asking at a cap did (asked, answered, stopped): logged, and told to the turn."""
+        log.info("%s", line)
+        self.emit(Notice(line))
 
     def emit(self, event: Event) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""

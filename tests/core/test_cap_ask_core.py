@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from ollie_nb.core import AgentConfig, AgentCore, Budgets, Caps
+from ollie_nb.core import AgentConfig, AgentCore, Budgets, Caps, Notice
 from ollie_nb.core._budget import BudgetExceededError, CapKind, Ledger, Scope
 from ollie_nb.core._cap_ask import cap_question
 from ollie_nb.llm import OfflineBackend
@@ -111,4 +111,30 @@ def test_the_question_names_the_cap_the_spend_and_the_answers():
     error = BudgetExceededError(Scope.PLAN, "2", CapKind.COST, 0.5, Spend(10, 0.51), ledger=ledger)
     assert cap_question(error) == (
         "plan 2 reached its $0.50 cap: $0.51 spent; raise by N dollars (raise:N) / stop"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_turn_at_the_session_cap_waits_tells_the_cell_and_goes_on_when_raised(
+    make_core, tmp_path
+):
+    db = tmp_path / "t.db"
+    core = await make_core(agent=tasks_agent(db), start=False)
+    core.user_budgets = Budgets(session=Caps(tokens=1))  # reached by the first reply
+    core.cap_ask.on = True
+    await core.start()
+    assert (await core.submit("hello")).reply
+    events: list = []
+    turn = asyncio.ensure_future(core.submit("again", on_event=events.append))
+    await until(lambda: asked(db), timeout=30, what="the cap request")
+    [request] = await open_caps(core.servers.task_client)
+    assert request.what.startswith("the session reached its 1-token cap: ")
+    assert (request.goal, request.step) == ("", "")  # no plan step: none named
+    notes = [e.text for e in events if isinstance(e, Notice)]
+    assert notes == [f"asked: {request.id} {request.what} (waits 300 s for an answer)"]
+    await core.servers.task_client.answer(request.id, "raise:1000000", "ann")
+    result = await asyncio.wait_for(turn, 30)
+    assert result.reply and not result.capped
+    assert [e.text for e in events if isinstance(e, Notice)][-1] == (
+        f"answered: {request.id} raise by 1,000,000 tokens"
     )
