@@ -3937,6 +3937,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "a turn paused at a cap looks stuck: the cell never says it waits on the inbox",
     ),
+    Mutant(
+        "run-bg-ask-never-released",
+        "ollie_nb/notebook/commands/plans.py",
+        "            turn.future.add_done_callback(release)\n",
+        "            pass\n",
+        ("tests/notebook/test_cap_ask_magics.py::test_run_ask_asks_at_caps_for_that_run_only",),
+        "after one %ollie run --bg --ask every later run asks at caps too",
+    ),
 )
 
 

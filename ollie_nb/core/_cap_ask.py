@@ -124,6 +124,7 @@ class CapAsk:
         """One inbox request for the cap; its answer applied to the ledger."""
         what = cap_question(error)
         goal, task = (step.goal_id, step.step_id) if step is not None and step.goal_id else ("", "")
+        request = "the cap"  # its id once asked
         try:
             request = await client.ask(
                 "cap", what, self._asker(), goal=goal, step=task, timeout=self.timeout
@@ -132,7 +133,6 @@ class CapAsk:
             row = await client.wait_answer(request, self.timeout + ANSWER_MARGIN)
         except (OllieError, ValueError) as exc:  # ValueError: an unreadable inbox page
             answer = CapAnswer(why=f"the inbox could not be asked ({exc})")
-            request = "the cap"
         else:
             answer = CapAnswer.of(row, self.answers_from)
         if answer.amount > 0:

@@ -61,6 +61,10 @@ def test_run_ask_asks_at_caps_for_that_run_only(kernel):
     assert kernel.run("print(seen, rt.call(asking))").text().strip() == (
         "[True, False] (False, False)"
     )
+    assert kernel.run("rt.call(lambda: queue('third'))").error is None
+    assert kernel.run("%ollie run --bg --ask").error is None  # released when the turn ends
+    ended = kernel.run("rt.pump(rt.turn_future, timeout=30)\nprint(seen[-1], rt.call(asking))")
+    assert ended.text().strip() == "True (False, False)", ended.texts()
     bad = kernel.run("%ollie run --ask=yes")
     assert "--ask" in (bad.error or "") + bad.text() + bad.stderr()
 
