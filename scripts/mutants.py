@@ -3792,6 +3792,36 @@ MUTANTS: tuple[Mutant, ...] = (
         "clicking Retry on the board's failed step does nothing",
     ),
     Mutant(
+        "board-retry-message-misnamed",
+        "ollie_nb/notebook/_board_widget.py",
+        'model.send({ kind: "retry", step: retry.dataset.step });',
+        'model.send({ kind: "reopen", step: retry.dataset.step });',
+        (
+            "tests/browser/test_browser_board_retry.py::test_retry_clicked_reopens_the_failed_step_and_those_after_it[lab]",
+        ),
+        "clicking Retry in the browser greys the button and nothing else: the step stays failed",
+    ),
+    Mutant(
+        "board-front-end-not-redrawn",
+        "ollie_nb/notebook/_board_widget.py",
+        '  model.on("change:html", draw);\n',
+        "",
+        (
+            "tests/browser/test_browser_board_retry.py::test_retry_clicked_reopens_the_failed_step_and_those_after_it[notebook7]",
+        ),
+        "the board in the browser stays as first drawn: a retried step still shows failed",
+    ),
+    Mutant(
+        "board-esm-not-a-module",
+        "ollie_nb/notebook/_board_widget.py",
+        "export default { render };",
+        "module.exports = { render };",
+        (
+            "tests/browser/test_browser_board_notebook7.py::test_the_board_shows_every_step_and_holder_in_notebook7",
+        ),
+        "in Notebook 7 the board's cell shows no board: its front end does not load",
+    ),
+    Mutant(
         "plan-retry-word-unknown",
         "ollie_nb/notebook/commands/plans.py",
         '    "retry": _plan_retry,\n',

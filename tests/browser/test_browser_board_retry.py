@@ -1,7 +1,7 @@
-"""The board's Retry button as a person uses it in JupyterLab, in Chromium at 1280 px: a
-failed step's Retry, clicked, reopens that step and the steps waiting on it in the store
-(read back with `ollie-tasks list`, another process), and the board redraws them open with
-no Retry left. The screenshots stay in the test's tmp_path (board-retry-before.png,
+"""The board's Retry button as a person uses it in JupyterLab and in Notebook 7, in Chromium
+at 1280 px: a failed step's Retry, clicked, reopens that step and the steps waiting on it in
+the store (read back with `ollie-tasks list`, another process), and the board redraws them
+open with no Retry left. The screenshots stay in the test's tmp_path (board-retry-before.png,
 board-retry-after.png).
 """
 
@@ -18,7 +18,7 @@ import pytest
 
 from ollie_nb.tasks._backends import open_store
 from tests.support.agents import THIS_TREE, kernel_env, tasks_agent_file
-from tests.support.lab import lab_page, run_cell
+from tests.support.lab import LAB, NOTEBOOK7, Front, lab_page, run_cell
 
 pytest.importorskip("playwright.sync_api")
 pytest.importorskip("anywidget")
@@ -63,12 +63,15 @@ def drawn(nodes: dict[str, str], step: str) -> str:
     return next(state for text, state in nodes.items() if step in text)
 
 
-def test_retry_clicked_reopens_the_failed_step_and_those_after_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("front", [LAB, NOTEBOOK7], ids=["lab", "notebook7"])
+def test_retry_clicked_reopens_the_failed_step_and_those_after_it(
+    tmp_path: Path, front: Front
+) -> None:
     db = tmp_path / "tasks.db"
     ids = seed(db)
     middle, last, tail = ids["Middle"], ids["Last"], ids["Tail"]
     cells = ["%load_ext ollie_nb", f"%ollie agent {tasks_agent_file(tmp_path)}", "%ollie board"]
-    with lab_page(tmp_path, cells, kernel_env(tmp_path)) as page:
+    with lab_page(tmp_path, cells, kernel_env(tmp_path), front) as page:
         for index in range(3):
             run_cell(page, index, timeout=120)
         retry = page.locator(f'.ollie-board button.board-retry[data-step="{middle}"]')
