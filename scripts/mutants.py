@@ -1950,8 +1950,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "step-scope-not-given-to-a-turn",
         "ollie_nb/core/_turn.py",
-        "        self.scope = StepScope.of(start.step)",
-        "        self.scope = None",
+        "        self.scope, self.state.step = StepScope.of(start.step), start.step",
+        "        self.scope, self.state.step = None, start.step",
         (
             "tests/core/test_step_scope_e2e.py::test_an_injected_step_cannot_make_a_worker_delete_another_users_plan",
         ),
