@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ollie_nb.core._agents import resolve_agent
 from ollie_nb.core._budget import NO_BUDGETS, Budgets, SpendBook, env_budgets
 from ollie_nb.core._build_servers import ExtraServers, build_servers
+from ollie_nb.core._cap_ask import CapAsk
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import RoundSaves
@@ -128,6 +129,10 @@ class AgentCore:
         )
         self.spend = SpendBook(self.budgets)
         self.inbox = CoreInbox(self._task_client)
+        self.cap_ask = CapAsk(  # off until a frontend turns asking at caps on
+            self._task_client, lambda: self.agent_name
+        )
+        self.cap_ask.log = self._cap_note
         self.turn = TurnState(self.session, self.spend.session)  # what turns change
         self._context: AgentContext | None = None  # what the parts share; built at start
         self.turns = TurnDriver(
@@ -157,6 +162,7 @@ class AgentCore:
             started=self._started,
             owner=self._owner,
             width=lambda: self.max_parallel or self.subagents.limit,
+            will_ask=self.cap_ask.will_ask,
         )
 
     def _owner(self) -> str:
@@ -224,6 +230,7 @@ class AgentCore:
             spawn_context=tuple(self._spawn_context),
             injected=self.prompts.take_injected,
             reminder=self.plans.reminder,
+            cap_ask=self.cap_ask,
         )
 
     @property
@@ -375,6 +382,11 @@ class AgentCore:
             self._sink = _ignore
             self.turn.enter(Phase.IDLE)
             self.watch.kick()  # work queued while this turn ran
+
+    def _cap_note(self, line: str) -> None:
+        """What asking at a cap did (asked, answered, stopped): logged, and told to the turn."""
+        log.info("%s", line)
+        self.emit(Notice(line))
 
     def emit(self, event: Event) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""

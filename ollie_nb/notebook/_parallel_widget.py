@@ -200,14 +200,17 @@ class ParallelRunView:
         return bundle
 
 
-def run_parallel(settings: Settings, runtime: NotebookRuntime, width: int, background: bool) -> Any:
-    """Start the run with the widget as its sinks; wait for it unless `background`."""
+def run_parallel(
+    settings: Settings, runtime: NotebookRuntime, width: int, background: bool, ask: bool = False
+) -> Any:
+    """Start the run with the widget as its sinks; wait for it unless `background`; `ask`:
+    a reached spend cap asks the task store's inbox while this run works."""
     record = runtime.call(_on_loop(lambda: runtime.core.plans.find(None)))
     if record is None:
         return NoticeView("there is no plan yet: ask for one first", "error")
     view = ParallelRunView(settings, runtime, record)
     runtime.call(_on_loop(lambda: runtime.core.subagents.listeners.append(view.post_child)))
-    future = runtime.submit(lambda: runtime.core.runs.run_plan(width, on_event=view.post_run))
+    future = runtime.submit(lambda: _asking(runtime.core, ask, width, view))
     done = lambda f: runtime.call_soon(lambda: _unlisten(runtime.core, view))  # noqa: E731
     future.add_done_callback(done)
     if background:
@@ -224,6 +227,12 @@ def run_parallel(settings: Settings, runtime: NotebookRuntime, width: int, backg
         return NoticeView(str(exc), "error")
     view.finish(result, table=True)
     return view.summary()
+
+
+async def _asking(core: Any, ask: bool, width: int, view: ParallelRunView) -> Any:
+    """The run, with asking at caps on while it works when `ask`."""
+    with core.cap_ask.during(ask):
+        return await core.runs.run_plan(width, on_event=view.post_run)
 
 
 def _on_loop(fn: Any) -> Any:
