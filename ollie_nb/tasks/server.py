@@ -592,7 +592,9 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
         description=(
             "Events after seq `since` as a JSON list of {seq, time, type, task, payload}; "
             "types: created, updated, status_changed, claimed, lease_expired, edited, "
-            "deleted, dep_added, dep_removed, unblocked, inbox.asked, inbox.answered. Pass the last seq seen to get only what "
+            "deleted, dep_added, dep_removed, unblocked, inbox.asked, inbox.answered. A progress "
+            "event tells a claim's progress (a task_heartbeat with tokens that changed it). "
+            "Pass the last seq seen to get only what "
             "is new. A page holds at most `limit` events and about 50,000 characters (fewer "
             "events when they are large); format 'page' returns {events, next, more} instead: "
             "pass next as since to read on while more is true. tail true reads the newest "
