@@ -15,6 +15,7 @@ from bench import (
     first_prompt,
     first_tool_call,
     hostile_text,
+    inbox_wait,
     lease_reclaim,
     notebook_call,
     notebook_tool,
@@ -65,6 +66,7 @@ ROWS: tuple[Row, ...] = (
     session_log.ROW,
     worker_steps.ROW,
     board.ROW,
+    inbox_wait.ROW,
 )
 
 

@@ -411,8 +411,12 @@ def wire_plan_backend(servers: ToolServers, fallback: Any) -> None:
         and maybe_task_server(servers.config.mcp_servers[s.name])
     ]
     if task_server is not None:
+        server = servers.dispatcher.get_server(task_server)
         client = TaskClient(
-            servers.dispatcher.dispatch, task_server, task_caps(servers, task_server)
+            servers.dispatcher.dispatch,
+            task_server,
+            task_caps(servers, task_server),
+            updates=getattr(server, "resource_updates", None),
         )
         backend: Any = TaskServerPlanBackend(client, can_delete=client.caps.delete)
         servers.task_server, servers.task_client = task_server, client

@@ -17,12 +17,15 @@ import collections
 import contextlib
 import enum
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ollie_nb.errors import TaskServerError
 from ollie_nb.planning._convention import (
+    EVENTS_URI,
     TASK_ANSWER,
     TASK_ASK,
     TASK_CLAIM,
@@ -38,6 +41,7 @@ from ollie_nb.planning._convention import (
     TASK_READ,
     TASK_REOPEN,
     TASK_UPDATE,
+    TASK_WHOAMI,
 )
 from ollie_nb.planning._inbox import ANSWER_POLL, InboxRequest, inbox_page
 from ollie_nb.planning._progress import StepProgress
@@ -58,6 +62,18 @@ class ToolResultLike(Protocol):
 
 Dispatch = Callable[[str, str, dict[str, Any]], Awaitable[ToolResultLike]]
 """Calls one tool of one server: (server, tool, arguments) -> result."""
+
+log = logging.getLogger("ollie_nb.planning")
+
+Updates = Callable[[str], AbstractAsyncContextManager["AsyncIterator[Any] | None"]]
+"""A server's change signals for a resource URI (None inside: it offers none)."""
+
+SUBSCRIBE_TIMEOUT = 10.0
+"""Seconds a wait gives the server to take its subscription before it polls instead."""
+
+QUIET_LOOK = 5.0
+"""Seconds a wait that follows signals goes without one before it looks anyway (a store
+whose watch of other processes is off signals only its own clients' changes)."""
 
 
 MAX_LIST_PAGES = 1000  # pages of one listing, against a server whose cursor loops
@@ -125,6 +141,7 @@ class TaskCaps:
     event_tail: bool = False  # task_events reads from the log's end (tail): when seen
     inbox: bool = False  # task_ask, task_inbox, task_answer: ollie-tasks' inbox, when seen
     reopen: bool = False  # task_reopen: open a step again with its assignee cleared, when seen
+    whoami: bool = False  # task_whoami: the HTTP user the client's token names, when seen
     progress: bool = False  # task_heartbeat takes a step's progress (tokens...): when seen
 
     @classmethod
@@ -149,6 +166,7 @@ class TaskCaps:
             event_tail=_takes(schemas, TASK_EVENTS, "tail"),
             inbox={TASK_ASK, TASK_INBOX, TASK_ANSWER} <= set(schemas),
             reopen=TASK_REOPEN in schemas,
+            whoami=TASK_WHOAMI in schemas,
             progress=_takes(schemas, TASK_HEARTBEAT, "tokens"),
         )
 
@@ -435,8 +453,15 @@ def retry_steps(tasks: Sequence[Task], step_id: str) -> builtins.list[str]:
 class TaskClient:
     """Calls the tools of one task server (see the module docstring)."""
 
-    def __init__(self, dispatch: Dispatch, server: str, caps: TaskCaps | None = None) -> None:
+    def __init__(
+        self,
+        dispatch: Dispatch,
+        server: str,
+        caps: TaskCaps | None = None,
+        updates: Updates | None = None,
+    ) -> None:
         self._dispatch = dispatch
+        self.updates = updates  # the server's change signals, followed while a wait lasts
         self.server = server
         self.caps = caps or TaskCaps()
         self._no_json: set[str] = set()  # read tools that refused format="json"
@@ -835,20 +860,34 @@ class TaskClient:
         if result.is_error:
             raise TaskCallError(first_line(result.text, f"{TASK_ANSWER} failed"))
 
+    async def whoami(self) -> str:
+        """The user the server knows this client as (over HTTP, its token's user): '' over
+        stdio, for an unnamed token, or from a server without task_whoami."""
+        if not self.caps.whoami:
+            return ""
+        result = await self._call(TASK_WHOAMI, {})
+        data = None if result.is_error else _json_object(result.text)
+        user = data.get("user") if isinstance(data, dict) else None
+        return user if isinstance(user, str) else ""
+
     async def wait_answer(
         self, request: str, timeout: float, poll: float = ANSWER_POLL
     ) -> InboxRequest | None:
-        """The request once answered or expired, looked at every `poll` s (at least 0.05)
-        for up to `timeout` s; the last look (still open) when the time is up, None if gone."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            rows = await self.inbox("all", [request])
-            if not rows or not rows[0].open:
-                return rows[0] if rows else None
-            left = deadline - asyncio.get_running_loop().time()
-            if left <= 0:
-                return rows[0]
-            await asyncio.sleep(min(max(poll, 0.05), left))
+        """The request once answered or expired, read again at each change the server
+        signals on tasks://events (without signals: every `poll` s, at least 0.05) for up
+        to `timeout` s; the last look (still open) when the time is up, None if gone."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        async with _Changes.of(self.updates) as changes:
+            while True:
+                changes.seen()
+                rows = await self.inbox("all", [request])
+                if not rows or not rows[0].open:
+                    return rows[0] if rows else None
+                left = deadline - loop.time()
+                if left <= 0:
+                    return rows[0]
+                await changes.next(min(max(poll, 0.05), left), left)
 
     async def _read(self, tool: str, args: dict[str, Any]) -> str | None:
         """A read tool's answer, asked for with `format="json"` first; None if it fails.
@@ -878,3 +917,60 @@ def _events_page(text: str, limit: int) -> EventsPage:
         raise ValueError(f"{TASK_EVENTS} answered neither a page nor a list of events")
     events = [e for e in raw if isinstance(e, dict) and isinstance(e.get("seq"), int)]
     return EventsPage(events, next_seq if isinstance(next_seq, int) else None, more)
+
+
+class _Changes:
+    """The store's change signals while a wait lasts: `next` returns at the next one, or
+    after `poll` s when there are none (no subscription, or its stream ended)."""
+
+    def __init__(self) -> None:
+        self.signalled = asyncio.Event()
+        self.following = False
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def of(cls, updates: Updates | None) -> AsyncIterator[_Changes]:
+        """Follow `updates` (None: poll) in a task of its own, subscribed before it yields."""
+        changes = cls()
+        if updates is None:
+            yield changes
+            return
+        subscribed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(changes._follow(updates, subscribed))
+        try:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(subscribed), SUBSCRIBE_TIMEOUT)
+            yield changes
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _follow(self, updates: Updates, subscribed: asyncio.Future[None]) -> None:
+        """Set `signalled` at each signal; entered and left in this one task."""
+        try:
+            async with updates(EVENTS_URI) as signals:
+                self.following = signals is not None
+                subscribed.set_result(None)
+                if signals is not None:
+                    async for _ in signals:
+                        self.signalled.set()
+        except Exception as exc:  # a lost stream: the wait polls from now on
+            log.info("task events: no more change signals (%s); polling", exc)
+        finally:
+            self.following = False
+            self.signalled.set()
+            if not subscribed.done():
+                subscribed.set_result(None)
+
+    def seen(self) -> None:
+        """What was signalled so far is about to be read."""
+        self.signalled.clear()
+
+    async def next(self, poll: float, left: float) -> None:
+        """Until the next signal (at most `left` s, and QUIET_LOOK), or `poll` s when
+        none can come."""
+        if not self.following:
+            await asyncio.sleep(poll)
+            return
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.signalled.wait(), min(left, QUIET_LOOK))

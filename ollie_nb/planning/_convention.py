@@ -24,6 +24,7 @@ TASK_REOPEN: Final = "task_reopen"  # optional: reopen a failed step (a person's
 TASK_ASK: Final = "task_ask"  # ollie-tasks' inbox: open a request that waits on a person
 TASK_INBOX: Final = "task_inbox"  # list inbox requests
 TASK_ANSWER: Final = "task_answer"  # answer one once (never trusted implicitly)
+TASK_WHOAMI: Final = "task_whoami"  # ollie-tasks: the HTTP user the client's token names
 APPROVED_LABEL: Final = "approved"  # the goal's label: a plan approved for workers to work
 EVENTS_URI: Final = "tasks://events"  # the resource ollie-tasks signals on every change
 TASK_TOOLS: Final = frozenset(

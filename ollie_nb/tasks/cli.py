@@ -243,6 +243,29 @@ def _cmd_update(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reopen(args: argparse.Namespace) -> int:
+    """Reopen each task in turn, as task_reopen does; at a refusal, those reopened before
+    it are printed, then the refusal (the tasks after it are left as they are)."""
+    reopened: list[tuple[str, str]] = []
+    try:
+        with _open(args) as store:
+            for task_id in args.ids:
+                reopened.append((task_id, store.reopen(task_id, args.note)))
+    except TaskError:
+        if reopened:
+            _print_reopened(args, reopened)
+        raise
+    _print_reopened(args, reopened)
+    return 0
+
+
+def _print_reopened(args: argparse.Namespace, reopened: list[tuple[str, str]]) -> None:
+    if args.json:
+        _print_json([{"id": task_id, "was": old} for task_id, old in reopened])
+    else:
+        _print("\n".join(f"ok: {task_id} reopened (was {old})" for task_id, old in reopened))
+
+
 def _cmd_edit(args: argparse.Namespace) -> int:
     with _open(args) as store:
         store.edit(args.id, args.title, args.body, args.parent)
@@ -498,6 +521,12 @@ def _add_changes(add: Callable[..., argparse.ArgumentParser]) -> None:
     for p in (update, done, note):
         p.add_argument("id", metavar="ID")
     note.add_argument("note", metavar="TEXT")
+
+    reopen = add(
+        "reopen", _cmd_reopen, "open failed, cancelled or handed-back tasks again, unassigned"
+    )
+    reopen.add_argument("ids", metavar="ID", nargs="+")
+    reopen.add_argument("--note", default="", metavar="TEXT", help="text added to their notes")
 
     edit = add("edit", _cmd_edit, "revise a task's title, body or parent")
     edit.add_argument("id", metavar="ID")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
@@ -199,6 +200,7 @@ def build_server(
     _add_create(server, store, calls)
     _add_list(server, store, calls)
     _add_read(server, store, calls)
+    _add_whoami(server)
     _add_updates(server, store, calls, leases)
     _add_claim_next(server, store, calls, leases)
     _add_structure(server, store, calls)
@@ -333,6 +335,22 @@ def _add_read(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> Non
         if format == "json":
             return task_json(task)
         return _render.task_detail(task, REFS_SHOWN)
+
+
+def _add_whoami(server: MCPServer) -> None:
+    """The tool task_whoami: whose this request's bearer token is."""
+
+    @server.tool(
+        structured_output=False,
+        annotations=_READ_ONLY,
+        description=(
+            "Who this client is to the store, as JSON {user}: over HTTP the name of the "
+            "user whose bearer token it sends (the assignee its claims get); '' over stdio "
+            "or for the server's one unnamed token."
+        ),
+    )
+    async def task_whoami(ctx: Context) -> str:
+        return json.dumps({"user": _caller(ctx).user})
 
 
 def _caller(ctx: Context, token: str = "") -> Caller:

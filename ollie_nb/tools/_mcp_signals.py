@@ -59,7 +59,8 @@ async def subscribed(
     client: Any, uri: str, signals: ResourceSignals, timeout: float, alive: Callable[[], bool]
 ) -> AsyncIterator[AsyncIterator[Any] | None]:
     """`resources/subscribe` for `uri` while open, if the server's capabilities offer it;
-    None if they do not. Unsubscribes at the end while `alive()` says the session is."""
+    None if they do not. Unsubscribes at the end while `alive()` says the session is and no
+    other stream of `uri` is open (the server keeps one subscription per session and URI)."""
     resources = client.server_capabilities.resources
     if resources is None or not resources.subscribe:
         yield None
@@ -71,7 +72,7 @@ async def subscribed(
         yield _stream(queue)
     finally:
         signals.close(uri, queue)
-        if alive():
+        if alive() and not signals.open_count(uri):
             with contextlib.suppress(Exception), _no_deprecation_warning():
                 await asyncio.wait_for(client.unsubscribe_resource(uri), timeout)
 

@@ -7,41 +7,27 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.agents import THIS_TREE, kernel_env, tasks_agent_file
+from tests.support.agents import THIS_TREE
+from tests.support.board_kernel import board_html, board_kernel, wait_html
 from tests.support.kernel_harness import Kernel
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("anywidget")
 
 PLAN = "%%ollie\nShip it\n- Prepare\n- Build (after 1)\n- Release (after 2)"
-VIEW = (
-    "import gc\nfrom ollie_nb.notebook._board_widget import BoardView\n"
-    "v = [o for o in gc.get_objects() if isinstance(o, BoardView)][-1]\n"
-)
-WAIT_DONE = (
-    "import asyncio\n"
-    "for _ in range(400):\n"
-    "    if '1/3 done' in v.widget.html:\n"
-    "        break\n"
-    "    await asyncio.sleep(0.05)\n"
-    "print(v.widget.html)"
-)
 
 
 @pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Kernel, Path]]:
     base: Path = tmp_path_factory.mktemp("board")
-    k = Kernel(str(base), kernel_env(base))
-    try:
-        assert k.run("%load_ext ollie_nb").error is None
+    with board_kernel(base) as k:
         yield k, base
-    finally:
-        k.shutdown()
 
 
 def first_step(db: Path) -> str:
@@ -60,15 +46,14 @@ def done_by_another_process(db: Path, step: str) -> None:
 
 def test_the_board_shows_the_plans_and_follows_another_process(kernel: Any) -> None:
     k, base = kernel
-    assert k.run(f"%ollie agent {tasks_agent_file(base)}").error is None
     assert k.run(PLAN, timeout=120).error is None
     shown = k.run("%ollie board")
     assert shown.error is None, shown.error
     assert shown.text() == "ollie: the task store's board (live in the widget)"
-    before = k.run(VIEW + "print(v.widget.html)").text()
+    before = board_html(k)
     assert "Ship it" in before and "<svg" in before and "0/3 done" in before
     done_by_another_process(base / "tasks.db", first_step(base / "tasks.db"))
-    after = k.run(WAIT_DONE, timeout=60).text()
+    after = k.run(wait_html("'1/3 done' in html"), timeout=60).text()
     assert "1/3 done" in after and "status&#45;done" in after, after[:200]
 
 

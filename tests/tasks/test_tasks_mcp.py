@@ -46,6 +46,7 @@ TOOLS = {
     "task_ask",
     "task_inbox",
     "task_answer",
+    "task_whoami",
 }
 
 

@@ -15,6 +15,7 @@ from ollie_nb.notebook.commands._registry import COMMANDS
 if TYPE_CHECKING:
     from ollie_nb.core import AgentCore
     from ollie_nb.core._board_feed import Board, BoardFeed
+    from ollie_nb.planning import StepState
     from ollie_nb.planning._board import BoardFilter
 
 BOARD_STATES = ("open", "in_progress", "done", "failed", "cancelled", "deferred")
@@ -33,8 +34,11 @@ def cmd_board(ctx: CommandContext, rest: str) -> Any:
     parser.add_argument("--side", action="store_true")
     args = parser.parse(rest)
     from ollie_nb.notebook._board_widget import BoardView  # anywidget: on first use
+    from ollie_nb.planning._board import BoardFilter
 
-    which = ctx.on_loop(lambda core: board_filter(core, args.goal, args.mine, args.status))
+    states = board_states(args.status)
+    holder = ctx.core_call(lambda core: mine_holder(core, args.mine))
+    which = BoardFilter(goal=args.goal.strip().lower(), mine=holder, states=states)
     runtime = ctx.runtime()
 
     def answer(request: str, word: str) -> concurrent.futures.Future[None]:
@@ -62,10 +66,20 @@ def cmd_board(ctx: CommandContext, rest: str) -> Any:
     return view
 
 
-def board_filter(core: AgentCore, goal: str, mine: Any, status: str) -> BoardFilter:
-    """The board's filter of the options (`--mine` alone: this kernel's agent's claims)."""
+async def mine_holder(core: AgentCore, mine: Any) -> str:
+    """Whose claims `--mine` means: NAME when given; alone, the user the task server knows
+    this kernel's token by (HTTP), else this kernel's agent's name (stdio); '' without it."""
+    if mine is None:
+        return ""
+    if mine is not True:
+        return str(mine)
+    client = core.servers.task_client if core.servers is not None else None
+    return (await client.whoami() if client is not None else "") or core.agent_name
+
+
+def board_states(status: str) -> frozenset[StepState]:
+    """The states `--status S[,S]` names (UsageError naming the unknown ones)."""
     from ollie_nb.planning import StepState
-    from ollie_nb.planning._board import BoardFilter
 
     words = [w.strip() for w in status.split(",") if w.strip()]
     unknown = [w for w in words if w not in BOARD_STATES]
@@ -73,9 +87,7 @@ def board_filter(core: AgentCore, goal: str, mine: Any, status: str) -> BoardFil
         raise UsageError(
             f"%ollie board: unknown status {', '.join(unknown)}; give some of {', '.join(BOARD_STATES)}"
         )
-    holder = core.agent_name if mine is True else str(mine or "")
-    states = frozenset(StepState(w) for w in words)
-    return BoardFilter(goal=goal.strip().lower(), mine=holder, states=states)
+    return frozenset(StepState(w) for w in words)
 
 
 def describe(which: BoardFilter) -> str:
