@@ -4009,6 +4009,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "            pass",
         (
             "tests/core/test_step_progress.py::test_a_runs_heartbeats_tell_the_steps_spend_and_last_tool_to_another_client",
+            "tests/core/test_step_progress.py::test_a_headless_workers_heartbeats_tell_its_steps_progress",
         ),
         "a parallel run's steps show – for tokens and last tool on every board",
     ),
@@ -4040,6 +4041,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "            pass",
         (
             "tests/core/test_step_progress.py::test_a_runs_heartbeats_tell_the_steps_spend_and_last_tool_to_another_client",
+            "tests/core/test_step_progress.py::test_a_headless_workers_heartbeats_tell_its_steps_progress",
         ),
         "the board's last tool column stays – while a step calls tools",
     ),

@@ -1,6 +1,6 @@
-"""A claimed step's progress: a parallel run's heartbeats tell the store its spend and last
-tool call, a second client reads them back and the board shows them; an older server's
-heartbeats go on as before and its board shows "–".
+"""A claimed step's progress: a parallel run's heartbeats (a kernel's, a headless worker's)
+tell the store its spend and last tool call, a second client reads them back and the board
+shows them; an older server's heartbeats go on as before and its board shows "–".
 
 Real `ollie-tasks` server subprocesses on a real SQLite file (slow: they start processes).
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -29,7 +30,11 @@ from ollie_nb.planning._board import (
 from ollie_nb.planning._client import LeasePolicy, TaskClient
 from ollie_nb.tasks import open_store
 from tests.core.test_parallel_plans import event_log
+from tests.core.test_workers import agent_file, plan_in_store, start_worker
+from tests.llm.test_openai import TEXT_REPLY
 from tests.support.agents import FIXTURES, THIS_TREE, tasks_agent
+from tests.support.llm_fake_provider import Recorded, Reply
+from tests.support.obedient_model import OWN_STEP, calls_reply, model_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
@@ -154,3 +159,43 @@ async def test_an_older_servers_heartbeats_renew_as_before_and_the_board_shows_d
     assert not result.failed, result.summary
     kinds = [kind for _, kind, _, _ in event_log(db)]
     assert "lease_expired" not in kinds and "progress" not in kinds
+
+
+def reading_then_done(go_on: threading.Event):
+    """A chat model (OpenAI wire format) whose step reads its task, then, once `go_on` is
+    set, marks it done."""
+
+    def respond(request: Recorded) -> Reply:
+        messages = request.body["messages"]
+        prompt = next(str(m["content"]) for m in messages if m["role"] == "user")
+        own = OWN_STEP.search(prompt)
+        last = messages[-1]
+        if own is None:
+            return Reply(chunks=TEXT_REPLY)
+        if last["role"] == "user":
+            return calls_reply([(TASK_READ, {"id": own.group(1)})])
+        asked = next(m for m in reversed(messages) if m["role"] == "assistant")
+        if last["role"] == "tool" and asked["tool_calls"][0]["function"]["name"] == TASK_READ:
+            assert go_on.wait(60)
+            return calls_reply([("task_update", {"id": own.group(1), "status": "done"})])
+        return Reply(chunks=TEXT_REPLY)
+
+    return respond
+
+
+async def test_a_headless_workers_heartbeats_tell_its_steps_progress(make_core, tmp_path, provider):
+    db, go_on = tmp_path / "tasks.db", threading.Event()
+    _goal, (step,) = plan_in_store(db, 1)
+    provider.respond = reading_then_done(go_on)
+    agent = agent_file(tmp_path, db, lease=1)
+    worker = start_worker(tmp_path, agent, "w1", "--until-idle", model=model_env(provider))
+    try:
+        other = await client_of(make_core, db)
+        held = await holding(other, step, lambda h: h.last_tool == TASK_READ)
+        assert held.holder.startswith("w1") and held.spend is not None and held.spend.tokens > 0
+    finally:
+        go_on.set()
+        _out, err = worker.communicate(timeout=60)
+    assert worker.returncode == 0, err[-2000:]
+    with open_store(db, create=False) as store:
+        assert store.get(step).status == "done"
