@@ -4066,6 +4066,17 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         "a step whose tool has a long name loses its claim: the server refuses its heartbeats",
     ),
+    Mutant(
+        "cli-heartbeat-tells-nothing",
+        "ollie_nb/tasks/cli.py",
+        "    told = None if args.tokens is None else progress_of(args.tokens, args.cost, args.last_tool)",
+        "    told = None",
+        (
+            "tests/tasks/test_tasks_progress.py::test_the_cli_heartbeat_tells_progress_and_show_says_it",
+        ),
+        "ollie-tasks heartbeat --tokens renews the lease but keeps no progress",
+        quick=True,
+    ),
 )
 
 

@@ -16,7 +16,7 @@ import pytest
 from ollie_nb.tasks import SCHEMA_VERSION, InvalidTaskError, TaskStore, open_store
 from ollie_nb.tasks._progress import Progress, progress_of
 from ollie_nb.tasks._schema import MIGRATIONS
-from tests.support.tasks_harness import claim_token, connect, fails, ok
+from tests.support.tasks_harness import claim_token, cli, connect, fails, ok
 
 TOLD = Progress(1234, 0.0123, "bash")
 
@@ -124,3 +124,28 @@ async def test_the_tools_take_and_give_the_progress(tmp_path: Path) -> None:
         )
         why = await fails(client, "task_heartbeat", id=step, assignee="w1", token=token, tokens=-5)
         assert "tokens must be a whole number" in why
+
+
+@pytest.mark.slow
+def test_the_cli_heartbeat_tells_progress_and_show_says_it(tmp_path: Path) -> None:
+    db = tmp_path / "tasks.db"
+    with open_store(db) as store:
+        step = store.create("step")
+        store.claim(step, "ann", 300)
+    told = cli(
+        db,
+        "heartbeat",
+        step,
+        "--as",
+        "ann",
+        "--tokens",
+        "5",
+        "--cost",
+        "0.1",
+        "--last-tool",
+        "bash",
+    )
+    assert told.returncode == 0, told.stderr
+    assert "progress: 5 tokens, $0.1000, last tool bash" in cli(db, "show", step).stdout
+    refused = cli(db, "heartbeat", step, "--as", "ann", "--tokens", "-1")
+    assert refused.returncode != 0 and "tokens must be a whole number" in refused.stderr
