@@ -55,15 +55,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--ask",
         action="store_true",
-        help="park a call that needs approval in the task store's inbox and wait for an "
-        "answer (default: refuse it)",
+        help="park a call that needs approval, or a request at a reached spend cap, in the "
+        "task store's inbox and wait for an answer (default: refuse it, stop at the cap)",
     )
     p.add_argument(
         "--ask-timeout",
         type=float,
         default=DEFAULT_ASK_TIMEOUT,
         metavar="S",
-        help=f"seconds to wait for an answer; unanswered = denied (default {DEFAULT_ASK_TIMEOUT:g})",
+        help=f"seconds to wait for an answer; unanswered = denied, or stopped at a cap (default {DEFAULT_ASK_TIMEOUT:g})",
     )
     p.add_argument(
         "--answers-from",

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         WatchWhat,
     )
     from ollie_nb.core._history import UsageTotals
+    from ollie_nb.core._inbox_ask import Elsewhere, SharedApprover, Verdict
     from ollie_nb.core._routing import Approver, MaskedArgs
     from ollie_nb.core._session_handle import Session
     from ollie_nb.core._sessions import SavedSession, SessionInfo, list_sessions, sessions_dir
@@ -104,6 +105,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "WatchWhat",
     ),
     "ollie_nb.core._history": ("UsageTotals",),
+    "ollie_nb.core._inbox_ask": ("Elsewhere", "SharedApprover", "Verdict"),
     "ollie_nb.core._routing": ("Approver", "MaskedArgs"),
     "ollie_nb.core._session_handle": ("Session",),
     "ollie_nb.core._sessions": ("SavedSession", "SessionInfo", "list_sessions", "sessions_dir"),
@@ -136,6 +138,7 @@ __all__ = [
     "CapKind",
     "Caps",
     "ConfigError",
+    "Elsewhere",
     "Event",
     "EventSink",
     "MaskedArgs",
@@ -156,6 +159,7 @@ __all__ = [
     "Session",
     "SessionError",
     "SessionInfo",
+    "SharedApprover",
     "TextDelta",
     "ToolCalled",
     "ToolFinished",
@@ -169,6 +173,7 @@ __all__ = [
     "UntrustedAgentError",
     "UsageReported",
     "UsageTotals",
+    "Verdict",
     "WatchNotice",
     "WatchWhat",
     "agent_dirs",

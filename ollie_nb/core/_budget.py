@@ -79,6 +79,14 @@ class Caps:
         assert cap is not None
         return cap
 
+    def plus(self, raised: Caps) -> Caps:
+        """Each cap that is set, raised by `raised`'s amount of its kind (None: by nothing)."""
+        if not raised:
+            return self
+        cost = None if self.cost is None else self.cost + (raised.cost or 0.0)
+        tokens = None if self.tokens is None else self.tokens + (raised.tokens or 0)
+        return Caps(cost, tokens)
+
     def __bool__(self) -> bool:
         return self.cost is not None or self.tokens is not None
 
@@ -133,9 +141,10 @@ class BudgetExceededError(OllieUsageError):
         cap: float,
         spend: Spend,
         in_flight: Spend = NOTHING,
+        ledger: Ledger | None = None,
     ) -> None:
         self.scope, self.kind, self.cap, self.spend = scope, kind, cap, spend
-        self.in_flight = in_flight
+        self.in_flight, self.ledger = in_flight, ledger  # the ledger whose cap it is
         whose = f"{scope.value} {name}'s" if name else f"the {scope.value}'s"
         if kind is CapKind.COST:
             what = f"cost cap {dollars(cap)}"
@@ -168,6 +177,19 @@ class Ledger:
         self._caps = caps
         self.usage = UsageTotals()  # what its requests used, as reported
         self.in_flight = NOTHING  # the known input of its requests under way
+        self.raised = Caps()  # what answers to a reached cap added to it (`raise:N`)
+        self.stopped: dict[CapKind, float] = {}  # a cap answered stop, at the limit it had
+
+    def caps(self) -> Caps:
+        """Its caps now: as given, plus what answers raised them by."""
+        return self._caps().plus(self.raised)
+
+    def raise_cap(self, kind: CapKind, amount: float) -> None:
+        """Raise its cap of `kind` by `amount` (dollars, or whole tokens)."""
+        if kind is CapKind.COST:
+            self.raised = Caps((self.raised.cost or 0.0) + amount, self.raised.tokens)
+        else:
+            self.raised = Caps(self.raised.cost, (self.raised.tokens or 0) + int(amount))
 
     @property
     def spend(self) -> Spend:
@@ -200,11 +222,11 @@ class Ledger:
 
     def _first_reached(self, in_flight: bool) -> BudgetExceededError | None:
         for ledger in self.chain():
-            caps, held = ledger._caps(), ledger.in_flight if in_flight else NOTHING
+            caps, held = ledger.caps(), ledger.in_flight if in_flight else NOTHING
             kind = caps.reached(ledger.spend + held)
             if kind is not None:
-                cap, spend = caps.limit(kind), ledger.spend
-                return BudgetExceededError(ledger.scope, ledger.name, kind, cap, spend, held)
+                cap, spend, scope = caps.limit(kind), ledger.spend, ledger.scope
+                return BudgetExceededError(scope, ledger.name, kind, cap, spend, held, ledger)
         return None
 
     def reserve(self, estimate: Spend) -> Reservation:

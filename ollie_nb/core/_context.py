@@ -24,9 +24,10 @@ from ollie_nb.core._secrets import Redactor
 from ollie_nb.tools import subprocess_environ
 
 if TYPE_CHECKING:
+    from ollie_nb.core._cap_ask import CapAsk
     from ollie_nb.core._tool_servers import ToolServers
     from ollie_nb.llm import Backend
-    from ollie_nb.planning import TaskClient
+    from ollie_nb.planning import StepRef, TaskClient
 
 
 class Phase(str, Enum):
@@ -67,6 +68,7 @@ class AgentContext:
     injected: Callable[[], list[str]] = _none  # what the user told the running turn meanwhile
     reminder: Callable[[], Awaitable[str]] = _no_reminder  # the open plan, as a note
     compacts: bool = True  # a sub-agent's history is not compacted
+    cap_ask: CapAsk | None = None  # who a request at a reached cap asks (None: it stops)
 
     @property
     def task_client(self) -> TaskClient | None:
@@ -108,6 +110,7 @@ class TurnState:
     parent: Conversation | None = None  # a sub-agent's requests count in its parent's usage too
     phase: Phase = Phase.IDLE
     tool: str = ""  # the tool running, in Phase.TOOL
+    step: StepRef | None = None  # the plan step the running turn works, if any
     # a request's input size for the caps, counted from the messages added since the last
     # request, not over the whole history (a long session would pay a pass per request)
     request_size: TokenEstimate = field(default_factory=TokenEstimate)

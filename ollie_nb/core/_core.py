@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 from ollie_nb.core._agents import resolve_agent
 from ollie_nb.core._budget import NO_BUDGETS, Budgets, SpendBook, env_budgets
 from ollie_nb.core._build_servers import ExtraServers, build_servers
+from ollie_nb.core._cap_ask import CapAsk
 from ollie_nb.core._config import AgentConfig
 from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import RoundSaves
 from ollie_nb.core._events import Event, EventSink, Notice, PlanMade, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
+from ollie_nb.core._inbox_ask import beside_inbox
 from ollie_nb.core._inbox_handle import CoreInbox
 from ollie_nb.core._parallel_runs import ParallelRuns
 from ollie_nb.core._plans import Plans
@@ -50,6 +52,7 @@ from ollie_nb.planning import (
     Origin,
     PlanRecord,
     QueuedPrompt,
+    TaskClient,
 )
 from ollie_nb.tools import (
     Dispatcher,
@@ -125,7 +128,11 @@ class AgentCore:
             submit=self.submit,
         )
         self.spend = SpendBook(self.budgets)
-        self.inbox = CoreInbox(lambda: self.servers.task_client if self.servers else None)
+        self.inbox = CoreInbox(self._task_client)
+        self.cap_ask = CapAsk(  # off until a frontend turns asking at caps on
+            self._task_client, lambda: self.agent_name
+        )
+        self.cap_ask.log = self._cap_note
         self.turn = TurnState(self.session, self.spend.session)  # what turns change
         self._context: AgentContext | None = None  # what the parts share; built at start
         self.turns = TurnDriver(
@@ -153,9 +160,18 @@ class AgentCore:
             lambda: self.servers,
             self.watch.claim,
             started=self._started,
-            owner=lambda: f"{self.agent_name}@{self.session.session_id[-4:]}",
+            owner=self._owner,
             width=lambda: self.max_parallel or self.subagents.limit,
+            will_ask=self.cap_ask.will_ask,
         )
+
+    def _owner(self) -> str:
+        """This kernel's agent as a task store names it: `ollie@ab12` (name @ session)."""
+        return f"{self.agent_name}@{self.session.session_id[-4:]}"
+
+    def _task_client(self) -> TaskClient | None:
+        """The wired task server's client, if one is wired."""
+        return self.servers.task_client if self.servers else None
 
     def _session_parts(self) -> SessionParts:
         """What the session saves and restores beyond its conversation."""
@@ -200,7 +216,7 @@ class AgentCore:
             gate=gate_for(
                 self.servers,
                 self.config.trusted_tools,
-                self._approve,
+                beside_inbox(self._approve, self._task_client, self._owner),
                 self.emit,
                 self.redact.values,
                 lambda: self.plans.reviewing,
@@ -214,6 +230,7 @@ class AgentCore:
             spawn_context=tuple(self._spawn_context),
             injected=self.prompts.take_injected,
             reminder=self.plans.reminder,
+            cap_ask=self.cap_ask,
         )
 
     @property
@@ -365,6 +382,11 @@ class AgentCore:
             self._sink = _ignore
             self.turn.enter(Phase.IDLE)
             self.watch.kick()  # work queued while this turn ran
+
+    def _cap_note(self, line: str) -> None:
+        """What asking at a cap did (asked, answered, stopped): logged, and told to the turn."""
+        log.info("%s", line)
+        self.emit(Notice(line))
 
     def emit(self, event: Event) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""

@@ -32,6 +32,7 @@ class TurnStarted:
     position: int = 0  # 1-based place of a queued prompt while the queue is drained; 0 if not
     total: int = 0  # prompts worked in this drain, this one and those still queued
     step: StepRef | None = None  # the plan step the turn works, known from its queue item
+    asker: str = ""  # who works the step for the kernel (a sub-agent, the watch); '' the agent
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 Turns, sub-agents, workers, review turns and compaction of either kind all ask here, so
 the rules of a request live in one place: images older than the last few are left out
 (core/_history.py), the spend caps of its ledger chain are checked and its known input is
-reserved on the chain (a request sent meanwhile sees it), the request's span is opened, and
+reserved on the chain (a request sent meanwhile sees it); a request at a reached cap asks
+the task store's inbox when asking is on (core/_cap_ask.py); the request's span is opened, and
 its usage is priced, settled on the chain and on the conversation's totals, and told as an
 event. No other module calls `chat_stream`.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ollie_nb.core._budget import BudgetExceededError, Reservation
 from ollie_nb.core._events import UsageReported
 from ollie_nb.core._history import UsageTotals, older_images_described
 from ollie_nb.core._tracing import tracing
@@ -35,13 +37,14 @@ async def send_request(
     and conversation (and a sub-agent's in its parent's conversation too).
 
     Raises BudgetExceededError before sending when a cap of the chain is reached by the
-    spend plus the requests in flight; usage reports come out priced.
+    spend plus the requests in flight (and, with asking on, not raised by the answer);
+    usage reports come out priced.
     """
     backend = context.backend
     messages = older_images_described(messages)  # each image is sent again every request
     size = state.request_size("", messages)
     estimate = Spend(size, _input_cost(size, backend.name, backend.model))
-    held = state.ledger.reserve(estimate)  # refused here: nothing is sent or counted
+    held = await _reserve(context, state, estimate)  # refused here: nothing sent or counted
     for totals in _totals(state):
         totals.requests += 1
     sent = backend.chat_stream(messages, tools, params)
@@ -57,6 +60,18 @@ async def send_request(
         closer: Callable[[], Any] | None = getattr(stream, "aclose", None)
         if closer is not None:
             await closer()
+
+
+async def _reserve(context: AgentContext, state: TurnState, estimate: Spend) -> Reservation:
+    """Hold the request on its ledger chain; at a reached cap with asking on, the request
+    waits for the answer (one per cap) and goes on if the cap was raised."""
+    while True:
+        try:
+            return state.ledger.reserve(estimate)
+        except BudgetExceededError as error:
+            asking = context.cap_ask
+            if asking is None or not await asking.settle(error, state.step):
+                raise
 
 
 def _totals(state: TurnState) -> list[UsageTotals]:

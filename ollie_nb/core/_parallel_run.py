@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ollie_nb.core._budget import Ledger, Scope
+from ollie_nb.core._budget import BudgetExceededError, Ledger, Scope
 from ollie_nb.core._events import EventSink, WatchNotice, WatchWhat
 from ollie_nb.core._subagents import ChildSession, SubAgents, first_lines
 from ollie_nb.core._tracing import tracing
@@ -280,8 +280,10 @@ class ParallelRun:
         on_claim: Callable[[str], bool] = lambda step_id: True,
         spread: bool = False,
         ledger: Ledger | None = None,
+        will_ask: Callable[[BudgetExceededError], bool] = lambda error: False,
     ) -> None:
         self.record, self.store, self.agents = record, store, agents
+        self._will_ask = will_ask  # a reached cap pauses and asks (at the next request)
         self.ledger = ledger or Ledger(Scope.PLAN, name=str(record.number))  # the run's spend
         self.width, self.owner, self._sink = max(1, width), owner, sink
         self.result = ParallelRunResult(record.number, note=store.note)
@@ -395,9 +397,10 @@ class ParallelRun:
 
     async def _over_budget(self) -> bool:
         """The run's cap or the session's is reached: no step starts, and the steps at
-        work are handed back, as on Stop (a sub-agent's own cap stops that one only)."""
+        work are handed back, as on Stop (a sub-agent's own cap stops that one only). With
+        asking on, the run goes on: its next request at the cap asks, and waits."""
         error = self.ledger.exceeded()
-        if error is None:
+        if error is None or self._will_ask(error):
             return False
         self.result.capped = str(error).removesuffix("; the model request was not sent")
         self.result.cap_spent = error.scope is Scope.PLAN  # the run's ledger: its spend

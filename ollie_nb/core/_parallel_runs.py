@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from ollie_nb.core._budget import SpendBook
+from ollie_nb.core._budget import BudgetExceededError, SpendBook
 from ollie_nb.core._events import Event, EventSink
 from ollie_nb.core._parallel_run import (
     ParallelRun,
@@ -43,6 +43,7 @@ class ParallelRuns:
         started: Callable[[], Awaitable[object]],
         owner: Callable[[], str],
         width: Callable[[], int],
+        will_ask: Callable[[BudgetExceededError], bool] = lambda error: False,
     ) -> None:
         self._plans, self._prompts, self._subagents, self._spend = plans, prompts, subagents, spend
         self._env = env
@@ -50,6 +51,7 @@ class ParallelRuns:
         self._started = started  # starts the agent when it has not started yet
         self._owner = owner  # who claims the steps: the agent's name and session
         self._width = width  # children at once when the caller names no number
+        self._will_ask = will_ask  # a reached cap asks the inbox (its run goes on meanwhile)
         self._task: asyncio.Task[ParallelRunResult] | None = None
         self.plan = 0  # the number of the plan under way (0 when none): saved with the session
 
@@ -106,7 +108,16 @@ class ParallelRuns:
         ledger = self._spend.run(record.number)
         agents = self._subagents
         run = ParallelRun(
-            record, store, agents, width, owner, sink, self._claim, spread=spread, ledger=ledger
+            record,
+            store,
+            agents,
+            width,
+            owner,
+            sink,
+            self._claim,
+            spread=spread,
+            ledger=ledger,
+            will_ask=self._will_ask,
         )
         self._task = asyncio.ensure_future(run.run())
         self.plan = record.number

@@ -94,18 +94,21 @@ class StepScope:
     """What a step's turn (a parallel run's sub-agent, a watch turn, a worker's) may change
     in the task store unasked: its own task, and new tasks or dependencies within its goal.
 
-    The goal's tasks are the plan's steps as the run knows them, the goal and the step."""
+    The goal's tasks are the plan's steps as the run knows them, the goal and the step.
+    `asker` names who works it for the kernel (a sub-agent, the watch): its approvals are
+    asked in the store's inbox too; '' for the agent's own turn."""
 
     task: str
     goal: str
     plan: frozenset[str]
+    asker: str = ""
 
     @classmethod
-    def of(cls, step: StepRef | None) -> StepScope | None:
+    def of(cls, step: StepRef | None, asker: str = "") -> StepScope | None:
         """The scope of a turn that works `step`; None for a turn that works no stored step."""
         if step is None or step.task_id is None or not step.goal_id:
             return None
-        return cls(step.task_id, step.goal_id, frozenset(step.plan_ids))
+        return cls(step.task_id, step.goal_id, frozenset(step.plan_ids), asker)
 
     def permits(self, tool: str, args: dict[str, Any]) -> bool:
         """Whether a task-server call stays within the step: a read, a change of its own task

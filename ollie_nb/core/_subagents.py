@@ -147,7 +147,9 @@ class ChildSession:
         self.turns += 1
         self.error = ""
         try:  # the parent's session counts every request (the gateway adds it there too)
-            result = await self._runner.run(self.context(), TurnStarted(prompt, step=self.work))
+            result = await self._runner.run(
+                self.context(), TurnStarted(prompt, step=self.work, asker=self.name)
+            )
         except Exception as exc:  # an internal error: the runner kept it; the parent is told
             result = TurnResult(error=f"internal error: {type(exc).__name__}")
         self.error = result.error

@@ -112,7 +112,7 @@ class TurnRunner:
     async def _run(self, start: TurnStarted) -> TurnResult:
         """Prompt hooks, compaction if due, then model and tool steps until a final reply."""
         context, conversation = self.context, self.state.conversation
-        self.scope = StepScope.of(start.step)
+        self.scope, self.state.step = StepScope.of(start.step, start.asker), start.step
         context.emit(start)
         try:
             prompt = await self._prompt_hooks(start.prompt)

@@ -22,6 +22,8 @@ from ollie_nb.core._watch import AgentWatch
 from ollie_nb.planning import Origin, QueuedPrompt, StepRef, StepState, state_label
 from ollie_nb.planning.prompts import CONTINUE_PROMPT
 
+WATCH_ASKER = "watch"  # who asks for a watch step's turn, after the kernel's agent name
+
 
 class TurnDriver:
     """The agent's turns: the running one's task, and the queue drained after it."""
@@ -120,7 +122,8 @@ class TurnDriver:
         else:
             self._told(self.watch.started(item), context.emit)
         prompt = self.prompts.with_notes(item.text)
-        start = TurnStarted(prompt, position > 0, position, total, step)
+        asker = WATCH_ASKER if item.origin is Origin.WATCH else ""  # its approvals: the inbox too
+        start = TurnStarted(prompt, position > 0, position, total, step, asker)
         if step is not None:  # its spend is the step's, within its plan's cap
             self.turn.ledger = Ledger(Scope.STEP, parent=self.spend.plan(step.plan))
         try:

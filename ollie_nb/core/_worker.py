@@ -13,7 +13,8 @@ EXIT_FAILED when a step failed; without it, it waits for the store's change sign
 `tasks://events` resource subscription) and looks again, polling the event log every
 WAIT_POLL s only on a server that offers no signal. SIGINT / SIGTERM stop the run: its children are
 interrupted and their steps handed back (open again); so does a spend cap (BUDGETS.md),
-after which the worker exits 1. Many workers, on many machines,
+after which the worker exits 1 (with `--ask` a reached cap first asks the store's inbox,
+and a `raise:N` answer lets the run go on). Many workers, on many machines,
 may share one store (PostgreSQL): the store's atomic claims decide who works a step.
 """
 
@@ -250,13 +251,17 @@ class Worker:
                 seen = await self._wait_change(seen)
 
     def _ask_the_inbox(self) -> None:
-        """`--ask`: calls that need approval wait on the store's inbox, when it has one."""
+        """`--ask`: calls that need approval and requests at a reached spend cap wait on the
+        store's inbox, when it has one."""
         if not self.client.caps.inbox:
             self._log(
                 "--ask: the task store has no inbox (an ollie-tasks extension): calls that "
                 "need approval are refused"
             )
             return
+        asking = self.core.cap_ask
+        asking.on, asking.log = True, self._log
+        asking.timeout, asking.answers_from = self.options.ask_timeout, self.options.answers_from
         self.core.approve = InboxApprover(
             self.client,
             self.core.name,

@@ -7,16 +7,13 @@ answers from, the call is denied, as without `--ask`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from ollie_nb.core._inbox_ask import ANSWER_MARGIN, request_what
 from ollie_nb.core._routing import ScopedApprover, StepScope
 from ollie_nb.errors import OllieError
 from ollie_nb.planning import TaskClient
-
-WHAT_CHARS = 300  # characters of a call's (masked) arguments shown in its request
-ANSWER_MARGIN = 2.0  # s past the request's deadline before the worker stops looking
 
 
 class InboxApprover(ScopedApprover):
@@ -35,8 +32,7 @@ class InboxApprover(ScopedApprover):
 
     async def ask(self, name: str, args: dict[str, Any], scope: StepScope | None) -> bool:
         """Park the call as an inbox request and wait; True only for an accepted allow."""
-        shown = json.dumps(args, ensure_ascii=False, default=str)
-        what = f"{name} {shown}"[:WHAT_CHARS]
+        what = request_what(name, args)
         goal, step = (scope.goal, scope.task) if scope is not None else ("", "")
         try:
             request = await self.client.ask(

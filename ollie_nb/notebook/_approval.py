@@ -6,7 +6,9 @@ buttons' comm messages are routed to a subshell of the kernel, whose own thread 
 the click handlers while the cell's thread waits; on ipykernel 6 through
 jupyter-ui-poll; on a kernel that can do neither, the answer is typed into an input
 box under the widget) and in a background one (the widget appears in the turn's
-output). The request shows the
+output). A sub-agent's or the watch's call, where the task store keeps an inbox, is asked
+there too (core/_inbox_ask.py): answered there first, the widget closes saying who
+answered. The request shows the
 tool, its server and every argument in full: code arguments in a code block,
 non-printing and bidirectional characters escaped, keys the tool's schema does
 not know listed. No answer within `timeout` seconds denies; a run with no one to
@@ -27,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ollie_nb.core import Elsewhere, SharedApprover, Verdict
 from ollie_nb.notebook._display import NoticeView
 
 ONCE, SESSION, DENY = "allow once", "allow for this session", "deny"
@@ -36,6 +39,14 @@ SHOW_CHARS = 20_000  # per argument; the rest is named by a "N more characters" 
 _pending: list[ApprovalWidget] = []
 recent: collections.deque[ApprovalWidget] = collections.deque(maxlen=10)
 """The latest approval widgets, newest last (answered or not), for a look at what was asked."""
+
+
+@dataclass(frozen=True)
+class Settled:
+    """An answer given elsewhere (the store's inbox) that closes a widget: its answer, why."""
+
+    answer: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -132,11 +143,20 @@ def request_text(request: ApprovalRequest) -> str:
 class ApprovalWidget:
     """The request with Allow once / Allow for this session / Deny; `future` gets the answer."""
 
-    def __init__(self, request: ApprovalRequest, timeout: float) -> None:
+    def __init__(
+        self,
+        request: ApprovalRequest,
+        timeout: float,
+        elsewhere: concurrent.futures.Future[Settled] | None = None,
+    ) -> None:
         import ipywidgets as widgets  # on first use: a widget costs its import only when made
 
         self.request = request
         self.future: concurrent.futures.Future[str] = concurrent.futures.Future()
+        # set from the runtime's loop when the inbox answers first; read on the kernel thread
+        self.elsewhere: concurrent.futures.Future[Settled] = (
+            elsewhere or concurrent.futures.Future()
+        )
         self.body = widgets.HTML(request_html(request))
         fit = {"width": "auto"}  # the default 148 px cut "Allow for this session"
         self.buttons = [
@@ -172,6 +192,12 @@ class ApprovalWidget:
         for button in self.buttons:
             button.disabled = True
         self.status.value = html.escape(f"{answer}{f' ({why})' if why else ''}")
+
+    def settle_elsewhere(self) -> None:
+        """On the kernel thread: close with the inbox's answer when it came first."""
+        if self.elsewhere.done():
+            settled = self.elsewhere.result()
+            self.decide(settled.answer, settled.why)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
@@ -277,22 +303,29 @@ def route_clicks(widget: ApprovalWidget) -> bool:
     return True
 
 
-def wait_for_answer(future: concurrent.futures.Future[str], timeout: float) -> None:
-    """Block the kernel thread until answered or timed out (Ctrl-C still reaches it)."""
+def wait_for_answer(widget: ApprovalWidget, timeout: float) -> None:
+    """Block the kernel thread until answered here or in the inbox, or timed out (Ctrl-C
+    still reaches it)."""
     deadline = time.monotonic() + timeout
-    while not future.done() and time.monotonic() < deadline:
-        concurrent.futures.wait([future], timeout=min(0.1, max(0.0, deadline - time.monotonic())))
+    futures: list[concurrent.futures.Future[Any]] = [widget.future, widget.elsewhere]
+    while not any(f.done() for f in futures) and time.monotonic() < deadline:
+        left = min(0.1, max(0.0, deadline - time.monotonic()))
+        concurrent.futures.wait(futures, timeout=left, return_when="FIRST_COMPLETED")
+    widget.settle_elsewhere()
 
 
-def wait_with_ui(future: concurrent.futures.Future[str], timeout: float) -> None:
-    """Block the kernel thread until answered or timed out, reading widget clicks meanwhile."""
+def wait_with_ui(widget: ApprovalWidget, timeout: float) -> None:
+    """Block the kernel thread until answered here or in the inbox, or timed out, reading
+    widget clicks meanwhile."""
     from jupyter_ui_poll import ui_events  # only a foreground approval needs it
 
     deadline = time.monotonic() + timeout
+    futures = (widget.future, widget.elsewhere)
     with ui_events() as poll:
-        while not future.done() and time.monotonic() < deadline:
+        while not any(f.done() for f in futures) and time.monotonic() < deadline:
             poll(20)
             time.sleep(0.05)
+    widget.settle_elsewhere()
 
 
 def ask_on_stdin(widget: ApprovalWidget) -> None:
@@ -310,7 +343,7 @@ def ask_on_stdin(widget: ApprovalWidget) -> None:
 
 
 @dataclass
-class Approvals:
+class Approvals(SharedApprover):
     """The notebook's approver: mode (ask/allow/deny), session allowances, the timeout.
 
     "Allow for this session" allows one tool of one server (`allowed` holds (server,
@@ -330,22 +363,70 @@ class Approvals:
 
     async def __call__(self, name: str, args: dict[str, Any]) -> bool:
         """Ask on the kernel thread; True when the user allowed this call."""
+        return (await self._decide(name, args, None)).allowed
+
+    async def ask_beside(self, name: str, args: dict[str, Any], elsewhere: Elsewhere) -> Verdict:
+        """Ask on the kernel thread and in the inbox; the first answer wins."""
+        return await self._decide(name, args, elsewhere)
+
+    def answer_time(self) -> float:
+        return self.timeout()
+
+    async def _decide(
+        self, name: str, args: dict[str, Any], elsewhere: Elsewhere | None
+    ) -> Verdict:
+        """The mode, a session allowance, or a person: here, and in the inbox if given."""
         mode = self.mode()
         if mode != "ask":
-            return mode == "allow"
+            return Verdict(mode == "allow")
         request = self.describe(name, args)
         if request.scope != self.scope:
             self.allowed.clear()
             self.scope = request.scope
         if not request.secret_paths and (request.server, request.tool) in self.allowed:
-            return True
+            return Verdict(True)
+        closing: concurrent.futures.Future[Settled] = concurrent.futures.Future()
+        if elsewhere is None:
+            return Verdict(self._apply(request, await self._local(request, closing)))
+        return await self._first(request, closing, elsewhere)
+
+    async def _first(
+        self,
+        request: ApprovalRequest,
+        closing: concurrent.futures.Future[Settled],
+        elsewhere: Elsewhere,
+    ) -> Verdict:
+        """The widget and the inbox asked at once: the first answer counts. An inbox answer
+        closes the widget (on the kernel thread) saying who gave it."""
+        local = asyncio.ensure_future(self._local(request, closing))
+        remote = asyncio.ensure_future(elsewhere())
+        try:
+            await asyncio.wait({local, remote}, return_when=asyncio.FIRST_COMPLETED)
+            found = _verdict_of(remote)
+            if found is not None:  # the widget closes as its loop finishes (not awaited)
+                answer = ONCE if found.allowed else DENY
+                closing.set_result(
+                    Settled(answer, f"answered by {found.by or 'someone unnamed'} in the inbox")
+                )
+                return found
+            return Verdict(self._apply(request, await local))
+        except asyncio.CancelledError:
+            local.cancel()
+            raise
+        finally:
+            remote.cancel()
+
+    async def _local(
+        self, request: ApprovalRequest, closing: concurrent.futures.Future[Settled]
+    ) -> str:
+        """The widget's answer (ONCE, SESSION or DENY), asked on the kernel thread."""
         # A foreground cell waits (and times out) on the kernel thread itself; anything else
         # waits here, also for the kernel thread to take the request (it may never, e.g. under
         # `await agent.aask(...)` with nothing draining).
         limit = None if self.in_foreground() else self.timeout()
         try:
             answer = await asyncio.wait_for(
-                asyncio.wrap_future(self.on_main(lambda: self._ask(request))), limit
+                asyncio.wrap_future(self.on_main(lambda: self._ask(request, closing))), limit
             )
             if isinstance(answer, concurrent.futures.Future):
                 # the widget's own timer denies (and says so in it); this is only a backstop
@@ -353,10 +434,12 @@ class Approvals:
                 answer = await asyncio.wait_for(asyncio.wrap_future(answer), limit)
         except asyncio.TimeoutError:
             answer = DENY
-        return self._apply(request, answer)
+        return str(answer)
 
-    def _ask(self, request: ApprovalRequest) -> Any:
+    def _ask(self, request: ApprovalRequest, closing: concurrent.futures.Future[Settled]) -> Any:
         """On the kernel thread: deny at once, or show the widget (and wait in a foreground turn)."""
+        if closing.done():  # answered in the inbox before the kernel thread got to it
+            return closing.result().answer
         if no_one_to_answer():
             self.show(
                 NoticeView(
@@ -367,27 +450,35 @@ class Approvals:
                 )
             )
             return DENY
-        widget = ApprovalWidget(request, self.timeout())
+        widget = ApprovalWidget(request, self.timeout(), closing)
         self.show(widget)
         if self.in_foreground() and route_clicks(widget):
-            wait_for_answer(widget.future, self.timeout())
+            wait_for_answer(widget, self.timeout())
             widget.decide(DENY, "no answer in time")
             return widget.future.result()
         if self.in_foreground() and not _ui_poll_works():
             ask_on_stdin(widget)  # no timeout there: input() cannot be withdrawn
             return widget.future.result()
         if self.in_foreground():
-            wait_with_ui(widget.future, self.timeout())
+            wait_with_ui(widget, self.timeout())
             widget.decide(DENY, "no answer in time")
             return widget.future.result()
         timer = _deny_later(widget, self.timeout())
         widget.future.add_done_callback(lambda _: timer.cancel())
+        closing.add_done_callback(lambda _: self.on_main(widget.settle_elsewhere))
         return widget.future
 
     def _apply(self, request: ApprovalRequest, answer: str) -> bool:
         if answer == SESSION and not request.secret_paths:
             self.allowed.add((request.server, request.tool))
         return answer in (ONCE, SESSION)
+
+
+def _verdict_of(remote: asyncio.Future[Verdict | None]) -> Verdict | None:
+    """The inbox's answer once it came; None while it has not (or never will)."""
+    if not remote.done() or remote.cancelled() or remote.exception() is not None:
+        return None
+    return remote.result()
 
 
 def _deny_later(widget: ApprovalWidget, timeout: float) -> Any:

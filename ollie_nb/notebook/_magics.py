@@ -127,6 +127,18 @@ class OllieMagics(Magics):
         config=True
     )
     max_subagent_tokens = Int(0, help="Tokens one sub-agent may use; 0 = no cap.").tag(config=True)
+    ask_at_caps = Bool(
+        False,
+        help="At a reached spend cap, pause and ask the task store's inbox (raise or stop) "
+        "instead of stopping; a store without an inbox stops as before.",
+    ).tag(config=True)
+
+    @observe("ask_at_caps")
+    def _ask_at_caps_changed(self, change: Any) -> None:
+        runtime = _state.active()
+        if runtime is not None:  # from the next request that meets a cap
+            on = bool(change["new"])
+            runtime.call_soon(lambda: setattr(runtime.core.cap_ask, "on", on))
 
     # -- checks: a bad value is one line (TraitError), the old value stays ----
 

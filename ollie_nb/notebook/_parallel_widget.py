@@ -200,14 +200,17 @@ class ParallelRunView:
         return bundle
 
 
-def run_parallel(settings: Settings, runtime: NotebookRuntime, width: int, background: bool) -> Any:
-    """Start the run with the widget as its sinks; wait for it unless `background`."""
+def run_parallel(
+    settings: Settings, runtime: NotebookRuntime, width: int, background: bool, ask: bool = False
+) -> Any:
+    """Start the run with the widget as its sinks; wait for it unless `background`; `ask`:
+    a reached spend cap asks the task store's inbox while this run works."""
     record = runtime.call(_on_loop(lambda: runtime.core.plans.find(None)))
     if record is None:
         return NoticeView("there is no plan yet: ask for one first", "error")
     view = ParallelRunView(settings, runtime, record)
     runtime.call(_on_loop(lambda: runtime.core.subagents.listeners.append(view.post_child)))
-    future = runtime.submit(lambda: runtime.core.runs.run_plan(width, on_event=view.post_run))
+    future = runtime.submit(lambda: _asking(runtime.core, ask, width, view))
     done = lambda f: runtime.call_soon(lambda: _unlisten(runtime.core, view))  # noqa: E731
     future.add_done_callback(done)
     if background:
@@ -226,6 +229,12 @@ def run_parallel(settings: Settings, runtime: NotebookRuntime, width: int, backg
     return view.summary()
 
 
+async def _asking(core: Any, ask: bool, width: int, view: ParallelRunView) -> Any:
+    """The run, with asking at caps on while it works when `ask`."""
+    with core.cap_ask.during(ask):
+        return await core.runs.run_plan(width, on_event=view.post_run)
+
+
 def _on_loop(fn: Any) -> Any:
     """`fn` as the coroutine function `runtime.call` runs on the loop, where the core lives."""
 
@@ -241,14 +250,20 @@ def _unlisten(core: Any, view: ParallelRunView) -> None:
 
 
 def _tick_in_background(view: ParallelRunView, future: Any) -> None:
+    """Render the run while the kernel is free; its sub-agents' approval requests are
+    shown (in the run's log) as they come, as a background turn's are."""
     loop = asyncio.get_event_loop()
+    show = view.runtime.show = OutputSink(view.log).show
 
     def tick() -> None:
+        view.runtime.drain()
         view.tick()
         if not future.done():
             loop.call_later(TICK, tick)
             return
         failed = future.cancelled() or future.exception() is not None
         view.finish(None if failed else future.result())
+        if view.runtime.show is show:  # later requests are not this run's
+            view.runtime.show = None
 
     loop.call_later(TICK, tick)

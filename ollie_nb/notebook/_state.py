@@ -44,6 +44,7 @@ class StartTraits(Protocol):
     max_plan_tokens: int
     max_subagent_cost: float
     max_subagent_tokens: int
+    ask_at_caps: bool
 
 
 def budgets_of(traits: StartTraits | None) -> Budgets:
@@ -141,6 +142,9 @@ def _start_runtime(traits: StartTraits | None) -> NotebookRuntime:
             core.max_parallel = traits.max_parallel if traits else 0
             core.plans.review = traits.review_plans if traits else None
             core.user_budgets = budgets_of(traits)
+            core.cap_ask.on = bool(traits and traits.ask_at_caps)
+            if traits:  # a cap waits on the inbox as long as an approval on its widget
+                core.cap_ask.timeout = traits.approval_timeout
             return core
 
         return make

@@ -1,7 +1,7 @@
-"""The board's inbox as a person uses it in JupyterLab, in Chromium at 1280 px: a request a
-worker asked is a row above the plans, in sight, its Allow button clickable; the click
-answers that request in the store (recorded with who answered) and the row leaves.
-The screenshot stays in the test's tmp_path (board-inbox.png).
+"""The board's inbox as a person uses it in JupyterLab and in Notebook 7, in Chromium at
+1280 px: a request a worker asked is a row above the plans, in sight, its Allow button
+clickable; the click answers that request in the store (recorded with who answered) and the
+row leaves. The screenshot stays in the test's tmp_path (board-inbox.png).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from ollie_nb.tasks._backends import open_store
 from ollie_nb.tasks._inbox import Inbox
 from tests.support.agents import kernel_env, tasks_agent_file
-from tests.support.lab import lab_page, run_cell
+from tests.support.lab import LAB, NOTEBOOK7, Front, lab_page, run_cell
 
 pytest.importorskip("playwright.sync_api")
 pytest.importorskip("anywidget")
@@ -37,11 +37,14 @@ def seed(db: Path) -> tuple[str, str]:
     return approval, cap
 
 
-def test_an_inbox_row_is_clickable_and_its_answer_reaches_the_store(tmp_path: Path) -> None:
+@pytest.mark.parametrize("front", [LAB, NOTEBOOK7], ids=["lab", "notebook7"])
+def test_an_inbox_row_is_clickable_and_its_answer_reaches_the_store(
+    tmp_path: Path, front: Front
+) -> None:
     db = tmp_path / "tasks.db"
     approval, cap = seed(db)
     cells = ["%load_ext ollie_nb", f"%ollie agent {tasks_agent_file(tmp_path)}", "%ollie board"]
-    with lab_page(tmp_path, cells, kernel_env(tmp_path)) as page:
+    with lab_page(tmp_path, cells, kernel_env(tmp_path), front) as page:
         for index in range(3):
             run_cell(page, index, timeout=120)
         row = page.locator(f'.ollie-board tr.board-ask[data-request="{approval}"]')

@@ -1,4 +1,5 @@
-"""JupyterLab in Chromium for tests: open a notebook, run its cells as a person does, measure.
+"""JupyterLab or Notebook 7 in Chromium for tests: open a notebook, run its cells as a person
+does, measure.
 
 Skips (pytest.skip) where Chromium or playwright is missing. The server runs in a
 throwaway root with the offline model and private ollie dirs; it is stopped on exit.
@@ -14,6 +15,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,31 @@ import pytest
 from tests.support.waits import wait_until
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@dataclass(frozen=True)
+class Front:
+    """A notebook front end: the module that serves it (with its own arguments), the URL path
+    a notebook opens at, and a page predicate true once the notebook's kernel is ready."""
+
+    module: str
+    notebooks: str
+    ready: str
+    args: tuple[str, ...] = ()
+
+
+# JupyterLab's status bar says Idle once the kernel is up. Notebook 7 has no status bar and
+# its toolbar's indicator says idle before the kernel connects: ask the app (exposed).
+LAB = Front("jupyterlab", "lab/tree", "() => document.body.innerText.includes('Idle')")
+NOTEBOOK7 = Front(
+    "notebook",
+    "notebooks",
+    """() => {
+  const kernel = window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel;
+  return !!kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle';
+}""",
+    ("--expose-app-in-browser",),
+)
 
 
 def _free_port() -> int:
@@ -44,15 +71,18 @@ def write_notebook(path: Path, cells: list[str]) -> None:
 
 
 @contextlib.contextmanager
-def lab_page(root: Path, cells: list[str], env: dict[str, str]) -> Iterator[Any]:
-    """A Chromium page (1280 px wide) showing `cells` in JupyterLab, none run yet."""
+def lab_page(
+    root: Path, cells: list[str], env: dict[str, str], front: Front = LAB
+) -> Iterator[Any]:
+    """A Chromium page (1280 px wide) showing `cells` in `front` (JupyterLab unless told), none
+    run yet."""
     if CHROMIUM is None:
         pytest.skip("no chromium")
     sync_api = pytest.importorskip("playwright.sync_api")
     write_notebook(root / "t.ipynb", cells)
     port = _free_port()
-    args = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--allow-root"]
-    args += ["--IdentityProvider.token=t", f"--ServerApp.root_dir={root}"]
+    args = [sys.executable, "-m", front.module, "--no-browser", f"--port={port}", "--allow-root"]
+    args += ["--IdentityProvider.token=t", f"--ServerApp.root_dir={root}", *front.args]
     server = subprocess.Popen(
         args, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -60,7 +90,7 @@ def lab_page(root: Path, cells: list[str], env: dict[str, str]) -> Iterator[Any]
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1280, "height": 900})
-            _open(page, f"http://127.0.0.1:{port}/lab/tree/t.ipynb?token=t")
+            _open(page, f"http://127.0.0.1:{port}/{front.notebooks}/t.ipynb?token=t", front.ready)
             yield page
             browser.close()
     finally:
@@ -68,7 +98,7 @@ def lab_page(root: Path, cells: list[str], env: dict[str, str]) -> Iterator[Any]
         server.wait(10)
 
 
-def _open(page: Any, url: str) -> None:
+def _open(page: Any, url: str, ready: str) -> None:
 
     failed: list[Exception] = []
 
@@ -85,9 +115,7 @@ def _open(page: Any, url: str) -> None:
     except AssertionError as exc:
         raise AssertionError(f"{exc}; last: {failed}") from None
     page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=60_000)
-    page.wait_for_function(  # the kernel is up: the status bar says Idle
-        "() => document.body.innerText.includes('Idle')", timeout=60_000
-    )
+    page.wait_for_function(ready, timeout=60_000)
 
 
 def run_cell(page: Any, index: int, wait_for: str = "", timeout: float = 60) -> None:

@@ -159,9 +159,10 @@ def cmd_queue(ctx: CommandContext, rest: str) -> Displayable:
 
 
 @command(
-    "run [--bg] [--parallel [N]]",
-    "work the queued prompts now (one turn each), or the latest plan in N sub-agents",
-    words=("--bg", "--parallel"),
+    "run [--bg] [--parallel [N]] [--ask]",
+    "work the queued prompts now (one turn each), or the latest plan in N sub-agents; "
+    "--ask: a reached spend cap pauses and asks the task store's inbox",
+    words=("--bg", "--parallel", "--ask"),
 )
 def cmd_run(ctx: CommandContext, rest: str) -> Any:
     parser = CommandParser("run")
@@ -170,6 +171,7 @@ def cmd_run(ctx: CommandContext, rest: str) -> Any:
     parser.add_argument(
         "--parallel", nargs="?", type=at_least_one, const=0, default=None, metavar="N"
     )
+    parser.add_argument("--ask", action="store_true")  # this run asks at caps
     args = parser.parse(rest)
     runtime = ctx.runtime()
     if args.parallel is not None:
@@ -177,18 +179,28 @@ def cmd_run(ctx: CommandContext, rest: str) -> Any:
 
         if runtime.busy:
             return NoticeView("a turn is running; start the parallel run when it ends")
-        return run_parallel(ctx.settings(), runtime, args.parallel, args.bg)  # 0: the limit
+        return run_parallel(ctx.settings(), runtime, args.parallel, args.bg, args.ask)
     if runtime.busy:
         return NoticeView("a turn is running; the queue is worked when it ends")
 
     prompt = ctx.core_call(lambda core: core.turns.next_prompt())
     if prompt is None:
         return NoticeView(empty_queue_text(ctx.on_loop(lambda core: list(core.plans))))
+    if args.ask:  # asking is on until this run's turn ends
+        ctx.on_loop(lambda core: core.cap_ask.hold())
+    release = lambda *_: runtime.call_soon(runtime.core.cap_ask.release)  # noqa: E731
     if args.bg:
         from ollie_nb.notebook._widgets import BackgroundTurn  # ipywidgets: on first use
 
-        return BackgroundTurn(ctx.settings(), runtime, prompt)
-    return ctx.foreground(runtime, prompt)
+        turn = BackgroundTurn(ctx.settings(), runtime, prompt)
+        if args.ask:
+            turn.future.add_done_callback(release)
+        return turn
+    try:
+        return ctx.foreground(runtime, prompt)
+    finally:
+        if args.ask:
+            release()
 
 
 def empty_queue_text(plans: list[PlanRecord]) -> str:
