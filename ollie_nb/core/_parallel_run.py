@@ -48,6 +48,7 @@ from ollie_nb.planning import (
     Origin,
     PlanRecord,
     Spend,
+    StepProgress,
     StepRef,
     StepState,
     TaskClient,
@@ -74,7 +75,13 @@ class StepStore(Protocol):
     async def statuses(self) -> States: ...
     async def claim(self, step_id: str, assignee: str) -> Claim: ...
     async def claim_next(self, step_ids: Sequence[str], assignee: str) -> NextClaim: ...
-    async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None: ...
+    async def keep(
+        self,
+        step_id: str,
+        assignee: str,
+        lost: Callable[[str], None],
+        progress: Callable[[], StepProgress],
+    ) -> None: ...
     async def settle(self, step_id: str, child: ChildSession) -> StepState: ...  # its new state
     async def hand_back(self, step_id: str) -> StepState: ...  # a claim no worker got: open
 
@@ -112,9 +119,16 @@ class TaskSteps:
         goals = (self._goal,) if self._goal else ()
         return await self._client.claim_next(goals, assignee, self.lease, ids=step_ids)
 
-    async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None:
-        """Renew the claim while the step is worked (until cancelled)."""
-        await self._client.keep(step_id, assignee, self.lease, lost)
+    async def keep(
+        self,
+        step_id: str,
+        assignee: str,
+        lost: Callable[[str], None],
+        progress: Callable[[], StepProgress],
+    ) -> None:
+        """Renew the claim while the step is worked (until cancelled), each heartbeat
+        telling the step's `progress()` where the server keeps it."""
+        await self._client.keep(step_id, assignee, self.lease, lost, progress)
 
     async def settle(self, step_id: str, child: ChildSession) -> StepState:
         """Closed in the store (the child marked it): as it is; else interrupted: open again;
@@ -170,7 +184,13 @@ class QueueSteps:
             return NextClaim("", Claim(ClaimOutcome.REFUSED, "no step is open"))
         return NextClaim(first, await self.claim(first, assignee))
 
-    async def keep(self, step_id: str, assignee: str, lost: Callable[[str], None]) -> None:
+    async def keep(
+        self,
+        step_id: str,
+        assignee: str,
+        lost: Callable[[str], None],
+        progress: Callable[[], StepProgress],
+    ) -> None:
         await asyncio.Event().wait()  # the agent's own book: nothing to renew
 
     async def settle(self, step_id: str, child: ChildSession) -> StepState:
@@ -552,7 +572,8 @@ class ParallelRun:
             self.emit(WatchWhat.NOTE, f"the claim of {which} was lost: {why}", step_id)
             child.interrupt()
 
-        beat = asyncio.ensure_future(self.store.keep(step_id, assignee, lost))
+        progress = lambda: child.progress  # noqa: E731 (read at each heartbeat)
+        beat = asyncio.ensure_future(self.store.keep(step_id, assignee, lost, progress))
         try:
             await child.until_idle()
         finally:

@@ -21,12 +21,12 @@ from typing import Any
 from ollie_nb.core._budget import Ledger
 from ollie_nb.core._context import AgentContext, Phase, TurnState
 from ollie_nb.core._conversation import Conversation
-from ollie_nb.core._events import Event, TurnResult, TurnStarted
+from ollie_nb.core._events import Event, ToolCalled, TurnResult, TurnStarted
 from ollie_nb.core._history import UsageTotals
 from ollie_nb.core._turn import TurnRunner
 from ollie_nb.errors import OllieUsageError
 from ollie_nb.llm import Message
-from ollie_nb.planning import StepRef
+from ollie_nb.planning import StepProgress, StepRef
 
 NOTE_LINES = 3  # the reply lines a completion note carries
 MAX_NAME = 40
@@ -58,6 +58,7 @@ class ChildSession:
         ledger = parent().spend.subagent(name)  # its spend, under the session's cap
         self.state = TurnState(self.conversation, ledger, parent=usage)
         self.work: StepRef | None = None  # the plan step it was assigned: its turns' scope
+        self.last_tool = ""  # the last tool its work called (since it was assigned)
         self.error = ""
         self.capped = False  # its last turn ended at a spend cap (before a model request)
         self.interrupted = False
@@ -82,7 +83,7 @@ class ChildSession:
         step's turns are not sent again: a step's cost stays flat however many came before),
         its spend counts afresh, under `within`; its turns work `work` (what their task calls
         may change unasked)."""
-        self.step, self.work = step, work
+        self.step, self.work, self.last_tool = step, work, ""
         self.conversation.history, self.conversation.errors = [], []
         self.state.ledger = self._parent().spend.subagent(self.name, within)
 
@@ -96,7 +97,18 @@ class ChildSession:
 
     def context(self) -> AgentContext:
         """Its context now: the parent's, without sub-agent tools, with its own sink."""
-        return self._parent().child(self.name, lambda event: self._sink(self.name, event))
+        return self._parent().child(self.name, self._tell)
+
+    def _tell(self, event: Event) -> None:
+        """Pass its turn's event on, noting the tool it calls (its progress tells it)."""
+        if isinstance(event, ToolCalled):
+            self.last_tool = event.tool
+        self._sink(self.name, event)
+
+    @property
+    def progress(self) -> StepProgress:
+        """Its work so far, as a heartbeat tells the store: its ledger's spend, last tool."""
+        return StepProgress(self.ledger.spend, self.last_tool)
 
     # -- work ------------------------------------------------------------------
 

@@ -50,6 +50,7 @@ from ollie_nb.planning._convention import (
 )
 from ollie_nb.planning._draft import DraftStep, PlanDraft
 from ollie_nb.planning._inbox import InboxRequest
+from ollie_nb.planning._progress import StepProgress
 from ollie_nb.planning._review import (
     ReviewNote,
     approval_prompt,
@@ -171,6 +172,7 @@ __all__ = [
     "ReviewNote",
     "Spend",
     "StepHeading",
+    "StepProgress",
     "StepRef",
     "StepState",
     "StepStatusReader",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from ollie_nb.planning._client import Task
@@ -79,11 +79,22 @@ class Holding:
     lease_left: float | None  # until the lease ends (None: a claim without lease)
     heartbeat_age: float | None  # since the lease was last renewed (claim or heartbeat)
     lapsed: bool = False  # the lease ran out: the step is open again, nobody works it
-    spend: Spend | None = None  # tokens and cost so far, where this kernel knows them
+    spend: Spend | None = None  # tokens and cost so far (its holder's heartbeat, or this kernel)
+    last_tool: str | None = None  # the last tool it called, as its holder's heartbeat told
 
 
 def holding_of(task: Task, log: ClaimLog, now: float, spend: Spend | None = None) -> Holding | None:
-    """The figures of `task`'s claim, or of its lapsed one; None when it is neither."""
+    """The figures of `task`'s claim, or of its lapsed one; None when it is neither. Its
+    spend and last tool are what the holder's heartbeat told (`spend`, where given, first)."""
+    held, told = _claim_figures(task, log, now, spend), task.progress
+    if held is None or told is None:
+        return held
+    known = spend if spend is not None else told.spend
+    return replace(held, spend=known, last_tool=told.last_tool)
+
+
+def _claim_figures(task: Task, log: ClaimLog, now: float, spend: Spend | None) -> Holding | None:
+    """Who holds `task` (or held it till its lease ran out), for how long, its lease's time."""
     seen = log.claims.get(task.id)
     if task.state.is_active:
         until = epoch(task.lease_until)
@@ -180,8 +191,9 @@ def _age(seconds: float | None) -> str:
     return f"{s // 3600} h {s % 3600 // 60} min"
 
 
-def holding_cells(held: Holding) -> tuple[str, str, str, str, str]:
-    """A holding's table cells as text (unescaped): holder, running, lease, heartbeat, spend."""
+def holding_cells(held: Holding) -> tuple[str, str, str, str, str, str]:
+    """A holding's table cells as text (unescaped): holder, running, lease, heartbeat, spend,
+    last tool call."""
     lease = (
         "lapsed"
         if held.lapsed
@@ -190,7 +202,8 @@ def holding_cells(held: Holding) -> tuple[str, str, str, str, str]:
         else _age(held.lease_left)
     )
     spent = str(held.spend) if held.spend is not None else "–"
-    return held.holder, _age(held.running), lease, _age(held.heartbeat_age), spent
+    tool = held.last_tool or "–"
+    return held.holder, _age(held.running), lease, _age(held.heartbeat_age), spent, tool
 
 
 def holdings_table(plan: BoardPlan) -> str:
@@ -208,7 +221,16 @@ def holdings_table(plan: BoardPlan) -> str:
         return '<p class="board-none">no step is claimed</p>'
     head = "".join(
         f"<th>{h}</th>"
-        for h in ("step", "title", "holder", "running", "lease left", "heartbeat", "spent")
+        for h in (
+            "step",
+            "title",
+            "holder",
+            "running",
+            "lease left",
+            "heartbeat",
+            "spent",
+            "last tool",
+        )
     )
     table = f'<table class="board-holdings"><tr>{head}</tr>{"".join(rows)}</table>'
     return f'<div class="board-table">{table}</div>'

@@ -44,6 +44,7 @@ from ollie_nb.planning._convention import (
     TASK_WHOAMI,
 )
 from ollie_nb.planning._inbox import ANSWER_POLL, InboxRequest, inbox_page
+from ollie_nb.planning._progress import StepProgress
 from ollie_nb.planning._state import StepState, read_state
 from ollie_nb.planning._status import listing_next, listing_statuses, task_status
 
@@ -141,6 +142,7 @@ class TaskCaps:
     inbox: bool = False  # task_ask, task_inbox, task_answer: ollie-tasks' inbox, when seen
     reopen: bool = False  # task_reopen: open a step again with its assignee cleared, when seen
     whoami: bool = False  # task_whoami: the HTTP user the client's token names, when seen
+    progress: bool = False  # task_heartbeat takes a step's progress (tokens...): when seen
 
     @classmethod
     def of(cls, schemas: Mapping[str, Mapping[str, Any]], subscriptions: bool) -> TaskCaps:
@@ -165,6 +167,7 @@ class TaskCaps:
             inbox={TASK_ASK, TASK_INBOX, TASK_ANSWER} <= set(schemas),
             reopen=TASK_REOPEN in schemas,
             whoami=TASK_WHOAMI in schemas,
+            progress=_takes(schemas, TASK_HEARTBEAT, "tokens"),
         )
 
     @property
@@ -388,6 +391,7 @@ class Task:
     labels: tuple[str, ...] = ()
     assignee: str = ""  # who holds it (over HTTP with named users: the user)
     labels_by: Mapping[str, str] = field(default_factory=dict, hash=False)  # label -> its setter
+    progress: StepProgress | None = None  # what its holder's last heartbeat told, if any
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Task:
@@ -404,6 +408,7 @@ class Task:
             tuple(str(label) for label in data.get("labels") or ()),
             str(data.get("assignee") or ""),
             _setters(data.get("labels_by")),
+            StepProgress.of(data.get("progress")),
         )
 
     @property
@@ -574,11 +579,16 @@ class TaskClient:
         args = {k: v for k, v in args.items() if k != "lease"}
         return await self._call(tool, args), args, note
 
-    async def renew(self, task_id: str, assignee: str, lease: LeasePolicy) -> str:
+    async def renew(
+        self, task_id: str, assignee: str, lease: LeasePolicy, progress: StepProgress | None = None
+    ) -> str:
         """Renew `assignee`'s claim for the lease granted (task_heartbeat, or task_claim
-        again), presenting its token: '' when renewed, else why not (the claim is gone)."""
+        again), presenting its token, with the step's `progress` where the server keeps it:
+        '' when renewed, else why not (the claim is gone)."""
         tool = TASK_HEARTBEAT if self.caps.heartbeat else TASK_CLAIM
         args = {"id": task_id, "assignee": assignee, "lease": self._renewal(task_id, lease).seconds}
+        if progress is not None and self.caps.progress and tool == TASK_HEARTBEAT:
+            args.update(progress.heartbeat_args())
         result = await self._call(tool, args)
         return result.text.removeprefix("error: ") if result.is_error else ""
 
@@ -588,16 +598,23 @@ class TaskClient:
         return held.renewal if held is not None and lease.renews else lease
 
     async def keep(
-        self, task_id: str, assignee: str, lease: LeasePolicy, lost: Callable[[str], None]
+        self,
+        task_id: str,
+        assignee: str,
+        lease: LeasePolicy,
+        lost: Callable[[str], None],
+        progress: Callable[[], StepProgress] | None = None,
     ) -> None:
-        """Renew the claim every third of its granted lease until cancelled; `lost(why)`
-        when refused. Runs for ever without a lease (a server without them, `claimLease: 0`)."""
+        """Renew the claim every third of its granted lease until cancelled, each renewal
+        telling `progress()` where the server keeps it; `lost(why)` when refused. Runs for
+        ever without a lease (a server without them, `claimLease: 0`)."""
         renewal = self._renewal(task_id, lease)
         if not renewal.active:
             await asyncio.Event().wait()
         while True:
             await asyncio.sleep(renewal.interval)
-            why = await self.renew(task_id, assignee, renewal)
+            told = progress() if progress is not None else None
+            why = await self.renew(task_id, assignee, renewal, told)
             if why:
                 lost(why)
                 return
@@ -695,6 +712,8 @@ class TaskClient:
         args: dict[str, Any] = {"status": "all", "format": "json"}
         if self.caps.labels_by and "labels_by" not in fields:
             fields = (*fields, "labels_by")
+        if self.caps.progress and "progress" not in fields:
+            fields = (*fields, "progress")
         asked = {**args, "fields": builtins.list(fields)} if self.caps.list_fields else args
         result = await self._call(TASK_LIST, asked)
         if result.is_error and asked is not args:  # a server that refuses `fields`

@@ -104,6 +104,12 @@ PG_MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX inbox_open ON inbox(answer, deadline)",
     ),
+    (
+        # The claim's progress as its holder's last heartbeat told it (see the SQLite schema).
+        "ALTER TABLE tasks ADD COLUMN progress_tokens BIGINT",
+        "ALTER TABLE tasks ADD COLUMN progress_cost DOUBLE PRECISION",
+        "ALTER TABLE tasks ADD COLUMN progress_tool TEXT",
+    ),
 )
 
 PG_SCHEMA_VERSION: int = len(PG_MIGRATIONS)

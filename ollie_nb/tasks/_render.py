@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -122,9 +123,9 @@ LIST_FIELDS: tuple[str, ...] = (
     "lease_until",
 )
 """The fields of a task in `task_list`'s JSON, in order; `blockers` are those not done yet."""
-EXTRA_FIELDS: tuple[str, ...] = ("body", "labels_by")
+EXTRA_FIELDS: tuple[str, ...] = ("body", "labels_by", "progress")
 """Fields given only when asked for by name (a body may be 64 KiB; `labels_by`: who set
-each label, for those an HTTP user set)."""
+each label, for those an HTTP user set; `progress`: what a claim's holder last told)."""
 
 
 _FIELD_OF: dict[str, Callable[[TaskSummary], object]] = {
@@ -140,6 +141,7 @@ _FIELD_OF: dict[str, Callable[[TaskSummary], object]] = {
     "lease_until": lambda t: t.lease_until,
     "body": lambda t: t.body,
     "labels_by": lambda t: dict(t.labels_by),
+    "progress": lambda t: dataclasses.asdict(t.progress) if t.progress else None,
 }
 
 
@@ -198,6 +200,8 @@ def task_detail(task: Task, refs_shown: int | None = None) -> str:
     if task.assignee:
         lease = f" (lease ends {task.lease_until})" if task.lease_until else ""
         lines.append("assignee: " + task.assignee + lease)
+    if task.progress is not None:
+        lines.append("progress: " + task.progress.line() + " (as its holder told)")
     if task.labels:
         lines.append("labels: " + ", ".join(task.labels))
     times = f"created {task.created_at}, updated {task.updated_at}"

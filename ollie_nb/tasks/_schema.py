@@ -111,6 +111,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX inbox_open ON inbox(answer, deadline)",
     ),
+    (
+        # The claim's progress as its holder's last heartbeat told it (NULL: none told):
+        # tokens and dollars spent on the step so far, and the last tool it called.
+        "ALTER TABLE tasks ADD COLUMN progress_tokens INTEGER",
+        "ALTER TABLE tasks ADD COLUMN progress_cost REAL",
+        "ALTER TABLE tasks ADD COLUMN progress_tool TEXT",
+    ),
 )
 
 SCHEMA_VERSION: int = len(MIGRATIONS)

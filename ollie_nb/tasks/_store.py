@@ -22,6 +22,7 @@ from ollie_nb.tasks._errors import (
     StoreError,
     UnknownTaskError,
 )
+from ollie_nb.tasks._progress import CLEARED, PROGRESS_COLUMNS, Progress, progress_by_task, stored
 from ollie_nb.tasks._schema import CLOSED_STATUSES, STATUSES
 
 MAX_TITLE_CHARS = 500
@@ -193,19 +194,24 @@ class TaskSummary(NamedTuple):
     """The task's body when the list was asked for bodies, else ''."""
     labels_by: tuple[tuple[str, str], ...] = ()
     """(label, setter) for the labels an HTTP user set, when the list was asked for them."""
+    progress: Progress | None = None
+    """What its holder's last heartbeat told, when the list was asked for it."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready form (`body` and `labels_by` only when the list read them)."""
+        """Plain JSON-ready form (`body`, `labels_by`, `progress` only when the list read them)."""
         document = {
             **self._asdict(),
             "labels": list(self.labels),
             "waiting_on": list(self.waiting_on),
             "labels_by": dict(self.labels_by),
+            "progress": dataclasses.asdict(self.progress) if self.progress else None,
         }
         if not self.body:
             del document["body"]
         if not self.labels_by:
             del document["labels_by"]
+        if self.progress is None:
+            del document["progress"]
         return document
 
 
@@ -244,6 +250,8 @@ class Task:
     """The number (1 = the oldest) of the first note in `notes`."""
     labels_by: dict[str, str] = dataclasses.field(default_factory=dict)
     """Who set each label, for those an HTTP user set (a stdio or CLI caller is unnamed)."""
+    progress: Progress | None = None
+    """What the claim's holder last told by heartbeat (None: nothing since it was claimed)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
@@ -995,7 +1003,7 @@ class SqlTaskStore(ABC):
         mine = "" if anyones else "AND assignee IN ('', ?) "
         claimed = conn.execute(
             "UPDATE tasks SET status = 'in_progress', assignee = ?, updated_at = ?, "
-            f"lease_until = {self.dialect.clock} + ?, claim_token = ? "
+            f"lease_until = {self.dialect.clock} + ?, claim_token = ?, {CLEARED} "
             f"WHERE id = ? AND status = 'open' {mine}"
             "AND NOT EXISTS (SELECT 1 FROM deps d JOIN tasks b ON b.id = d.blocker "
             "WHERE d.task = ? AND b.status <> 'done')",
@@ -1096,9 +1104,11 @@ class SqlTaskStore(ABC):
         assignee: str,
         lease: float = DEFAULT_LEASE,
         *,
+        progress: Progress | None = None,
         caller: Caller | None = None,
     ) -> Task:
-        """Renew the lease of a claim `assignee` holds: it ends `lease` seconds from now.
+        """Renew the lease of a claim `assignee` holds: it ends `lease` seconds from now;
+        `progress` (checked with `progress_of`) is kept as the step's progress so far.
 
         Refused when the claim is gone: its lease ran out first (the task is open again, or
         someone else's), or the task left in_progress; the worker should stop then. An MCP
@@ -1107,8 +1117,12 @@ class SqlTaskStore(ABC):
         task_id, seconds, who = _task_id(task_id), _lease(lease), _claimer(assignee, caller)
 
         def work(conn: Conn) -> None:
-            if not self._renew(conn, task_id, who, seconds, caller):
+            before = self._progress(conn, task_id)
+            if not self._renew(conn, task_id, who, seconds, caller, progress):
                 self._refuse_heartbeat(conn, task_id, who, caller)
+            if progress is not None and progress != before:  # news for the boards
+                told = {"assignee": who, **dataclasses.asdict(progress)}
+                self._event(conn, _now(), "progress", task_id, told)
 
         self._run(work, write=True, actor=_actor(caller))
         return self.get(task_id)
@@ -1120,18 +1134,36 @@ class SqlTaskStore(ABC):
         who: str,
         seconds: float | None,
         caller: Caller | None = None,
+        progress: Progress | None = None,
     ) -> bool:
-        """Restart the lease of `who`'s claim on `task_id`; False when `who` holds no claim
-        (or, for an MCP `caller`, holds it under another token than the one presented)."""
+        """Restart the lease of `who`'s claim on `task_id`, with its `progress` when told;
+        False when `who` holds no claim (or, for an MCP `caller`, holds it under another
+        token than the one presented)."""
+        told = (
+            ""
+            if progress is None
+            else ", progress_tokens = ?, progress_cost = ?, progress_tool = ?"
+        )
         sql = (
-            f"UPDATE tasks SET lease_until = {self.dialect.clock} + ? "
+            f"UPDATE tasks SET lease_until = {self.dialect.clock} + ?{told} "
             "WHERE id = ? AND status = 'in_progress' AND assignee = ?"
         )
-        params: list[Any] = [seconds, task_id, who]
+        params: list[Any] = [seconds]
+        if progress is not None:
+            params += [progress.tokens, progress.cost, progress.last_tool]
+        params += [task_id, who]
         if caller is not None:
             sql += " AND coalesce(claim_token, '') = ?"
             params.append(_digest(caller.token) if caller.token else "")
         return conn.execute(sql, params).rowcount == 1
+
+    @staticmethod
+    def _progress(conn: Conn, task_id: str) -> Progress | None:
+        """The progress a heartbeat last told of `task_id`'s claim (None: none, or no task)."""
+        row = conn.execute(
+            f"SELECT {PROGRESS_COLUMNS} FROM tasks WHERE id = ?", (task_id,)
+        ).fetchone()
+        return None if row is None else stored(row)
 
     def _refuse_heartbeat(
         self, conn: Conn, task_id: str, who: str, caller: Caller | None = None
@@ -1434,7 +1466,7 @@ class SqlTaskStore(ABC):
         def work(conn: Conn) -> Task:
             row = conn.execute(
                 "SELECT id, title, body, status, parent, assignee, created_at, updated_at, "
-                "coalesce(closed_at, ''), lease_until FROM tasks WHERE id = ?",
+                f"coalesce(closed_at, ''), lease_until, {PROGRESS_COLUMNS} FROM tasks WHERE id = ?",
                 (task_id,),
             ).fetchone()
             if row is None:
@@ -1488,6 +1520,7 @@ class SqlTaskStore(ABC):
                 notes_total=total,
                 notes_start=start,
                 labels_by=labels_by,
+                progress=stored(row[10:13]),
             )
 
         return self._run(work, write=False)
@@ -1517,12 +1550,14 @@ class SqlTaskStore(ABC):
         edges: bool = True,
         bodies: bool = False,
         setters: bool = False,
+        progress: bool = False,
     ) -> list[TaskSummary]:
         """List tasks in creation order, filtered by status (or `ready` / `all`), parent,
         label and ids (unknown ids are left out). `edges=False` leaves each task's labels
         and blockers empty, for a listing that does not show them (about twice as fast);
         `bodies=True` reads each task's body too (else it is ''); `setters=True` reads
-        who set each label (`labels_by`), in one more query."""
+        who set each label (`labels_by`), and `progress=True` what each holder's heartbeat
+        told, each in one more query."""
         status = _status(status, LIST_FILTERS) if status.strip() else "open"
         parent_id = _task_id(parent, "parent") if parent.strip() else ""
         label = label.strip()
@@ -1559,7 +1594,12 @@ class SqlTaskStore(ABC):
             if parent_id:
                 self._require(conn, parent_id)
             found = [_summary(row) for row in conn.execute(sql, params)]
-            return _with_setters(conn, found, condition, params) if setters else found
+            if setters:
+                found = _with_setters(conn, found, condition, params)
+            if progress:
+                told = progress_by_task(conn, condition, params)
+                found = [t._replace(progress=told[t.id]) if t.id in told else t for t in found]
+            return found
 
         return self._run(work, write=False)
 

@@ -18,6 +18,7 @@ from ollie_nb.tasks._backends import open_store
 from ollie_nb.tasks._errors import InvalidTaskError, StoreError, TaskError
 from ollie_nb.tasks._inbox import INBOX_FILTERS, Inbox, InboxRow
 from ollie_nb.tasks._location import DB_ENV_VAR, has_password, is_database_url, resolve_db
+from ollie_nb.tasks._progress import progress_of
 from ollie_nb.tasks._schema import STATUSES
 from ollie_nb.tasks._store import (
     DEFAULT_LEASE,
@@ -146,8 +147,9 @@ def _cmd_claim(args: argparse.Namespace) -> int:
 
 
 def _cmd_heartbeat(args: argparse.Namespace) -> int:
+    told = None if args.tokens is None else progress_of(args.tokens, args.cost, args.last_tool)
     with _open(args) as store:
-        task = store.heartbeat(args.id, args.assignee, args.lease)
+        task = store.heartbeat(args.id, args.assignee, args.lease, progress=told)
     return _print_claim(args, task, "renewed")
 
 
@@ -468,6 +470,18 @@ def _add_reads(add: Callable[..., argparse.ArgumentParser]) -> None:
             help=f"the claim ends this long from now unless renewed (0: never; "
             f"default: {DEFAULT_LEASE:g})",
         )
+    heartbeat.add_argument(
+        "--tokens",
+        type=int,
+        metavar="N",
+        help="tell the step's progress: tokens spent on it so far (with --cost, --last-tool)",
+    )
+    heartbeat.add_argument(
+        "--cost", type=float, default=0.0, metavar="DOLLARS", help="dollars spent on it so far"
+    )
+    heartbeat.add_argument(
+        "--last-tool", default="", metavar="NAME", help="the last tool it called"
+    )
 
     list_ = add("list", _cmd_list, "list tasks, one per line")
     list_.add_argument("--status", choices=LIST_FILTERS, default="open", help="default: open")

@@ -41,6 +41,7 @@ from ollie_nb.tasks._pages import (
     newest_notes,
     task_json,
 )
+from ollie_nb.tasks._progress import MAX_TOOL_CHARS, progress_of
 from ollie_nb.tasks._prompts import add_prompts
 from ollie_nb.tasks._render import EXTRA_FIELDS, LIST_FIELDS
 from ollie_nb.tasks._schema import STATUSES
@@ -261,9 +262,10 @@ def _add_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> Non
             "assignee, parent, labels, blockers, created_at, updated_at}], total} instead "
             "(blockers: those not done yet), a page of about 50,000 characters: when more "
             "tasks follow it also has next, to pass as cursor. fields picks the keys of "
-            "each task in JSON (e.g. ['id', 'status'] for many tasks in one page); 'body' "
-            "and 'labels_by' (who set each label, for those an HTTP user set) are given "
-            "only when fields names them."
+            "each task in JSON (e.g. ['id', 'status'] for many tasks in one page); 'body', "
+            "'labels_by' (who set each label, for those an HTTP user set) and 'progress' "
+            "(what a claim's holder last told by task_heartbeat: {tokens, cost, last_tool}, "
+            "or null) are given only when fields names them."
         ),
     )
     async def task_list(
@@ -288,8 +290,17 @@ def _add_list(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> Non
         edges = format == "text" or bool({"labels", "blockers"} & set(chosen))
         bodies = format == "json" and "body" in chosen
         setters = format == "json" and "labels_by" in chosen
+        told = format == "json" and "progress" in chosen
         tasks = await calls.run(
-            store.list, status, parent, label, ids, edges=edges, bodies=bodies, setters=setters
+            store.list,
+            status,
+            parent,
+            label,
+            ids,
+            edges=edges,
+            bodies=bodies,
+            setters=setters,
+            progress=told,
         )
         if format == "json":
             return _render.task_list_json(tasks, start=start, max_chars=PAGE_CHARS, fields=chosen)
@@ -418,7 +429,9 @@ def _add_updates(
         description=(
             "Renew the lease of a claim the assignee holds: it ends `lease` seconds from "
             "now. Refused when the claim is gone (its lease ran out, or the task changed "
-            "status): stop working on the task then."
+            "status): stop working on the task then. With `tokens` it also tells the step's "
+            "progress so far (tokens, cost, last_tool), kept on the task until its next claim "
+            "(task_list's `progress` field, task_read)."
         ),
     )
     async def task_heartbeat(
@@ -427,12 +440,20 @@ def _add_updates(
         ctx: Context,
         lease: Lease = DEFAULT_LEASE,
         token: ClaimToken = "",
+        tokens: Annotated[
+            int | None, Field(description="Tokens spent on the step so far (tells progress)")
+        ] = None,
+        cost: Annotated[float, Field(description="Dollars spent on the step so far")] = 0.0,
+        last_tool: Annotated[
+            str, Field(description=f"The last tool the step called (<= {MAX_TOOL_CHARS} chars)")
+        ] = "",
     ) -> str:
         caller = _caller(ctx, token)
 
         def renew() -> tuple[Task, float]:
             granted = leases.grant(lease)
-            return store.heartbeat(id, assignee, granted, caller=caller), granted
+            told = None if tokens is None else progress_of(tokens, cost, last_tool)
+            return store.heartbeat(id, assignee, granted, progress=told, caller=caller), granted
 
         task, granted = await calls.change(renew)
         return f"renewed: {_render.claim_line(task)}\n{_lease_line(granted, lease)}"
@@ -589,7 +610,9 @@ def _add_events(server: MCPServer, store: SqlTaskStore, calls: _StoreCalls) -> N
         description=(
             "Events after seq `since` as a JSON list of {seq, time, type, task, payload}; "
             "types: created, updated, status_changed, claimed, lease_expired, edited, "
-            "deleted, dep_added, dep_removed, unblocked, inbox.asked, inbox.answered. Pass the last seq seen to get only what "
+            "deleted, dep_added, dep_removed, unblocked, inbox.asked, inbox.answered. A progress "
+            "event tells a claim's progress (a task_heartbeat with tokens that changed it). "
+            "Pass the last seq seen to get only what "
             "is new. A page holds at most `limit` events and about 50,000 characters (fewer "
             "events when they are large); format 'page' returns {events, next, more} instead: "
             "pass next as since to read on while more is true. tail true reads the newest "

@@ -192,6 +192,8 @@ def test_a_store_of_the_previous_schema_gains_the_token_column(tmp_path: Path) -
     with open_store(db) as store:
         task = store.create("Made before tokens")
     conn = sqlite3.connect(db)
+    for column in ("progress_tokens", "progress_cost", "progress_tool"):  # schema 6's
+        conn.execute(f"ALTER TABLE tasks DROP COLUMN {column}")
     conn.execute("ALTER TABLE tasks DROP COLUMN claim_token")
     conn.execute("ALTER TABLE labels DROP COLUMN setter")
     conn.execute("DROP TABLE inbox")
@@ -208,6 +210,8 @@ def test_a_store_of_the_previous_schema_gains_label_setters(tmp_path: Path) -> N
     with open_store(db) as store:
         task = store.create("Made before setters", labels=["approved"])
     conn = sqlite3.connect(db)
+    for column in ("progress_tokens", "progress_cost", "progress_tool"):  # schema 6's
+        conn.execute(f"ALTER TABLE tasks DROP COLUMN {column}")
     conn.execute("ALTER TABLE labels DROP COLUMN setter")
     conn.execute("DROP TABLE inbox")
     conn.execute("DELETE FROM schema_version WHERE version >= 4")
