@@ -3958,6 +3958,40 @@ MUTANTS: tuple[Mutant, ...] = (
         "%ollie plan retry 1 2 fails instead of reopening the step",
     ),
     Mutant(
+        "worker-next-step-before-due-save",
+        "ollie_nb/core/_subagents.py",
+        "        self._parent().save_due()  # the last step's rounds reach the session file first\n",
+        "",
+        (
+            "tests/core/test_round_saves.py::test_a_worker_given_its_next_step_makes_the_due_save_first",
+        ),
+        "a kernel that dies mid-run comes back without the rounds of a step its worker had done",
+        quick=True,
+    ),
+    Mutant(
+        "due-save-not-made",
+        "ollie_nb/core/_conversation.py",
+        "            self._due.cancel()\n            self._round_save()\n",
+        "            pass\n",
+        (
+            "tests/core/test_round_saves.py::test_a_deferred_save_is_made_at_once_before_a_history_is_replaced",
+            "tests/core/test_round_saves.py::test_a_worker_given_its_next_step_makes_the_due_save_first",
+        ),
+        "a worker's finished step is replaced before its rounds are saved",
+        quick=True,
+    ),
+    Mutant(
+        "due-save-left-scheduled",
+        "ollie_nb/core/_conversation.py",
+        "            self._due.cancel()\n            self._round_save()\n",
+        "            self._round_save()\n",
+        (
+            "tests/core/test_round_saves.py::test_a_deferred_save_is_made_at_once_before_a_history_is_replaced",
+        ),
+        "a save made early is made again when its deferral fires",
+        quick=True,
+    ),
+    Mutant(
         "cli-reopen-first-id-only",
         "ollie_nb/tasks/cli.py",
         "            for task_id in args.ids:\n",

@@ -63,6 +63,7 @@ class AgentContext:
     spend: SpendBook  # the ledgers and caps every request is counted in
     save_round: Callable[[], None]  # a tool round joined a history: the session is saved
     save_session: Callable[[], None]  # the history was compacted: the session is saved now
+    save_due: Callable[[], None] = lambda: None  # a history is replaced: a deferred save now
     spawn_context: tuple[str, ...] = ()  # agentSpawn hooks' context for the system prompt
     prompt_suffix: str = ""  # a sub-agent's line about who it is
     injected: Callable[[], list[str]] = _none  # what the user told the running turn meanwhile

@@ -138,6 +138,13 @@ class RoundSaves:
             return
         self._round_save()
 
+    def save_due(self) -> None:
+        """Make a deferred save now: a history is about to be replaced (a worker's next
+        step), and the rounds the save would take along must reach the file first."""
+        if self._due is not None:
+            self._due.cancel()
+            self._round_save()
+
     def _round_save(self) -> None:
         self._due = None
         start = time.monotonic()

@@ -227,6 +227,7 @@ class AgentCore:
             spend=self.spend,
             save_round=self.round_saves.round_ended,
             save_session=self._autosave,
+            save_due=self.round_saves.save_due,
             spawn_context=tuple(self._spawn_context),
             injected=self.prompts.take_injected,
             reminder=self.plans.reminder,

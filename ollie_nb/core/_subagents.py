@@ -84,6 +84,7 @@ class ChildSession:
         its spend counts afresh, under `within`; its turns work `work` (what their task calls
         may change unasked)."""
         self.step, self.work, self.last_tool = step, work, ""
+        self._parent().save_due()  # the last step's rounds reach the session file first
         self.conversation.history, self.conversation.errors = [], []
         self.state.ledger = self._parent().spend.subagent(self.name, within)
 

@@ -33,3 +33,40 @@ async def test_rounds_after_a_slow_save_share_one_deferred_save():
     await asyncio.wait_for(second.wait(), 5)
     assert len(saved) == 2
     assert saved[1] - saved[0] >= SAVE_SHARE * SAVE_TAKES * 0.9
+
+
+@pytest.mark.anyio
+async def test_a_deferred_save_is_made_at_once_before_a_history_is_replaced():
+    """A worker's next step replaces its history: the deferred save that would take the
+    last step's rounds along is made first (and only once), or those rounds never reach
+    the file."""
+    saved: list[str] = []
+    rounds = RoundSaves(lambda: saved.append("save") or time.sleep(SAVE_TAKES))
+    rounds.round_ended()
+    rounds.round_ended()  # deferred: the first save was slow
+    assert saved == ["save"]
+    rounds.save_due()
+    assert saved == ["save", "save"]
+    rounds.save_due()  # nothing due: nothing saved
+    await asyncio.sleep(SAVE_SHARE * SAVE_TAKES * 1.5)  # the cancelled deferral stays cancelled
+    assert saved == ["save", "save"]
+
+
+@pytest.mark.anyio
+async def test_a_worker_given_its_next_step_makes_the_due_save_first(make_core):
+    core = await make_core(autosave=True)
+    child = core.subagents.spawn("w", "hello", notify=False)
+    await child.until_idle()
+    saved_with: list[int] = []  # how many messages the child held at each save
+
+    def save() -> None:
+        saved_with.append(len(child.conversation.history))
+        time.sleep(SAVE_TAKES)  # a big session's save: the next round's save is deferred
+
+    core.session.save = save  # type: ignore[method-assign]
+    core.round_saves.round_ended()
+    core.round_saves.round_ended()  # the child's last round: its save is deferred
+    child.assign("the next step", core.spend.run(1))
+    held = saved_with[0]
+    assert held > 0 and saved_with == [held, held]  # made before the history was replaced
+    assert child.conversation.history == []
