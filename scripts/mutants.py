@@ -3958,6 +3958,28 @@ MUTANTS: tuple[Mutant, ...] = (
         "%ollie plan retry 1 2 fails instead of reopening the step",
     ),
     Mutant(
+        "board-raise-by-one-by-default",
+        "ollie_nb/planning/_board.py",
+        "                f'placeholder=\"{RAISE_HINT}\">'\n",
+        "                f'value=\"1.00\" placeholder=\"{RAISE_HINT}\">'\n",
+        (
+            "tests/notebook/test_board_inbox_widget.py::test_rows_are_escaped_and_carry_their_kind_of_buttons",
+        ),
+        "a click on Raise raises a token cap by one token and the work asks again at once",
+        quick=True,
+    ),
+    Mutant(
+        "board-raise-without-amount-unexplained",
+        "ollie_nb/notebook/_board_widget.py",
+        '        if word.startswith("raise:") and not board_answer(word):\n',
+        "        if False:\n",
+        (
+            "tests/notebook/test_board_inbox_widget.py::test_a_raise_without_an_amount_is_not_sent_and_says_what_to_type",
+        ),
+        "a Raise with no amount typed says only that it is no answer the board gives",
+        quick=True,
+    ),
+    Mutant(
         "worker-next-step-before-due-save",
         "ollie_nb/core/_subagents.py",
         "        self._parent().save_due()  # the last step's rounds reach the session file first\n",

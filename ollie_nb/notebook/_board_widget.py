@@ -174,6 +174,9 @@ class BoardView:
         if not isinstance(content, Mapping) or content.get("kind") != "answer":
             return
         request, word = str(content.get("request") or ""), str(content.get("answer") or "")
+        if word.startswith("raise:") and not board_answer(word):
+            self._noted(f"not answered: {request}: type how much to raise its cap by, as it asks")
+            return
         if self.answer is None or not request or not board_answer(word):
             self._noted(f"not answered: {request} {word!r} is no answer the board gives")
             return

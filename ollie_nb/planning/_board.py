@@ -300,7 +300,7 @@ ANSWERS: Mapping[str, tuple[tuple[str, str], ...]] = {
 }
 """The buttons of a row by its kind (answer, label); any other kind: Allow / Deny."""
 PERMIT = (("allow", "Allow"), ("deny", "Deny"))
-RAISE_BY = "1.00"  # the amount a cap row's Raise offers until the person changes it
+RAISE_HINT = "by how much"  # a cap row's amount starts empty: dollars or tokens, as it asks
 
 
 def board_answer(answer: str) -> bool:
@@ -323,7 +323,8 @@ def inbox_row(request: InboxRequest) -> str:
     for answer, label in ANSWERS.get(request.kind, PERMIT):
         if answer == "raise":
             buttons.append(
-                f'<input class="board-raise-by" type="number" min="0" step="0.01" value="{RAISE_BY}">'
+                '<input class="board-raise-by" type="number" min="0" step="any" '
+                f'placeholder="{RAISE_HINT}">'
             )
         buttons.append(f'<button data-request="{rid}" data-answer="{answer}">{label}</button>')
     kind = html.escape(request.kind)

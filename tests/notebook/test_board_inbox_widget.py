@@ -39,7 +39,9 @@ def test_rows_are_escaped_and_carry_their_kind_of_buttons() -> None:
         ("q-2", "raise"),
         ("q-2", "stop"),
     ]
-    assert html.count('class="board-raise-by"') == 1  # the cap row's amount
+    # the cap row's amount starts empty: a default (once 1.00) would raise a token cap by 1
+    [amount] = re.findall(r'<input class="board-raise-by"[^>]*>', html)
+    assert "value=" not in amount and 'placeholder="by how much"' in amount
     assert inbox_html([]) == '<div class="board-inbox"></div>'
 
 
@@ -92,3 +94,15 @@ async def test_a_button_message_answers_its_own_request_and_says_how_it_went() -
         await until(lambda: "answered q-1: allow" in view.widget.html, what="the answer's note")
     finally:
         view.following = False
+
+
+async def test_a_raise_without_an_amount_is_not_sent_and_says_what_to_type() -> None:
+    from ollie_nb.notebook._board_widget import BoardView
+
+    given: list[tuple[str, str]] = []
+    view = BoardView(None, "LR", "every plan", lambda *a: given.append(a))  # type: ignore[arg-type]
+    view.draw(board_with(request("q-3", "cap")))
+    for empty in ("raise:", "raise:0"):
+        view._message(view.widget, {"kind": "answer", "request": "q-3", "answer": empty}, [])
+        assert given == []
+        assert "not answered: q-3: type how much to raise its cap by" in view.widget.html
