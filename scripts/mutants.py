@@ -3958,6 +3958,26 @@ MUTANTS: tuple[Mutant, ...] = (
         "%ollie plan retry 1 2 fails instead of reopening the step",
     ),
     Mutant(
+        "cap-ask-not-withdrawn-on-stop",
+        "ollie_nb/core/_cap_ask.py",
+        "                asked.cancel()  # all who waited were stopped: the request is withdrawn\n",
+        "                pass\n",
+        (
+            "tests/core/test_cap_ask_withdraw.py::test_a_run_stopped_at_its_cap_answers_its_request_stop",
+        ),
+        "a run stopped at its cap leaves its request open on every board until it times out",
+    ),
+    Mutant(
+        "cap-ask-withdrawn-without-an-answer",
+        "ollie_nb/core/_cap_ask.py",
+        '            await client.answer(request, "stop")\n',
+        "            pass\n",
+        (
+            "tests/core/test_cap_ask_withdraw.py::test_a_worker_stopped_while_it_waits_at_a_cap_withdraws_its_request",
+        ),
+        "a worker stopped at its cap leaves its request open until it times out",
+    ),
+    Mutant(
         "board-raise-by-one-by-default",
         "ollie_nb/planning/_board.py",
         "                f'placeholder=\"{RAISE_HINT}\">'\n",

@@ -65,6 +65,8 @@ class CapAsk:
         self.log: Callable[[str], None] = log.info
         self._runs = 0  # runs started with asking on for them alone (`%ollie run --ask`)
         self._asking: dict[tuple[int, CapKind], asyncio.Future[CapAnswer]] = {}
+        self._waiting: dict[tuple[int, CapKind], int] = {}  # requests waiting on each ask
+        self._withdrawing: set[asyncio.Future[None]] = set()  # asks no one waits on, answered
 
     def hold(self) -> None:
         """Asking is on until `release` (one run's `--ask`; holds nest)."""
@@ -112,10 +114,18 @@ class CapAsk:
             return False
         key = (id(ledger), error.kind)
         if key not in self._asking:
-            asked = asyncio.ensure_future(self._ask(client, error, ledger, step))
-            self._asking[key] = asked
-            asked.add_done_callback(lambda _: self._asking.pop(key, None))
-        answer = await asyncio.shield(self._asking[key])
+            asking = asyncio.ensure_future(self._ask(client, error, ledger, step))
+            self._asking[key] = asking
+            asking.add_done_callback(lambda _: self._asking.pop(key, None))
+        asked = self._asking[key]
+        self._waiting[key] = self._waiting.get(key, 0) + 1
+        try:
+            answer = await asyncio.shield(asked)
+        finally:
+            self._waiting[key] -= 1
+            if not self._waiting[key]:
+                del self._waiting[key]
+                asked.cancel()  # all who waited were stopped: the request is withdrawn
         return answer.amount > 0
 
     async def _ask(
@@ -131,6 +141,12 @@ class CapAsk:
             )
             self.log(f"asked: {request} {what} (waits {self.timeout:g} s for an answer)")
             row = await client.wait_answer(request, self.timeout + ANSWER_MARGIN)
+        except asyncio.CancelledError:  # Stop: no board keeps asking what no one waits on
+            if request != "the cap":
+                withdrawn = asyncio.ensure_future(self._withdraw(client, request))
+                self._withdrawing.add(withdrawn)
+                withdrawn.add_done_callback(self._withdrawing.discard)
+            raise
         except (OllieError, ValueError) as exc:  # ValueError: an unreadable inbox page
             answer = CapAnswer(why=f"the inbox could not be asked ({exc})")
         else:
@@ -142,6 +158,15 @@ class CapAsk:
             ledger.stopped[error.kind] = error.cap
             self.log(f"stopped: {request} {answer.why}")
         return answer
+
+    async def _withdraw(self, client: TaskClient, request: str) -> None:
+        """Answer `stop` to a request whose work was stopped (answered meanwhile: theirs)."""
+        try:
+            await client.answer(request, "stop")
+        except (OllieError, ValueError) as exc:
+            self.log(f"{request} stays as the store has it: {exc}")
+        else:
+            self.log(f"withdrawn: {request} (the work that asked was stopped)")
 
 
 def cap_question(error: BudgetExceededError) -> str:
