@@ -3958,6 +3958,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "%ollie plan retry 1 2 fails instead of reopening the step",
     ),
     Mutant(
+        "cap-pause-untold-to-the-run",
+        "ollie_nb/core/_core.py",
+        "        if not self.runs.note(line):\n",
+        "        if True:\n",
+        (
+            "tests/core/test_cap_ask_withdraw.py::test_a_kernels_parallel_run_tells_its_own_log_what_waits_at_its_cap",
+        ),
+        "a parallel run paused at its cap shows nothing in its cell: it seems to hang",
+    ),
+    Mutant(
         "cap-ask-not-withdrawn-on-stop",
         "ollie_nb/core/_cap_ask.py",
         "                asked.cancel()  # all who waited were stopped: the request is withdrawn\n",
@@ -3981,7 +3991,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "board-raise-by-one-by-default",
         "ollie_nb/planning/_board.py",
         "                f'placeholder=\"{RAISE_HINT}\">'\n",
-        "                f'value=\"1.00\" placeholder=\"{RAISE_HINT}\">'\n",
+        '                f\'value="1.00" placeholder="{RAISE_HINT}">\'\n',
         (
             "tests/notebook/test_board_inbox_widget.py::test_rows_are_escaped_and_carry_their_kind_of_buttons",
         ),

@@ -385,9 +385,11 @@ class AgentCore:
             self.watch.kick()  # work queued while this turn ran
 
     def _cap_note(self, line: str) -> None:
-        """What asking at a cap did (asked, answered, stopped): logged, and told to the turn."""
+        """What asking at a cap did (asked, answered, stopped): logged, and told where the
+        paused work is read (a parallel run's log, else the turn's cell)."""
         log.info("%s", line)
-        self.emit(Notice(line))
+        if not self.runs.note(line):
+            self.emit(Notice(line))
 
     def emit(self, event: Event) -> None:
         """Hand one event to the current sink; a failing sink is logged, never raised."""

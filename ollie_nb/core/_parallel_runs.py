@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from ollie_nb.core._budget import BudgetExceededError, SpendBook
-from ollie_nb.core._events import Event, EventSink
+from ollie_nb.core._events import Event, EventSink, WatchWhat
 from ollie_nb.core._parallel_run import (
     ParallelRun,
     ParallelRunResult,
@@ -53,6 +53,7 @@ class ParallelRuns:
         self._width = width  # children at once when the caller names no number
         self._will_ask = will_ask  # a reached cap asks the inbox (its run goes on meanwhile)
         self._task: asyncio.Task[ParallelRunResult] | None = None
+        self._run: ParallelRun | None = None  # the run under way, told what its work waits on
         self.plan = 0  # the number of the plan under way (0 when none): saved with the session
 
     @property
@@ -65,6 +66,14 @@ class ParallelRuns:
             return False
         assert self._task is not None
         self._task.cancel()
+        return True
+
+    def note(self, text: str) -> bool:
+        """Say `text` where the run under way is read (its widget's log, a worker's log);
+        False when no run is under way."""
+        if self._run is None or not self.running:
+            return False
+        self._run.emit(WatchWhat.NOTE, text)
         return True
 
     async def run_plan(
@@ -119,12 +128,12 @@ class ParallelRuns:
             ledger=ledger,
             will_ask=self._will_ask,
         )
-        self._task = asyncio.ensure_future(run.run())
+        self._task, self._run = asyncio.ensure_future(run.run()), run
         self.plan = record.number
         try:
             return await self._task
         finally:
-            self._task = None
+            self._task, self._run = None, None
             self.plan = 0
             for step_id, spend in run.result.spend.items():  # for the graph and %ollie plans
                 self._spend.record(record.number, step_id, spend)
