@@ -3958,6 +3958,26 @@ MUTANTS: tuple[Mutant, ...] = (
         "%ollie plan retry 1 2 fails instead of reopening the step",
     ),
     Mutant(
+        "watch-heartbeat-tells-no-progress",
+        "ollie_nb/core/_watch.py",
+        "            client.keep(step.task_id, assignee, lease, lost, self._progress_since())\n",
+        "            client.keep(step.task_id, assignee, lease, lost)\n",
+        (
+            "tests/core/test_watch_progress.py::test_a_watched_steps_heartbeats_tell_its_spend_and_last_tool",
+        ),
+        "the board shows – for the spend and last tool of a step the kernel's watch works",
+    ),
+    Mutant(
+        "watch-last-tool-not-kept",
+        "ollie_nb/core/_watch.py",
+        "        if isinstance(event, ToolCalled):\n            self.last_tool = event.tool\n",
+        "",
+        (
+            "tests/core/test_watch_progress.py::test_a_watched_steps_heartbeats_tell_its_spend_and_last_tool",
+        ),
+        "the board shows no last tool for a step the kernel's watch works",
+    ),
+    Mutant(
         "cap-pause-untold-to-the-run",
         "ollie_nb/core/_core.py",
         "        if not self.runs.note(line):\n",

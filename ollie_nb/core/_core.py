@@ -126,6 +126,7 @@ class AgentCore:
             running=lambda: self.is_running,
             interrupt=self.interrupt,
             submit=self.submit,
+            spent=lambda: self.spend.session.spend,
         )
         self.spend = SpendBook(self.budgets)
         self.inbox = CoreInbox(self._task_client)

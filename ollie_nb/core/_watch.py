@@ -29,7 +29,16 @@ from ollie_nb.core._react import Reactions, WatchHooks
 from ollie_nb.core._tool_servers import ToolServers
 from ollie_nb.core._wake import Waker
 from ollie_nb.errors import NotStartedError
-from ollie_nb.planning import TASK_UPDATE, Origin, PlanRecord, QueuedPrompt, StepRef, StepState
+from ollie_nb.planning import (
+    TASK_UPDATE,
+    Origin,
+    PlanRecord,
+    QueuedPrompt,
+    Spend,
+    StepProgress,
+    StepRef,
+    StepState,
+)
 
 log = logging.getLogger("ollie_nb.core")
 
@@ -59,8 +68,11 @@ class AgentWatch:
         running: Callable[[], bool],
         interrupt: Callable[[], bool],
         submit: Submit,
+        spent: Callable[[], Spend] = Spend,
     ) -> None:
         self._prompts, self._plans, self._env, self._name = prompts, plans, env, name
+        self._spent = spent  # what the agent's session has spent so far
+        self.last_tool = ""  # the last tool the agent called: a held step's heartbeats tell it
         self._running, self._interrupt, self._submit = running, interrupt, submit
         self.watcher: TaskEventWatcher[Reactions] | None = None
         self.waker: Waker | None = None
@@ -118,8 +130,16 @@ class AgentWatch:
             return Hold(refused=why)
         if not claim.renewal.active:
             return Hold()
-        beat = asyncio.ensure_future(client.keep(step.task_id, assignee, lease, lost))
+        beat = asyncio.ensure_future(
+            client.keep(step.task_id, assignee, lease, lost, self._progress_since())
+        )
         return Hold(beat=beat)
+
+    def _progress_since(self) -> Callable[[], StepProgress]:
+        """What the agent's turns spent from now on and the last tool they called, for the
+        heartbeats of the step it claimed now (the board shows them)."""
+        start, self.last_tool = self._spent(), ""
+        return lambda: StepProgress(self._spent() - start, self.last_tool)
 
     def refused(self, step: StepRef, why: str) -> None:
         """Another worker holds a step the watch queued: never queued again, and not the
@@ -293,7 +313,10 @@ class AgentWatch:
         await self.watcher.catch_up()
 
     def observe(self, event: Event) -> None:
-        """Tell the watcher of the agent's own successful task_update on its task server."""
+        """Tell the watcher of the agent's own successful task_update on its task server;
+        keep the name of the last tool called."""
+        if isinstance(event, ToolCalled):
+            self.last_tool = event.tool
         watcher = self.watcher
         if watcher is None:
             return
