@@ -130,9 +130,7 @@ class AgentCore:
         )
         self.spend = SpendBook(self.budgets)
         self.inbox = CoreInbox(self._task_client)
-        self.cap_ask = CapAsk(  # off until a frontend turns asking at caps on
-            self._task_client, lambda: self.agent_name
-        )
+        self.cap_ask = CapAsk(self._task_client, lambda: self.agent_name)  # off until turned on
         self.cap_ask.log = self._cap_note
         self.turn = TurnState(self.session, self.spend.session)  # what turns change
         self._context: AgentContext | None = None  # what the parts share; built at start

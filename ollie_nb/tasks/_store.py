@@ -1564,22 +1564,7 @@ class SqlTaskStore(ABC):
         id_list = _unique_ids(ids, "id")
         if len(id_list) > MAX_IDS:
             raise InvalidTaskError(f"{len(id_list)} ids given, the limit is {MAX_IDS} per call")
-        where: list[str] = []
-        params: list[Any] = []
-        if id_list:
-            where.append("t.id IN (" + ", ".join("?" * len(id_list)) + ")")
-            params.extend(id_list)
-        if status == "ready":
-            where.append("t.status = 'open' AND NOT " + self.dialect.blocked)
-        elif status != "all":
-            where.append("t.status = ?")
-            params.append(status)
-        if parent_id:
-            where.append("t.parent = ?")
-            params.append(parent_id)
-        if label:
-            where.append("EXISTS (SELECT 1 FROM labels l WHERE l.task = t.id AND l.label = ?)")
-            params.append(label)
+        condition, params = self._list_where(status, parent_id, label, id_list)
         d = self.dialect
         if not edges:
             select = d.bare_summaries
@@ -1587,7 +1572,6 @@ class SqlTaskStore(ABC):
             select = d.ready_summaries if status == "ready" else d.summaries
         if bodies:
             select = select.replace(_NO_BODY, "t.body")
-        condition = " WHERE " + " AND ".join(where) if where else ""
         sql = select + condition + " ORDER BY t.rowid"
 
         def work(conn: Conn) -> list[TaskSummary]:
@@ -1602,6 +1586,28 @@ class SqlTaskStore(ABC):
             return found
 
         return self._run(work, write=False)
+
+    def _list_where(
+        self, status: str, parent_id: str, label: str, id_list: Sequence[str]
+    ) -> tuple[str, builtins.list[Any]]:
+        """The WHERE clause of a listing (or '') and its parameters."""
+        where: builtins.list[str] = []
+        params: builtins.list[Any] = []
+        if id_list:
+            where.append("t.id IN (" + ", ".join("?" * len(id_list)) + ")")
+            params.extend(id_list)
+        if status == "ready":
+            where.append("t.status = 'open' AND NOT " + self.dialect.blocked)
+        elif status != "all":
+            where.append("t.status = ?")
+            params.append(status)
+        if parent_id:
+            where.append("t.parent = ?")
+            params.append(parent_id)
+        if label:
+            where.append("EXISTS (SELECT 1 FROM labels l WHERE l.task = t.id AND l.label = ?)")
+            params.append(label)
+        return (" WHERE " + " AND ".join(where) if where else ""), params
 
     # `builtins.list` below: in the class body `list` names the method above.
     def ready(self) -> builtins.list[TaskSummary]:
