@@ -6,9 +6,9 @@ A name loads its module on first use (PEP 562), so importing one part does not l
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ollie_nb._lazy import lazy_names
 from ollie_nb.errors import ConfigError, SessionError
 
 if TYPE_CHECKING:
@@ -125,8 +125,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "ollie_nb.planning.prompts": ("CONTINUE_PROMPT",),
 }
-_HOME = {name: module for module, names in _HOMES.items() for name in names}
-
 __all__ = [
     "CONTINUE_PROMPT",
     "AgentConfig",
@@ -191,16 +189,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use and kept."""
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The loaded names and every public one, loaded or not."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

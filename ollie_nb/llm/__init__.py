@@ -5,8 +5,9 @@ A name loads its module on first use (PEP 562): a provider loads when it is chos
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ollie_nb._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ollie_nb.llm._anthropic import AnthropicBackend
@@ -109,8 +110,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "UsageReport",
     ),
 }
-_HOME = {name: module for module, names in _HOMES.items() for name in names}
-
 __all__ = [
     "DEFAULT_MODELS",
     "AnthropicBackend",
@@ -160,16 +159,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use and kept."""
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The loaded names and every public one, loaded or not."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
