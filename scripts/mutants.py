@@ -3958,6 +3958,26 @@ MUTANTS: tuple[Mutant, ...] = (
         "%ollie plan retry 1 2 fails instead of reopening the step",
     ),
     Mutant(
+        "lazy-dir-only-loaded",
+        "ollie_nb/_lazy.py",
+        "        return sorted({*namespace, *names})\n",
+        "        return sorted(namespace)\n",
+        (
+            "tests/core/test_core_package_imports.py::test_the_package_loads_a_module_when_one_of_its_names_is_first_used",
+        ),
+        "dir(ollie_nb.core) and tab completion miss every name not used yet",
+    ),
+    Mutant(
+        "lazy-name-from-the-wrong-home",
+        "ollie_nb/_lazy.py",
+        "        value = getattr(importlib.import_module(module), name)\n",
+        "        value = getattr(importlib.import_module(package), name)\n",
+        (
+            "tests/core/test_core_package_imports.py::test_the_package_loads_a_module_when_one_of_its_names_is_first_used",
+        ),
+        "from ollie_nb.core import Caps recurses instead of loading its module",
+    ),
+    Mutant(
         "watch-heartbeat-tells-no-progress",
         "ollie_nb/core/_watch.py",
         "            client.keep(step.task_id, assignee, lease, lost, self._progress_since())\n",
